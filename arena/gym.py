@@ -1,0 +1,386 @@
+"""The gym runtime: fresh worlds, strict tool calls, a trace and a verdict."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sqlite3
+from datetime import datetime, timedelta
+from types import TracebackType
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from arena.domain import Domain, FaultSpec
+from arena.gyms import get_domain
+from arena.pack import Pack
+from arena.results import ToolErrorInfo, ToolResult, TraceStep, Verdict
+from arena.task import Task
+from arena.toolkit import ToolContext, ToolError, ToolSpec
+from arena.verify import CHANGE_LOG, ChangeDiff, judge
+
+MAX_ARGUMENT_CHARS = 10_000
+"""Longest string argument a tool accepts."""
+
+
+class EnvironmentFailure(RuntimeError):
+    """A tool implementation crashed: the environment's fault, never the agent's.
+
+    The episode ends; the rollout engine records the failure boundary ``environment``.
+    """
+
+
+class Observation(BaseModel):
+    """What the agent sees at the start of an episode.
+
+    Attributes:
+        task: The task's public view (id, prompt, persona, intent).
+        policy: The business rules.
+        tools: Tool specs.
+        graph: Weighted tool dependency graph (node-link data).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: dict[str, Any]
+    policy: str
+    tools: list[ToolSpec]
+    graph: dict[str, Any]
+
+
+def _episode_digest(pack_id: str, task_id: str, seed: int) -> bytes:
+    return hashlib.sha256(f"{pack_id}|{task_id}|{seed}".encode()).digest()
+
+
+def _install_change_log(conn: sqlite3.Connection) -> dict[str, str | None]:
+    tables = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+    ]
+    conn.execute(f"CREATE TABLE {CHANGE_LOG} (tbl TEXT NOT NULL, rid INTEGER NOT NULL)")
+    keys: dict[str, str | None] = {}
+    for table in tables:
+        info = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+        pks = [r[1] for r in info if r[5]]
+        keys[table] = pks[0] if len(pks) == 1 else None
+        for event, ref in (("INSERT", "NEW"), ("UPDATE", "OLD"), ("DELETE", "OLD")):
+            conn.execute(
+                f'CREATE TRIGGER "_gl_{table}_{event.lower()}" AFTER {event} ON "{table}" '
+                f"BEGIN INSERT INTO {CHANGE_LOG} VALUES ('{table}', {ref}.rowid); END"
+            )
+    return keys
+
+
+def _bad_string(value: Any) -> str | None:
+    if isinstance(value, str):
+        if len(value) > MAX_ARGUMENT_CHARS:
+            return f"string of {len(value)} characters exceeds the limit of {MAX_ARGUMENT_CHARS}"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "string holds a lone surrogate and is not valid Unicode text"
+    elif isinstance(value, dict):
+        for v in value.values():
+            bad = _bad_string(v)
+            if bad:
+                return bad
+    elif isinstance(value, list):
+        for v in value:
+            bad = _bad_string(v)
+            if bad:
+                return bad
+    return None
+
+
+def _refuse_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not allowed in tool arguments")
+
+
+def logical_hash(conn: sqlite3.Connection) -> str:
+    """Hash the world's content table by table in rowid order (for checks, not per episode)."""
+    digest = hashlib.sha256()
+    tables = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+    ]
+    for table in tables:
+        if table == CHANGE_LOG:
+            continue
+        digest.update(table.encode())
+        for row in conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid'):
+            digest.update(repr(row).encode())
+    return digest.hexdigest()
+
+
+class Gym:
+    """One environment pack, ready to run episodes.
+
+    Args:
+        pack: The environment pack.
+        domain: The domain implementing the pack's tools (looked up by name if omitted).
+    """
+
+    def __init__(self, pack: Pack, domain: Domain | None = None) -> None:
+        self.pack = pack
+        self.domain = domain or get_domain(pack.manifest.domain)
+        loader = sqlite3.connect(":memory:")
+        loader.deserialize(pack.state_db)
+        keys = _install_change_log(loader)
+        self._template = loader.serialize()
+        loader.close()
+        self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._base = sqlite3.connect(":memory:", check_same_thread=False)
+        self._base.deserialize(self._template)
+        self._base.execute("PRAGMA query_only = ON")
+        self._diff = ChangeDiff(self._base, keys)
+        self._tasks = {t.id: t for t in pack.tasks}
+        self._specs = {s.name: s for s in pack.tools}
+        self._faults: dict[str, FaultSpec] = {f.id: f for f in pack.faults}
+        self._clock_start = datetime.fromisoformat(pack.manifest.clock_start)
+        self._task: Task | None = None
+        self._ctx: ToolContext | None = None
+        self._trace: list[TraceStep] = []
+        self._calls: dict[str, int] = {}
+        self._stale: set[str] = set()
+        self._task_faults: dict[str, list[FaultSpec]] = {}
+        self._ended = True
+        self.verdict: Verdict | None = None
+
+    @classmethod
+    def from_pack(cls, pack: Pack) -> Gym:
+        """Build a gym for ``pack`` with its domain's tools."""
+        return cls(pack)
+
+    def __enter__(self) -> Gym:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the worlds held in memory."""
+        self._conn.close()
+        self._base.close()
+
+    @property
+    def template_bytes(self) -> bytes:
+        """The serialized starting world every episode restores."""
+        return self._template
+
+    @property
+    def trace(self) -> list[TraceStep]:
+        """The current episode's tool calls."""
+        return self._trace
+
+    @property
+    def task(self) -> Task:
+        """The current episode's task.
+
+        Raises:
+            RuntimeError: No episode was started.
+        """
+        if self._task is None:
+            raise RuntimeError("no episode started: call reset(task_id) first")
+        return self._task
+
+    @property
+    def ended(self) -> bool:
+        """Whether the current episode has been verified (or never started)."""
+        return self._ended
+
+    def reset(self, task_id: str, *, seed: int = 0) -> Observation:
+        """Start an episode of ``task_id`` on a fresh copy of the template world.
+
+        Args:
+            task_id: Task to run.
+            seed: Episode seed; the clock offset and randomness derive from
+                (pack id, task id, seed).
+
+        Raises:
+            KeyError: Unknown task id.
+        """
+        if task_id not in self._tasks:
+            raise KeyError(f"task {task_id!r} is not in pack {self.pack.id[:12]} ({self.pack.manifest.domain})")
+        task = self._tasks[task_id]
+        self._conn.deserialize(self._template)
+        digest = _episode_digest(self.pack.id, task_id, seed)
+        offset = int.from_bytes(digest[:4], "big") % 3600
+        self._ctx = ToolContext(
+            conn=self._conn,
+            now=self._clock_start + timedelta(seconds=offset),
+            rng=random.Random(int.from_bytes(digest[4:12], "big")),
+            persona=task.persona,
+        )
+        self._task = task
+        self._trace = []
+        self._calls = {}
+        self._stale = set()
+        self._task_faults = {}
+        for fid in task.faults:
+            fault = self._faults[fid]
+            self._task_faults.setdefault(fault.tool, []).append(fault)
+        self._ended = False
+        self.verdict = None
+        return Observation(
+            task=task.public_view(),
+            policy=self.pack.policy,
+            tools=self.pack.tools,
+            graph=self.pack.graph,
+        )
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
+        """Validate and run one tool call, recording it on the trace.
+
+        Bad calls (unknown tool, malformed JSON, wrong types, oversized or
+        invalid strings, missing arguments, permission denied, policy refusal,
+        calls after the episode ended) return an error ``ToolResult`` and leave
+        the world unchanged.
+
+        Raises:
+            EnvironmentFailure: The tool implementation itself crashed.
+        """
+        args, error = self._parse_arguments(arguments)
+        if self._ended or self._ctx is None:
+            return self._record(name, args, None, ToolErrorInfo(kind="ended", message="the episode has ended"))
+        ctx = self._ctx
+        result = self._dispatch(name, args, error, ctx)
+        ctx.tick()
+        return result
+
+    def _parse_arguments(self, arguments: dict[str, Any] | str | None) -> tuple[dict[str, Any], str | None]:
+        if arguments is None:
+            return {}, None
+        if isinstance(arguments, str):
+            try:
+                parsed = json.loads(arguments, parse_constant=_refuse_constant)
+            except (json.JSONDecodeError, ValueError) as exc:
+                return {"_raw": arguments[:200]}, f"malformed JSON arguments: {exc}"
+            arguments = parsed
+        if not isinstance(arguments, dict):
+            return {"_raw": repr(arguments)[:200]}, "arguments must be a JSON object"
+        return arguments, None
+
+    def _dispatch(self, name: str, args: dict[str, Any], error: str | None, ctx: ToolContext) -> ToolResult:
+        tool = self.domain.tools.get(name)
+        spec = self._specs.get(name)
+        if tool is None or spec is None:
+            known = ", ".join(sorted(self._specs))
+            return self._record(name, args, None, ToolErrorInfo(
+                kind="validation", message=f"unknown tool {name!r}; tools: {known}"))
+        if error is not None:
+            return self._record(name, args, None, ToolErrorInfo(kind="validation", message=error))
+        bad = _bad_string(args)
+        if bad:
+            return self._record(name, args, None, ToolErrorInfo(kind="validation", message=bad))
+        try:
+            validated = tool.args_model.model_validate(args)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+            return self._record(name, args, None, ToolErrorInfo(
+                kind="validation", message=f"{loc}: {err['msg']}"))
+        if spec.permission and spec.permission not in ctx.persona.permissions:
+            return self._record(name, args, None, ToolErrorInfo(
+                kind="permission",
+                message=f"role {ctx.persona.role!r} lacks permission {spec.permission!r} needed by {name}"))
+        fault = self._fire_fault(name, spec)
+        if fault is not None:
+            return self._record(name, args, None, fault)
+        kwargs = dict(validated.__dict__)
+        self._conn.execute("SAVEPOINT tool_call")
+        try:
+            output = tool.fn(ctx, **kwargs)
+        except ToolError as exc:
+            self._conn.execute("ROLLBACK TO tool_call")
+            self._conn.execute("RELEASE tool_call")
+            return self._record(name, args, None, ToolErrorInfo(
+                kind=exc.kind, message=exc.message, retryable=exc.retryable))
+        except Exception as exc:
+            self._conn.execute("ROLLBACK TO tool_call")
+            self._conn.execute("RELEASE tool_call")
+            self._ended = True
+            raise EnvironmentFailure(f"tool {name} crashed: {type(exc).__name__}: {exc}") from exc
+        self._conn.execute("RELEASE tool_call")
+        if spec.mode == "read" and spec.operation == "get":
+            self._stale.clear()
+        return self._record(name, args, output, None, write=spec.mode == "write")
+
+    def _fire_fault(self, name: str, spec: ToolSpec) -> ToolErrorInfo | None:
+        count = self._calls.get(name, 0) + 1
+        self._calls[name] = count
+        if name in self._stale:
+            return ToolErrorInfo(
+                kind="conflict",
+                message=f"{name}: the record changed since it was read; fetch it again before retrying",
+                retryable=True,
+            )
+        for fault in self._task_faults.get(name, ()):
+            if fault.on_call <= count < fault.on_call + fault.times:
+                if fault.kind == "data_conflict":
+                    self._stale.add(name)
+                    return ToolErrorInfo(
+                        kind="fault", fault="data_conflict", retryable=True,
+                        message=fault.message or f"{name}: another user changed this record; fetch it again",
+                    )
+                message = fault.message or {
+                    "timeout": f"{name}: upstream service timed out",
+                    "rate_limit": f"{name}: rate limit exceeded",
+                }[fault.kind]
+                if fault.retry_after is not None:
+                    message += f" (retry after {fault.retry_after:g}s)"
+                return ToolErrorInfo(kind="fault", fault=fault.kind, message=message, retryable=True)
+        return None
+
+    def _record(
+        self, name: str, args: dict[str, Any], output: Any, error: ToolErrorInfo | None, *, write: bool = False
+    ) -> ToolResult:
+        clock = self._ctx.now.isoformat() if self._ctx is not None else ""
+        if error is not None:
+            args = _clip(args)
+        self._trace.append(TraceStep(
+            index=len(self._trace), tool=name, arguments=args, ok=error is None,
+            output=output, error=error, clock=clock, write=write,
+        ))
+        return ToolResult(ok=error is None, output=output, error=error)
+
+    def verify(self, reply: str) -> Verdict:
+        """End the episode and judge it: final state, trace, side effects and reply.
+
+        Raises:
+            RuntimeError: No episode was started.
+        """
+        task = self.task
+        self._ended = True
+        self.verdict = judge(task, self._conn, self._trace, reply, self._diff)
+        return self.verdict
+
+    def changed_rows(self) -> int:
+        """Number of change-log entries in the current world (0 means untouched)."""
+        row = self._conn.execute(f"SELECT COUNT(*) FROM {CHANGE_LOG}").fetchone()
+        return int(row[0])
+
+    def state_hash(self) -> str:
+        """Logical hash of the current world (ordered dump; for checks, not per episode)."""
+        return logical_hash(self._conn)
+
+    def template_hash(self) -> str:
+        """Logical hash of the template world."""
+        return logical_hash(self._base)
+
+
+def _clip(args: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        if isinstance(value, str):
+            if len(value) > 200:
+                value = value[:200] + f"...<{len(value)} chars>"
+            value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        out[key] = value
+    return out

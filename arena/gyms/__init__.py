@@ -1,0 +1,39 @@
+"""Built-in gyms, one folder each, looked up by name.
+
+Each gym folder holds ``__init__.py`` (exports ``DOMAIN``), ``world.py`` (the
+seeded world generator), ``tools.py`` (the tool implementations), ``tasks.py``
+(the task builders), ``policy.md`` (the rules the agent is given) and
+``README.md`` (the world, the tools, the policies, the task categories).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arena.domain import Domain
+
+BUILTIN_DOMAINS = ("helpdesk", "tracker", "procurement")
+"""Names of the gyms shipped with gymloop, in the order they are listed."""
+
+
+def available_domains() -> list[str]:
+    """Return the names of the built-in gyms present in this installation."""
+    return [name for name in BUILTIN_DOMAINS if importlib.util.find_spec(f"arena.gyms.{name}") is not None]
+
+
+@cache
+def get_domain(name: str) -> Domain:
+    """Return the built-in domain called ``name``.
+
+    Raises:
+        KeyError: No built-in gym has that name; the message lists those that do.
+    """
+    if name not in BUILTIN_DOMAINS or name not in available_domains():
+        raise KeyError(f"unknown domain {name!r}; built-in domains: {', '.join(available_domains())}")
+    module = importlib.import_module(f"arena.gyms.{name}")
+    domain: Domain = module.DOMAIN
+    return domain

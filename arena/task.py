@@ -1,0 +1,256 @@
+"""Task model: what an episode asks of the agent and how its outcome is judged."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Split = Literal["train", "heldout"]
+
+
+class Persona(BaseModel):
+    """Who the agent acts as in an episode.
+
+    Attributes:
+        name: Display name of the support or operations employee.
+        role: Role name, e.g. ``agent`` or ``manager``.
+        permissions: Permission names granted to the role; a tool whose required
+            permission is missing here answers with a ``permission`` error.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    role: str
+    permissions: list[str] = Field(default_factory=list)
+
+
+class EntityRef(BaseModel):
+    """A reference to an entity as the task's requester phrased it.
+
+    Attributes:
+        name: Variable name the intent uses for the resolved id, e.g. ``order``.
+        entity: Entity type, matching ``ToolSpec.entity`` of the domain's tools.
+        mention: The text the prompt gives: an id, a name, a title, an email.
+        mention_kind: ``id`` when the mention is the entity's id, ``text`` otherwise.
+        hint: Further attributes the prompt states that single out the entity
+            among near-duplicates (field name to value).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    entity: str
+    mention: str
+    mention_kind: Literal["id", "text"]
+    hint: dict[str, str] = Field(default_factory=dict)
+
+
+class FormattedValue(BaseModel):
+    """A parameter value the requester gave in a non-canonical format.
+
+    Attributes:
+        format: The canonical format the tool expects: ``date`` (YYYY-MM-DD),
+            ``money`` (a number in the account currency) or ``code`` (upper case).
+        raw: The value as the requester wrote it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["date", "money", "code"]
+    raw: str
+
+
+class IntendedCall(BaseModel):
+    """One call the requester's goal consists of, with symbolic arguments.
+
+    An argument value may be a literal, ``"$ref"`` (the resolved id of an
+    ``EntityRef``), ``"$ref.field"`` (a field of the fetched record) or a
+    ``FormattedValue`` the agent must convert.
+
+    Attributes:
+        tool: Tool name.
+        arguments: Argument name to literal, symbolic or formatted value.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Intent(BaseModel):
+    """The structured reading of a prompt, as an agent would parse it.
+
+    It states what the requester wants, never how the world answers: no
+    resolved ids of text mentions, no prerequisite steps, no expected values.
+
+    Attributes:
+        goal: Short goal name, e.g. ``refund_order``.
+        refs: Entity references to resolve.
+        calls: The goal's own calls, in order.
+        report: Values the reply should state: ``"$ref.field"`` paths.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    goal: str
+    refs: list[EntityRef] = Field(default_factory=list)
+    calls: list[IntendedCall] = Field(default_factory=list)
+    report: list[str] = Field(default_factory=list)
+
+
+class GoldStep(BaseModel):
+    """One step of a task's gold program: a tool call with literal arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class GoldProgram(BaseModel):
+    """A known-good solution: the calls in order and the final reply."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    steps: list[GoldStep] = Field(default_factory=list)
+    reply: str = ""
+
+
+class StateAssertion(BaseModel):
+    """A read-only SQL query over the final world must return ``expected``.
+
+    The query's rows are compared as a list of lists after JSON normalisation.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["state"] = "state"
+    description: str
+    sql: str
+    expected: list[list[Any]]
+
+
+class CallPattern(BaseModel):
+    """Matches a successful call of ``tool`` whose arguments include ``arguments``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class TraceAssertion(BaseModel):
+    """Required calls and ordering constraints over the trace.
+
+    Attributes:
+        required: Patterns that must each match at least one successful call.
+        order: Pairs ``(a, b)`` of indices into ``required``: the first match of
+            ``a`` must come before the first match of ``b``.
+        forbidden: Patterns that must match no successful call.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["trace"] = "trace"
+    description: str
+    required: list[CallPattern] = Field(default_factory=list)
+    order: list[tuple[int, int]] = Field(default_factory=list)
+    forbidden: list[CallPattern] = Field(default_factory=list)
+
+
+class WriteScope(BaseModel):
+    """Rows a task may change.
+
+    Attributes:
+        table: Table name.
+        ids: Primary-key values that may change; ``None`` allows any row.
+        columns: Columns that may change on an updated row; ``None`` allows any.
+        insert: Whether new rows may be inserted.
+        delete: Whether rows may be deleted.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    table: str
+    ids: list[str] | None = None
+    columns: list[str] | None = None
+    insert: bool = False
+    delete: bool = False
+
+
+class SideEffectAssertion(BaseModel):
+    """Every changed row must stay inside the allowed write-set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["side_effects"] = "side_effects"
+    description: str = "no changes outside the allowed write-set"
+    allowed: list[WriteScope] = Field(default_factory=list)
+
+
+class ResponseAssertion(BaseModel):
+    """The reply states required facts and leaks nothing internal.
+
+    Attributes:
+        must_include: Each entry is a list of alternatives; at least one
+            alternative of every entry must appear (case-insensitive).
+        must_not_include: Substrings that must not appear (case-insensitive).
+        forbidden_patterns: Regular expressions (e.g. internal id formats)
+            that must not match.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["response"] = "response"
+    description: str
+    must_include: list[list[str]] = Field(default_factory=list)
+    must_not_include: list[str] = Field(default_factory=list)
+    forbidden_patterns: list[str] = Field(default_factory=list)
+
+
+Assertion = Annotated[
+    StateAssertion | TraceAssertion | SideEffectAssertion | ResponseAssertion,
+    Field(discriminator="kind"),
+]
+
+
+class Task(BaseModel):
+    """One task of a pack: the prompt, who asks, the gold program and the assertions.
+
+    Attributes:
+        id: Task id, unique within the pack; also the file stem under ``tasks/``.
+        prompt: The request as the agent receives it.
+        persona: Who the agent acts as.
+        split: ``train`` or ``heldout``.
+        category: Task family, e.g. ``information_retrieval``.
+        tags: Free tags naming what the task exercises (e.g. ``search_misses``).
+        intent: Structured reading of the prompt (see ``Intent``).
+        faults: Ids of the pack's faults that fire in this task.
+        gold: A known-good solution.
+        assertions: Between 3 and 12 assertions judging the final episode.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,80}$")
+    prompt: str
+    persona: Persona
+    split: Split
+    category: str
+    tags: list[str] = Field(default_factory=list)
+    intent: Intent
+    faults: list[str] = Field(default_factory=list)
+    gold: GoldProgram
+    assertions: list[Assertion] = Field(min_length=3, max_length=12)
+
+    def public_view(self) -> dict[str, Any]:
+        """Return what an agent may see of this task: prompt, persona and intent."""
+        return {
+            "task_id": self.id,
+            "prompt": self.prompt,
+            "persona": self.persona.model_dump(),
+            "intent": self.intent.model_dump(),
+        }
