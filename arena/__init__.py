@@ -1,0 +1,1 @@
+"""The arena: gyms, packs, agents, rollouts, verifiers and metrics."""

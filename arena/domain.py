@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -90,7 +90,7 @@ class Domain:
         """Return the weighted tool dependency graph as networkx node-link data."""
         import networkx as nx
 
-        graph = nx.DiGraph()
+        graph: nx.DiGraph[str] = nx.DiGraph()
         graph.add_nodes_from(sorted(self.tools))
         for before, after, weight in self.dependencies:
             graph.add_edge(before, after, weight=weight)
