@@ -274,6 +274,10 @@ class Gym:
             known = ", ".join(sorted(self._specs))
             return self._record(name, args, None, ToolErrorInfo(
                 kind="validation", message=f"unknown tool {name!r}; tools: {known}"))
+        if spec.permission and spec.permission not in ctx.persona.permissions:
+            return self._record(name, args, None, ToolErrorInfo(
+                kind="permission",
+                message=f"role {ctx.persona.role!r} lacks permission {spec.permission!r} needed by {name}"))
         if error is not None:
             return self._record(name, args, None, ToolErrorInfo(kind="validation", message=error))
         bad = _bad_string(args)
@@ -286,10 +290,6 @@ class Gym:
             loc = ".".join(str(p) for p in err["loc"]) or "arguments"
             return self._record(name, args, None, ToolErrorInfo(
                 kind="validation", message=f"{loc}: {err['msg']}"))
-        if spec.permission and spec.permission not in ctx.persona.permissions:
-            return self._record(name, args, None, ToolErrorInfo(
-                kind="permission",
-                message=f"role {ctx.persona.role!r} lacks permission {spec.permission!r} needed by {name}"))
         fault = self._fire_fault(name, spec)
         if fault is not None:
             return self._record(name, args, None, fault)

@@ -15,6 +15,7 @@ import re
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -315,12 +316,18 @@ def _schema_columns(db: sqlite3.Connection) -> dict[str, set[str]]:
     return {t: {r[1] for r in db.execute(f'PRAGMA table_info("{t}")')} for t in tables}
 
 
-def parse_pack(files: dict[str, bytes], source: str | Path = "<memory>") -> Pack:
+def parse_pack(
+    files: dict[str, bytes],
+    source: str | Path = "<memory>",
+    *,
+    domains: Callable[[str], Domain] = get_domain,
+) -> Pack:
     """Validate a pack's files and return the pack.
 
     Args:
         files: ``relative path -> bytes`` as read from a folder or an archive.
         source: Where the files came from, for error messages.
+        domains: Looks a domain up by name (the built-in gyms by default).
 
     Raises:
         PackError: The first problem found, naming the file and the field.
@@ -342,7 +349,7 @@ def parse_pack(files: dict[str, bytes], source: str | Path = "<memory>") -> Pack
         )
     manifest: Manifest = _model(source, "manifest.json", Manifest, raw_manifest)
     try:
-        domain = get_domain(manifest.domain)
+        domain = domains(manifest.domain)
     except KeyError as exc:
         raise PackError(source, "manifest.json", str(exc.args[0]), "domain") from exc
 
@@ -454,11 +461,15 @@ def _check_task(
                                         f"{where}.allowed.{j}.columns")
 
 
-def read_pack(path: str | Path) -> Pack:
+def read_pack(path: str | Path, *, domains: Callable[[str], Domain] = get_domain) -> Pack:
     """Read and validate the pack in folder ``path``.
+
+    Args:
+        path: The pack folder.
+        domains: Looks a domain up by name (the built-in gyms by default).
 
     Raises:
         PackError: The pack is refused; the message names the file and the field.
     """
     root = Path(path)
-    return parse_pack(_collect_files(root), root)
+    return parse_pack(_collect_files(root), root, domains=domains)

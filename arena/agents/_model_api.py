@@ -1,0 +1,128 @@
+"""Model-API failure classification and retry backoff for the LiteLLM agent."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from types import ModuleType
+from typing import Any
+
+CONTEXT_LENGTH_PHRASES = (
+    "context length",
+    "context_length",
+    "context window",
+    "maximum context",
+    "too many tokens",
+    "prompt is too long",
+)
+"""Phrases of a 400 answer that mean the prompt no longer fits the model's context."""
+
+RETRYABLE_KINDS = frozenset({"rate_limit", "timeout", "server_error"})
+"""Failure kinds worth another attempt."""
+
+
+@dataclass(frozen=True)
+class APIFailure:
+    """One failed model call, classified.
+
+    Attributes:
+        kind: ``rate_limit``, ``timeout``, ``server_error``, ``bad_request`` or ``context_length``.
+        message: Details from the provider.
+        retry_after: Seconds the provider asked to wait, if it said.
+    """
+
+    kind: str
+    message: str
+    retry_after: float | None = None
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the same call may succeed if repeated."""
+        return self.kind in RETRYABLE_KINDS
+
+
+def _headers(exc: BaseException) -> Any:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers:
+        return headers
+    return getattr(exc, "litellm_response_headers", None) or {}
+
+
+def parse_retry_after(headers: Any, *, now: float | None = None) -> float | None:
+    """Return the wait a response's ``Retry-After`` (or ``retry-after-ms``) header asks for, in seconds.
+
+    Args:
+        headers: A mapping of response headers (case-insensitive ones are searched as given and lower-cased).
+        now: Current epoch time, for the HTTP-date form (default: the system clock).
+    """
+    def get(name: str) -> str | None:
+        value = headers.get(name)
+        if value is None:
+            value = headers.get(name.title())
+        return None if value is None else str(value).strip()
+
+    millis = get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        moment = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, moment.timestamp() - current)
+
+
+def classify(exc: BaseException, litellm: ModuleType) -> APIFailure:
+    """Classify an exception raised by ``litellm.completion``.
+
+    Timeouts, 429s, connection failures and 5xx answers are retryable; a 400
+    (or another 4xx) is a bad request, or ``context_length`` when the prompt no
+    longer fits. Anything unrecognised is a ``server_error`` that is not retried.
+    """
+    message = str(exc)
+    if isinstance(exc, litellm.Timeout):
+        return APIFailure("timeout", message)
+    if isinstance(exc, litellm.RateLimitError):
+        return APIFailure("rate_limit", message, parse_retry_after(_headers(exc)))
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return APIFailure("context_length", message)
+    if isinstance(exc, litellm.APIConnectionError):
+        return APIFailure("server_error", message)
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and 400 <= status < 500 and status not in (408, 429):
+        lowered = message.lower()
+        if any(phrase in lowered for phrase in CONTEXT_LENGTH_PHRASES):
+            return APIFailure("context_length", message)
+        return APIFailure("bad_request", f"HTTP {status}: {message}")
+    if isinstance(status, int) and status == 408:
+        return APIFailure("timeout", message)
+    if isinstance(status, int) and status >= 500:
+        return APIFailure("server_error", message)
+    return APIFailure("server_error", f"unclassified {type(exc).__name__}: {message}")
+
+
+def backoff_delay(attempt: int, *, base_s: float, cap_s: float, retry_after: float | None,
+                  rng: random.Random) -> float:
+    """Return the wait before retry number ``attempt`` (from 0): equal-jitter exponential backoff.
+
+    The wait is half of ``min(cap, base * 2**attempt)`` plus a uniform draw of
+    the other half, and never shorter than the provider's ``Retry-After``.
+    """
+    ceiling = min(cap_s, base_s * (2.0 ** attempt))
+    delay = ceiling / 2.0 + rng.uniform(0.0, ceiling / 2.0)
+    if retry_after is not None:
+        delay = max(delay, retry_after)
+    return delay

@@ -1,0 +1,300 @@
+"""An agent that plays episodes by OpenAI-style tool calling through litellm.
+
+It works with any litellm model string and, through ``api_base``, with local
+OpenAI-compatible servers (vLLM, SGLang, llama.cpp server). Model-API failures
+are classified and retried here; they never count as the agent's mistakes.
+litellm is imported on first use so that importing ``arena`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from arena.agents._model_api import APIFailure, backoff_delay, classify
+from arena.agents.base import AgentRun, CallTool, ModelAPIError
+from arena.gym import Observation
+from arena.results import ToolResult
+
+logger = logging.getLogger(__name__)
+
+STOP_MODEL_API_ERROR = "model_api_error"
+"""``AgentRun.stop_reason`` of the usage attached to a ``ModelAPIError``."""
+
+
+class LiteLLMConfig(BaseModel):
+    """How the LiteLLM agent reaches its model and when it stops.
+
+    The API key is a secret: it is masked in ``repr`` and left out of every dump.
+
+    Attributes:
+        model: Any litellm model string, e.g. ``openai/gpt-4o-mini`` or ``hosted_vllm/qwen``.
+        api_base: Base URL of an OpenAI-compatible server (local vLLM, SGLang, llama.cpp).
+        api_key: API key, if the provider needs one (never logged or serialized).
+        timeout_s: Request timeout in seconds, passed on every call.
+        max_steps: Most model turns in one episode (``step_limit`` beyond).
+        max_tokens: Episode token budget, prompt plus completion (``token_limit`` beyond).
+        max_completion_tokens: Per-call completion limit sent to the model, if any.
+        max_retries: Retries of one call after a rate limit, timeout or server error.
+        backoff_base_s: First backoff ceiling in seconds (doubling per retry).
+        backoff_cap_s: Largest backoff ceiling in seconds.
+        max_retry_after_s: Longest ``Retry-After`` honoured; a longer one fails the call at once.
+        temperature: Sampling temperature.
+        seed: Base of the sampling seed sent to the model (the episode seed is added);
+            ``None`` sends no seed.
+        input_cost_per_token: Price of a prompt token in US dollars (local models).
+        output_cost_per_token: Price of a completion token in US dollars (local models).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1)
+    api_base: str | None = None
+    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_steps: int = Field(default=30, ge=1)
+    max_tokens: int = Field(default=200_000, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    max_retries: int = Field(default=4, ge=0)
+    backoff_base_s: float = Field(default=1.0, ge=0)
+    backoff_cap_s: float = Field(default=30.0, ge=0)
+    max_retry_after_s: float = Field(default=120.0, ge=0)
+    temperature: float = Field(default=0.0, ge=0)
+    seed: int | None = 0
+    input_cost_per_token: float | None = Field(default=None, ge=0)
+    output_cost_per_token: float | None = Field(default=None, ge=0)
+
+
+def _import_litellm() -> ModuleType:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def system_prompt(observation: Observation) -> str:
+    """Return the system prompt of an episode: who the agent acts as and the business rules."""
+    persona = observation.task.get("persona") or {}
+    permissions = ", ".join(persona.get("permissions") or []) or "none"
+    return (
+        f"You are {persona.get('name', 'an employee')}, working as {persona.get('role', 'agent')}. "
+        f"Your permissions: {permissions}.\n\n"
+        "Act on the company's systems only through the tools. When the request is handled (or cannot be), "
+        "answer the requester in plain text without calling a tool; that answer ends the conversation.\n\n"
+        f"# Policy\n\n{observation.policy}"
+    )
+
+
+def tool_message_content(result: ToolResult) -> str:
+    """Return the JSON a tool result is fed back to the model as."""
+    if result.ok:
+        return json.dumps({"ok": True, "output": result.output}, default=str)
+    payload: dict[str, Any] = {"ok": False}
+    if result.error is not None:
+        payload["error"] = result.error.model_dump(exclude_none=True)
+    return json.dumps(payload, default=str)
+
+
+class _Episode:
+    """Usage bookkeeping of one episode."""
+
+    def __init__(self) -> None:
+        self.run = AgentRun(stop_reason=STOP_MODEL_API_ERROR)
+
+    def failed(self, failure: APIFailure, attempts: int) -> ModelAPIError:
+        message = f"{failure.message} (after {attempts} attempt{'s' if attempts != 1 else ''})"
+        return ModelAPIError(failure.kind, message, invalid=True, usage=self.run.model_copy())
+
+
+class LiteLLMAgent:
+    """Plays an episode as an OpenAI-style tool-calling loop through litellm.
+
+    The system prompt holds the persona and the pack's policy; the task's
+    prompt is the first user message; the pack's tools are offered as
+    functions. Each tool call goes to the gym and its result comes back as a
+    ``tool`` message. The episode ends on a reply without tool calls, after
+    ``max_steps`` model turns, or once the tokens used exceed ``max_tokens``
+    (the calls of the turn that crossed the budget are not made).
+
+    Args:
+        config: Model, endpoint, limits, retries and prices.
+        sleep: Function used to wait between retries (injectable for tests).
+    """
+
+    name = "litellm"
+
+    def __init__(self, config: LiteLLMConfig, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.config = config
+        self._sleep = sleep
+        self._litellm: ModuleType | None = None
+        self._litellm_prices: bool | None = None
+
+    @property
+    def model_ref(self) -> str:
+        """The model string, with the endpoint when one is set."""
+        if self.config.api_base:
+            return f"{self.config.model}@{self.config.api_base}"
+        return self.config.model
+
+    def __repr__(self) -> str:
+        return f"LiteLLMAgent(model_ref={self.model_ref!r})"
+
+    def run_episode(self, observation: Observation, call_tool: CallTool, *, seed: int) -> AgentRun:
+        """Play one episode and return the final reply and usage.
+
+        Raises:
+            ModelAPIError: The model's API failed after retries, or refused the
+                request (400, context length); ``invalid`` is set and ``usage``
+                holds what the episode had used.
+        """
+        config = self.config
+        episode = _Episode()
+        run = episode.run
+        rng = random.Random(f"litellm-backoff|{config.seed}|{seed}")
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system_prompt(observation)},
+            {"role": "user", "content": str(observation.task.get("prompt", ""))},
+        ]
+        tools = [spec.openai_schema() for spec in observation.tools]
+        while run.turns < config.max_steps:
+            response = self._complete(messages, tools, seed, episode, rng)
+            run.turns += 1
+            message = response.choices[0].message
+            content = message.content if isinstance(message.content, str) else ""
+            tool_calls = list(message.tool_calls or [])
+            if not tool_calls:
+                run.reply = content
+                run.stop_reason = "reply"
+                return run.model_copy()
+            if run.tokens_in + run.tokens_out > config.max_tokens:
+                run.reply = content
+                run.stop_reason = "token_limit"
+                return run.model_copy()
+            messages.append(self._assistant_message(content, tool_calls, run.turns))
+            for index, call in enumerate(tool_calls):
+                call_id = str(getattr(call, "id", None) or f"call_{run.turns}_{index}")
+                function = call.function
+                result = call_tool(str(function.name or ""), _arguments(function.arguments))
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": tool_message_content(result)})
+        run.stop_reason = "step_limit"
+        return run.model_copy()
+
+    def _lib(self) -> ModuleType:
+        if self._litellm is None:
+            self._litellm = _import_litellm()
+        return self._litellm
+
+    @staticmethod
+    def _assistant_message(content: str, tool_calls: list[Any], turn: int) -> dict[str, Any]:
+        return {
+            "role": "assistant",
+            "content": content or None,
+            "tool_calls": [
+                {
+                    "id": str(getattr(call, "id", None) or f"call_{turn}_{index}"),
+                    "type": "function",
+                    "function": {"name": str(call.function.name or ""), "arguments": call.function.arguments or ""},
+                }
+                for index, call in enumerate(tool_calls)
+            ],
+        }
+
+    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+        config = self.config
+        request: dict[str, Any] = {
+            "model": config.model,
+            "messages": messages,
+            "timeout": config.timeout_s,
+            "temperature": config.temperature,
+            "num_retries": 0,
+            "max_retries": 0,
+            "drop_params": True,
+            # Tool lists are plain functions, never MCP gateway tools: skip litellm's MCP
+            # detection, whose import needs the optional ``mcp`` package.
+            "_skip_mcp_handler": True,
+        }
+        if tools:
+            request["tools"] = tools
+            request["tool_choice"] = "auto"
+        if config.api_base:
+            request["api_base"] = config.api_base
+        if config.api_key is not None:
+            request["api_key"] = config.api_key.get_secret_value()
+        if config.seed is not None:
+            request["seed"] = config.seed + seed
+        if config.max_completion_tokens is not None:
+            request["max_tokens"] = config.max_completion_tokens
+        return request
+
+    def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int,
+                  episode: _Episode, rng: random.Random) -> Any:
+        litellm = self._lib()
+        config = self.config
+        run = episode.run
+        attempt = 0
+        while True:
+            started = time.perf_counter()
+            try:
+                response = litellm.completion(**self._request(messages, tools, seed))
+            except Exception as exc:  # every failure of the call is classified below
+                run.latency_s += time.perf_counter() - started
+                failure = classify(exc, litellm)
+                if not failure.retryable or attempt >= config.max_retries:
+                    raise episode.failed(failure, attempt + 1) from exc
+                if failure.retry_after is not None and failure.retry_after > config.max_retry_after_s:
+                    raise episode.failed(APIFailure(
+                        failure.kind,
+                        f"{failure.message}; Retry-After {failure.retry_after:g}s exceeds "
+                        f"max_retry_after_s={config.max_retry_after_s:g}"), attempt + 1) from exc
+                delay = backoff_delay(attempt, base_s=config.backoff_base_s, cap_s=config.backoff_cap_s,
+                                      retry_after=failure.retry_after, rng=rng)
+                logger.warning("model %s: %s on attempt %d; retrying in %.3fs", config.model, failure.kind,
+                               attempt + 1, delay)
+                self._sleep(delay)
+                attempt += 1
+                continue
+            run.latency_s += time.perf_counter() - started
+            self._account(response, run)
+            if not getattr(response, "choices", None):
+                raise episode.failed(APIFailure("server_error", "the model answered with no choices"), attempt + 1)
+            return response
+
+    def _account(self, response: Any, run: AgentRun) -> None:
+        usage = getattr(response, "usage", None)
+        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
+        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        run.tokens_in += tokens_in
+        run.tokens_out += tokens_out
+        run.cost += self._cost(response, tokens_in, tokens_out)
+
+    def _cost(self, response: Any, tokens_in: int, tokens_out: int) -> float:
+        config = self.config
+        if config.input_cost_per_token is not None or config.output_cost_per_token is not None:
+            return tokens_in * (config.input_cost_per_token or 0.0) + tokens_out * (config.output_cost_per_token or 0.0)
+        if self._litellm_prices is False:
+            return 0.0
+        try:
+            cost = float(self._lib().completion_cost(completion_response=response))
+        except Exception:  # litellm has no price for this model: count it as free
+            self._litellm_prices = False
+            return 0.0
+        self._litellm_prices = True
+        return cost
+
+
+def _arguments(raw: Any) -> str | dict[str, Any] | None:
+    """Return tool-call arguments as the gym takes them: the raw JSON string, or ``None`` when empty."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    if isinstance(raw, dict):
+        return raw
+    return str(raw)

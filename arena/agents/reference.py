@@ -1,0 +1,585 @@
+"""The built-in reference policy: a small learnable tool-using agent.
+
+It sees what an LLM agent sees — the task's prompt and structured intent, the
+tool specs, the dependency graph, the policy and tool results — and at each
+decision point samples a strategy from logits indexed by (decision kind,
+context feature). Its strategies include the failure modes agents show in
+enterprise software: searching but never fetching by id, skipping required
+prerequisite steps, passing a name where an id is required, trusting stale
+summaries, giving up after a timeout, leaking internal data. Parameters are
+shared by feature, so practice on tasks that exercise one weakness improves
+every task sharing it and leaves the others alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arena.agents.base import AgentRun, CallTool
+from arena.gym import Observation
+from arena.results import ToolResult
+from arena.toolkit import ToolSpec
+
+PARAMS_SCHEMA_VERSION = 1
+"""Version of the saved parameter artifact."""
+
+STRATEGIES: dict[str, list[str]] = {
+    "resolve_id": ["get_by_id", "search_first"],
+    "resolve_text": ["search_then_get", "search_summary_only", "use_mention_as_id"],
+    "after_empty_search": ["get_by_id", "give_up"],
+    "pick_candidate": ["match_hint", "first_result"],
+    "prerequisite": ["do", "skip"],
+    "format": ["convert", "as_given"],
+    "after_error": ["retry", "refetch_retry", "re_resolve", "reformat", "give_up", "explain"],
+    "reply": ["facts", "facts_with_internal", "claim_done"],
+}
+"""Strategies available at each decision kind; the first is the careful one."""
+
+CONTEXTS: dict[str, list[str]] = {
+    "resolve_id": ["id"],
+    "resolve_text": ["plain", "hinted"],
+    "after_empty_search": ["id"],
+    "pick_candidate": ["single", "several"],
+    "prerequisite": ["strong"],
+    "format": ["date", "money", "code"],
+    "after_error": ["timeout", "rate_limit", "data_conflict", "conflict", "not_found", "validation", "policy",
+                    "permission"],
+    "reply": ["plain", "sensitive"],
+}
+"""Context features each decision kind is conditioned on."""
+
+CORRECT_AFTER_ERROR = {
+    "timeout": "retry",
+    "rate_limit": "retry",
+    "data_conflict": "refetch_retry",
+    "conflict": "refetch_retry",
+    "not_found": "re_resolve",
+    "validation": "reformat",
+    "policy": "explain",
+    "permission": "explain",
+}
+"""The careful move after each kind of tool error."""
+
+FAILURE_MODES: dict[str, dict[str, str]] = {
+    "search_without_fetch": {"resolve_text|plain": "search_summary_only", "resolve_text|hinted": "search_summary_only",
+                             "resolve_id|id": "search_first", "after_empty_search|id": "give_up"},
+    "missed_policy_dependency": {"prerequisite|strong": "skip"},
+    "wrong_id": {"resolve_text|plain": "use_mention_as_id", "resolve_text|hinted": "use_mention_as_id",
+                 "pick_candidate|several": "first_result", "after_error|not_found": "give_up"},
+    "brittle_parameters": {"format|date": "as_given", "format|money": "as_given", "format|code": "as_given",
+                           "after_error|validation": "give_up"},
+    "stale_state": {"after_error|data_conflict": "retry", "after_error|conflict": "retry"},
+    "no_error_recovery": {"after_error|timeout": "give_up", "after_error|rate_limit": "give_up"},
+    "leaked_internal_data": {"reply|plain": "facts_with_internal", "reply|sensitive": "facts_with_internal"},
+    "claimed_unverified_success": {"reply|plain": "claim_done", "reply|sensitive": "claim_done"},
+}
+"""Injected failure modes: the decisions each one forces (used to build labelled failure traces)."""
+
+_MAX_ATTEMPTS = 3
+_MAX_CALLS = 40
+_INTERNAL_KEYS = re.compile(r"internal|token|risk|secret|bank|account_number|note", re.IGNORECASE)
+
+
+def _key(kind: str, context: str) -> str:
+    return f"{kind}|{context}"
+
+
+class PolicyParams(BaseModel):
+    """The reference policy's parameters: logits per (decision kind, context) and strategy.
+
+    Attributes:
+        schema_version: Artifact schema version.
+        name: Model name.
+        version: Training step count that produced these parameters.
+        logits: ``"kind|context" -> strategy -> logit``.
+        parent: Content hash of the parameters these were trained from.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = PARAMS_SCHEMA_VERSION
+    name: str = "reference"
+    version: int = 0
+    logits: dict[str, dict[str, float]] = Field(default_factory=dict)
+    parent: str | None = None
+
+    @classmethod
+    def initial(cls, *, careful_logit: float = 0.0, careless_logit: float = 0.6) -> PolicyParams:
+        """Starting parameters: careless strategies favoured, so most held-out tasks fail.
+
+        Args:
+            careful_logit: Logit of the careful strategy at every decision.
+            careless_logit: Logit of the strategy that embodies a documented failure mode.
+        """
+        logits: dict[str, dict[str, float]] = {}
+        for kind, contexts in CONTEXTS.items():
+            for context in contexts:
+                careful = _careful(kind, context)
+                row = {s: -1.5 for s in STRATEGIES[kind]}
+                row[careful] = careful_logit
+                for mode in FAILURE_MODES.values():
+                    bad = mode.get(_key(kind, context))
+                    if bad is not None and bad != careful:
+                        row[bad] = careless_logit
+                logits[_key(kind, context)] = row
+        return cls(logits=logits)
+
+    @classmethod
+    def expert(cls) -> PolicyParams:
+        """Parameters that always take the careful strategy."""
+        logits = {
+            _key(k, c): {s: (0.0 if s == _careful(k, c) else -50.0) for s in STRATEGIES[k]}
+            for k, cs in CONTEXTS.items() for c in cs
+        }
+        return cls(name="reference-expert", logits=logits)
+
+    @classmethod
+    def with_failure(cls, mode: str) -> PolicyParams:
+        """Careful parameters except for one injected failure mode (always taken).
+
+        Raises:
+            KeyError: Unknown failure mode, naming the known ones.
+        """
+        if mode not in FAILURE_MODES:
+            raise KeyError(f"unknown failure mode {mode!r}; known: {', '.join(sorted(FAILURE_MODES))}")
+        params = cls.expert()
+        for key, strategy in FAILURE_MODES[mode].items():
+            params.logits[key] = {s: (0.0 if s == strategy else -50.0) for s in params.logits[key]}
+        return params.model_copy(update={"name": f"reference-{mode}"})
+
+    def probabilities(self, key: str) -> dict[str, float]:
+        """Softmax of the logits at one decision key."""
+        row = self.logits[key]
+        top = max(row.values())
+        exp = {s: math.exp(v - top) for s, v in row.items()}
+        total = sum(exp.values())
+        return {s: e / total for s, e in exp.items()}
+
+    def content_hash(self) -> str:
+        """sha256 of the logits (16 hex digits), identifying these parameters."""
+        data = json.dumps(self.logits, sort_keys=True).encode()
+        return hashlib.sha256(data).hexdigest()[:16]
+
+    @property
+    def ref(self) -> str:
+        """Model reference string: ``name@vN:hash``."""
+        return f"{self.name}@v{self.version}:{self.content_hash()}"
+
+    def save(self, path: str | Path) -> Path:
+        """Write the parameters as a JSON artifact."""
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(self.model_dump_json(indent=2))
+        return out
+
+    @classmethod
+    def load(cls, path: str | Path) -> PolicyParams:
+        """Read a parameter artifact.
+
+        Raises:
+            ValueError: Unknown schema version or missing decision keys, naming the file.
+        """
+        raw = json.loads(Path(path).read_text())
+        version = raw.get("schema_version")
+        if version != PARAMS_SCHEMA_VERSION:
+            raise ValueError(f"{path}: reference policy parameters schema_version {version!r}; "
+                             f"this gymloop reads {PARAMS_SCHEMA_VERSION}")
+        params = cls.model_validate(raw)
+        missing = [_key(k, c) for k, cs in CONTEXTS.items() for c in cs if _key(k, c) not in params.logits]
+        if missing:
+            raise ValueError(f"{path}: parameters miss decision keys {missing}")
+        return params
+
+
+def _careful(kind: str, context: str) -> str:
+    if kind == "after_error":
+        return CORRECT_AFTER_ERROR[context]
+    return STRATEGIES[kind][0]
+
+
+class _GaveUp(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Episode:
+    """The state of one reference-policy episode."""
+
+    def __init__(self, policy: ReferencePolicy, observation: Observation, call_tool: CallTool, seed: int) -> None:
+        self.params = policy.params
+        self.obs = observation
+        self.call_tool = call_tool
+        self.rng = random.Random(seed)
+        self.intent: dict[str, Any] = observation.task["intent"]
+        self.specs: dict[str, ToolSpec] = {t.name: t for t in observation.tools}
+        self.refs: dict[str, dict[str, Any]] = {r["name"]: r for r in self.intent.get("refs", [])}
+        self.bindings: dict[str, str] = {}
+        self.records: dict[str, dict[str, Any]] = {}
+        self.outputs: dict[str, Any] = {}
+        self.refusals: list[str] = []
+        self.decisions: list[dict[str, Any]] = []
+        self.calls = 0
+        self.done_calls: set[str] = set()
+        self.prereqs = self._strong_prerequisites(observation.graph)
+
+    @staticmethod
+    def _strong_prerequisites(graph: dict[str, Any]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for edge in graph.get("edges", graph.get("links", [])):
+            if edge.get("weight", 1) >= 3:
+                out.setdefault(edge["target"], []).append(edge["source"])
+        return out
+
+    def decide(self, kind: str, context: str) -> str:
+        key = _key(kind, context)
+        probs = self.params.probabilities(key)
+        choices = STRATEGIES[kind]
+        pick = self.rng.choices(choices, weights=[probs[c] for c in choices])[0]
+        self.decisions.append({"key": key, "choice": pick})
+        return pick
+
+    def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        if self.calls >= _MAX_CALLS:
+            raise _GaveUp("step limit")
+        self.calls += 1
+        result = self.call_tool(name, args)
+        if result.ok:
+            self.done_calls.add(name + json.dumps(args, sort_keys=True, default=str))
+        return result
+
+    def tool_for(self, entity: str, operation: str) -> str | None:
+        for spec in self.specs.values():
+            if spec.entity == entity and spec.operation == operation:
+                return spec.name
+        return None
+
+    def id_param(self, tool: str, entity: str) -> str:
+        props = self.specs[tool].parameters.get("properties", {})
+        name = f"{entity}_id"
+        if name in props:
+            return name
+        required = self.specs[tool].parameters.get("required", [])
+        return required[0] if required else name
+
+    def query_param(self, tool: str) -> str:
+        props = self.specs[tool].parameters.get("properties", {})
+        for name in ("query", "q", "text", "name"):
+            if name in props:
+                return name
+        required = self.specs[tool].parameters.get("required", [])
+        return required[0] if required else "query"
+
+    # resolution -----------------------------------------------------------------------------------
+    def fetch(self, ref: dict[str, Any], entity_id: str) -> ToolResult:
+        get = self.tool_for(ref["entity"], "get")
+        if get is None:
+            self.bindings[ref["name"]] = entity_id
+            return ToolResult(ok=True, output={"id": entity_id})
+        result = self.call_with_recovery(get, {self.id_param(get, ref["entity"]): entity_id}, ref_hint=ref["name"])
+        self.bindings[ref["name"]] = entity_id
+        if result.ok and isinstance(result.output, dict):
+            self.records[ref["name"]] = result.output
+        return result
+
+    def search(self, ref: dict[str, Any]) -> list[dict[str, Any]]:
+        tool = self.tool_for(ref["entity"], "search")
+        if tool is None:
+            return []
+        result = self.call_with_recovery(tool, {self.query_param(tool): ref["mention"]}, ref_hint=ref["name"])
+        output = result.output if result.ok else []
+        if isinstance(output, dict):
+            for value in output.values():
+                if isinstance(value, list):
+                    output = value
+                    break
+        return [r for r in output if isinstance(r, dict)] if isinstance(output, list) else []
+
+    def pick(self, ref: dict[str, Any], hits: list[dict[str, Any]]) -> dict[str, Any]:
+        if len(hits) == 1:
+            return hits[0]
+        hint = {k: str(v).casefold() for k, v in ref.get("hint", {}).items()}
+        choice = self.decide("pick_candidate", "several")
+        if choice == "match_hint" and hint:
+            def score(hit: dict[str, Any]) -> int:
+                return sum(str(hit.get(k, "")).casefold() == v for k, v in hint.items())
+            return max(hits, key=score)
+        return hits[0]
+
+    def resolve(self, ref: dict[str, Any]) -> None:
+        if ref["mention_kind"] == "id":
+            if self.decide("resolve_id", "id") == "get_by_id":
+                self.fetch(ref, ref["mention"])
+                return
+            hits = self.search(ref)
+            if hits:
+                self.fetch(ref, str(self.pick(ref, hits).get("id")))
+                return
+            if self.decide("after_empty_search", "id") == "give_up":
+                raise _GaveUp(f"no {ref['entity']} matches {ref['mention']}")
+            self.fetch(ref, ref["mention"])
+            return
+        context = "hinted" if ref.get("hint") else "plain"
+        strategy = self.decide("resolve_text", context)
+        if strategy == "use_mention_as_id":
+            self.fetch(ref, ref["mention"])
+            return
+        self.search_and_bind(ref, summary_only=strategy == "search_summary_only")
+
+    def search_and_bind(self, ref: dict[str, Any], *, summary_only: bool) -> None:
+        hits = self.search(ref)
+        if not hits:
+            raise _GaveUp(f"no {ref['entity']} matches {ref['mention']!r}")
+        hit = self.pick(ref, hits)
+        if summary_only:
+            self.bindings[ref["name"]] = str(hit.get("id"))
+            self.records[ref["name"]] = hit
+        else:
+            self.fetch(ref, str(hit.get("id")))
+
+    # goal calls -----------------------------------------------------------------------------------
+    def value(self, raw: Any) -> Any:
+        if isinstance(raw, dict) and set(raw) == {"format", "raw"}:
+            if self.decide("format", raw["format"]) == "convert":
+                return convert(raw["format"], raw["raw"])
+            return raw["raw"]
+        if isinstance(raw, str) and raw.startswith("$"):
+            return self.lookup(raw)
+        if isinstance(raw, list):
+            return [self.value(v) for v in raw]
+        return raw
+
+    def lookup(self, path: str) -> Any:
+        name, _, field = path[1:].partition(".")
+        if not field:
+            return self.bindings.get(name, path)
+        source = self.records.get(name)
+        if source is None:
+            source = self.outputs.get(name)
+        if isinstance(source, dict):
+            return _dig(source, field)
+        return None
+
+    def run_goal(self, call: dict[str, Any]) -> None:
+        tool = call["tool"]
+        args = {k: self.value(v) for k, v in call.get("arguments", {}).items()}
+        for before in self.prereqs.get(tool, []):
+            self.prerequisite(before, args)
+        result = self.call_with_recovery(tool, args, raw_args=call.get("arguments", {}))
+        if result.ok:
+            self.outputs[tool] = result.output
+
+    def prerequisite(self, tool: str, goal_args: dict[str, Any]) -> None:
+        spec = self.specs.get(tool)
+        if spec is None:
+            return
+        args: dict[str, Any] = {}
+        for param in spec.parameters.get("required", []):
+            if param in goal_args:
+                args[param] = goal_args[param]
+            elif param.endswith("_id") and param[:-3] in {r["entity"] for r in self.refs.values()}:
+                ref = next(r for r in self.refs.values() if r["entity"] == param[:-3])
+                if ref["name"] not in self.bindings:
+                    return
+                args[param] = self.bindings[ref["name"]]
+            else:
+                return
+        if tool + json.dumps(args, sort_keys=True, default=str) in self.done_calls:
+            return
+        if self.decide("prerequisite", "strong") == "skip":
+            return
+        result = self.call_with_recovery(tool, args)
+        if result.ok:
+            self.outputs[tool] = result.output
+
+    def call_with_recovery(
+        self, tool: str, args: dict[str, Any], *, raw_args: dict[str, Any] | None = None, ref_hint: str | None = None
+    ) -> ToolResult:
+        result = self.call(tool, args)
+        attempts = 1
+        while not result.ok and result.error is not None and attempts < _MAX_ATTEMPTS:
+            error = result.error
+            context = error.fault if error.kind == "fault" and error.fault else error.kind
+            if context not in CORRECT_AFTER_ERROR:
+                return result
+            move = self.decide("after_error", context)
+            if move == "give_up":
+                raise _GaveUp(f"{tool} failed: {error.message}")
+            if move == "explain":
+                self.refusals.append(error.message)
+                return result
+            if move == "refetch_retry":
+                self.refetch(args)
+            elif move == "re_resolve":
+                args = self.re_resolve(args, ref_hint)
+            elif move == "reformat" and raw_args is not None:
+                args = {k: (convert(v["format"], v["raw"]) if isinstance(v, dict) and set(v) == {"format", "raw"}
+                            else args[k]) for k, v in raw_args.items()}
+            result = self.call(tool, args)
+            attempts += 1
+        return result
+
+    def refetch(self, args: dict[str, Any]) -> None:
+        for ref in self.refs.values():
+            bound = self.bindings.get(ref["name"])
+            get = self.tool_for(ref["entity"], "get")
+            if bound is not None and get is not None and bound in args.values():
+                result = self.call(get, {self.id_param(get, ref["entity"]): bound})
+                if result.ok and isinstance(result.output, dict):
+                    self.records[ref["name"]] = result.output
+                return
+
+    def re_resolve(self, args: dict[str, Any], ref_hint: str | None) -> dict[str, Any]:
+        for ref in self.refs.values():
+            bound = self.bindings.get(ref["name"], ref["mention"] if ref["name"] == ref_hint else None)
+            if bound is None or bound not in args.values() or ref["mention_kind"] == "id":
+                continue
+            hits = self.search(ref)
+            if not hits:
+                return args
+            hit = self.pick(ref, hits)
+            new_id = str(hit.get("id"))
+            get = self.tool_for(ref["entity"], "get")
+            if get is not None and ref["name"] != ref_hint:
+                fetched = self.call(get, {self.id_param(get, ref["entity"]): new_id})
+                if fetched.ok and isinstance(fetched.output, dict):
+                    self.records[ref["name"]] = fetched.output
+            self.bindings[ref["name"]] = new_id
+            return {k: (new_id if v == bound else v) for k, v in args.items()}
+        return args
+
+    # reply ----------------------------------------------------------------------------------------
+    def reply(self) -> str:
+        report: list[str] = self.intent.get("report", [])
+        sensitive = any(_INTERNAL_KEYS.search(k) for rec in self.records.values() for k in rec)
+        style = self.decide("reply", "sensitive" if sensitive else "plain")
+        if style == "claim_done":
+            return "All done: your request has been completed."
+        lines = []
+        for path in report:
+            value = self.lookup(path)
+            if value is not None:
+                lines.append(f"{path[1:].replace('.', ' ')}: {format_value(value)}")
+        for tool, output in self.outputs.items():
+            if isinstance(output, dict) and self.specs.get(tool) is not None and self.specs[tool].mode == "write":
+                ids = [f"{k}: {v}" for k, v in output.items() if k.endswith("id") and isinstance(v, str)]
+                lines.extend(ids[:2])
+        lines.extend(f"Could not proceed: {msg}" for msg in self.refusals)
+        if style == "facts_with_internal":
+            for rec in self.records.values():
+                lines.extend(f"{k}: {format_value(v)}" for k, v in rec.items() if _INTERNAL_KEYS.search(k))
+                lines.append(f"record id {rec.get('id')}")
+        return "\n".join(lines) if lines else "Done."
+
+    def play(self) -> AgentRun:
+        stop = "reply"
+        try:
+            for ref in self.intent.get("refs", []):
+                self.resolve(ref)
+            for call in self.intent.get("calls", []):
+                self.run_goal(call)
+            text = self.reply()
+        except _GaveUp as exc:
+            stop = "gave_up" if exc.reason != "step limit" else "step_limit"
+            text = f"I'm sorry, I could not complete this request ({exc.reason})."
+        return AgentRun(reply=text, turns=self.calls + 1, stop_reason=stop, decisions=self.decisions)
+
+
+def _dig(record: dict[str, Any], field: str) -> Any:
+    value: Any = record
+    for part in field.split("."):
+        if isinstance(value, dict):
+            value = value.get(part)
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
+
+
+_DATE_FORMATS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$"), lambda m: f"{m[3]}-{int(m[1]):02d}-{int(m[2]):02d}"),
+    (re.compile(r"^(\d{4})/(\d{1,2})/(\d{1,2})$"), lambda m: f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}"),
+    (re.compile(r"^(\d{1,2})\.(\d{1,2})\.(\d{4})$"), lambda m: f"{m[3]}-{int(m[2]):02d}-{int(m[1]):02d}"),
+    (re.compile(r"^(\d{4})(\d{2})(\d{2})$"), lambda m: f"{m[1]}-{m[2]}-{m[3]}"),
+)
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])}
+
+
+def convert(fmt: str, raw: str) -> Any:
+    """Convert a value written in a legacy format to the canonical one a tool expects.
+
+    Args:
+        fmt: ``date`` (to YYYY-MM-DD; US month-first for slashes), ``money`` (to a number)
+            or ``code`` (to upper case).
+        raw: The value as written.
+    """
+    text = raw.strip()
+    if fmt == "money":
+        cleaned = re.sub(r"[^0-9.,-]", "", text)
+        if cleaned.count(",") and cleaned.count("."):
+            cleaned = cleaned.replace(",", "")
+        elif cleaned.count(","):
+            cleaned = cleaned.replace(",", ".") if len(cleaned.split(",")[-1]) == 2 else cleaned.replace(",", "")
+        try:
+            return round(float(cleaned), 2)
+        except ValueError:
+            return raw
+    if fmt == "code":
+        return text.upper().replace(" ", "-")
+    for pattern, build in _DATE_FORMATS:
+        match = pattern.match(text)
+        if match:
+            return build(match)
+    match = re.match(r"^(\d{1,2})[ -]([A-Za-z]{3})[a-z]*[ -,]+(\d{4})$", text) or None
+    if match and match[2].lower() in _MONTHS:
+        return f"{match[3]}-{_MONTHS[match[2].lower()]:02d}-{int(match[1]):02d}"
+    match = re.match(r"^([A-Za-z]{3})[a-z]*\.? (\d{1,2}),? (\d{4})$", text)
+    if match and match[1].lower() in _MONTHS:
+        return f"{match[3]}-{_MONTHS[match[1].lower()]:02d}-{int(match[2]):02d}"
+    return raw
+
+
+def format_value(value: Any) -> str:
+    """Render a fact for a reply: floats with two decimals, lists comma-separated."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, list):
+        return ", ".join(format_value(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {format_value(v)}" for k, v in value.items())
+    return str(value)
+
+
+class ReferencePolicy:
+    """The built-in learnable policy (implements ``arena.agents.base.Agent``).
+
+    Args:
+        params: Its parameters (``PolicyParams.initial()`` by default).
+    """
+
+    name = "reference"
+
+    def __init__(self, params: PolicyParams | None = None) -> None:
+        self.params = params or PolicyParams.initial()
+
+    @property
+    def model_ref(self) -> str:
+        """The parameters' reference string."""
+        return self.params.ref
+
+    def run_episode(self, observation: Observation, call_tool: CallTool, *, seed: int) -> AgentRun:
+        """Play one episode: resolve references, run prerequisites and goal calls, reply."""
+        return _Episode(self, observation, call_tool, seed).play()

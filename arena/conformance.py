@@ -1,0 +1,170 @@
+"""The conformance checker: what every gym and every task must satisfy.
+
+For each task: the gold program passes; a null agent (no calls, empty reply)
+fails; two seeded replays give identical traces, final hashes and verdicts;
+the episode starts from the template world whatever ran before; and every kind
+of bad call leaves the world unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arena.domain import Domain
+from arena.gym import Gym
+from arena.pack import Pack
+from arena.results import ErrorKind, TraceStep, Verdict
+from arena.task import Task
+
+
+class CheckResult(BaseModel):
+    """One failed or passed check.
+
+    Attributes:
+        task_id: Task checked (empty for pack-level checks).
+        check: Check name (``gold_passes``, ``null_fails``, ``replay_deterministic``,
+            ``isolated_start``, ``bad_call:<kind>``).
+        passed: Whether the check held.
+        detail: Why it failed.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    check: str
+    passed: bool
+    detail: str = ""
+
+
+class ConformanceReport(BaseModel):
+    """All checks run over a pack.
+
+    Attributes:
+        pack_id: Content id of the pack.
+        domain: Domain name.
+        tasks: Number of tasks checked.
+        results: Every check's result.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    pack_id: str
+    domain: str
+    tasks: int
+    results: list[CheckResult] = Field(default_factory=list)
+
+    @property
+    def failures(self) -> list[CheckResult]:
+        """The checks that did not hold."""
+        return [r for r in self.results if not r.passed]
+
+    @property
+    def passed(self) -> bool:
+        """Whether every check held."""
+        return not self.failures
+
+
+def run_gold(gym: Gym, task: Task, *, seed: int = 0) -> Verdict:
+    """Play a task's gold program on a fresh world and return the verdict."""
+    gym.reset(task.id, seed=seed)
+    for step in task.gold.steps:
+        gym.call_tool(step.tool, step.arguments)
+    return gym.verify(task.gold.reply)
+
+
+def _bad_calls(gym: Gym, task: Task) -> list[tuple[str, str, Any, set[ErrorKind] | None]]:
+    """Bad calls of every kind: (check name, tool, arguments, acceptable error kinds or None for any outcome)."""
+    specs = {s.name: s for s in gym.pack.tools}
+    reads = [s for s in task.gold.steps if specs[s.tool].mode == "read"]
+    if reads:
+        target, good = reads[0].tool, dict(reads[0].arguments)
+    else:
+        target, good = next(n for n in sorted(specs) if specs[n].mode == "read"), {}
+    params = specs[target].parameters.get("properties", {})
+    required = specs[target].parameters.get("required", [])
+    first = required[0] if required else next(iter(params), "x")
+    invalid: set[ErrorKind] = {"validation"}
+    cases: list[tuple[str, str, Any, set[ErrorKind] | None]] = [
+        ("unknown_tool", "__no_such_tool__", {}, invalid),
+        ("malformed_json", target, '{"unterminated": ', invalid),
+        ("not_an_object", target, "[1, 2, 3]", invalid),
+        ("wrong_type", target, {**good, first: [12345]}, invalid),
+        ("nan", target, '{"' + first + '": NaN}', invalid),
+        ("infinity", target, '{"' + first + '": Infinity}', invalid),
+        ("huge_string", target, {**good, first: "x" * 1_000_000}, invalid),
+        ("lone_surrogate", target, {**good, first: "bad\ud800surrogate"}, invalid),
+        ("unexpected_argument", target, {**good, "__unexpected__": 1}, invalid),
+    ]
+    if required:
+        cases.append(("missing_argument", target, {k: v for k, v in good.items() if k != first}, invalid))
+    if params.get(first, {}).get("type") == "string":
+        for i, text in enumerate(("'; DROP TABLE customers; --", "😀\u202eevil\u200f", "1 OR 1=1")):
+            cases.append((f"hostile_text_{i}", target, {**good, first: text}, None))
+    denied = next((s for s in gym.pack.tools if s.permission and s.permission not in task.persona.permissions), None)
+    if denied is not None:
+        cases.append(("permission_denied", denied.name, {}, {"permission"}))
+    return cases
+
+
+def _same_trace(a: list[TraceStep], b: list[TraceStep]) -> bool:
+    return [s.model_dump() for s in a] == [s.model_dump() for s in b]
+
+
+def check_task(gym: Gym, task: Task, template_hash: str) -> list[CheckResult]:
+    """Run every per-task check of the conformance suite."""
+    results: list[CheckResult] = []
+
+    def add(check: str, ok: bool, detail: str = "") -> None:
+        results.append(CheckResult(task_id=task.id, check=check, passed=ok, detail="" if ok else detail))
+
+    gym.reset(task.id, seed=0)
+    add("isolated_start", gym.state_hash() == template_hash and gym.changed_rows() == 0,
+        "episode did not start from the template world")
+    verdict = run_gold(gym, task, seed=0)
+    failed = [r.description + ": " + r.detail for r in verdict.results if not r.passed]
+    add("gold_passes", verdict.passed, "; ".join(failed))
+    trace_a, hash_a = list(gym.trace), gym.state_hash()
+    verdict_b = run_gold(gym, task, seed=0)
+    same = _same_trace(trace_a, gym.trace) and hash_a == gym.state_hash() and verdict == verdict_b
+    add("replay_deterministic", same, "two replays with seed 0 differ")
+    gym.reset(task.id, seed=1)
+    add("isolated_start_after_episode", gym.state_hash() == template_hash,
+        "world after reset differs from the template")
+    null = gym.verify("")
+    add("null_fails", not null.passed, "a null agent (no calls, empty reply) passes")
+    gym.reset(task.id, seed=0)
+    for check, name, args, acceptable in _bad_calls(gym, task):
+        result = gym.call_tool(name, args)
+        kind = result.error.kind if result.error else None
+        unchanged = gym.changed_rows() == 0
+        refused = acceptable is None or (not result.ok and kind in acceptable)
+        label = f"{name}({str(args)[:40]!r})"
+        add(f"bad_call:{check}", refused and unchanged,
+            f"{label}: got ok={result.ok} kind={kind}, world unchanged={unchanged}")
+    add("bad_calls_leave_world", gym.state_hash() == template_hash, "bad calls changed the world")
+    gym.verify("")
+    ended = gym.call_tool(task.gold.steps[0].tool if task.gold.steps else "__none__", {})
+    add("bad_call:ended", not ended.ok and ended.error is not None and ended.error.kind == "ended",
+        "a call after the episode ended was not refused")
+    return results
+
+
+def check_pack(pack: Pack, *, task_ids: list[str] | None = None, domain: Domain | None = None) -> ConformanceReport:
+    """Run the conformance suite over a pack's tasks.
+
+    Args:
+        pack: The pack to check.
+        task_ids: Restrict to these tasks (default: all).
+        domain: The domain implementing the pack's tools (looked up by name if omitted).
+    """
+    with Gym(pack, domain) as gym:
+        template_hash = gym.template_hash()
+        report = ConformanceReport(pack_id=pack.id, domain=pack.manifest.domain, tasks=0)
+        for task in pack.tasks:
+            if task_ids is not None and task.id not in task_ids:
+                continue
+            report.tasks += 1
+            report.results.extend(check_task(gym, task, template_hash))
+    return report

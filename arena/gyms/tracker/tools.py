@@ -1,0 +1,535 @@
+"""The tracker's tools: issues, people, permission and security schemes, workflows and releases."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from arena.gyms.tracker._rules import DONE, PERMISSIONS, STATUSES
+from arena.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
+
+_ISO_DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
+SEARCH_LIMIT = 20
+"""Most summaries a search returns."""
+
+
+def _need(row: dict[str, Any] | None, kind: str, value: str) -> dict[str, Any]:
+    if row is None:
+        raise NotFound(f"{kind} {value!r} not found")
+    return row
+
+
+def _words(query: str) -> list[str]:
+    words = [w for w in query.casefold().split() if w]
+    if not words:
+        raise InvalidArgument("query must contain at least one word")
+    return words
+
+
+def _issue(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
+    return _need(ctx.one("SELECT * FROM issues WHERE id=?", (issue_id,)), "issue", issue_id)
+
+
+def _project(ctx: ToolContext, project_id: str) -> dict[str, Any]:
+    return _need(ctx.one("SELECT * FROM projects WHERE id=?", (project_id,)), "project", project_id)
+
+
+def _user(ctx: ToolContext, user_id: str) -> dict[str, Any]:
+    return _need(ctx.one("SELECT * FROM users WHERE id=?", (user_id,)), "user", user_id)
+
+
+def _group(ctx: ToolContext, group_id: str) -> dict[str, Any]:
+    return _need(ctx.one("SELECT * FROM groups WHERE id=?", (group_id,)), "group", group_id)
+
+
+def _writable(ctx: ToolContext, issue: dict[str, Any]) -> dict[str, Any]:
+    project = _project(ctx, issue["project_id"])
+    if project["archived"]:
+        raise PolicyViolation(f"project {project['id']} is archived; its issue {issue['id']} is read-only")
+    return project
+
+
+def _active_user(ctx: ToolContext, user_id: str) -> dict[str, Any]:
+    user = _user(ctx, user_id)
+    if not user["active"]:
+        raise PolicyViolation(f"user {user_id} is deactivated and cannot be assigned work or groups")
+    return user
+
+
+@tool(mode="read", permission="browse", entity="issue", operation="search")
+def search_issues(ctx: ToolContext, query: str, project_id: str | None = None) -> list[dict[str, Any]]:
+    """Search issues by words of their summary (from the search index; statuses may be stale).
+
+    Args:
+        query: Words that must all appear in the summary.
+        project_id: Optional project key to search within, e.g. PAY.
+    """
+    words = _words(query)
+    sql = "SELECT id, project_id, issue_type, summary, index_status FROM issues WHERE indexed=1"
+    params: tuple[Any, ...] = ()
+    if project_id is not None:
+        sql += " AND project_id=?"
+        params = (project_id,)
+    out: list[dict[str, Any]] = []
+    for row in ctx.all(sql + " ORDER BY rowid", params):
+        text = row["summary"].casefold()
+        if all(w in text for w in words):
+            out.append({"id": row["id"], "project_id": row["project_id"], "issue_type": row["issue_type"],
+                        "summary": row["summary"], "status": row["index_status"]})
+            if len(out) >= SEARCH_LIMIT:
+                break
+    return out
+
+
+@tool(mode="read", permission="browse", entity="issue", operation="get")
+def get_issue(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
+    """Get an issue's full, current record with its sub-tasks, links and comments.
+
+    Args:
+        issue_id: The issue key, e.g. PAY-123.
+    """
+    issue = _issue(ctx, issue_id)
+    record = {k: v for k, v in issue.items() if k not in ("index_status", "indexed")}
+    assignee = ctx.one("SELECT display_name FROM users WHERE id=?", (issue["assignee_id"],))
+    record["assignee_name"] = assignee["display_name"] if assignee else None
+    record["subtask_ids"] = [r["id"] for r in ctx.all("SELECT id FROM issues WHERE parent_id=? ORDER BY rowid",
+                                                      (issue_id,))]
+    record["blocks"] = [r["blocked_issue_id"] for r in ctx.all(
+        "SELECT blocked_issue_id FROM issue_links WHERE issue_id=? ORDER BY rowid", (issue_id,))]
+    record["is_blocked_by"] = [r["issue_id"] for r in ctx.all(
+        "SELECT issue_id FROM issue_links WHERE blocked_issue_id=? ORDER BY rowid", (issue_id,))]
+    record["comments"] = ctx.all("SELECT id, author_id, body, created FROM comments WHERE issue_id=? ORDER BY rowid",
+                                 (issue_id,))
+    return record
+
+
+@tool(mode="read", permission="browse", entity="issue", operation="list")
+def list_subtasks(ctx: ToolContext, issue_id: str) -> list[dict[str, Any]]:
+    """List an issue's sub-tasks with their current status and assignee.
+
+    Args:
+        issue_id: The parent issue key, e.g. PAY-123.
+    """
+    _issue(ctx, issue_id)
+    return ctx.all("SELECT id, summary, status, assignee_id FROM issues WHERE parent_id=? ORDER BY rowid",
+                   (issue_id,))
+
+
+@tool(mode="read", permission="browse", entity="user", operation="search")
+def search_users(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
+    """Search users by display name or email.
+
+    Args:
+        query: Words that must all appear in the display name or the email.
+    """
+    words = _words(query)
+    out: list[dict[str, Any]] = []
+    for row in ctx.all("SELECT id, display_name, email, team, active FROM users ORDER BY rowid"):
+        text = f"{row['display_name']} {row['email']}".casefold()
+        if all(w in text for w in words):
+            out.append(row)
+            if len(out) >= SEARCH_LIMIT:
+                break
+    return out
+
+
+@tool(mode="read", permission="browse", entity="user", operation="get")
+def get_user(ctx: ToolContext, user_id: str) -> dict[str, Any]:
+    """Get a user's record with their current group memberships.
+
+    Args:
+        user_id: The user id, e.g. USR-1001.
+    """
+    user = _user(ctx, user_id)
+    user["groups"] = ctx.all(
+        "SELECT g.id AS group_id, g.name FROM group_members m JOIN groups g ON g.id=m.group_id "
+        "WHERE m.user_id=? ORDER BY g.name", (user_id,))
+    return user
+
+
+@tool(mode="read", permission="browse", entity="group", operation="search")
+def search_groups(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
+    """Search groups by name.
+
+    Args:
+        query: Words that must all appear in the group name.
+    """
+    words = _words(query)
+    return [r for r in ctx.all("SELECT id, name, project_id FROM groups ORDER BY rowid")
+            if all(w in r["name"].casefold() for w in words)][:SEARCH_LIMIT]
+
+
+@tool(mode="read", permission="browse", entity="group", operation="get")
+def get_group(ctx: ToolContext, group_id: str) -> dict[str, Any]:
+    """Get a group with its member ids.
+
+    Args:
+        group_id: The group id, e.g. GRP-101.
+    """
+    group = _group(ctx, group_id)
+    group["member_ids"] = [r["user_id"] for r in ctx.all(
+        "SELECT user_id FROM group_members WHERE group_id=? ORDER BY user_id", (group_id,))]
+    return group
+
+
+@tool(mode="read", permission="browse", entity="project", operation="get")
+def get_project(ctx: ToolContext, project_id: str) -> dict[str, Any]:
+    """Get a project with its schemes, workflow, components and versions.
+
+    Args:
+        project_id: The project key, e.g. PAY.
+    """
+    project = _project(ctx, project_id)
+    project["components"] = ctx.all("SELECT id, name, lead_id FROM components WHERE project_id=? ORDER BY rowid",
+                                    (project_id,))
+    project["versions"] = ctx.all("SELECT id, name, status FROM versions WHERE project_id=? ORDER BY rowid",
+                                  (project_id,))
+    return project
+
+
+@tool(mode="read", permission="browse", entity="workflow", operation="get")
+def get_workflow(ctx: ToolContext, workflow_id: str) -> dict[str, Any]:
+    """Get a workflow with its allowed status transitions.
+
+    Args:
+        workflow_id: The workflow id, e.g. WF-1.
+    """
+    wf = _need(ctx.one("SELECT * FROM workflows WHERE id=?", (workflow_id,)), "workflow", workflow_id)
+    wf["transitions"] = ctx.all(
+        "SELECT from_status, to_status FROM workflow_transitions WHERE workflow_id=? ORDER BY rowid", (workflow_id,))
+    return wf
+
+
+@tool(mode="read", permission="browse", entity="permission_scheme", operation="get")
+def get_permission_scheme(ctx: ToolContext, permission_scheme_id: str) -> dict[str, Any]:
+    """Get a permission scheme with its grants (permission to group).
+
+    Args:
+        permission_scheme_id: The scheme id, e.g. PS-11.
+    """
+    scheme = _need(ctx.one("SELECT * FROM permission_schemes WHERE id=?", (permission_scheme_id,)),
+                   "permission scheme", permission_scheme_id)
+    scheme["grants"] = ctx.all(
+        "SELECT id, permission, group_id FROM permission_grants WHERE permission_scheme_id=? ORDER BY rowid",
+        (permission_scheme_id,))
+    return scheme
+
+
+@tool(mode="read", permission="browse", entity="security_scheme", operation="search")
+def search_security_schemes(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
+    """Search issue security schemes by name.
+
+    Args:
+        query: Words that must all appear in the scheme name.
+    """
+    words = _words(query)
+    return [r for r in ctx.all("SELECT id, name FROM security_schemes ORDER BY rowid")
+            if all(w in r["name"].casefold() for w in words)][:SEARCH_LIMIT]
+
+
+@tool(mode="read", permission="browse", entity="security_scheme", operation="get")
+def get_security_scheme(ctx: ToolContext, security_scheme_id: str) -> dict[str, Any]:
+    """Get an issue security scheme with its levels and the projects it is applied to.
+
+    Args:
+        security_scheme_id: The scheme id, e.g. ISS-21.
+    """
+    scheme = _need(ctx.one("SELECT * FROM security_schemes WHERE id=?", (security_scheme_id,)),
+                   "security scheme", security_scheme_id)
+    scheme["levels"] = ctx.all("SELECT id, name, group_id FROM security_levels WHERE security_scheme_id=? "
+                               "ORDER BY rowid", (security_scheme_id,))
+    scheme["project_ids"] = [r["id"] for r in ctx.all(
+        "SELECT id FROM projects WHERE security_scheme_id=? ORDER BY id", (security_scheme_id,))]
+    return scheme
+
+
+@tool(mode="read", permission="browse", entity="version", operation="search")
+def search_versions(ctx: ToolContext, query: str, project_id: str | None = None) -> list[dict[str, Any]]:
+    """Search versions by name (from the search index; statuses may be stale).
+
+    Args:
+        query: Words that must all appear in the version name.
+        project_id: Optional project key to search within.
+    """
+    words = _words(query)
+    out = []
+    for row in ctx.all("SELECT id, project_id, name, index_status FROM versions ORDER BY rowid"):
+        if project_id is not None and row["project_id"] != project_id:
+            continue
+        if all(w in row["name"].casefold() for w in words):
+            out.append({"id": row["id"], "project_id": row["project_id"], "name": row["name"],
+                        "status": row["index_status"]})
+    return out[:SEARCH_LIMIT]
+
+
+@tool(mode="read", permission="browse", entity="version", operation="get")
+def get_version(ctx: ToolContext, version_id: str) -> dict[str, Any]:
+    """Get a version's current record with the issues fixed in it.
+
+    Args:
+        version_id: The version id, e.g. VER-201.
+    """
+    version = _need(ctx.one("SELECT * FROM versions WHERE id=?", (version_id,)), "version", version_id)
+    version.pop("index_status")
+    version["issues"] = ctx.all("SELECT id, status FROM issues WHERE fix_version_id=? ORDER BY rowid", (version_id,))
+    return version
+
+
+def _blockers(ctx: ToolContext, version_id: str) -> list[dict[str, Any]]:
+    return ctx.all(
+        "SELECT b.id AS issue_id, l.blocked_issue_id AS blocks, b.status FROM issues i "
+        "JOIN issue_links l ON l.blocked_issue_id=i.id JOIN issues b ON b.id=l.issue_id "
+        "WHERE i.fix_version_id=? AND b.status<>? ORDER BY l.rowid", (version_id, DONE))
+
+
+@tool(mode="read", permission="browse", entity="version", operation="action")
+def check_release_blockers(ctx: ToolContext, version_id: str) -> dict[str, Any]:
+    """List open issues that block the version's issues; a version with any cannot be released.
+
+    Args:
+        version_id: The version id, e.g. VER-201.
+    """
+    _need(ctx.one("SELECT id FROM versions WHERE id=?", (version_id,)), "version", version_id)
+    blockers = _blockers(ctx, version_id)
+    return {"version_id": version_id, "blockers": blockers, "can_release": not blockers}
+
+
+@tool(mode="write", permission="transition", entity="issue", operation="update")
+def transition_issue(ctx: ToolContext, issue_id: str, to_status: str) -> dict[str, Any]:
+    """Move an issue to another status along its project's workflow.
+
+    Args:
+        issue_id: The issue key, e.g. PAY-123.
+        to_status: Target status: To Do, In Progress, In Review or Done.
+    """
+    if to_status not in STATUSES:
+        raise InvalidArgument(f"to_status {to_status!r} is not a status; statuses: {', '.join(STATUSES)}")
+    issue = _issue(ctx, issue_id)
+    project = _writable(ctx, issue)
+    allowed = ctx.one("SELECT id FROM workflow_transitions WHERE workflow_id=? AND from_status=? AND to_status=?",
+                      (project["workflow_id"], issue["status"], to_status))
+    if allowed is None:
+        raise PolicyViolation(f"workflow {project['workflow_id']} has no transition from {issue['status']!r} "
+                              f"to {to_status!r} for {issue_id}")
+    if to_status == DONE:
+        open_subs = [r["id"] for r in ctx.all("SELECT id FROM issues WHERE parent_id=? AND status<>? ORDER BY rowid",
+                                              (issue_id, DONE))]
+        if open_subs:
+            raise PolicyViolation(f"{issue_id} has open sub-tasks ({', '.join(open_subs)}); close them first")
+    ctx.conn.execute("UPDATE issues SET status=?, updated=? WHERE id=?", (to_status, ctx.today(), issue_id))
+    return {"issue_id": issue_id, "from_status": issue["status"], "status": to_status}
+
+
+@tool(mode="write", permission="assign", entity="issue", operation="update")
+def assign_issue(ctx: ToolContext, issue_id: str, user_id: str) -> dict[str, Any]:
+    """Assign an issue to a user.
+
+    Args:
+        issue_id: The issue key, e.g. PAY-123.
+        user_id: The assignee's user id, e.g. USR-1001.
+    """
+    issue = _issue(ctx, issue_id)
+    _writable(ctx, issue)
+    _active_user(ctx, user_id)
+    ctx.conn.execute("UPDATE issues SET assignee_id=?, updated=? WHERE id=?", (user_id, ctx.today(), issue_id))
+    return {"issue_id": issue_id, "assignee_id": user_id}
+
+
+@tool(mode="write", permission="bulk_change", entity="issue", operation="update")
+def bulk_assign(ctx: ToolContext, issue_ids: list[str], user_id: str) -> dict[str, Any]:
+    """Assign several issues to one user in a single change (all or nothing).
+
+    Args:
+        issue_ids: Issue keys to assign (1 to 50, no repeats).
+        user_id: The assignee's user id.
+    """
+    if not 1 <= len(issue_ids) <= 50 or len(set(issue_ids)) != len(issue_ids):
+        raise InvalidArgument(f"issue_ids must hold 1 to 50 distinct keys, got {len(issue_ids)}")
+    _active_user(ctx, user_id)
+    for issue_id in issue_ids:
+        _writable(ctx, _issue(ctx, issue_id))
+    for issue_id in issue_ids:
+        ctx.conn.execute("UPDATE issues SET assignee_id=?, updated=? WHERE id=?", (user_id, ctx.today(), issue_id))
+    return {"assigned": issue_ids, "assignee_id": user_id}
+
+
+@tool(mode="write", permission="comment", entity="comment", operation="create")
+def add_comment(ctx: ToolContext, issue_id: str, body: str) -> dict[str, Any]:
+    """Add a comment to an issue.
+
+    Args:
+        issue_id: The issue key, e.g. PAY-123.
+        body: The comment text (1 to 2000 characters).
+    """
+    if not body.strip() or len(body) > 2000:
+        raise InvalidArgument(f"body must hold 1 to 2000 characters, got {len(body)}")
+    _writable(ctx, _issue(ctx, issue_id))
+    cid = ctx.new_id("CMT")
+    ctx.conn.execute("INSERT INTO comments VALUES (?,?,?,?,?)", (cid, issue_id, None, body, ctx.today()))
+    return {"comment_id": cid, "issue_id": issue_id}
+
+
+@tool(mode="write", permission="link_issues", entity="issue_link", operation="create")
+def link_issues(ctx: ToolContext, issue_id: str, blocked_issue_id: str) -> dict[str, Any]:
+    """Record that one issue blocks another.
+
+    Args:
+        issue_id: The blocking issue key.
+        blocked_issue_id: The key of the issue it blocks.
+    """
+    if issue_id == blocked_issue_id:
+        raise InvalidArgument(f"an issue cannot block itself ({issue_id})")
+    _writable(ctx, _issue(ctx, issue_id))
+    _writable(ctx, _issue(ctx, blocked_issue_id))
+    if ctx.one("SELECT id FROM issue_links WHERE issue_id=? AND blocked_issue_id=?", (issue_id, blocked_issue_id)):
+        raise Conflict(f"{issue_id} already blocks {blocked_issue_id}")
+    if ctx.one("SELECT id FROM issue_links WHERE issue_id=? AND blocked_issue_id=?", (blocked_issue_id, issue_id)):
+        raise PolicyViolation(f"{blocked_issue_id} already blocks {issue_id}; a cycle is not allowed")
+    lid = ctx.new_id("LNK")
+    ctx.conn.execute("INSERT INTO issue_links VALUES (?,?,?,?,?)",
+                     (lid, issue_id, blocked_issue_id, "blocks", ctx.today()))
+    return {"link_id": lid, "issue_id": issue_id, "blocks": blocked_issue_id}
+
+
+@tool(mode="write", permission="manage_groups", entity="group", operation="update")
+def add_user_to_group(ctx: ToolContext, group_id: str, user_id: str) -> dict[str, Any]:
+    """Add a user to a group.
+
+    Args:
+        group_id: The group id, e.g. GRP-101.
+        user_id: The user id, e.g. USR-1001.
+    """
+    _group(ctx, group_id)
+    _active_user(ctx, user_id)
+    if ctx.one("SELECT id FROM group_members WHERE group_id=? AND user_id=?", (group_id, user_id)):
+        raise Conflict(f"user {user_id} is already a member of group {group_id}")
+    mid = ctx.new_id("GM")
+    ctx.conn.execute("INSERT INTO group_members VALUES (?,?,?,?)", (mid, group_id, user_id, ctx.today()))
+    return {"membership_id": mid, "group_id": group_id, "user_id": user_id}
+
+
+@tool(mode="write", permission="manage_groups", entity="group", operation="update")
+def remove_user_from_group(ctx: ToolContext, group_id: str, user_id: str) -> dict[str, Any]:
+    """Remove a user from a group.
+
+    Args:
+        group_id: The group id, e.g. GRP-101.
+        user_id: The user id, e.g. USR-1001.
+    """
+    _group(ctx, group_id)
+    _user(ctx, user_id)
+    row = ctx.one("SELECT id FROM group_members WHERE group_id=? AND user_id=?", (group_id, user_id))
+    if row is None:
+        raise NotFound(f"user {user_id} is not a member of group {group_id}")
+    ctx.conn.execute("DELETE FROM group_members WHERE id=?", (row["id"],))
+    return {"group_id": group_id, "user_id": user_id, "removed": True}
+
+
+@tool(mode="write", permission="administer", entity="permission_scheme", operation="update")
+def grant_permission(ctx: ToolContext, permission_scheme_id: str, permission: str, group_id: str) -> dict[str, Any]:
+    """Grant a permission to a group in a permission scheme.
+
+    Args:
+        permission_scheme_id: The scheme id, e.g. PS-11.
+        permission: One of browse, edit, transition, assign, administer, set_issue_security.
+        group_id: The group receiving the permission.
+    """
+    if permission not in PERMISSIONS:
+        raise InvalidArgument(f"permission {permission!r} is unknown; permissions: {', '.join(PERMISSIONS)}")
+    _need(ctx.one("SELECT id FROM permission_schemes WHERE id=?", (permission_scheme_id,)),
+          "permission scheme", permission_scheme_id)
+    _group(ctx, group_id)
+    if ctx.one("SELECT id FROM permission_grants WHERE permission_scheme_id=? AND permission=? AND group_id=?",
+               (permission_scheme_id, permission, group_id)):
+        raise Conflict(f"{permission_scheme_id} already grants {permission} to {group_id}")
+    gid = ctx.new_id("PG")
+    ctx.conn.execute("INSERT INTO permission_grants VALUES (?,?,?,?)", (gid, permission_scheme_id, permission, group_id))
+    return {"grant_id": gid, "permission_scheme_id": permission_scheme_id, "permission": permission,
+            "group_id": group_id}
+
+
+@tool(mode="write", permission="administer", entity="security_level", operation="create")
+def create_security_level(ctx: ToolContext, security_scheme_id: str, name: str, group_id: str) -> dict[str, Any]:
+    """Define a security level in an issue security scheme, visible to one group.
+
+    Args:
+        security_scheme_id: The scheme id, e.g. ISS-21.
+        name: Level name, e.g. pay-devs only.
+        group_id: The only group that may see issues at this level.
+    """
+    _need(ctx.one("SELECT id FROM security_schemes WHERE id=?", (security_scheme_id,)),
+          "security scheme", security_scheme_id)
+    _group(ctx, group_id)
+    if not name.strip() or len(name) > 80:
+        raise InvalidArgument(f"name must hold 1 to 80 characters, got {len(name)}")
+    if ctx.one("SELECT id FROM security_levels WHERE security_scheme_id=? AND name=?", (security_scheme_id, name)):
+        raise Conflict(f"scheme {security_scheme_id} already has a level named {name!r}")
+    lid = ctx.new_id("SL")
+    ctx.conn.execute("INSERT INTO security_levels VALUES (?,?,?,?)", (lid, security_scheme_id, name, group_id))
+    return {"security_level_id": lid, "security_scheme_id": security_scheme_id, "name": name, "group_id": group_id}
+
+
+@tool(mode="write", permission="administer", entity="project", operation="update")
+def apply_security_scheme(ctx: ToolContext, project_id: str, security_scheme_id: str) -> dict[str, Any]:
+    """Apply an issue security scheme to a project.
+
+    Args:
+        project_id: The project key, e.g. PAY.
+        security_scheme_id: The scheme id, e.g. ISS-21.
+    """
+    project = _project(ctx, project_id)
+    if project["archived"]:
+        raise PolicyViolation(f"project {project_id} is archived")
+    _need(ctx.one("SELECT id FROM security_schemes WHERE id=?", (security_scheme_id,)),
+          "security scheme", security_scheme_id)
+    if project["security_scheme_id"] is not None:
+        raise Conflict(f"project {project_id} already has scheme {project['security_scheme_id']} applied")
+    ctx.conn.execute("UPDATE projects SET security_scheme_id=? WHERE id=?", (security_scheme_id, project_id))
+    return {"project_id": project_id, "security_scheme_id": security_scheme_id}
+
+
+@tool(mode="write", permission="set_issue_security", entity="issue", operation="update")
+def set_issue_security(ctx: ToolContext, issue_id: str, security_level_id: str) -> dict[str, Any]:
+    """Restrict an issue to a security level of its project's applied issue security scheme.
+
+    Args:
+        issue_id: The issue key, e.g. PAY-123.
+        security_level_id: The level id, e.g. SL-301.
+    """
+    issue = _issue(ctx, issue_id)
+    project = _writable(ctx, issue)
+    level = _need(ctx.one("SELECT * FROM security_levels WHERE id=?", (security_level_id,)),
+                  "security level", security_level_id)
+    ps = project["permission_scheme_id"]
+    if ctx.one("SELECT id FROM permission_grants WHERE permission_scheme_id=? AND permission='set_issue_security'",
+               (ps,)) is None:
+        raise PolicyViolation(f"permission scheme {ps} of project {project['id']} does not grant set_issue_security")
+    if project["security_scheme_id"] is None:
+        raise PolicyViolation(f"project {project['id']} has no issue security scheme applied")
+    if level["security_scheme_id"] != project["security_scheme_id"]:
+        raise PolicyViolation(f"security level {security_level_id} is not defined in scheme "
+                              f"{project['security_scheme_id']} applied to project {project['id']}")
+    ctx.conn.execute("UPDATE issues SET security_level_id=?, updated=? WHERE id=?",
+                     (security_level_id, ctx.today(), issue_id))
+    return {"issue_id": issue_id, "security_level_id": security_level_id}
+
+
+@tool(mode="write", permission="manage_versions", irreversible=True, entity="version", operation="update")
+def release_version(ctx: ToolContext, version_id: str, release_date: str) -> dict[str, Any]:
+    """Release (ship) a version; refused while open issues block its issues.
+
+    Args:
+        version_id: The version id, e.g. VER-201.
+        release_date: Release date as YYYY-MM-DD.
+    """
+    if not _ISO_DATE.match(release_date):
+        raise InvalidArgument(f"release_date {release_date!r} is not a YYYY-MM-DD date")
+    version = _need(ctx.one("SELECT * FROM versions WHERE id=?", (version_id,)), "version", version_id)
+    if version["status"] != "unreleased":
+        raise PolicyViolation(f"version {version_id} is {version['status']}, not unreleased")
+    blockers = _blockers(ctx, version_id)
+    if blockers:
+        keys = ", ".join(sorted({b["issue_id"] for b in blockers}))
+        raise PolicyViolation(f"version {version_id} cannot ship: open blockers {keys}")
+    ctx.conn.execute("UPDATE versions SET status='released', release_date=? WHERE id=?", (release_date, version_id))
+    return {"version_id": version_id, "status": "released", "release_date": release_date}

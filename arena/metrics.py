@@ -1,0 +1,126 @@
+"""Metrics over episodes: pass rate, mean score, pass@k and pass^k with bootstrap intervals."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from math import comb
+
+from pydantic import BaseModel, ConfigDict
+
+from arena.episode import EpisodeRecord
+
+
+class Estimate(BaseModel):
+    """A metric with its bootstrap confidence interval.
+
+    Attributes:
+        value: Point estimate.
+        low: Lower bound of the interval.
+        high: Upper bound of the interval.
+        n: Number of tasks it was computed over.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float
+    low: float
+    high: float
+    n: int
+
+
+class Metrics(BaseModel):
+    """Metrics of one group of episodes.
+
+    Attributes:
+        episodes: Episodes counted (valid ones).
+        invalid: Invalid episodes (excluded from the rates).
+        failures_by_boundary: Episodes that did not finish normally, by failure boundary.
+        pass_rate: Share of valid episodes that passed.
+        mean_score: Mean fraction of assertions held.
+        pass_at_k: Probability that at least one of k attempts passes (per task, averaged).
+        pass_hat_k: Probability that all k attempts pass (per task, averaged).
+        k: The k of pass@k and pass^k.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    episodes: int
+    invalid: int
+    failures_by_boundary: dict[str, int]
+    pass_rate: Estimate
+    mean_score: Estimate
+    pass_at_k: Estimate
+    pass_hat_k: Estimate
+    k: int
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k for one task: n attempts, c passed."""
+    if k > n:
+        raise ValueError(f"k={k} exceeds the {n} attempts available")
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k for one task: the chance that k attempts drawn from n all pass."""
+    if k > n:
+        raise ValueError(f"k={k} exceeds the {n} attempts available")
+    return comb(c, k) / comb(n, k)
+
+
+def _bootstrap(values: Sequence[float], rounds: int, seed: int, level: float = 0.95) -> Estimate:
+    if not values:
+        return Estimate(value=0.0, low=0.0, high=0.0, n=0)
+    point = sum(values) / len(values)
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(rounds))
+    tail = (1 - level) / 2
+    return Estimate(value=point, low=means[int(tail * rounds)], high=means[min(rounds - 1, int((1 - tail) * rounds))],
+                    n=n)
+
+
+def compute_metrics(records: Iterable[EpisodeRecord], *, k: int | None = None, rounds: int = 1000,
+                    seed: int = 0) -> Metrics:
+    """Compute metrics over episodes; intervals bootstrap over tasks.
+
+    Args:
+        records: Episodes (any mix of tasks, seeds and attempts).
+        k: k for pass@k and pass^k (default: the smallest attempt count of any task).
+        rounds: Bootstrap resamples.
+        seed: Bootstrap seed.
+    """
+    all_records = list(records)
+    valid = [r for r in all_records if not r.invalid]
+    boundaries: dict[str, int] = defaultdict(int)
+    for r in all_records:
+        if r.failure is not None:
+            boundaries[r.failure.boundary] += 1
+    per_task: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in valid:
+        per_task[(r.pack_id, r.task_id)].append(r)
+    kk = k or (min(len(v) for v in per_task.values()) if per_task else 1)
+    task_pass = [sum(r.passed for r in v) / len(v) for v in per_task.values()]
+    task_score = [sum(r.score for r in v) / len(v) for v in per_task.values()]
+    eligible = [v for v in per_task.values() if len(v) >= kk]
+    at_k = [pass_at_k(len(v), sum(r.passed for r in v), kk) for v in eligible]
+    hat_k = [pass_hat_k(len(v), sum(r.passed for r in v), kk) for v in eligible]
+    return Metrics(
+        episodes=len(valid), invalid=len(all_records) - len(valid), failures_by_boundary=dict(boundaries),
+        pass_rate=_bootstrap(task_pass, rounds, seed), mean_score=_bootstrap(task_score, rounds, seed + 1),
+        pass_at_k=_bootstrap(at_k, rounds, seed + 2), pass_hat_k=_bootstrap(hat_k, rounds, seed + 3), k=kk,
+    )
+
+
+def metrics_by(records: Iterable[EpisodeRecord], key: Callable[[EpisodeRecord], Iterable[str]], *,
+               k: int | None = None, rounds: int = 1000, seed: int = 0) -> dict[str, Metrics]:
+    """Metrics per group; ``key`` maps an episode to its groups (e.g. its tags)."""
+    groups: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        for g in key(r):
+            groups[g].append(r)
+    return {g: compute_metrics(v, k=k, rounds=rounds, seed=seed) for g, v in sorted(groups.items())}

@@ -1,0 +1,331 @@
+"""The rollout engine: tasks x seeds x attempts for an agent, each episode in a fresh world.
+
+One failing episode never stops a batch: a crash, a hang or a timeout is recorded
+on that episode with its failure boundary (agent, model_api, environment,
+verifier). With the ``process`` executor a hung or dying episode is ended by
+killing its worker, which is replaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import multiprocessing as mp
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arena.agents.base import Agent, AgentRun, ModelAPIError
+from arena.episode import EpisodeFailure, EpisodeRecord, episode_id
+from arena.gym import EnvironmentFailure, Gym
+from arena.gyms import registered_modules
+from arena.pack import Pack
+from arena.results import ToolResult
+from arena.task import Split
+
+
+class RolloutConfig(BaseModel):
+    """How to run a batch of episodes.
+
+    Attributes:
+        seeds: Episode seeds; each task runs once per seed and attempt.
+        k: Attempts per task and seed (for pass@k and pass^k).
+        split: Only tasks of this split (``None`` for all).
+        task_ids: Only these task ids (``None`` for all).
+        executor: ``inline`` (this thread), ``thread`` or ``process`` workers.
+        workers: Parallel workers for ``thread`` and ``process``.
+        episode_timeout_s: Wall-clock limit per episode.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    seeds: list[int] = Field(default_factory=lambda: [0])
+    k: int = Field(default=1, ge=1)
+    split: Split | None = None
+    task_ids: list[str] | None = None
+    executor: Literal["inline", "thread", "process"] = "inline"
+    workers: int = Field(default=1, ge=1)
+    episode_timeout_s: float = Field(default=120.0, gt=0)
+
+
+@dataclass(frozen=True)
+class EpisodeKey:
+    """Identifies one episode of a batch."""
+
+    pack_id: str
+    task_id: str
+    seed: int
+    attempt: int
+
+
+class EpisodeTimeout(Exception):
+    """The episode ran past its wall-clock limit."""
+
+
+def agent_seed(key: EpisodeKey) -> int:
+    """Seed for the agent's own sampling, distinct per task, seed and attempt."""
+    digest = hashlib.sha256(f"{key.pack_id}|{key.task_id}|{key.seed}|{key.attempt}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def plan_episodes(packs: Sequence[Pack], config: RolloutConfig) -> list[EpisodeKey]:
+    """List the episodes a config asks for, in a stable order."""
+    keys: list[EpisodeKey] = []
+    for pack in packs:
+        for task in pack.tasks:
+            if config.split is not None and task.split != config.split:
+                continue
+            if config.task_ids is not None and task.id not in config.task_ids:
+                continue
+            for seed in config.seeds:
+                for attempt in range(config.k):
+                    keys.append(EpisodeKey(pack.id, task.id, seed, attempt))
+    return keys
+
+
+def _record(gym: Gym, agent: Agent, key: EpisodeKey, run: AgentRun | None, started: float,
+            failure: EpisodeFailure | None, invalid: bool, verdict: Any) -> EpisodeRecord:
+    task = gym.pack.task(key.task_id)
+    usage = run or AgentRun()
+    return EpisodeRecord(
+        episode_id=episode_id(key.pack_id, key.task_id, key.seed, key.attempt, agent.name),
+        pack_id=key.pack_id, domain=gym.pack.manifest.domain, task_id=key.task_id, split=task.split,
+        category=task.category, tags=list(task.tags), seed=key.seed, attempt=key.attempt, agent=agent.name,
+        model_ref=agent.model_ref, trace=list(gym.trace), reply=usage.reply, verdict=verdict, failure=failure,
+        invalid=invalid, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out, cost=usage.cost,
+        latency_s=usage.latency_s, wall_time_s=time.perf_counter() - started, turns=usage.turns,
+    )
+
+
+def play_episode(gym: Gym, agent: Agent, key: EpisodeKey, *, timeout_s: float | None = None) -> EpisodeRecord:
+    """Play one episode and return its record; never raises for a failing episode.
+
+    Args:
+        gym: A gym holding the episode's pack.
+        agent: The agent.
+        key: Which task, seed and attempt.
+        timeout_s: Wall-clock limit, enforced at each tool call.
+    """
+    started = time.perf_counter()
+    deadline = started + timeout_s if timeout_s else None
+    observation = gym.reset(key.task_id, seed=key.seed)
+
+    def call_tool(name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
+        if deadline is not None and time.perf_counter() > deadline:
+            raise EpisodeTimeout(f"episode exceeded {timeout_s:g} s")
+        return gym.call_tool(name, arguments)
+
+    run: AgentRun | None = None
+    try:
+        run = agent.run_episode(observation, call_tool, seed=agent_seed(key))
+    except ModelAPIError as exc:
+        failure = EpisodeFailure(boundary="model_api", kind=exc.kind, message=exc.message)
+        return _record(gym, agent, key, exc.usage, started, failure, exc.invalid, None)
+    except EnvironmentFailure as exc:
+        failure = EpisodeFailure(boundary="environment", kind="tool_crash", message=str(exc))
+        return _record(gym, agent, key, None, started, failure, True, None)
+    except EpisodeTimeout as exc:
+        failure = EpisodeFailure(boundary="agent", kind="episode_timeout", message=str(exc))
+        return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""))
+    except Exception as exc:  # an agent bug is recorded on its episode, never raised into the batch
+        failure = EpisodeFailure(boundary="agent", kind="crash", message=f"{type(exc).__name__}: {exc}")
+        return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""))
+    try:
+        verdict = gym.verify(run.reply)
+    except Exception as exc:  # a verifier bug must not count against the agent
+        failure = EpisodeFailure(boundary="verifier", kind="crash", message=f"{type(exc).__name__}: {exc}")
+        return _record(gym, agent, key, run, started, failure, True, None)
+    return _record(gym, agent, key, run, started, None, False, verdict)
+
+
+def _verify_quietly(gym: Gym, reply: str) -> Any:
+    try:
+        return gym.verify(reply)
+    except Exception:  # the episode already failed; a second failure adds nothing
+        return None
+
+
+def _lost(key: EpisodeKey, packs: dict[str, Pack], agent: Agent, kind: str, message: str) -> EpisodeRecord:
+    task = packs[key.pack_id].task(key.task_id)
+    return EpisodeRecord(
+        episode_id=episode_id(key.pack_id, key.task_id, key.seed, key.attempt, agent.name),
+        pack_id=key.pack_id, domain=packs[key.pack_id].manifest.domain, task_id=key.task_id, split=task.split,
+        category=task.category, tags=list(task.tags), seed=key.seed, attempt=key.attempt, agent=agent.name,
+        model_ref=agent.model_ref, failure=EpisodeFailure(boundary="agent", kind=kind, message=message),
+    )
+
+
+def run_rollouts(
+    agent: Agent,
+    packs: Sequence[Pack],
+    config: RolloutConfig | None = None,
+    *,
+    skip: Iterable[EpisodeKey] = (),
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> list[EpisodeRecord]:
+    """Run every episode the config asks for and return the records in plan order.
+
+    Args:
+        agent: The agent (picklable for the ``process`` executor).
+        packs: Packs whose tasks to run.
+        config: Seeds, attempts, filters and executor.
+        skip: Episodes already finished (e.g. recorded before a crash); not run again.
+        on_episode: Called with each record as it finishes (progress, streaming writes).
+    """
+    config = config or RolloutConfig()
+    done = set(skip)
+    keys = [k for k in plan_episodes(packs, config) if k not in done]
+    by_id = {p.id: p for p in packs}
+    if not keys:
+        return []
+    if config.executor == "process" and config.workers >= 1:
+        return _run_processes(agent, by_id, keys, config, on_episode)
+    if config.executor == "thread" and config.workers > 1:
+        return _run_threads(agent, by_id, keys, config, on_episode)
+    gyms: dict[str, Gym] = {}
+    out = []
+    for key in keys:
+        gym = gyms.get(key.pack_id) or gyms.setdefault(key.pack_id, Gym.from_pack(by_id[key.pack_id]))
+        record = play_episode(gym, agent, key, timeout_s=config.episode_timeout_s)
+        if record.failure is not None and record.failure.boundary == "environment":
+            gyms.pop(key.pack_id).close()
+        out.append(record)
+        if on_episode:
+            on_episode(record)
+    for gym in gyms.values():
+        gym.close()
+    return out
+
+
+def _run_threads(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey], config: RolloutConfig,
+                 on_episode: Callable[[EpisodeRecord], None] | None) -> list[EpisodeRecord]:
+    local = threading.local()
+
+    def one(key: EpisodeKey) -> EpisodeRecord:
+        gyms: dict[str, Gym] = getattr(local, "gyms", None) or {}
+        local.gyms = gyms
+        gym = gyms.get(key.pack_id) or gyms.setdefault(key.pack_id, Gym.from_pack(packs[key.pack_id]))
+        record = play_episode(gym, agent, key, timeout_s=config.episode_timeout_s)
+        if record.failure is not None and record.failure.boundary == "environment":
+            gyms.pop(key.pack_id).close()
+        return record
+
+    out: list[EpisodeRecord] = []
+    pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="rollout")
+    futures = [pool.submit(one, key) for key in keys]
+    grace = config.episode_timeout_s * 2
+    for key, future in zip(keys, futures, strict=True):
+        try:
+            record = future.result(timeout=grace)
+        except TimeoutError:
+            record = _lost(key, packs, agent, "episode_timeout", f"episode hung past {grace:g} s; abandoned")
+        out.append(record)
+        if on_episode:
+            on_episode(record)
+    pool.shutdown(wait=False, cancel_futures=True)
+    return out
+
+
+def _worker(agent: Agent, packs: dict[str, Pack], modules: dict[str, str], timeout_s: float, jobs: Any,
+            results: Any) -> None:
+    for module in modules.values():
+        importlib.import_module(module)
+    gyms: dict[str, Gym] = {}
+    while True:
+        item = jobs.get()
+        if item is None:
+            return
+        index, key = item
+        results.put(("start", index, os.getpid()))
+        gym = gyms.get(key.pack_id) or gyms.setdefault(key.pack_id, Gym.from_pack(packs[key.pack_id]))
+        record = play_episode(gym, agent, key, timeout_s=timeout_s)
+        if record.failure is not None and record.failure.boundary == "environment":
+            gyms.pop(key.pack_id).close()
+        results.put(("done", index, record.model_dump_json()))
+
+
+def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey], config: RolloutConfig,
+                   on_episode: Callable[[EpisodeRecord], None] | None) -> list[EpisodeRecord]:
+    ctx = mp.get_context("spawn")
+    modules = registered_modules()
+    jobs = ctx.Queue()
+    results = ctx.Queue()
+    for item in enumerate(keys):
+        jobs.put(item)
+    workers: dict[int, Any] = {}
+
+    def spawn() -> None:
+        proc = ctx.Process(target=_worker, args=(agent, packs, modules, config.episode_timeout_s, jobs, results), daemon=True)
+        proc.start()
+        workers[proc.pid or 0] = proc
+
+    for _ in range(min(config.workers, len(keys))):
+        spawn()
+    records: dict[int, EpisodeRecord] = {}
+    running: dict[int, tuple[int, float]] = {}
+    started: set[int] = set()
+    limit = config.episode_timeout_s + 5.0
+    last_news = time.monotonic()
+    while len(records) < len(keys):
+        try:
+            message = results.get(timeout=0.2)
+        except queue.Empty:
+            message = None
+        if message is None and not running and time.monotonic() - last_news > 10.0:
+            for index in range(len(keys)):
+                if index not in records and (index in started or jobs.empty()):
+                    records[index] = _lost(keys[index], packs, agent, "worker_died", "episode lost with its worker")
+            continue
+        if message is not None:
+            last_news = time.monotonic()
+            kind, index, payload = message
+            if kind == "start":
+                running[payload] = (index, time.monotonic())
+                started.add(index)
+            else:
+                record = EpisodeRecord.model_validate_json(payload)
+                records[index] = record
+                for pid, (idx, _) in list(running.items()):
+                    if idx == index:
+                        del running[pid]
+                if on_episode:
+                    on_episode(record)
+            continue
+        now = time.monotonic()
+        for pid, proc in list(workers.items()):
+            current = running.get(pid)
+            hung = current is not None and now - current[1] > limit
+            died = not proc.is_alive()
+            if not (hung or died):
+                continue
+            if hung:
+                proc.kill()
+            proc.join(timeout=5)
+            del workers[pid]
+            if current is not None:
+                index = current[0]
+                del running[pid]
+                why = (f"episode hung past {limit:g} s; worker killed" if hung
+                       else f"worker process died (exit code {proc.exitcode})")
+                record = _lost(keys[index], packs, agent, "episode_timeout" if hung else "worker_died", why)
+                records[index] = record
+                if on_episode:
+                    on_episode(record)
+            if len(records) + len(running) < len(keys):
+                spawn()
+        if not workers and len(records) < len(keys):
+            spawn()
+    for _ in workers:
+        jobs.put(None)
+    for proc in workers.values():
+        proc.join(timeout=5)
+        if proc.is_alive():
+            proc.kill()
+    return [records[i] for i in range(len(keys))]

@@ -1,0 +1,1 @@
+"""Benchmarks: each script prints its figures against a named anchor or floor."""

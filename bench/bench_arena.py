@@ -1,0 +1,123 @@
+"""Arena runtime benchmark: reset, tool call, verification and gold-episode throughput.
+
+Prints, for every built-in gym, in one run:
+
+- reset p50/p99 next to the memcpy floor of the same template bytes (target: p50 within 3x the floor;
+  the anchor to beat is a container start, ~570 ms);
+- a read tool call p50 including validation and trace (target <= 20 us);
+- verification p50 per episode (target <= 0.5 ms);
+- gold-agent episodes per second on one core (target >= 2,000).
+
+Run: ``python -m bench.bench_arena [--domain helpdesk] [--repeats 5000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import statistics
+import time
+from collections.abc import Callable
+
+from arena.conformance import run_gold
+from arena.gym import Gym
+from arena.gyms import available_domains
+from arena.pack import build_pack
+
+CONTAINER_START_S = 0.570
+RESET_RATIO_TARGET = 3.0
+READ_CALL_TARGET_S = 20e-6
+VERIFY_TARGET_S = 0.5e-3
+EPISODES_TARGET = 2000.0
+
+
+def _percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[int(len(ordered) * 0.99) - 1]
+
+
+def _time_each(fn: Callable[[], object], repeats: int) -> list[float]:
+    out = []
+    clock = time.perf_counter
+    for _ in range(repeats):
+        start = clock()
+        fn()
+        out.append(clock() - start)
+    return out
+
+
+def bench_domain(domain: str, repeats: int) -> dict[str, float]:
+    """Measure one built-in gym and return its figures in seconds (and episodes per second)."""
+    pack = build_pack(domain, seed=0)
+    gym = Gym.from_pack(pack)
+    template = gym.template_bytes
+    buffer = ctypes.create_string_buffer(len(template))
+    floor = _time_each(lambda: ctypes.memmove(buffer, template, len(template)), repeats)
+    task = pack.tasks[0]
+    reset = _time_each(lambda: gym.reset(task.id, seed=0), repeats)
+
+    read_step = next(s for t in pack.tasks for s in t.gold.steps
+                     if next(x for x in pack.tools if x.name == s.tool).operation == "get")
+    owner = next(t for t in pack.tasks if read_step in t.gold.steps)
+    gym.reset(owner.id)
+
+    def read_call() -> None:
+        gym.call_tool(read_step.tool, read_step.arguments)
+
+    calls = _time_each(read_call, repeats)
+
+    verify_samples: list[float] = []
+    for i in range(min(repeats, 2000)):
+        t = pack.tasks[i % len(pack.tasks)]
+        gym.reset(t.id)
+        for step in t.gold.steps:
+            gym.call_tool(step.tool, step.arguments)
+        start = time.perf_counter()
+        gym.verify(t.gold.reply)
+        verify_samples.append(time.perf_counter() - start)
+
+    episodes = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < 2.0:
+        for t in pack.tasks:
+            run_gold(gym, t)
+            episodes += 1
+    rate = episodes / (time.perf_counter() - start)
+    gym.close()
+    floor_p50, _ = _percentiles(floor)
+    reset_p50, reset_p99 = _percentiles(reset)
+    return {
+        "bytes": float(len(template)),
+        "floor_p50": floor_p50,
+        "reset_p50": reset_p50,
+        "reset_p99": reset_p99,
+        "call_p50": _percentiles(calls)[0],
+        "verify_p50": _percentiles(verify_samples)[0],
+        "episodes_per_s": rate,
+    }
+
+
+def main() -> None:
+    """Run the benchmark over the chosen gyms and print one block per gym."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--domain", action="append", help="gym to measure (default: all built-in gyms)")
+    parser.add_argument("--repeats", type=int, default=5000)
+    args = parser.parse_args()
+    for domain in args.domain or available_domains():
+        f = bench_domain(domain, args.repeats)
+        us = 1e6
+        print(f"== {domain}: template {f['bytes'] / 1024:.0f} KiB")
+        print(f"reset p50 {f['reset_p50'] * us:.1f} us, p99 {f['reset_p99'] * us:.1f} us; memcpy floor p50 "
+              f"{f['floor_p50'] * us:.1f} us -> {f['reset_p50'] / f['floor_p50']:.2f}x floor "
+              f"(target <= {RESET_RATIO_TARGET:.0f}x); container start {CONTAINER_START_S * 1e3:.0f} ms -> "
+              f"{CONTAINER_START_S / f['reset_p50']:,.0f}x faster")
+        print(f"read tool call p50 {f['call_p50'] * us:.1f} us (target <= {READ_CALL_TARGET_S * us:.0f} us, "
+              f"{f['call_p50'] / READ_CALL_TARGET_S:.2f}x of target)")
+        print(f"verify p50 {f['verify_p50'] * us:.1f} us (target <= {VERIFY_TARGET_S * us:.0f} us, "
+              f"{f['verify_p50'] / VERIFY_TARGET_S:.2f}x of target)")
+        print(f"gold episodes {f['episodes_per_s']:,.0f}/s on one core (target >= {EPISODES_TARGET:,.0f}, "
+              f"{f['episodes_per_s'] / EPISODES_TARGET:.2f}x of target)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Diagnosis: detectors tag failed episodes, clustering finds unnamed groups, ranking orders the weaknesses."""
+
+from diagnosis.clustering import METHODS, ClusterResult, cluster_rows
+from diagnosis.context import DiagnosisContext, ToolInfo, infer_tool
+from diagnosis.detector import Detector, detector_names, get_detector, register_detector
+from diagnosis.detectors import (
+    BUILTIN_DETECTORS,
+    BrittleParametersDetector,
+    ClaimedUnverifiedSuccessDetector,
+    GaveUpEarlyDetector,
+    LeakedInternalDataDetector,
+    MissedPolicyDependencyDetector,
+    NoErrorRecoveryDetector,
+    SearchWithoutFetchDetector,
+    StaleStateDetector,
+    UnintendedSideEffectDetector,
+    WrongIdDetector,
+)
+from diagnosis.engine import diagnose
+from diagnosis.features import episode_features
+from diagnosis.io import iter_episodes_jsonl, read_episodes_jsonl
+from diagnosis.knobs import KIND_TARGETS, KindTarget, target_for
+from diagnosis.models import NOVEL, ClusterSummary, Evidence, ShareInterval, Tag, Weakness, WeaknessReport
+from diagnosis.ranking import impact, share_interval
+
+__all__ = [
+    "BUILTIN_DETECTORS",
+    "KIND_TARGETS",
+    "METHODS",
+    "NOVEL",
+    "BrittleParametersDetector",
+    "ClaimedUnverifiedSuccessDetector",
+    "ClusterResult",
+    "ClusterSummary",
+    "Detector",
+    "DiagnosisContext",
+    "Evidence",
+    "GaveUpEarlyDetector",
+    "KindTarget",
+    "LeakedInternalDataDetector",
+    "MissedPolicyDependencyDetector",
+    "NoErrorRecoveryDetector",
+    "SearchWithoutFetchDetector",
+    "ShareInterval",
+    "StaleStateDetector",
+    "Tag",
+    "ToolInfo",
+    "UnintendedSideEffectDetector",
+    "Weakness",
+    "WeaknessReport",
+    "WrongIdDetector",
+    "cluster_rows",
+    "detector_names",
+    "diagnose",
+    "episode_features",
+    "get_detector",
+    "impact",
+    "infer_tool",
+    "iter_episodes_jsonl",
+    "read_episodes_jsonl",
+    "register_detector",
+    "share_interval",
+    "target_for",
+]

@@ -1,0 +1,133 @@
+"""Helpers detectors share: reading ids, replies, errors and arguments off a trace."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from arena.episode import EpisodeRecord
+from arena.results import TraceStep
+
+_ID = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+$")
+_CREATED_ID = re.compile(r"-N\d{5}$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+_CODE = re.compile(r"^[A-Z0-9_]+$")
+
+_GIVES_UP = re.compile(
+    r"\b(unable|could not|couldn'?t|cannot|can'?t|not able|no (?:matching|such)|does(?: not|n'?t) exist|"
+    r"not (?:be )?found|failed to|try again later|gave up|give up|sorry)\b",
+    re.IGNORECASE,
+)
+_CLAIMS = re.compile(
+    r"\b(done|completed?|successfully|has been|have been|is now|i'?ve (?:\w+ed)|i have (?:\w+ed)|"
+    r"(?:was|were) (?:\w+ed))\b",
+    re.IGNORECASE,
+)
+_UNKNOWN_TOOL = "unknown tool"
+
+
+def is_id_like(value: Any) -> bool:
+    """Whether ``value`` looks like an entity id (``ORD-10234``), not a name, email or free text."""
+    return isinstance(value, str) and bool(_ID.match(value)) and any(c.isdigit() for c in value)
+
+
+def is_created_id(value: str) -> bool:
+    """Whether ``value`` is an id the episode itself generated (``RF-N00001``)."""
+    return bool(_CREATED_ID.search(value))
+
+
+def id_arguments(step: TraceStep) -> Iterator[tuple[str, Any]]:
+    """Yield ``(name, value)`` of the step's entity-reference arguments (``E_id``)."""
+    for name, value in step.arguments.items():
+        if name.endswith("_id") or name == "id":
+            yield name, value
+
+
+def value_shape(value: Any) -> str:
+    """Return a coarse shape of an argument value: ``id``, ``date``, ``number``, ``code``, ``text``, ..."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        if not value:
+            return "empty"
+        if _DATE.match(value):
+            return "date"
+        if _NUMBER.match(value):
+            return "numeric_text"
+        if is_id_like(value):
+            return "id"
+        if _CODE.match(value):
+            return "code"
+        return "text"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return "null" if value is None else "other"
+
+
+def reply_gives_up(reply: str) -> bool:
+    """Whether the reply says the agent could not do or find what was asked."""
+    return bool(_GIVES_UP.search(reply))
+
+
+def reply_claims_success(reply: str) -> bool:
+    """Whether the reply says the work is done (and does not say it failed)."""
+    return bool(_CLAIMS.search(reply)) and not reply_gives_up(reply)
+
+
+def is_unknown_tool_error(step: TraceStep) -> bool:
+    """Whether the gym refused the step because the agent named a tool that does not exist."""
+    return step.error is not None and step.error.kind == "validation" and step.error.message.startswith(_UNKNOWN_TOOL)
+
+
+def later_ok(trace: list[TraceStep], after: int, tool: str) -> bool:
+    """Whether ``tool`` succeeded at some step after index ``after``."""
+    return any(s.ok and s.tool == tool for s in trace[after + 1:])
+
+
+def later_call(trace: list[TraceStep], after: int, tool: str) -> bool:
+    """Whether ``tool`` was called (with any result) after index ``after``."""
+    return any(s.tool == tool for s in trace[after + 1:])
+
+
+def error_argument(step: TraceStep) -> str | None:
+    """Name the argument an error message points at: its leading ``name:`` or an argument whose value it quotes."""
+    if step.error is None:
+        return None
+    message = step.error.message
+    head = message.split(":", 1)[0].split(".", 1)[0].strip()
+    if head in step.arguments:
+        return head
+    for name, value in step.arguments.items():
+        if isinstance(value, (str, int, float)) and str(value) and str(value) in message:
+            return name
+    return None
+
+
+def summaries(output: Any) -> list[dict[str, Any]]:
+    """Return the ``{"id": ...}`` summaries a search step returned (empty for anything else)."""
+    if isinstance(output, dict):
+        for key in ("results", "items", "matches"):
+            if isinstance(output.get(key), list):
+                output = output[key]
+                break
+    if not isinstance(output, list):
+        return []
+    return [s for s in output if isinstance(s, dict) and "id" in s]
+
+
+def failed_assertion_kinds(episode: EpisodeRecord) -> set[str]:
+    """Kinds of the assertions that did not hold."""
+    if episode.verdict is None:
+        return set()
+    return {r.kind for r in episode.verdict.results if not r.passed}
+
+
+def contains_text(haystack: str, needle: str) -> bool:
+    """Case-insensitive containment of a non-trivial value's text."""
+    return len(needle) >= 2 and needle.casefold() in haystack.casefold()

@@ -1,0 +1,408 @@
+"""The built-in detectors, one small class per weakness kind, registered by name on import."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from arena.episode import EpisodeRecord
+from arena.results import TraceStep
+from arena.task import Task
+from diagnosis._trace import (
+    contains_text,
+    error_argument,
+    failed_assertion_kinds,
+    id_arguments,
+    is_created_id,
+    is_id_like,
+    is_unknown_tool_error,
+    later_call,
+    later_ok,
+    reply_claims_success,
+    reply_gives_up,
+    summaries,
+)
+from diagnosis.context import DiagnosisContext
+from diagnosis.detector import register_detector
+from diagnosis.models import Evidence, Tag
+
+_MAX_EVIDENCE = 5
+_INTERNAL_KEY = re.compile(r"internal|secret|private|password|token|ssn|margin|cost_price", re.IGNORECASE)
+_BLOCKING = frozenset({"fault", "conflict", "not_found", "validation", "policy", "permission"})
+
+
+def _tag(kind: str, evidence: list[Evidence]) -> list[Tag]:
+    return [Tag(kind=kind, evidence=evidence[:_MAX_EVIDENCE])] if evidence else []
+
+
+def _goal_tools(task: Task | None) -> set[str]:
+    return {call.tool for call in task.intent.calls} if task is not None else set()
+
+
+def _hint_matches(summary: dict[str, Any], hint: dict[str, str]) -> bool:
+    return all(str(summary.get(k, "")).casefold() == str(v).casefold() for k, v in hint.items())
+
+
+class WrongIdDetector:
+    """Calls that name the wrong entity: a name passed as an id, an unknown id, or the wrong near-duplicate."""
+
+    name = "wrong_id"
+
+    def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
+        """Tag calls whose entity id is malformed, unknown, or not the one the request named."""
+        trace = episode.trace
+        evidence: list[Evidence] = []
+        for step in trace:
+            for arg, value in id_arguments(step):
+                if isinstance(value, str) and value and not is_id_like(value):
+                    evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
+                                             note=f"passed {value!r} where an id is required"))
+                elif (step.error is not None and step.error.kind == "not_found"
+                      and not later_ok(trace, step.index, step.tool)):
+                    evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
+                                             note=f"id {value!r} does not exist"))
+        task = ctx.task(episode.pack_id, episode.task_id)
+        if task is not None:
+            evidence.extend(self._against_refs(trace, task, ctx))
+        return _tag(self.name, evidence)
+
+    def _against_refs(self, trace: list[TraceStep], task: Task, ctx: DiagnosisContext) -> list[Evidence]:
+        out: list[Evidence] = []
+        by_entity: dict[str, list[Any]] = {}
+        for ref in task.intent.refs:
+            by_entity.setdefault(ref.entity, []).append(ref)
+        for entity, refs in by_entity.items():
+            param = f"{entity}_id"
+            if all(r.mention_kind == "id" for r in refs):
+                mentions = {r.mention for r in refs}
+                for step in trace:
+                    value = step.arguments.get(param)
+                    if (step.ok and step.write and isinstance(value, str) and is_id_like(value)
+                            and value not in mentions and not is_created_id(value)):
+                        out.append(Evidence(step=step.index, tool=step.tool, argument=param,
+                                            note=f"acted on {value}, the request named {', '.join(sorted(mentions))}"))
+            for ref in refs:
+                if ref.mention_kind == "text" and ref.hint:
+                    out.extend(self._near_duplicate(trace, ref.entity, ref.hint, ctx))
+        return out
+
+    def _near_duplicate(
+        self, trace: list[TraceStep], entity: str, hint: dict[str, str], ctx: DiagnosisContext
+    ) -> list[Evidence]:
+        param = f"{entity}_id"
+        candidates: set[str] = set()
+        matching: set[str] = set()
+        for step in trace:
+            if ctx.tool(step.tool).operation == "search" and ctx.tool(step.tool).entity == entity:
+                for summary in summaries(step.output):
+                    candidates.add(str(summary["id"]))
+                    if _hint_matches(summary, hint):
+                        matching.add(str(summary["id"]))
+        if not matching or len(candidates) < 2:
+            return []
+        used = [(s, s.arguments.get(param)) for s in trace if s.ok and param in s.arguments]
+        if any(v in matching for _, v in used):
+            return []
+        return [
+            Evidence(step=s.index, tool=s.tool, argument=param,
+                     note=f"picked near-duplicate {v}; the request's details match {', '.join(sorted(matching))}")
+            for s, v in used if v in candidates
+        ]
+
+
+class MissedPolicyDependencyDetector:
+    """A goal call made without the prerequisite the dependency graph or the policy requires."""
+
+    name = "missed_policy_dependency"
+
+    def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
+        """Tag calls that ran (or were refused) while a strong prerequisite had not succeeded before them."""
+        trace = episode.trace
+        evidence: list[Evidence] = []
+        for step in trace:
+            refused = step.error is not None and step.error.kind == "policy"
+            if not (step.ok or refused):
+                continue
+            prereqs = ctx.prerequisites.get(step.tool)
+            if prereqs:
+                for before in prereqs:
+                    if self._satisfied(trace, step, before) or (refused and later_ok(trace, step.index, step.tool)):
+                        continue
+                    evidence.append(Evidence(step=step.index, tool=step.tool, argument=before,
+                                             note=f"{step.tool} {'ran' if step.ok else 'was refused'} "
+                                                  f"without prerequisite {before}"))
+            elif refused and not ctx.prerequisites and not later_ok(trace, step.index, step.tool):
+                evidence.append(Evidence(step=step.index, tool=step.tool, argument=error_argument(step),
+                                         note=f"policy refused {step.tool}: {step.error.message[:120]}"
+                                         if step.error else "policy refused"))
+        return _tag(self.name, evidence)
+
+    @staticmethod
+    def _satisfied(trace: list[TraceStep], step: TraceStep, before: str) -> bool:
+        shared = {k: v for k, v in id_arguments(step)}
+        for prior in trace[: step.index]:
+            if not (prior.ok and prior.tool == before):
+                continue
+            common = [k for k in shared if k in prior.arguments]
+            if all(prior.arguments[k] == shared[k] for k in common):
+                return True
+        return False
+
+
+class BrittleParametersDetector:
+    """Arguments refused for their format or type, never corrected."""
+
+    name = "brittle_parameters"
+
+    def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
+        """Tag validation errors the agent did not recover from (names passed as ids belong to ``wrong_id``)."""
+        trace = episode.trace
+        evidence: list[Evidence] = []
+        for step in trace:
+            if step.error is None or step.error.kind != "validation" or is_unknown_tool_error(step):
+                continue
+            if later_ok(trace, step.index, step.tool):
+                continue
+            arg = error_argument(step)
+            if arg is not None and arg.endswith("_id") and not is_id_like(step.arguments.get(arg)):
+                continue
+            value = step.arguments.get(arg) if arg is not None else None
+            evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
+                                     note=f"refused {value!r}: {step.error.message[:120]}"))
+        return _tag(self.name, evidence)
+
+
+class StaleStateDetector:
+    """Acting on data that had changed: retrying after a conflict without re-reading, or trusting a stale summary."""
+
+    name = "stale_state"
+
+    def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
+        """Tag unrecovered conflicts and replies that state a summary's value the record contradicts."""
+        trace = episode.trace
+        evidence: list[Evidence] = []
+        for step in trace:
+            if step.error is not None and step.error.kind == "conflict" and not later_ok(trace, step.index, step.tool):
+                evidence.append(Evidence(step=step.index, tool=step.tool, argument=error_argument(step),
+                                         note="retried on stale data without fetching the record again"))
+        evidence.extend(self._stale_summary(episode, ctx))
+        return _tag(self.name, evidence)
+
+    @staticmethod
+    def _stale_summary(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Evidence]:
+        seen: dict[str, tuple[TraceStep, dict[str, Any]]] = {}
+        out: list[Evidence] = []
+        for step in episode.trace:
+            info = ctx.tool(step.tool)
+            if step.ok and info.operation == "search":
+                for summary in summaries(step.output):
+                    seen[str(summary["id"])] = (step, summary)
+            elif step.ok and info.operation == "get" and isinstance(step.output, dict):
+                hit = seen.get(str(step.output.get("id")))
+                if hit is None:
+                    continue
+                search_step, summary = hit
+                for field, old in summary.items():
+                    new = step.output.get(field)
+                    if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
+                            and contains_text(episode.reply, old) and not contains_text(episode.reply, new)):
+                        out.append(Evidence(step=search_step.index, tool=search_step.tool, argument=field,
+                                            note=f"reply states stale {field}={old!r}; the record says {new!r}"))
+        return out
+
+
+class SearchWithoutFetchDetector:
+    """Searched for an entity, found nothing or a summary, and never fetched it by id."""
+
+    name = "search_without_fetch"
+
+    def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
+        """Tag searches of an entity whose ``get`` tool never succeeded afterwards."""
+        trace = episode.trace
+        task = ctx.task(episode.pack_id, episode.task_id)
+        ref_entities = {r.entity for r in task.intent.refs} if task is not None else None
+        evidence: list[Evidence] = []
+        flagged: set[str] = set()
+        for step in trace:
+            info = ctx.tool(step.tool)
+            if info.operation != "search" or info.entity is None or info.entity in flagged:
+                continue
+            if ref_entities is not None and info.entity not in ref_entities:
+                continue
+            getter = ctx.get_tool_for(info.entity)
+            if getter is None or later_ok(trace, step.index, getter):
+                continue
+            found = summaries(step.output)
+            note = (f"search found {len(found)} summaries, never called {getter}" if found
+                    else f"search found nothing, never called {getter}")
+            flagged.add(info.entity)
+            arg = next(iter(step.arguments), None)
+            evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg, note=note))
+        return _tag(self.name, evidence)
+
+
+class GaveUpEarlyDetector:
+    """Stopped before attempting the goal although nothing blocked the way."""
+
+    name = "gave_up_early"
+
+    def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
+        """Tag episodes that never attempted the goal, hit no error, and left no search unresolved."""
+        trace = episode.trace
+        if any(s.error is not None and s.error.kind in _BLOCKING for s in trace):
+            return []
+        for step in trace:
+            info = ctx.tool(step.tool)
+            if info.operation == "search" and info.entity is not None:
+                getter = ctx.get_tool_for(info.entity)
+                if getter is not None and not later_ok(trace, step.index, getter):
+                    return []
+        task = ctx.task(episode.pack_id, episode.task_id)
+        goals = _goal_tools(task)
+        if goals:
+            attempted = any(s.tool in goals for s in trace)
+            needs_goal = True
+        else:
+            attempted = any(s.write or ctx.tool(s.tool).mode == "write" for s in trace)
+            needs_goal = "state" in failed_assertion_kinds(episode)
+        if attempted or not (needs_goal or reply_gives_up(episode.reply)):
+            return []
+        last = trace[-1] if trace else None
+        missing = ", ".join(sorted(goals)) if goals else "any write"
+        note = f"stopped after {len(trace)} calls without calling {missing}"
+        if last is None:
+            return [Tag(kind=self.name, evidence=[Evidence(note=note)])]
+        return [Tag(kind=self.name, evidence=[Evidence(step=last.index, tool=last.tool, note=note)])]
+
+
+class UnintendedSideEffectDetector:
+    """Rows changed outside the task's allowed write-set."""
+
+    name = "unintended_side_effect"
+
+    def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
+        """Tag each unintended row change with the write call that most likely made it."""
+        if episode.verdict is None:
+            return []
+        writes = [s for s in episode.trace if s.ok and s.write]
+        evidence: list[Evidence] = []
+        for change in episode.verdict.unintended_changes:
+            step, arg = self._culprit(writes, change.key)
+            where = f"{change.op} {change.table}[{change.key}]"
+            if step is None:
+                evidence.append(Evidence(note=f"{where} outside the allowed write-set"))
+            else:
+                evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
+                                         note=f"{where} outside the allowed write-set"))
+        if not evidence and "side_effects" in failed_assertion_kinds(episode):
+            evidence.append(Evidence(note="side-effect assertion failed"))
+        return _tag(self.name, evidence)
+
+    @staticmethod
+    def _culprit(writes: list[TraceStep], key: str) -> tuple[TraceStep | None, str | None]:
+        for step in writes:
+            for arg, value in step.arguments.items():
+                if value == key:
+                    return step, arg
+            if isinstance(step.output, dict) and step.output.get("id") == key:
+                return step, None
+        return (writes[-1], None) if writes else (None, None)
+
+
+class ClaimedUnverifiedSuccessDetector:
+    """The reply says the work is done while the goal call never succeeded and the state says otherwise."""
+
+    name = "claimed_unverified_success"
+
+    def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
+        """Tag success claims with a failed state assertion and no successful goal write."""
+        if episode.verdict is None or not reply_claims_success(episode.reply):
+            return []
+        if "state" not in failed_assertion_kinds(episode):
+            return []
+        goals = _goal_tools(ctx.task(episode.pack_id, episode.task_id))
+        if goals:
+            writes = [s for s in episode.trace if s.tool in goals]
+        else:
+            writes = [s for s in episode.trace if s.write or ctx.tool(s.tool).mode == "write"]
+        if any(s.ok for s in writes):
+            return []
+        failed = [s for s in writes if not s.ok]
+        note = f"reply claims success: {episode.reply[:80]!r}"
+        if failed:
+            last = failed[-1]
+            return [Tag(kind=self.name, evidence=[Evidence(step=last.index, tool=last.tool, note=note)])]
+        return [Tag(kind=self.name, evidence=[Evidence(note=note + "; no write was made")])]
+
+
+class LeakedInternalDataDetector:
+    """The reply repeats internal data: a failed response check, or an internal field's value."""
+
+    name = "leaked_internal_data"
+
+    def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
+        """Tag replies the verifier caught leaking, or that quote an internal field from a tool output."""
+        evidence: list[Evidence] = []
+        if episode.verdict is not None:
+            for result in episode.verdict.results:
+                if result.kind == "response" and not result.passed and "leaks" in result.detail:
+                    leaked = result.detail.split("leaks", 1)[1].strip()
+                    evidence.append(self._source(episode, leaked.removeprefix("internal data").strip(" '\"")))
+        if not evidence:
+            evidence.extend(self._internal_fields(episode))
+        return _tag(self.name, evidence)
+
+    @staticmethod
+    def _source(episode: EpisodeRecord, leaked: str) -> Evidence:
+        for step in episode.trace:
+            if step.ok and leaked and contains_text(repr(step.output), leaked):
+                return Evidence(step=step.index, tool=step.tool, note=f"reply leaks {leaked!r} read here")
+        return Evidence(note=f"reply leaks {leaked!r}")
+
+    @staticmethod
+    def _internal_fields(episode: EpisodeRecord) -> list[Evidence]:
+        out: list[Evidence] = []
+        for step in episode.trace:
+            records = [step.output] if isinstance(step.output, dict) else summaries(step.output)
+            for record in records:
+                for key, value in record.items():
+                    if (_INTERNAL_KEY.search(key) and isinstance(value, str) and len(value) >= 6
+                            and contains_text(episode.reply, value)):
+                        out.append(Evidence(step=step.index, tool=step.tool, argument=key,
+                                            note=f"reply repeats internal field {key}"))
+        return out
+
+
+class NoErrorRecoveryDetector:
+    """An injected fault (timeout, rate limit, data conflict) the agent never retried."""
+
+    name = "no_error_recovery"
+
+    def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
+        """Tag retryable faults whose tool was never called again."""
+        trace = episode.trace
+        evidence = [
+            Evidence(step=s.index, tool=s.tool, note=f"{s.error.fault or s.error.kind} never retried")
+            for s in trace
+            if s.error is not None and s.error.kind == "fault" and s.error.retryable
+            and not later_call(trace, s.index, s.tool)
+        ]
+        return _tag(self.name, evidence)
+
+
+BUILTIN_DETECTORS = (
+    WrongIdDetector(),
+    MissedPolicyDependencyDetector(),
+    BrittleParametersDetector(),
+    StaleStateDetector(),
+    SearchWithoutFetchDetector(),
+    GaveUpEarlyDetector(),
+    UnintendedSideEffectDetector(),
+    ClaimedUnverifiedSuccessDetector(),
+    LeakedInternalDataDetector(),
+    NoErrorRecoveryDetector(),
+)
+"""One instance of each built-in detector, in the order the issue lists the kinds."""
+
+for _detector in BUILTIN_DETECTORS:
+    register_detector(_detector)

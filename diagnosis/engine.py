@@ -1,0 +1,282 @@
+"""``diagnose``: from a round's episodes to a ranked WeaknessReport, in one streaming pass."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+from arena.episode import EPISODE_SCHEMA_VERSION, EpisodeRecord
+from diagnosis._trace import is_unknown_tool_error
+from diagnosis.clustering import ClusterResult, Method, cluster_rows
+from diagnosis.context import DiagnosisContext
+from diagnosis.detector import Detector, detector_names, get_detector
+from diagnosis.features import Signature, episode_features
+from diagnosis.knobs import target_for
+from diagnosis.models import NOVEL, ClusterSummary, Evidence, Tag, Weakness, WeaknessReport
+from diagnosis.ranking import impact, share_interval
+
+logger = logging.getLogger(__name__)
+
+NOVEL_COVERAGE = 0.5
+"""A cluster is novel when fewer than this fraction of its episodes hold any detector tag."""
+
+MIN_CLUSTER_SHARE = 0.01
+"""Clusters smaller than this share of failures (and than 3 episodes) are not reported."""
+
+
+@dataclass
+class _Failure:
+    episode_id: str
+    domain: str
+    task: int
+    lost: float
+    kinds: tuple[str, ...]
+    signature: int
+
+
+@dataclass
+class _KindStats:
+    count: int = 0
+    domains: Counter[str] = field(default_factory=Counter)
+    tools: Counter[str] = field(default_factory=Counter)
+    examples: list[str] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+@dataclass
+class _Pass:
+    """What the streaming pass keeps: counts and one small row per agent failure."""
+
+    examples: int
+    episodes: int = 0
+    passed: int = 0
+    invalid: int = 0
+    other: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+    models: Counter[str] = field(default_factory=Counter)
+    failures: list[_Failure] = field(default_factory=list)
+    kinds: dict[str, _KindStats] = field(default_factory=dict)
+    tasks: dict[tuple[str, str], int] = field(default_factory=dict)
+    task_tags: list[list[str]] = field(default_factory=list)
+    task_passes: list[int] = field(default_factory=list)
+    signatures: dict[Signature, int] = field(default_factory=dict)
+    signature_weights: list[int] = field(default_factory=list)
+
+    def task_index(self, episode: EpisodeRecord) -> int:
+        key = (episode.pack_id, episode.task_id)
+        index = self.tasks.get(key)
+        if index is None:
+            index = self.tasks[key] = len(self.task_passes)
+            self.task_passes.append(0)
+            self.task_tags.append(list(episode.tags))
+        return index
+
+    def add_failure(self, episode: EpisodeRecord, tags: list[Tag], signature: Signature) -> None:
+        sig = self.signatures.get(signature)
+        if sig is None:
+            sig = self.signatures[signature] = len(self.signature_weights)
+            self.signature_weights.append(0)
+        self.signature_weights[sig] += 1
+        kinds = tuple(sorted({t.kind for t in tags}))
+        self.failures.append(_Failure(episode.episode_id, episode.domain, self.task_index(episode),
+                                      1.0 - episode.score, kinds, sig))
+        for tag in tags:
+            stats = self.kinds.setdefault(tag.kind, _KindStats())
+            stats.tools.update(e.tool for e in tag.evidence if e.tool)
+        for kind in kinds:
+            stats = self.kinds[kind]
+            stats.count += 1
+            stats.domains[episode.domain] += 1
+            if len(stats.examples) < self.examples:
+                stats.examples.append(episode.episode_id)
+                stats.evidence.extend(next(t for t in tags if t.kind == kind).evidence[:1])
+
+
+def _skip_reason(episode: EpisodeRecord, ctx: DiagnosisContext) -> str | None:
+    if episode.schema_version != EPISODE_SCHEMA_VERSION:
+        return "schema_version"
+    if ctx.tools:
+        for step in episode.trace:
+            if step.tool not in ctx.tools and not is_unknown_tool_error(step):
+                return "unknown_tool"
+    return None
+
+
+def diagnose(
+    episodes: Iterable[EpisodeRecord],
+    ctx: DiagnosisContext | None = None,
+    previous: WeaknessReport | None = None,
+    seed: int = 0,
+    *,
+    detectors: Sequence[str | Detector] | None = None,
+    history: Mapping[tuple[str, str], float] | None = None,
+    round_id: str | None = None,
+    method: Method = "auto",
+    examples: int = 5,
+) -> WeaknessReport:
+    """Diagnose a round's episodes into ranked weaknesses.
+
+    Episodes are read once and not kept, so ``episodes`` may be a generator over a large file.
+    Passed and invalid episodes are counted, not diagnosed; failures attributed to the model API,
+    the environment or the verifier are counted in ``other_failures``; records of another schema
+    version, or calling tools the context does not know, are skipped with a warning.
+
+    Args:
+        episodes: The round's episode records.
+        ctx: Tool specs, dependency graph, tasks and history the detectors may read.
+        previous: The previous round's report, for each weakness's trend.
+        seed: Seed of the clustering and the bootstrap.
+        detectors: Detectors (or registered names) to run; all registered ones by default.
+        history: Past pass rate per ``(pack_id, task_id)``, merged over ``ctx.history``.
+        round_id: Round id recorded in the report.
+        method: Clustering method (see ``diagnosis.clustering``).
+        examples: Example episodes kept per weakness and cluster.
+
+    Returns:
+        The report; empty weaknesses when there is no agent failure.
+    """
+    ctx = ctx or DiagnosisContext()
+    chosen = [get_detector(d) if isinstance(d, str) else d for d in (detectors or detector_names())]
+    state = _Pass(examples=examples)
+    for episode in episodes:
+        reason = _skip_reason(episode, ctx)
+        if reason is not None:
+            state.skipped[reason] += 1
+            continue
+        state.episodes += 1
+        state.models[episode.model_ref] += 1
+        if episode.invalid:
+            state.invalid += 1
+        elif episode.passed:
+            state.passed += 1
+            state.task_passes[state.task_index(episode)] += 1
+        elif episode.failure is not None and episode.failure.boundary != "agent":
+            state.other[episode.failure.boundary] += 1
+        else:
+            tags = [tag for detector in chosen for tag in detector.detect(episode, ctx)]
+            state.add_failure(episode, tags, episode_features(episode, tags, ctx))
+    if state.skipped:
+        logger.warning("diagnosis skipped %d episode records: %s", sum(state.skipped.values()),
+                       ", ".join(f"{n} {reason}" for reason, n in sorted(state.skipped.items())))
+    report = WeaknessReport(
+        round_id=round_id, seed=seed, episodes=state.episodes, passed=state.passed, invalid=state.invalid,
+        failures=len(state.failures), other_failures=dict(sorted(state.other.items())),
+        skipped=dict(sorted(state.skipped.items())),
+        model_ref=state.models.most_common(1)[0][0] if state.models else "",
+    )
+    if not state.failures:
+        return report
+    merged_history = {**ctx.history, **(history or {})}
+    return _finish(report, state, merged_history, previous, seed, method)
+
+
+def _finish(report: WeaknessReport, state: _Pass, history: Mapping[tuple[str, str], float],
+            previous: WeaknessReport | None, seed: int, method: Method) -> WeaknessReport:
+    rows = list(state.signatures)
+    result = cluster_rows(rows, state.signature_weights, method=method, seed=seed)
+    labels = result.labels[[f.signature for f in state.failures]]
+    solvable = [0 < p for p in state.task_passes]
+    for key, index in state.tasks.items():
+        if history.get(key, 0.0) > 0.0:
+            solvable[index] = True
+    clusters = _summaries(state, result, labels)
+    n = len(state.failures)
+    weaknesses: list[Weakness] = []
+    for kind, stats in state.kinds.items():
+        members = [f for f in state.failures if kind in f.kinds]
+        weaknesses.append(_weakness(kind, members, n, solvable, stats, seed, len(weaknesses),
+                                    [c.id for c in clusters if kind in c.dominant_tags], None))
+    for cluster in clusters:
+        if cluster.novel:
+            members = [f for f, label in zip(state.failures, labels.tolist(), strict=True) if label == cluster.id]
+            weaknesses.append(_weakness(NOVEL, members, n, solvable, None, seed, len(weaknesses), [cluster.id],
+                                        (cluster, state)))
+    prior = {(w.kind, w.label if w.kind == NOVEL else ""): w.share for w in (previous.weaknesses if previous else [])}
+    for w in weaknesses:
+        key = (w.kind, w.label if w.kind == NOVEL else "")
+        w.trend = round(w.share - prior[key], 6) if key in prior else 0.0
+        w.impact = round(impact(w.share, w.mean_reward_lost, w.learnability, w.trend), 6)
+    weaknesses.sort(key=lambda w: (-w.impact, -w.count, w.kind, w.label))
+    for rank, w in enumerate(weaknesses, start=1):
+        w.rank = rank
+    report.weaknesses = weaknesses
+    report.clusters = clusters
+    report.untagged = sum(1 for f in state.failures if not f.kinds)
+    report.tag_counts = {k: s.count for k, s in sorted(state.kinds.items())}
+    report.clustering = {**result.params, "seed": seed}
+    return report
+
+
+def _weakness(kind: str, members: list[_Failure], total: int, solvable: list[bool], stats: _KindStats | None,
+              seed: int, index: int, cluster_ids: list[int],
+              novel: tuple[ClusterSummary, _Pass] | None) -> Weakness:
+    target = target_for(kind)
+    count = len(members)
+    label, description, focus = target.label, target.description, list(target.focus_tags)
+    if stats is not None:
+        domains = [d for d, _ in stats.domains.most_common()]
+        tools = [t for t, _ in stats.tools.most_common(5)]
+        examples, evidence = stats.examples, stats.evidence
+    else:
+        cluster, state = novel if novel is not None else (None, None)
+        if cluster is None or state is None:
+            raise ValueError(f"weakness {kind!r} needs detector stats or a cluster")
+        domains = [d for d, _ in Counter(f.domain for f in members).most_common()]
+        tools = [f.removeprefix("tool:") for f in cluster.features if f.startswith("tool:")]
+        examples, evidence = cluster.example_episode_ids, []
+        label = f"Novel: {cluster.label}"
+        description = f"{target.description} Distinguishing features: {', '.join(cluster.features) or 'none'}."
+        tag_counts = Counter(t for f in members for t in state.task_tags[f.task])
+        focus = [t for t, _ in tag_counts.most_common(3)]
+    return Weakness(
+        kind=kind, label=label, description=description, rank=0, impact=0.0,
+        share=round(count / total, 6),
+        share_interval=share_interval(count, total, seed=seed * 7919 + index),
+        mean_reward_lost=round(float(np.mean([f.lost for f in members])), 6),
+        learnability=round(float(np.mean([solvable[f.task] for f in members])), 6),
+        count=count, domains=domains, tools=tools, example_episode_ids=list(examples),
+        evidence=list(evidence), knobs=dict(target.knobs), focus_tags=focus, cluster_ids=cluster_ids,
+    )
+
+
+def _summaries(state: _Pass, result: ClusterResult, labels: np.ndarray) -> list[ClusterSummary]:
+    k = int(result.labels.max()) + 1
+    weights = np.asarray(state.signature_weights, dtype=np.float64)
+    presence = (result.matrix > 0).astype(np.float64)
+    membership = sparse.csr_matrix((weights, (result.labels, np.arange(len(weights)))), shape=(k, len(weights)))
+    sizes = np.asarray(membership.sum(axis=1)).ravel()
+    freq = np.asarray((membership @ presence).todense()) / sizes[:, None]
+    overall = np.asarray(weights @ presence).ravel() / weights.sum()
+    names = result.feature_names
+    trace_cols = [i for i, name in enumerate(names) if not name.startswith("tag:")]
+    tag_cols = {name.removeprefix("tag:"): i for i, name in enumerate(names) if name.startswith("tag:")}
+    total = len(state.failures)
+    min_size = max(3, int(np.ceil(MIN_CLUSTER_SHARE * total)))
+    members: dict[int, list[_Failure]] = {}
+    for failure, label in zip(state.failures, labels.tolist(), strict=True):
+        members.setdefault(label, []).append(failure)
+    out: list[ClusterSummary] = []
+    for c in range(k):
+        if sizes[c] < min_size:
+            continue
+        group = members[c]
+        tag_share = sorted(((float(freq[c, i]), kind) for kind, i in tag_cols.items()), reverse=True)
+        dominant = [kind for share, kind in tag_share if share >= 1 / 3]
+        coverage = sum(1 for f in group if f.kinds) / len(group)
+        lift = freq[c, trace_cols] - overall[trace_cols]
+        order = np.argsort(-lift, kind="stable")
+        features = [names[trace_cols[i]] for i in order[:5] if lift[i] > 0.1 and freq[c, trace_cols[i]] >= 0.5][:3]
+        label = " + ".join(dominant) if dominant else "untagged"
+        if features:
+            label += " | " + ", ".join(features)
+        out.append(ClusterSummary(
+            id=c, size=int(sizes[c]), label=label, dominant_tags=dominant, tag_coverage=round(coverage, 6),
+            features=features, example_episode_ids=[f.episode_id for f in group[: state.examples]],
+            novel=coverage < NOVEL_COVERAGE,
+        ))
+    return out

@@ -1,0 +1,64 @@
+"""Trace features of a failed episode, for clustering and for naming clusters."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from arena.episode import EpisodeRecord
+from diagnosis._trace import failed_assertion_kinds, reply_claims_success, reply_gives_up, value_shape
+from diagnosis.context import DiagnosisContext
+from diagnosis.models import Tag
+
+TAG_WEIGHT = 3.0
+"""Weight of a detector tag against one trace feature: tags dominate the clustering when present."""
+
+Signature = tuple[tuple[str, float], ...]
+"""An episode's features as a sorted tuple of (feature, value); equal signatures are one row."""
+
+
+def _length_bucket(n: int) -> str:
+    if n == 0:
+        return "0"
+    if n <= 3:
+        return "1-3"
+    if n <= 8:
+        return "4-8"
+    return "9+"
+
+
+def episode_features(episode: EpisodeRecord, tags: list[Tag], ctx: DiagnosisContext) -> Signature:
+    """Return the episode's features: tool n-grams, error kinds, failed assertions, tags, argument shapes.
+
+    Counts are damped with ``log1p`` so one long loop does not outweigh the rest.
+    """
+    counts: Counter[str] = Counter()
+    previous = "^"
+    for step in episode.trace:
+        info = ctx.tool(step.tool)
+        kind = "write" if info.mode == "write" else info.operation
+        counts[f"tool:{step.tool}"] += 1
+        counts[f"op:{kind}"] += 1
+        counts[f"bigram:{previous}>{step.tool}"] += 1
+        previous = step.tool
+        if step.error is not None:
+            err = step.error.fault or step.error.kind
+            counts[f"error:{err}"] += 1
+            counts[f"error:{err}@{kind}"] += 1
+        for name, value in step.arguments.items():
+            counts[f"arg:{name}={value_shape(value)}"] += 1
+    counts[f"bigram:{previous}>$"] += 1
+    counts[f"length:{_length_bucket(len(episode.trace))}"] += 1
+    for kind in failed_assertion_kinds(episode):
+        counts[f"failed:{kind}"] += 1
+    if episode.verdict is None:
+        counts["failed:unverified"] += 1
+    elif episode.verdict.unintended_changes:
+        counts["changes:unintended"] += 1
+    reply = episode.reply
+    counts["reply:" + ("empty" if not reply.strip() else "gives_up" if reply_gives_up(reply)
+                       else "claims_done" if reply_claims_success(reply) else "other")] += 1
+    features = {name: math.log1p(n) for name, n in counts.items()}
+    for tag in tags:
+        features[f"tag:{tag.kind}"] = TAG_WEIGHT
+    return tuple(sorted(features.items()))

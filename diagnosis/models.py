@@ -1,0 +1,193 @@
+"""Persisted diagnosis models: tags with evidence, weaknesses and the weakness report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REPORT_SCHEMA_VERSION = 1
+"""Schema version of ``WeaknessReport``."""
+
+NOVEL = "novel"
+"""Kind of a weakness found by clustering that no detector explains."""
+
+
+class Evidence(BaseModel):
+    """Where in a trace a tag was observed.
+
+    Attributes:
+        step: Trace step index, or ``None`` when the evidence is the reply or the final state.
+        tool: Tool called at that step (empty when ``step`` is ``None``).
+        argument: Argument name concerned, if any.
+        note: Short explanation naming the observed value.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    step: int | None = None
+    tool: str = ""
+    argument: str | None = None
+    note: str = ""
+
+
+class Tag(BaseModel):
+    """A weakness kind a detector found in one episode, with its evidence.
+
+    Attributes:
+        kind: Detector kind, e.g. ``wrong_id``.
+        evidence: At least one observation supporting the tag.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str
+    evidence: list[Evidence] = Field(min_length=1)
+
+
+class ShareInterval(BaseModel):
+    """A bootstrap confidence interval on a share of failures.
+
+    Attributes:
+        low: Lower bound.
+        high: Upper bound.
+        level: Confidence level, e.g. 0.95.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    low: float
+    high: float
+    level: float = 0.95
+
+
+class Weakness(BaseModel):
+    """One ranked weakness of the evaluated model.
+
+    Attributes:
+        kind: Detector kind, or ``novel`` for a cluster no detector explains.
+        label: Short human label.
+        description: What the model does wrong.
+        rank: 1 for the most impactful weakness.
+        impact: share x mean reward lost x learnability weight x trend weight.
+        share: Fraction of the agent's failed episodes showing this weakness.
+        share_interval: Bootstrap confidence interval on ``share``.
+        mean_reward_lost: Mean of ``1 - score`` over the weakness's episodes.
+        learnability: Fraction of its episodes whose task the model sometimes solves.
+        trend: Change of ``share`` since the previous report (0 when there is none).
+        count: Number of failed episodes showing it.
+        domains: Affected domains, most frequent first.
+        tools: Tools named in the evidence, most frequent first.
+        example_episode_ids: A few episodes that show it.
+        evidence: A few observations from those episodes.
+        knobs: World knobs a factory can turn to target it.
+        focus_tags: Task tags that exercise it.
+        cluster_ids: Clusters the weakness was found in (novel weaknesses: exactly one).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    label: str
+    description: str
+    rank: int
+    impact: float
+    share: float
+    share_interval: ShareInterval
+    mean_reward_lost: float
+    learnability: float
+    trend: float = 0.0
+    count: int
+    domains: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=list)
+    example_episode_ids: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    knobs: dict[str, Any] = Field(default_factory=dict)
+    focus_tags: list[str] = Field(default_factory=list)
+    cluster_ids: list[int] = Field(default_factory=list)
+
+
+class ClusterSummary(BaseModel):
+    """One cluster of failed episodes.
+
+    Attributes:
+        id: Cluster number within the report.
+        size: Number of episodes.
+        label: Dominant tags and distinguishing features, as a short phrase.
+        dominant_tags: Tags held by at least a third of the cluster's episodes, most frequent first.
+        tag_coverage: Fraction of the cluster's episodes holding at least one tag.
+        features: Trace features most over-represented in the cluster against all failures.
+        example_episode_ids: A few member episodes.
+        novel: No detector explains the cluster (``tag_coverage`` below the threshold).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int
+    size: int
+    label: str
+    dominant_tags: list[str] = Field(default_factory=list)
+    tag_coverage: float
+    features: list[str] = Field(default_factory=list)
+    example_episode_ids: list[str] = Field(default_factory=list)
+    novel: bool = False
+
+
+class WeaknessReport(BaseModel):
+    """What a round's failures say about the model, ranked by impact.
+
+    Attributes:
+        schema_version: Report schema version.
+        round_id: Round diagnosed, if known.
+        model_ref: Model evaluated (the most frequent among the episodes).
+        seed: Seed of the clustering and the bootstrap.
+        episodes: Episodes read (after skipping).
+        passed: Episodes that passed.
+        invalid: Invalid episodes (excluded).
+        failures: Failed episodes attributed to the agent (the population diagnosed).
+        other_failures: Failed episodes attributed elsewhere, by boundary
+            (``model_api``, ``environment``, ``verifier``).
+        skipped: Records skipped, by reason (``schema_version``, ``unknown_tool``, ``malformed``).
+        untagged: Agent failures no detector tagged.
+        tag_counts: Failed episodes per detector kind.
+        clustering: Algorithm and parameters used, and how many clusters it found.
+        weaknesses: Ranked weaknesses, most impactful first.
+        clusters: The clusters of failed episodes.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = REPORT_SCHEMA_VERSION
+    round_id: str | None = None
+    model_ref: str = ""
+    seed: int = 0
+    episodes: int = 0
+    passed: int = 0
+    invalid: int = 0
+    failures: int = 0
+    other_failures: dict[str, int] = Field(default_factory=dict)
+    skipped: dict[str, int] = Field(default_factory=dict)
+    untagged: int = 0
+    tag_counts: dict[str, int] = Field(default_factory=dict)
+    clustering: dict[str, Any] = Field(default_factory=dict)
+    weaknesses: list[Weakness] = Field(default_factory=list)
+    clusters: list[ClusterSummary] = Field(default_factory=list)
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """Return the report as JSON text."""
+        return self.model_dump_json(indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> WeaknessReport:
+        """Parse a report written by ``to_json``."""
+        return cls.model_validate_json(text)
+
+    def to_markdown(self) -> str:
+        """Return the report as Markdown: a summary, the ranked table and each weakness's details."""
+        from diagnosis._render import render_markdown
+
+        return render_markdown(self)
+
+    def weakness(self, kind: str) -> Weakness | None:
+        """Return the first weakness of ``kind``, or ``None``."""
+        return next((w for w in self.weaknesses if w.kind == kind), None)

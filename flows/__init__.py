@@ -1,0 +1,1 @@
+"""Flows: Prefect flows, MLflow tracking, settings and the ``gymloop`` command line."""

@@ -1,0 +1,73 @@
+"""``gymloop diagnose``: rank a round's weaknesses from an episodes JSONL file or a registry round."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from arena.episode import EpisodeRecord
+from diagnosis import WeaknessReport, diagnose, iter_episodes_jsonl
+
+RoundLoader = Callable[[str], Iterable[EpisodeRecord]]
+"""Returns the episode records of a round id (the registry provides it)."""
+
+_round_loader: RoundLoader | None = None
+
+
+def set_round_loader(loader: RoundLoader | None) -> None:
+    """Install the function ``--round`` uses to read a round's episodes from the registry."""
+    global _round_loader
+    _round_loader = loader
+
+
+def render_table(report: WeaknessReport) -> Table:
+    """Return the ranked weaknesses as a rich table."""
+    table = Table(title=f"Weaknesses ({report.failures} agent failures of {report.episodes} episodes)")
+    for column in ("rank", "kind", "label", "share (95% CI)", "lost", "learn.", "impact", "count"):
+        table.add_column(column, justify="right" if column in ("rank", "lost", "learn.", "impact", "count") else "left")
+    for w in report.weaknesses:
+        ci = w.share_interval
+        table.add_row(str(w.rank), w.kind, w.label, f"{w.share:.1%} ({ci.low:.1%}–{ci.high:.1%})",
+                      f"{w.mean_reward_lost:.2f}", f"{w.learnability:.2f}", f"{w.impact:.4f}", str(w.count))
+    return table
+
+
+def diagnose_command(
+    episodes: Annotated[Path | None, typer.Option("--episodes", help="Episodes JSONL file to diagnose.")] = None,
+    round_id: Annotated[str | None, typer.Option("--round", help="Round id in the registry to diagnose.")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Where to write the report as JSON.")] = Path("weaknesses.json"),
+    markdown: Annotated[bool, typer.Option("--markdown", help="Also write the report as Markdown beside --out.")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the clustering and the bootstrap.")] = 0,
+) -> None:
+    """Diagnose failed episodes into ranked weaknesses; print them and write the report."""
+    console = Console()
+    if (episodes is None) == (round_id is None):
+        raise typer.BadParameter("give exactly one of --episodes FILE or --round ID")
+    skipped: Counter[str] = Counter()
+    if episodes is not None:
+        if not episodes.is_file():
+            raise typer.BadParameter(f"episodes file {episodes} does not exist", param_hint="--episodes")
+        report = diagnose(iter_episodes_jsonl(episodes, skipped), seed=seed)
+    else:
+        if _round_loader is None:
+            raise typer.BadParameter("no registry is configured to read rounds from; use --episodes FILE",
+                                     param_hint="--round")
+        report = diagnose(_round_loader(str(round_id)), seed=seed, round_id=round_id)
+    for reason, count in skipped.items():
+        report.skipped[reason] = report.skipped.get(reason, 0) + count
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(report.to_json(), encoding="utf-8")
+    console.print(render_table(report))
+    if report.skipped:
+        console.print("[yellow]skipped:[/] " + ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items())))
+    console.print(f"report written to {out}")
+    if markdown:
+        md = out.with_suffix(".md")
+        md.write_text(report.to_markdown(), encoding="utf-8")
+        console.print(f"markdown written to {md}")

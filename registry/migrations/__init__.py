@@ -1,0 +1,1 @@
+"""Alembic migrations of the registry schema, applied by ``registry.Registry`` (no alembic.ini needed)."""

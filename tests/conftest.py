@@ -1,0 +1,16 @@
+"""Session-wide test settings: offline switches and throwaway homes for every library."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+_HOME = tempfile.mkdtemp(prefix="gymloop-tests-")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("DO_NOT_TRACK", "true")
+os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
+os.environ["PREFECT_HOME"] = os.path.join(_HOME, "prefect")
+os.environ["GYMLOOP_HOME"] = os.path.join(_HOME, "gymloop")
+os.environ["MLFLOW_TRACKING_URI"] = "sqlite:///" + os.path.join(_HOME, "mlflow.db")
