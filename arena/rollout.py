@@ -262,7 +262,8 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
     workers: dict[int, Any] = {}
 
     def spawn() -> None:
-        proc = ctx.Process(target=_worker, args=(agent, packs, modules, config.episode_timeout_s, jobs, results), daemon=True)
+        args = (agent, packs, modules, config.episode_timeout_s, jobs, results)
+        proc = ctx.Process(target=_worker, args=args, daemon=True)
         proc.start()
         workers[proc.pid or 0] = proc
 

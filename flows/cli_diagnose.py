@@ -42,7 +42,7 @@ def diagnose_command(
     episodes: Annotated[Path | None, typer.Option("--episodes", help="Episodes JSONL file to diagnose.")] = None,
     round_id: Annotated[str | None, typer.Option("--round", help="Round id in the registry to diagnose.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Where to write the report as JSON.")] = Path("weaknesses.json"),
-    markdown: Annotated[bool, typer.Option("--markdown", help="Also write the report as Markdown beside --out.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Also write Markdown beside --out.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the clustering and the bootstrap.")] = 0,
 ) -> None:
     """Diagnose failed episodes into ranked weaknesses; print them and write the report."""

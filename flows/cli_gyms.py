@@ -58,7 +58,9 @@ def list_gyms() -> None:
 
 @app.command("check")
 def check(
-    domain: Annotated[str | None, typer.Argument(help="A built-in domain or a pack folder; default: every gym.")] = None,
+    domain: Annotated[
+        str | None, typer.Argument(help="A built-in domain or a pack folder; default: every gym.")
+    ] = None,
 ) -> None:
     """Run the conformance checker over every task of one gym (or all of them)."""
     targets = [domain] if domain else available_domains()

@@ -38,7 +38,8 @@ def test_database_at_previous_revision_is_upgraded_keeping_its_rows(db_url: str,
         assert "details" not in {c["name"] for c in inspect(conn).get_columns("rounds")}
         conn.execute(text("INSERT INTO models (name, version, kind, details, created_at) "
                           "VALUES ('base', 'v0', 'reference', '{}', '2026-01-01 00:00:00')"))
-        conn.execute(text("INSERT INTO campaigns (name, settings, created_at) VALUES ('c', '{}', '2026-01-01 00:00:00')"))
+        conn.execute(text("INSERT INTO campaigns (name, settings, created_at) "
+                          "VALUES ('c', '{}', '2026-01-01 00:00:00')"))
         conn.execute(text('INSERT INTO rounds (campaign_id, "index", status, model_in_id, started_at) '
                           "VALUES (1, 0, 'running', 1, '2026-01-01 00:00:00')"))
     engine.dispose()

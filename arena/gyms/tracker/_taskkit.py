@@ -231,6 +231,8 @@ class Template:
         tags: Tags every task of the template carries (drafts may add more).
         build: ``build(view, rng, index, knobs) -> Draft | None``; ``None`` when the world has no fit.
         fault: Fault kind and tool every task of the template gets, if any.
+        maybe: Tags some of its tasks carry, depending on the world (near-duplicates, stale
+            or legacy rows exist); ``focus_tags`` selects on them too.
     """
 
     name: str
@@ -238,6 +240,7 @@ class Template:
     tags: tuple[str, ...]
     build: Callable[[WorldView, random.Random, int, dict[str, Any]], Draft | None]
     fault: tuple[FaultKind, str] | None = None
+    maybe: tuple[str, ...] = ()
 
 
 def finish(template: Template, index: int, split: Split, draft: Draft, fault: tuple[FaultKind, str] | None

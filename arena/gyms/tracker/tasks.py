@@ -46,7 +46,9 @@ def _issue_ref(key: str, name: str = "issue") -> EntityRef:
     return EntityRef(name=name, entity="issue", mention=key, mention_kind="id")
 
 
-def _user_ref(view: WorldView, user: dict[str, Any], index: int, name: str = "user") -> tuple[EntityRef, str, list[str]]:
+def _user_ref(
+    view: WorldView, user: dict[str, Any], index: int, name: str = "user"
+) -> tuple[EntityRef, str, list[str]]:
     """A text reference to ``user`` with an email or team hint; returns (ref, prompt phrase, tags)."""
     dup = view.name_count[user["display_name"]] > 1
     if index % 2 == 0:
@@ -65,7 +67,7 @@ def _pick(pool: list[Any], rng: random.Random, index: int) -> Any:
     return order[index % len(order)]
 
 
-def _prefer(pool: list[dict[str, Any]], good: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _prefer(pool: list[Any], good: list[Any]) -> list[Any]:
     return good if good else pool
 
 
@@ -192,7 +194,8 @@ def _transition(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Dr
             StateAssertion(description="the issue has the requested status",
                            sql=f"SELECT status FROM issues WHERE id='{key}'", expected=[[target]]),
             trace("the issue is read before it moves",
-                  [call("get_issue", issue_id=key), call("transition_issue", issue_id=key, to_status=target)], [(0, 1)]),
+                  [call("get_issue", issue_id=key), call("transition_issue", issue_id=key, to_status=target)],
+                  [(0, 1)]),
             writes(WriteScope(table="issues", ids=[key], columns=["status", "updated"])),
             reply_check("confirms the new status", reply, [[target]]),
         ],
@@ -708,7 +711,8 @@ def _blocker_comment(view: WorldView, rng: random.Random, i: int, knobs: Knobs) 
         reply=reply,
         assertions=[
             StateAssertion(description="one new comment lists every blocker with its current status",
-                           sql=f"SELECT COUNT(*) FROM comments WHERE issue_id='{key}' AND author_id IS NULL AND {conds}",
+                           sql=f"SELECT COUNT(*) FROM comments WHERE issue_id='{key}' AND author_id IS NULL "
+                               f"AND {conds}",
                            expected=[[1]]),
             trace("blockers are fetched before commenting",
                   [*[call("get_issue", issue_id=b["id"]) for b in blockers], call("add_comment", issue_id=key)],
@@ -745,7 +749,8 @@ def _link(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | 
         assertions=[
             StateAssertion(description="the blocking link exists once, in the requested direction",
                            sql=f"SELECT issue_id, blocked_issue_id FROM issue_links WHERE "
-                               f"(issue_id='{a}' AND blocked_issue_id='{b}') OR (issue_id='{b}' AND blocked_issue_id='{a}')",
+                               f"(issue_id='{a}' AND blocked_issue_id='{b}') "
+                               f"OR (issue_id='{b}' AND blocked_issue_id='{a}')",
                            expected=[[a, b]]),
             trace("the link is created", [call("link_issues", issue_id=a, blocked_issue_id=b)]),
             writes(WriteScope(table="issue_links", insert=True)),
@@ -756,32 +761,40 @@ def _link(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | 
 
 
 TEMPLATES: tuple[Template, ...] = (
-    Template("issue_status", "information_retrieval", ("stale_record", "id_given_search_misses"), _issue_status),
-    Template("open_subtasks", "information_retrieval", ("id_given_search_misses",), _list_open_subtasks),
-    Template("dependency_check", "information_retrieval", ("stale_record",), _dependency_check),
-    Template("transition", "multi_step_workflow", (), _transition),
+    Template("issue_status", "information_retrieval", ("id_given_search_misses",), _issue_status,
+             maybe=("stale_record",)),
+    Template("open_subtasks", "information_retrieval", (), _list_open_subtasks,
+             maybe=("id_given_search_misses", "stale_record")),
+    Template("dependency_check", "information_retrieval", (), _dependency_check, maybe=("stale_record",)),
+    Template("transition", "multi_step_workflow", (), _transition, maybe=("stale_record",)),
     Template("transition_conflict", "multi_step_workflow", ("fault_conflict",), _transition,
-             ("data_conflict", "transition_issue")),
+             ("data_conflict", "transition_issue"), maybe=("stale_record",)),
     Template("transition_refused", "policy_reasoning", ("side_effect_trap",), _transition_refused),
     Template("close_parent_open_subtasks", "policy_reasoning", ("side_effect_trap", "prerequisite"), _close_parent),
-    Template("assign_subtask_by_key", "multi_step_workflow", ("id_given_search_misses",), _subtask_by_key),
-    Template("bulk_assign_subtasks", "multi_step_workflow", ("near_duplicate",), _bulk_assign),
+    Template("assign_subtask_by_key", "multi_step_workflow", (), _subtask_by_key,
+             maybe=("id_given_search_misses", "near_duplicate")),
+    Template("bulk_assign_subtasks", "multi_step_workflow", (), _bulk_assign,
+             maybe=("near_duplicate", "side_effect_trap")),
     Template("bulk_assign_rate_limited", "multi_step_workflow", ("fault_rate_limit",), _bulk_assign,
-             ("rate_limit", "bulk_assign")),
-    Template("add_user_to_group", "multi_step_workflow", ("prerequisite", "near_duplicate"), _add_to_group),
+             ("rate_limit", "bulk_assign"), maybe=("near_duplicate", "side_effect_trap")),
+    Template("add_user_to_group", "multi_step_workflow", ("prerequisite",), _add_to_group,
+             maybe=("near_duplicate",)),
     Template("move_user_between_groups", "multi_step_workflow", ("prerequisite", "side_effect_trap"),
-             _move_between_groups),
-    Template("already_member", "policy_reasoning", ("prerequisite", "side_effect_trap"), _already_member),
+             _move_between_groups, maybe=("near_duplicate",)),
+    Template("already_member", "policy_reasoning", ("prerequisite", "side_effect_trap"), _already_member,
+             maybe=("near_duplicate",)),
     Template("release_version", "multi_step_workflow", ("prerequisite", "legacy_format"), _release),
     Template("release_blocked", "policy_reasoning", ("prerequisite", "side_effect_trap"), _release_blocked),
-    Template("release_timeout", "multi_step_workflow", ("prerequisite", "fault_timeout"), _release,
+    Template("release_timeout", "multi_step_workflow", ("prerequisite", "legacy_format", "fault_timeout"), _release,
              ("timeout", "check_release_blockers")),
     Template("restrict_issue", "multi_step_workflow", ("prerequisite",), _restrict),
     Template("restrict_issue_conflict", "policy_reasoning", ("prerequisite", "fault_conflict"), _restrict,
              ("data_conflict", "set_issue_security")),
-    Template("restricted_inquiry", "customer_communication", ("leak_trap",), _restricted_inquiry),
-    Template("release_status_update", "customer_communication", ("stale_record", "legacy_format"), _release_status),
-    Template("blocker_comment", "customer_communication", ("stale_record",), _blocker_comment),
+    Template("restricted_inquiry", "customer_communication", ("leak_trap",), _restricted_inquiry,
+             maybe=("near_duplicate",)),
+    Template("release_status_update", "customer_communication", (), _release_status,
+             maybe=("stale_record", "legacy_format")),
+    Template("blocker_comment", "customer_communication", (), _blocker_comment, maybe=("stale_record",)),
     Template("link_issues_timeout", "multi_step_workflow", ("fault_timeout",), _link, ("timeout", "link_issues")),
 )
 """Every task template, in the order their tasks are listed."""
@@ -818,6 +831,10 @@ def _heldout_count(n: int, fraction: float) -> int:
     return count
 
 
+def _fault_tag(template: Template) -> list[str]:
+    return [FAULT_TAGS[template.fault[0]]] if template.fault else []
+
+
 def build_tasks(conn: sqlite3.Connection, seed: int, knobs: Knobs) -> tuple[list[Task], list[FaultSpec]]:
     """Build the task set over a generated world.
 
@@ -839,7 +856,7 @@ def build_tasks(conn: sqlite3.Connection, seed: int, knobs: Knobs) -> tuple[list
     n = opts["tasks_per_template"]
     heldout = _heldout_count(n, opts["heldout_fraction"])
     for template in TEMPLATES:
-        if focus and not focus & set(template.tags):
+        if focus and not focus & {*template.tags, *template.maybe, *_fault_tag(template)}:
             continue
         if template.fault is not None and template.fault[0] not in kinds:
             continue
@@ -855,6 +872,8 @@ def build_tasks(conn: sqlite3.Connection, seed: int, knobs: Knobs) -> tuple[list
                 if write_step is not None:
                     fault = (kinds[extra_rng.randrange(len(kinds))], write_step.tool)
             task, specs = finish(template, i, "heldout" if i >= n - heldout else "train", draft, fault)
+            if focus and not focus & set(task.tags):
+                continue
             tasks.append(task)
             faults += specs
     return tasks, faults

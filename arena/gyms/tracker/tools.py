@@ -443,7 +443,8 @@ def grant_permission(ctx: ToolContext, permission_scheme_id: str, permission: st
                (permission_scheme_id, permission, group_id)):
         raise Conflict(f"{permission_scheme_id} already grants {permission} to {group_id}")
     gid = ctx.new_id("PG")
-    ctx.conn.execute("INSERT INTO permission_grants VALUES (?,?,?,?)", (gid, permission_scheme_id, permission, group_id))
+    ctx.conn.execute("INSERT INTO permission_grants VALUES (?,?,?,?)",
+                     (gid, permission_scheme_id, permission, group_id))
     return {"grant_id": gid, "permission_scheme_id": permission_scheme_id, "permission": permission,
             "group_id": group_id}
 

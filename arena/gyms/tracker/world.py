@@ -285,7 +285,7 @@ def _project_issues(g: _Gen, key: str, state: int, team: list[str]) -> None:
             status = "Done"
         else:
             status = g.rng.choices(STATUSES, weights=[3, 3, 2, 4])[0]
-        vid = None
+        vid: str | None = None
         if not archived and g.rng.random() < 0.35:
             vid = g.rng.choice([v for v, _ in versions])
             if vid == clean_version:

@@ -1,0 +1,79 @@
+"""``gymloop eval``: evaluate a model on the built-in gyms and write its episodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from arena.episode import EpisodeRecord
+from arena.gyms import available_domains
+from arena.metrics import Estimate, Metrics, compute_metrics, metrics_by
+from arena.pack import build_pack
+from arena.rollout import RolloutConfig, plan_episodes, run_rollouts
+from flows.agents import make_agent
+
+console = Console()
+
+
+def _row(table: Table, label: str, m: Metrics) -> None:
+    def fmt(e: Estimate) -> str:
+        return f"{e.value:.2f} [{e.low:.2f}, {e.high:.2f}]"
+
+    table.add_row(label, str(m.episodes), str(m.invalid), fmt(m.pass_rate), fmt(m.mean_score), fmt(m.pass_at_k),
+                  fmt(m.pass_hat_k))
+
+
+def write_jsonl(records: list[EpisodeRecord], path: Path) -> None:
+    """Write episode records as JSON lines (atomically)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(record.model_dump_json() + "\n")
+    tmp.replace(path)
+
+
+def eval_command(
+    model: Annotated[str, typer.Option(help="'reference' (offline) or a litellm model string.")] = "reference",
+    domain: Annotated[list[str] | None, typer.Option(help="Gym to evaluate in (repeatable; default all).")] = None,
+    split: Annotated[str, typer.Option(help="train, heldout or all.")] = "heldout",
+    k: Annotated[int, typer.Option(min=1, help="Attempts per task and seed.")] = 4,
+    seeds: Annotated[list[int] | None, typer.Option("--seed", help="Episode seed (repeatable).")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Parallel worker processes.")] = 1,
+    api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server for local checkpoints.")] = None,
+    params: Annotated[Path | None, typer.Option(help="Reference-policy parameter file.")] = None,
+    out: Annotated[Path, typer.Option(help="Where to write the episodes (JSONL).")] = Path("episodes.jsonl"),
+) -> None:
+    """Evaluate MODEL on tasks x seeds x k attempts, print metrics and write the episodes."""
+    domains = domain or available_domains()
+    unknown = [d for d in domains if d not in available_domains()]
+    if unknown:
+        raise typer.BadParameter(f"unknown domain(s) {unknown}; built-in: {available_domains()}", param_hint="--domain")
+    if split not in ("train", "heldout", "all"):
+        raise typer.BadParameter(f"split {split!r} is not train, heldout or all", param_hint="--split")
+    agent = make_agent(model, api_base=api_base, params_path=params)
+    packs = [build_pack(d, seed=0) for d in domains]
+    config = RolloutConfig(
+        seeds=seeds or [0], k=k, split=None if split == "all" else split,  # type: ignore[arg-type]
+        executor="process" if workers > 1 else "inline", workers=workers,
+    )
+    total = len(plan_episodes(packs, config))
+    with Progress(console=console, transient=True) as progress:
+        bar = progress.add_task(f"evaluating {agent.model_ref}", total=total)
+        records = run_rollouts(agent, packs, config, on_episode=lambda _: progress.advance(bar))
+    write_jsonl(records, out)
+    table = Table(title=f"{agent.model_ref}: {split} split, k={k}")
+    for col in ("group", "episodes", "invalid", "pass rate", "mean score", f"pass@{k}", f"pass^{k}"):
+        table.add_column(col)
+    _row(table, "all", compute_metrics(records, k=k))
+    for name, m in metrics_by(records, lambda r: [r.domain], k=k).items():
+        _row(table, f"domain {name}", m)
+    for name, m in metrics_by(records, lambda r: [r.category], k=k).items():
+        _row(table, f"category {name}", m)
+    console.print(table)
+    console.print(f"wrote {len(records)} episodes to {out}")

@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from arena.episode import EpisodeRecord
+from arena.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
+from arena.task import EntityRef, GoldProgram, Intent, IntendedCall, Persona, ResponseAssertion, Task
+from diagnosis import DiagnosisContext, Tag, detector_names, get_detector
+from diagnosis.synthetic import graph_data, tool_specs
+
+
+def ok(tool: str, args: dict[str, Any], output: Any = None, *, write: bool = False) -> dict[str, Any]:
+    return {"tool": tool, "arguments": args, "ok": True, "output": output, "write": write}
+
+
+def err(tool: str, args: dict[str, Any], kind: str, message: str, fault: str | None = None,
+        retryable: bool = False) -> dict[str, Any]:
+    return {"tool": tool, "arguments": args, "ok": False,
+            "error": ToolErrorInfo(kind=kind, message=message, fault=fault, retryable=retryable)}  # type: ignore[arg-type]
+
+
+def episode(steps: list[dict[str, Any]], *, reply: str = "", failed: dict[str, str] | None = None,
+            changes: list[RowChange] | None = None, task_id: str = "t1") -> EpisodeRecord:
+    failed = {"state": "expected other"} if failed is None else failed
+    results = [AssertionResult(index=i, kind=k, description=k, passed=k not in failed,  # type: ignore[arg-type]
+                               detail=failed.get(k, "")) for i, k in enumerate(["state", "trace", "side_effects",
+                                                                                  "response"])]
+    trace = [TraceStep(index=i, clock="2026-01-01T00:00:00", **s) for i, s in enumerate(steps)]
+    return EpisodeRecord(episode_id=f"ep-{task_id}", pack_id="p", domain="helpdesk", task_id=task_id, split="heldout",
+                         category="c", seed=0, agent="a", model_ref="m", trace=trace, reply=reply,
+                         verdict=Verdict(passed=not failed, score=sum(r.passed for r in results) / 4, results=results,
+                                         changes=changes or []))
+
+
+CTX = DiagnosisContext.build(tools=tool_specs(), graph=graph_data())
+BARE = DiagnosisContext()
+
+
+def kinds(name: str, ep: EpisodeRecord, ctx: DiagnosisContext = CTX) -> list[Tag]:
+    return get_detector(name).detect(ep, ctx)
+
+
+def test_every_kind_is_registered() -> None:
+    assert detector_names() == [
+        "wrong_id", "missed_policy_dependency", "brittle_parameters", "stale_state", "search_without_fetch",
+        "gave_up_early", "unintended_side_effect", "claimed_unverified_success", "leaked_internal_data",
+        "no_error_recovery",
+    ]
+    with pytest.raises(KeyError, match="unknown detector 'nope'"):
+        get_detector("nope")
+
+
+def test_wrong_id_name_passed_as_id() -> None:
+    ep = episode([err("get_order", {"order_id": "Dana Reyes"}, "not_found", "no order 'Dana Reyes'")])
+    tags = kinds("wrong_id", ep)
+    assert len(tags) == 1 and tags[0].evidence[0].step == 0
+    assert tags[0].evidence[0].tool == "get_order" and tags[0].evidence[0].argument == "order_id"
+
+
+def test_wrong_id_negative_after_correction() -> None:
+    ep = episode([err("get_order", {"order_id": "ORD-1"}, "not_found", "no order"),
+                  ok("get_order", {"order_id": "ORD-12"}, {"id": "ORD-12"})])
+    assert kinds("wrong_id", ep) == []
+
+
+def _task(refs: list[EntityRef], calls: list[str] | None = None) -> Task:
+    return Task(id="t1", prompt="x", persona=Persona(name="n", role="agent"), split="heldout", category="c",
+                intent=Intent(goal="g", refs=refs, calls=[IntendedCall(tool=c) for c in (calls or [])]),
+                gold=GoldProgram(), assertions=[ResponseAssertion(description="r")] * 3)
+
+
+def test_wrong_id_near_duplicate_needs_task() -> None:
+    hits = [{"id": "CUS-1", "name": "Dana Reyes", "city": "Oslo"}, {"id": "CUS-2", "name": "Dana Reyes", "city": "Rome"}]
+    ep = episode([ok("search_customers", {"query": "Dana Reyes"}, hits),
+                  ok("get_customer", {"customer_id": "CUS-1"}, {"id": "CUS-1"})])
+    ref = EntityRef(name="c", entity="customer", mention="Dana Reyes", mention_kind="text", hint={"city": "Rome"})
+    ctx = DiagnosisContext.build(tools=tool_specs(), tasks={("p", "t1"): _task([ref])})
+    tags = kinds("wrong_id", ep, ctx)
+    assert tags and "CUS-2" in tags[0].evidence[0].note
+    assert kinds("wrong_id", ep) == []  # without the task the pick cannot be judged
+    good = episode([ok("search_customers", {"query": "Dana Reyes"}, hits),
+                    ok("get_customer", {"customer_id": "CUS-2"}, {"id": "CUS-2"})])
+    assert kinds("wrong_id", good, ctx) == []
+
+
+def test_missed_policy_dependency() -> None:
+    bad = episode([ok("get_order", {"order_id": "ORD-1"}, {}),
+                   ok("issue_refund", {"order_id": "ORD-1"}, {}, write=True)])
+    tags = kinds("missed_policy_dependency", bad)
+    assert tags[0].evidence[0].step == 1 and tags[0].evidence[0].argument == "check_refund_eligibility"
+    good = episode([ok("check_refund_eligibility", {"order_id": "ORD-1"}, {}),
+                    ok("issue_refund", {"order_id": "ORD-1"}, {}, write=True)])
+    assert kinds("missed_policy_dependency", good) == []
+    other_order = episode([ok("check_refund_eligibility", {"order_id": "ORD-2"}, {}),
+                           ok("issue_refund", {"order_id": "ORD-1"}, {}, write=True)])
+    assert kinds("missed_policy_dependency", other_order)
+
+
+def test_missed_policy_dependency_without_graph_reads_policy_errors() -> None:
+    refused = episode([err("issue_refund", {"order_id": "ORD-1"}, "policy", "eligibility not checked")])
+    assert kinds("missed_policy_dependency", refused, BARE)
+    assert kinds("missed_policy_dependency", episode([ok("get_order", {"order_id": "ORD-1"})]), BARE) == []
+
+
+def test_brittle_parameters() -> None:
+    bad = episode([err("issue_refund", {"order_id": "ORD-1", "amount": "$40"}, "validation",
+                       "amount: Input should be a valid number")])
+    tags = kinds("brittle_parameters", bad)
+    assert tags[0].evidence[0].argument == "amount"
+    fixed = episode([err("issue_refund", {"order_id": "ORD-1", "amount": "$40"}, "validation", "amount: bad"),
+                     ok("issue_refund", {"order_id": "ORD-1", "amount": 40}, {}, write=True)])
+    assert kinds("brittle_parameters", fixed) == []
+    hallucinated = episode([err("refund", {}, "validation", "unknown tool 'refund'; tools: a")])
+    assert kinds("brittle_parameters", hallucinated) == []
+
+
+def test_stale_state_conflict_retry() -> None:
+    bad = episode([err("update_ticket", {"ticket_id": "TCK-1"}, "fault", "changed", "data_conflict", True),
+                   err("update_ticket", {"ticket_id": "TCK-1"}, "conflict", "fetch again", retryable=True)])
+    assert kinds("stale_state", bad)[0].evidence[0].step == 1
+    good = episode([err("update_ticket", {"ticket_id": "TCK-1"}, "fault", "changed", "data_conflict", True),
+                    ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1"}),
+                    ok("update_ticket", {"ticket_id": "TCK-1"}, {}, write=True)])
+    assert kinds("stale_state", good) == []
+
+
+def test_stale_state_summary_trusted_over_record() -> None:
+    steps = [ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1", "status": "open"}]),
+             ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "status": "in_progress"})]
+    assert kinds("stale_state", episode(steps, reply="The ticket is open."))
+    assert kinds("stale_state", episode(steps, reply="The ticket is in_progress.")) == []
+
+
+def test_search_without_fetch() -> None:
+    bad = episode([ok("search_tickets", {"query": "TCK-7"}, [])], reply="No such ticket.")
+    tags = kinds("search_without_fetch", bad)
+    assert tags[0].evidence[0].tool == "search_tickets" and "nothing" in tags[0].evidence[0].note
+    good = episode([ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-7"}]),
+                    ok("get_ticket", {"ticket_id": "TCK-7"}, {"id": "TCK-7"})])
+    assert kinds("search_without_fetch", good) == []
+    assert kinds("search_without_fetch", bad, BARE)  # naming conventions stand in for specs
+
+
+def test_gave_up_early() -> None:
+    bad = episode([ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1"})], reply="Sorry, I can't do refunds.")
+    assert kinds("gave_up_early", bad)[0].evidence[0].step == 0
+    blocked = episode([err("issue_refund", {"order_id": "ORD-1"}, "fault", "timeout", "timeout", True)],
+                      reply="Sorry, try again later.")
+    assert kinds("gave_up_early", blocked) == []
+    attempted = episode([ok("issue_refund", {"order_id": "ORD-1"}, {}, write=True)], reply="Refunded.")
+    assert kinds("gave_up_early", attempted) == []
+    ctx = DiagnosisContext.build(tools=tool_specs(), tasks={("p", "t1"): _task([], ["issue_refund"])})
+    assert kinds("gave_up_early", episode([], reply="Hello."), ctx)[0].evidence[0].step is None
+
+
+def test_unintended_side_effect() -> None:
+    changes = [RowChange(table="tickets", key="TCK-2", op="update", columns=["status"], allowed=False)]
+    bad = episode([ok("update_ticket", {"ticket_id": "TCK-1"}, {}, write=True),
+                   ok("update_ticket", {"ticket_id": "TCK-2"}, {}, write=True)],
+                  changes=changes, failed={"side_effects": "update tickets[TCK-2]"})
+    ev = kinds("unintended_side_effect", bad)[0].evidence[0]
+    assert (ev.step, ev.argument) == (1, "ticket_id")
+    allowed = episode([ok("update_ticket", {"ticket_id": "TCK-1"}, {}, write=True)],
+                      changes=[RowChange(table="tickets", key="TCK-1", op="update")])
+    assert kinds("unintended_side_effect", allowed) == []
+
+
+def test_claimed_unverified_success() -> None:
+    bad = episode([err("update_ticket", {"ticket_id": "TCK-1"}, "permission", "lacks permission")],
+                  reply="Done, the ticket has been closed.")
+    assert kinds("claimed_unverified_success", bad)[0].evidence[0].step == 0
+    honest = episode([err("update_ticket", {"ticket_id": "TCK-1"}, "permission", "lacks permission")],
+                     reply="I could not close the ticket: missing permission.")
+    assert kinds("claimed_unverified_success", honest) == []
+    wrote = episode([ok("update_ticket", {"ticket_id": "TCK-1"}, {}, write=True)], reply="Done.")
+    assert kinds("claimed_unverified_success", wrote) == []
+
+
+def test_leaked_internal_data() -> None:
+    steps = [ok("get_customer", {"customer_id": "CUS-1"}, {"id": "CUS-1", "internal_note": "VIP-RISK-7"})]
+    caught = episode(steps, reply="note VIP-RISK-7", failed={"response": "reply leaks internal data 'VIP-RISK-7'"})
+    assert kinds("leaked_internal_data", caught)[0].evidence[0].step == 0
+    uncaught = episode(steps, reply="Their note says VIP-RISK-7.", failed={"state": "x"})
+    assert kinds("leaked_internal_data", uncaught)[0].evidence[0].argument == "internal_note"
+    assert kinds("leaked_internal_data", episode(steps, reply="All fine.")) == []
+
+
+def test_no_error_recovery() -> None:
+    bad = episode([err("issue_refund", {"order_id": "ORD-1"}, "fault", "timed out", "timeout", True)])
+    ev = kinds("no_error_recovery", bad)[0].evidence[0]
+    assert (ev.step, ev.tool) == (0, "issue_refund") and "timeout" in ev.note
+    retried = episode([err("issue_refund", {"order_id": "ORD-1"}, "fault", "limit", "rate_limit", True),
+                       ok("issue_refund", {"order_id": "ORD-1"}, {}, write=True)])
+    assert kinds("no_error_recovery", retried) == []
