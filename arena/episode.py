@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,6 +65,7 @@ class EpisodeRecord(BaseModel):
         latency_s: Time spent waiting on the model.
         wall_time_s: Wall-clock time of the whole episode.
         turns: Model turns taken.
+        decisions: The agent's sampled decisions (reference policy), read by its trainer.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -92,6 +93,7 @@ class EpisodeRecord(BaseModel):
     latency_s: float = 0.0
     wall_time_s: float = 0.0
     turns: int = 0
+    decisions: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
     def passed(self) -> bool:

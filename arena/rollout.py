@@ -101,6 +101,7 @@ def _record(gym: Gym, agent: Agent, key: EpisodeKey, run: AgentRun | None, start
         model_ref=agent.model_ref, trace=list(gym.trace), reply=usage.reply, verdict=verdict, failure=failure,
         invalid=invalid, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out, cost=usage.cost,
         latency_s=usage.latency_s, wall_time_s=time.perf_counter() - started, turns=usage.turns,
+        decisions=list(usage.decisions),
     )
 
 

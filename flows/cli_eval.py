@@ -59,7 +59,7 @@ def eval_command(
     agent = make_agent(model, api_base=api_base, params_path=params)
     packs = [build_pack(d, seed=0) for d in domains]
     config = RolloutConfig(
-        seeds=seeds or [0], k=k, split=None if split == "all" else split,  # type: ignore[arg-type]
+        seeds=seeds or [0], k=k, split=None if split == "all" else split,
         executor="process" if workers > 1 else "inline", workers=workers,
     )
     total = len(plan_episodes(packs, config))

@@ -44,7 +44,7 @@ def task_history(
     if keys is not None:
         stmt = stmt.where(EpisodeRow.pack_id.in_(sorted({k.pack_id for k in keys})))
     history: dict[TaskKey, list[TaskRoundStats]] = {k: [] for k in keys} if keys is not None else {}
-    for pack_id, task_id, round_id, camp, index, model_in, n, passes, mean in s.execute(stmt).tuples():
+    for pack_id, task_id, round_id, camp, index, model_in, n, passes, mean in s.execute(stmt):
         key = TaskKey(pack_id=pack_id, task_id=task_id)
         if keys is not None and key not in keys:
             continue

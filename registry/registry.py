@@ -66,7 +66,7 @@ _INSERT_CHUNK = 1000
 
 def _missing_tasks(s: Session, pairs: set[tuple[str, str]]) -> list[tuple[str, str]]:
     pack_ids = sorted({p for p, _ in pairs})
-    known = set(s.execute(select(TaskRow.pack_id, TaskRow.task_id).where(TaskRow.pack_id.in_(pack_ids))).tuples())
+    known = set(s.execute(select(TaskRow.pack_id, TaskRow.task_id).where(TaskRow.pack_id.in_(pack_ids))))
     return sorted(pairs - known)
 
 
@@ -77,6 +77,12 @@ class Registry:
         url: SQLAlchemy database URL; default ``$GYMLOOP_REGISTRY_URL``, else SQLite at ``<home>/registry.db``.
         home: The gymloop home folder; default ``$GYMLOOP_HOME``, else ``~/.gymloop``. Packs live in ``<home>/packs``.
         auto_upgrade: Apply pending migrations on open (otherwise an old schema is refused).
+
+    Attributes:
+        home: The gymloop home folder.
+        url: The database URL.
+        packs: The pack store under ``<home>/packs``.
+        revision_at_open: The database's schema revision before this registry opened (and upgraded) it.
 
     Raises:
         RegistryError: The database cannot be reached, or is at a revision this gymloop does not know.
@@ -90,6 +96,7 @@ class Registry:
         self._migrator = Migrator(self._engine, self._write_engine, self.url)
         try:
             current = self._migrator.current()
+            self.revision_at_open = current
             if current != self._migrator.head:
                 if not auto_upgrade:
                     raise RegistryError(
@@ -421,7 +428,7 @@ class Registry:
                     select(EpisodeRow.pack_id, EpisodeRow.task_id, EpisodeRow.seed, EpisodeRow.attempt).where(
                         EpisodeRow.round_id == round_id, EpisodeRow.stage == stage, EpisodeRow.pack_id.in_(pack_ids)
                     )
-                ).tuples()
+                )
             )
             new = [r for k, r in batch.items() if k not in existing]
             if not new:
@@ -458,7 +465,7 @@ class Registry:
                 select(EpisodeRow.pack_id, EpisodeRow.task_id, EpisodeRow.seed, EpisodeRow.attempt).where(
                     EpisodeRow.round_id == round_id, EpisodeRow.stage == stage
                 )
-            ).tuples()
+            )
             return {EpisodeKey(pack_id=p, task_id=t, seed=sd, attempt=a) for p, t, sd, a in rows}
 
     def round_episodes(self, round_id: int, *, stage: str | None = DEFAULT_STAGE) -> list[EpisodeRecord]:
@@ -472,7 +479,7 @@ class Registry:
             stmt = select(EpisodeRow.id, EpisodeRow.record).where(EpisodeRow.round_id == round_id)
             if stage is not None:
                 stmt = stmt.where(EpisodeRow.stage == stage)
-            rows = s.execute(stmt.order_by(EpisodeRow.id)).tuples()
+            rows = s.execute(stmt.order_by(EpisodeRow.id))
             return [decode_record(blob, f"row {row_id} of round {round_id}") for row_id, blob in rows]
 
     def episode_summaries(self, round_id: int, *, stage: str | None = DEFAULT_STAGE) -> list[EpisodeSummary]:

@@ -43,39 +43,45 @@ class Sleeps:
         self.waits.append(seconds)
 
 
-def _agent(server: ScriptedModelServer, sleep: Any = time.sleep, **overrides: Any) -> LiteLLMAgent:
-    settings: dict[str, Any] = {"model": "openai/scripted", "api_base": server.base_url + "/v1", "api_key": "test",
+@pytest.fixture(params=["openai/scripted", "hosted_vllm/scripted"])
+def model(request: pytest.FixtureRequest) -> str:
+    """Both litellm routes to OpenAI-compatible servers: the OpenAI SDK one and the plain-HTTP one."""
+    return str(request.param)
+
+
+def _agent(server: ScriptedModelServer, model: str, sleep: Any = time.sleep, **overrides: Any) -> LiteLLMAgent:
+    settings: dict[str, Any] = {"model": model, "api_base": server.base_url + "/v1", "api_key": "test",
                                 "timeout_s": 5.0, "backoff_base_s": 0.01, "backoff_cap_s": 0.05}
     settings.update(overrides)
     return LiteLLMAgent(LiteLLMConfig(**settings), sleep=sleep)
 
 
-def test_429_is_retried_and_retry_after_is_honoured() -> None:
+def test_429_is_retried_and_retry_after_is_honoured(model: str) -> None:
     script = [ErrorCue(429, "slow down", retry_after=0.3), ReplyCue("pong received")]
     with ScriptedModelServer(script) as server:
         sleeps = Sleeps()
-        run = _agent(server, sleep=sleeps).run_episode(OBS, Tools(), seed=0)
+        run = _agent(server, model, sleep=sleeps).run_episode(OBS, Tools(), seed=0)
         statuses = [r.status for r in server.requests]
     assert run.reply == "pong received" and run.turns == 1
     assert statuses == [429, 200]
     assert len(sleeps.waits) == 1 and sleeps.waits[0] >= 0.3
 
 
-def test_429_retry_really_waits_with_the_real_sleep() -> None:
+def test_429_retry_really_waits_with_the_real_sleep(model: str) -> None:
     script = [ErrorCue(429, "slow down", retry_after=0.2), ReplyCue("ok")]
     with ScriptedModelServer(script) as server:
         started = time.perf_counter()
-        run = _agent(server).run_episode(OBS, Tools(), seed=0)
+        run = _agent(server, model).run_episode(OBS, Tools(), seed=0)
         elapsed = time.perf_counter() - started
     assert run.reply == "ok" and elapsed >= 0.2
 
 
-def test_timeout_is_retried_then_succeeds() -> None:
+def test_timeout_is_retried_then_succeeds(model: str) -> None:
     script = [DelayCue(2.0), ToolCallCue("ping"), ReplyCue("done")]
     tools = Tools()
     with ScriptedModelServer(script) as server:
         sleeps = Sleeps()
-        run = _agent(server, sleep=sleeps, timeout_s=0.3).run_episode(OBS, tools, seed=0)
+        run = _agent(server, model, sleep=sleeps, timeout_s=0.3).run_episode(OBS, tools, seed=0)
         received = len(server.requests)
     assert run.reply == "done" and run.turns == 2
     assert received == 3 and len(sleeps.waits) == 1
@@ -83,13 +89,14 @@ def test_timeout_is_retried_then_succeeds() -> None:
     assert run.latency_s >= 0.3
 
 
-def test_server_errors_are_retried_with_growing_seeded_backoff() -> None:
+def test_server_errors_are_retried_with_growing_seeded_backoff(model: str) -> None:
     script = [ErrorCue(500, "boom"), ErrorCue(503, "busy"), ErrorCue(502, "gateway"), ReplyCue("ok")]
     waits: list[list[float]] = []
     for _ in range(2):
         with ScriptedModelServer(script) as server:
             sleeps = Sleeps()
-            run = _agent(server, sleep=sleeps, backoff_base_s=1.0, backoff_cap_s=3.0).run_episode(OBS, Tools(), seed=7)
+            agent = _agent(server, model, sleep=sleeps, backoff_base_s=1.0, backoff_cap_s=3.0)
+            run = agent.run_episode(OBS, Tools(), seed=7)
         assert run.reply == "ok"
         waits.append(sleeps.waits)
     assert waits[0] == waits[1]
@@ -97,12 +104,12 @@ def test_server_errors_are_retried_with_growing_seeded_backoff() -> None:
     assert 0.5 <= first <= 1.0 and 1.0 <= second <= 2.0 and 1.5 <= third <= 3.0
 
 
-def test_retries_exhausted_raise_an_invalid_model_api_error_with_usage() -> None:
+def test_retries_exhausted_raise_an_invalid_model_api_error_with_usage(model: str) -> None:
     script = [ToolCallCue("ping", prompt_tokens=30, completion_tokens=5)] + [ErrorCue(429, "slow down")] * 3
     with ScriptedModelServer(script) as server:
         sleeps = Sleeps()
         with pytest.raises(ModelAPIError) as info:
-            _agent(server, sleep=sleeps, max_retries=2).run_episode(OBS, Tools(), seed=0)
+            _agent(server, model, sleep=sleeps, max_retries=2).run_episode(OBS, Tools(), seed=0)
         received = len(server.requests)
     error = info.value
     assert error.kind == "rate_limit" and error.invalid is True
@@ -112,11 +119,11 @@ def test_retries_exhausted_raise_an_invalid_model_api_error_with_usage() -> None
     assert received == 4 and len(sleeps.waits) == 2
 
 
-def test_retry_after_beyond_the_limit_fails_at_once() -> None:
+def test_retry_after_beyond_the_limit_fails_at_once(model: str) -> None:
     with ScriptedModelServer([ErrorCue(429, "come back tomorrow", retry_after=86400)]) as server:
         sleeps = Sleeps()
         with pytest.raises(ModelAPIError) as info:
-            _agent(server, sleep=sleeps, max_retry_after_s=60).run_episode(OBS, Tools(), seed=0)
+            _agent(server, model, sleep=sleeps, max_retry_after_s=60).run_episode(OBS, Tools(), seed=0)
     assert info.value.kind == "rate_limit" and "exceeds max_retry_after_s=60" in info.value.message
     assert sleeps.waits == []
 
@@ -130,13 +137,13 @@ def test_retry_after_beyond_the_limit_fails_at_once() -> None:
         (ErrorCue(401, "invalid api key"), "bad_request"),
     ],
 )
-def test_bad_requests_mark_the_rollout_invalid_without_retrying(cue: ErrorCue, kind: str) -> None:
+def test_bad_requests_mark_the_rollout_invalid_without_retrying(model: str, cue: ErrorCue, kind: str) -> None:
     script = [ToolCallCue("ping", prompt_tokens=12, completion_tokens=3), cue]
     tools = Tools()
     with ScriptedModelServer(script) as server:
         sleeps = Sleeps()
         with pytest.raises(ModelAPIError) as info:
-            _agent(server, sleep=sleeps).run_episode(OBS, tools, seed=0)
+            _agent(server, model, sleep=sleeps).run_episode(OBS, tools, seed=0)
         received = len(server.requests)
     error = info.value
     assert error.kind == kind and error.invalid is True
@@ -144,12 +151,12 @@ def test_bad_requests_mark_the_rollout_invalid_without_retrying(cue: ErrorCue, k
     assert received == 2 and sleeps.waits == [] and tools.calls == [("ping", "{}")]
 
 
-def test_connection_refused_is_a_server_error() -> None:
+def test_connection_refused_is_a_server_error(model: str) -> None:
     server = ScriptedModelServer([])
     server.start()
     base = server.base_url
     server.stop()
-    agent = LiteLLMAgent(LiteLLMConfig(model="openai/scripted", api_base=base + "/v1", api_key="test", timeout_s=2.0,
+    agent = LiteLLMAgent(LiteLLMConfig(model=model, api_base=base + "/v1", api_key="test", timeout_s=2.0,
                                        max_retries=1, backoff_base_s=0.0), sleep=Sleeps())
     with pytest.raises(ModelAPIError) as info:
         agent.run_episode(OBS, Tools(), seed=0)

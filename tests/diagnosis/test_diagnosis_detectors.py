@@ -6,7 +6,7 @@ import pytest
 
 from arena.episode import EpisodeRecord
 from arena.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
-from arena.task import EntityRef, GoldProgram, Intent, IntendedCall, Persona, ResponseAssertion, Task
+from arena.task import EntityRef, GoldProgram, IntendedCall, Intent, Persona, ResponseAssertion, Task
 from diagnosis import DiagnosisContext, Tag, detector_names, get_detector
 from diagnosis.synthetic import graph_data, tool_specs
 
@@ -72,7 +72,8 @@ def _task(refs: list[EntityRef], calls: list[str] | None = None) -> Task:
 
 
 def test_wrong_id_near_duplicate_needs_task() -> None:
-    hits = [{"id": "CUS-1", "name": "Dana Reyes", "city": "Oslo"}, {"id": "CUS-2", "name": "Dana Reyes", "city": "Rome"}]
+    hits = [{"id": "CUS-1", "name": "Dana Reyes", "city": "Oslo"},
+            {"id": "CUS-2", "name": "Dana Reyes", "city": "Rome"}]
     ep = episode([ok("search_customers", {"query": "Dana Reyes"}, hits),
                   ok("get_customer", {"customer_id": "CUS-1"}, {"id": "CUS-1"})])
     ref = EntityRef(name="c", entity="customer", mention="Dana Reyes", mention_kind="text", hint={"city": "Rome"})

@@ -41,7 +41,7 @@ INTERNAL_PATTERNS = [TOKEN_PATTERN, r"(?i)risk[ _]score"]
 
 
 @dataclass
-class World:
+class WorldView:
     """What a template may read: the generated world and the rules' knobs.
 
     Attributes:
@@ -84,7 +84,7 @@ class Draft:
     tags: list[str] = field(default_factory=list)
 
 
-TemplateFn = Callable[[World, random.Random, int], list[Draft]]
+TemplateFn = Callable[[WorldView, random.Random, int], list[Draft]]
 
 
 @dataclass(frozen=True)

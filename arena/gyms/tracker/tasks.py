@@ -60,6 +60,8 @@ def _user_ref(
 
 
 def _pick(pool: list[Any], rng: random.Random, index: int) -> Any:
+    """Entry ``index`` of a shuffled ``pool``; every task of a template starts from the same Random state,
+    so the first pick of tasks 0, 1, 2 ... are distinct entries."""
     if not pool:
         return None
     order = list(pool)
@@ -490,7 +492,7 @@ def _release(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft
     if version is None:
         return None
     vid, vname = version["id"], version["name"]
-    iso = f"2025-06-{2 + rng.randrange(20):02d}"
+    iso = f"2025-06-{2 + (7 * i + rng.randrange(20)) % 20:02d}"
     raw = _legacy_date(iso, i)
     reply = f"Released {vname} with release date {iso}; no open issues block it."
     return Draft(
@@ -860,9 +862,8 @@ def build_tasks(conn: sqlite3.Connection, seed: int, knobs: Knobs) -> tuple[list
             continue
         if template.fault is not None and template.fault[0] not in kinds:
             continue
-        rng = random.Random(f"{seed}:{template.name}")
         for i in range(n):
-            draft = template.build(view, rng, i, opts)
+            draft = template.build(view, random.Random(f"{seed}:{template.name}"), i, opts)
             if draft is None:
                 continue
             fault = template.fault

@@ -260,7 +260,7 @@ def _project_issues(g: _Gen, key: str, state: int, team: list[str]) -> None:
     levels = [r[0] for r in g.rows["security_levels"] if r[2].startswith(f"{key.lower()}-")]
     versions: list[tuple[str, str]] = []
     for v in range(5):
-        vid = g.next_id("VER", 201)
+        ver_id = g.next_id("VER", 201)
         released = v < 3 or archived
         if released:
             rel = g.day(date(2018, 1, 1) if v == 0 else date(2022, 1, 1), date(2025, 5, 1))
@@ -268,8 +268,8 @@ def _project_issues(g: _Gen, key: str, state: int, team: list[str]) -> None:
             index_status = "unreleased" if g.rng.random() < g.stale_rate * 2 else "released"
         else:
             status, rdate, index_status = "unreleased", None, "unreleased"
-        g.add("versions", vid, key, f"{key} {2 + v // 3}.{v % 3}.0", status, rdate, index_status)
-        versions.append((vid, status))
+        g.add("versions", ver_id, key, f"{key} {2 + v // 3}.{v % 3}.0", status, rdate, index_status)
+        versions.append((ver_id, status))
     unreleased = [vid for vid, st in versions if st == "unreleased"]
     blocked_version = unreleased[0] if unreleased else None
     clean_version = unreleased[1] if len(unreleased) > 1 else None

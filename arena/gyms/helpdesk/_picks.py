@@ -1,0 +1,81 @@
+"""Entity pickers the helpdesk templates share: delivered orders with their refund state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from arena.gyms.helpdesk._build import WorldView
+from arena.gyms.helpdesk._rules import PRICE_PROTECTION_DAYS, TODAY, convert, current_price_usd, eligibility, money
+
+PRICE_WINDOW = PRICE_PROTECTION_DAYS
+"""Days after delivery during which price protection applies."""
+
+
+@dataclass(frozen=True)
+class Line:
+    """An order line with its product."""
+
+    id: str
+    product_id: str
+    product: str
+    quantity: int
+    unit_price: float
+    line_total: float
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """A delivered order and what the refund rules say about it today."""
+
+    id: str
+    customer_id: str
+    customer: str
+    currency: str
+    total: float
+    tier: str
+    delivered_on: str
+    days_since: int
+    eligible: bool
+    window_days: int
+    window_ends: str
+    refundable: float
+    lines: tuple[Line, ...]
+    refunds: int
+
+
+def delivered_orders(w: WorldView) -> list[Delivered]:
+    """Every order with status ``delivered`` delivered in the last 150 days, in id order."""
+    rows = w.rows(
+        "SELECT o.id, o.customer_id, c.name, o.currency, o.total, c.tier, substr(MAX(s.delivered_at), 1, 10) AS day "
+        "FROM orders o JOIN customers c ON c.id = o.customer_id JOIN shipments s ON s.order_id = o.id "
+        "WHERE o.status = 'delivered' AND s.delivered_at >= '2025-01-15' GROUP BY o.id ORDER BY o.id")
+    lines: dict[str, list[Line]] = {}
+    for r in w.rows("SELECT l.id, l.order_id, l.product_id, p.name, l.quantity, l.unit_price, l.line_total "
+                    "FROM order_lines l JOIN products p ON p.id = l.product_id "
+                    "JOIN shipments s ON s.order_id = l.order_id WHERE s.delivered_at >= '2025-01-15' ORDER BY l.id"):
+        lines.setdefault(str(r["order_id"]), []).append(Line(
+            str(r["id"]), str(r["product_id"]), str(r["name"]), int(str(r["quantity"])),
+            float(str(r["unit_price"])), float(str(r["line_total"]))))
+    out = []
+    for r in rows:
+        oid = str(r["id"])
+        check = eligibility(w.conn, oid, TODAY)
+        refunds = w.one("SELECT COUNT(*) AS n FROM refunds WHERE order_id = ?", (oid,))["n"]
+        out.append(Delivered(
+            id=oid, customer_id=str(r["customer_id"]), customer=str(r["name"]), currency=str(r["currency"]),
+            total=float(str(r["total"])), tier=str(r["tier"]), delivered_on=str(r["day"]),
+            days_since=(TODAY - date.fromisoformat(str(r["day"]))).days,
+            eligible=bool(check["eligible"]), window_days=int(str(check["return_window_days"])),
+            window_ends=str(check["window_ends"]), refundable=float(str(check["refundable_amount"])),
+            lines=tuple(lines.get(oid, ())), refunds=int(refunds)))
+    return out
+
+
+def price_drop(w: WorldView, order: Delivered, line: Line) -> float:
+    """The price-protection amount of a line today: (paid − current price) × quantity, or 0."""
+    usd, promo = current_price_usd(w.conn, line.product_id, TODAY)
+    if promo is None:
+        return 0.0
+    now = convert(usd, order.currency)
+    return money(max(0.0, line.unit_price - now) * line.quantity)

@@ -1,0 +1,93 @@
+"""Diagnosis at scale: time and peak memory from 1,000 to 100,000 failed episodes, and the clustering choice.
+
+Each size runs in its own subprocess (peak RSS from ``resource.getrusage``). Episodes are synthetic failed
+EpisodeRecords with eleven injected strategies (diagnosis/synthetic.py), generated lazily and diagnosed in
+one streaming pass; generation time is measured separately and subtracted. Targets: 100,000 episodes in
+<= 60 s with peak memory <= 2 GiB. The method comparison clusters the same feature rows with each
+algorithm and reports time and adjusted Rand index against the injected strategies.
+
+Run: python bench/bench_diagnosis_scale.py [--sizes 1000,10000,100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+TIME_TARGET_S = 60.0
+MEMORY_TARGET_MB = 2048.0
+
+
+def _child(n: int) -> None:
+    from diagnosis import diagnose
+    from diagnosis.synthetic import context, synthetic_failures
+
+    start = time.perf_counter()
+    for _ in synthetic_failures(n, seed=1):
+        pass
+    generation = time.perf_counter() - start
+    start = time.perf_counter()
+    report = diagnose((e for e, _ in synthetic_failures(n, seed=1)), context(), seed=0)
+    total = time.perf_counter() - start
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"n": n, "total_s": total, "generation_s": generation, "diagnosis_s": total - generation,
+                      "peak_mb": peak_mb, "weaknesses": len(report.weaknesses), "clusters": len(report.clusters)}))
+
+
+def _methods(n: int) -> list[dict[str, float | str]]:
+    from sklearn.metrics import adjusted_rand_score
+
+    from diagnosis import BUILTIN_DETECTORS, METHODS, cluster_rows, episode_features
+    from diagnosis.synthetic import context, synthetic_failures
+
+    ctx = context()
+    rows, labels = [], []
+    for episode, strategy in synthetic_failures(n, seed=2):
+        tags = [t for d in BUILTIN_DETECTORS for t in d.detect(episode, ctx)]
+        rows.append(episode_features(episode, tags, ctx))
+        labels.append(strategy)
+    distinct = list(dict.fromkeys(rows))
+    index = {r: i for i, r in enumerate(distinct)}
+    weights = [0] * len(distinct)
+    for r in rows:
+        weights[index[r]] += 1
+    out: list[dict[str, float | str]] = []
+    for method in METHODS:
+        start = time.perf_counter()
+        result = cluster_rows(distinct, weights, method=method, seed=0)  # type: ignore[arg-type]
+        elapsed = time.perf_counter() - start
+        predicted = [int(result.labels[index[r]]) for r in rows]
+        out.append({"method": method, "n": n, "distinct": len(distinct), "seconds": elapsed,
+                    "ari": adjusted_rand_score(labels, predicted), "clusters": int(result.labels.max()) + 1})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child)
+        return
+    print(f"{'episodes':>9} {'diagnosis s':>12} {'generation s':>13} {'peak MB':>8} {'time ratio':>11} "
+          f"{'memory ratio':>13}")
+    for n in (int(s) for s in args.sizes.split(",")):
+        done = subprocess.run([sys.executable, __file__, "--child", str(n)], capture_output=True, text=True,
+                              check=True)
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"{n:>9} {row['diagnosis_s']:>12.2f} {row['generation_s']:>13.2f} {row['peak_mb']:>8.0f} "
+              f"{row['diagnosis_s'] / TIME_TARGET_S:>11.3f} {row['peak_mb'] / MEMORY_TARGET_MB:>13.3f}")
+    print("\nclustering method comparison (same feature rows):")
+    for n in (1000, 10000):
+        for m in _methods(n):
+            print(f"  n={m['n']:>6} {m['method']:>14}: {m['seconds']:.3f} s, ARI {m['ari']:.3f}, "
+                  f"{m['clusters']} clusters over {m['distinct']} distinct rows")
+
+
+if __name__ == "__main__":
+    main()

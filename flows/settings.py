@@ -1,0 +1,171 @@
+"""gymloop settings: ``gymloop.toml`` and ``GYMLOOP_*`` variables, validated with pydantic.
+
+Precedence: explicit arguments, then ``GYMLOOP_*`` environment variables, then
+``gymloop.toml`` (in the working directory or at ``GYMLOOP_CONFIG``), then defaults.
+A bad setting stops with a message naming it and where it came from.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from arena.gyms import BUILTIN_DOMAINS
+
+CONFIG_ENV = "GYMLOOP_CONFIG"
+"""Variable naming the settings file (default: ./gymloop.toml)."""
+
+
+class SettingsError(ValueError):
+    """A setting is invalid; the message names it and where it came from."""
+
+
+def _config_file() -> Path:
+    return Path(os.environ.get(CONFIG_ENV, "gymloop.toml"))
+
+
+class GymloopSettings(BaseSettings):
+    """Everything a gymloop round or campaign needs to know.
+
+    Attributes:
+        home: Folder for the registry, pack store, artifacts and the local MLflow store.
+        model: ``reference`` or a litellm model string.
+        api_base: OpenAI-compatible server for local checkpoints.
+        api_key: API key for the model provider (never logged).
+        model_timeout_s: Request timeout for model calls.
+        domains: Gyms the campaign trains and evaluates in.
+        registry_url: SQLAlchemy URL of the registry (default: SQLite under ``home``).
+        mlflow_uri: MLflow tracking URI (default: SQLite under ``home``).
+        factory_url: URL of a remote factory (default: the embedded local factory).
+        eval_k: Attempts per held-out task.
+        eval_seeds: Episode seeds of the held-out evaluation.
+        train_k: Rollouts per task in a training group.
+        wave_budget: Training episodes per round.
+        variants_per_round: Variants requested from the factory each round.
+        tasks_per_variant: Tasks per requested variant.
+        gate_k: Baseline attempts in the factory's quality gate.
+        strategy: Curriculum strategy (targeted, uniform, bandit).
+        trainer: Trainer name (builtin, export, command).
+        trainer_command: Command for the ``command`` trainer.
+        max_rounds: Stop after this many rounds.
+        plateau_rounds: Stop when lift stayed under ``plateau_lift`` this many rounds.
+        plateau_lift: Lift under which a round counts as a plateau.
+        target_pass_rate: Stop once the held-out pass rate reaches this.
+        episode_budget: Stop once this many episodes ran in the campaign.
+        task_runner: Prefect task runner: threads, dask or ray.
+        workers: Parallel workers for rollouts.
+        batch_size: Episodes per Prefect task.
+        schedule: Cron schedule of the served deployment.
+        seed: Campaign seed.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="GYMLOOP_", extra="forbid", validate_default=True)
+
+    home: Path = Field(default_factory=lambda: Path(os.environ.get("GYMLOOP_HOME", Path.home() / ".gymloop")))
+    model: str = "reference"
+    api_base: str | None = None
+    api_key: SecretStr | None = None
+    model_timeout_s: float = Field(default=60.0, gt=0)
+    domains: list[str] = Field(default_factory=lambda: list(BUILTIN_DOMAINS))
+    registry_url: str | None = None
+    mlflow_uri: str | None = None
+    factory_url: str | None = None
+    eval_k: int = Field(default=4, ge=1, le=64)
+    eval_seeds: list[int] = Field(default_factory=lambda: [0])
+    train_k: int = Field(default=6, ge=2, le=64)
+    wave_budget: int = Field(default=1200, ge=0)
+    variants_per_round: int = Field(default=2, ge=0, le=100)
+    tasks_per_variant: int = Field(default=10, ge=1, le=200)
+    gate_k: int = Field(default=5, ge=1, le=20)
+    strategy: Literal["targeted", "uniform", "bandit"] = "targeted"
+    trainer: Literal["builtin", "export", "command"] = "builtin"
+    trainer_command: list[str] = Field(default_factory=list)
+    max_rounds: int = Field(default=3, ge=1, le=1000)
+    plateau_rounds: int = Field(default=2, ge=1)
+    plateau_lift: float = Field(default=0.005, ge=0)
+    target_pass_rate: float = Field(default=1.0, gt=0, le=1)
+    episode_budget: int = Field(default=1_000_000, ge=1)
+    task_runner: Literal["threads", "dask", "ray"] = "threads"
+    workers: int = Field(default=2, ge=1, le=256)
+    batch_size: int = Field(default=200, ge=1)
+    schedule: str = "0 2 * * *"
+    seed: int = 0
+
+    @field_validator("domains")
+    @classmethod
+    def _known_domains(cls, value: list[str]) -> list[str]:
+        unknown = [d for d in value if d not in BUILTIN_DOMAINS]
+        if unknown or not value:
+            raise ValueError(f"unknown domain(s) {unknown or value}; built-in: {', '.join(BUILTIN_DOMAINS)}")
+        return value
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        if len(value.split()) != 5:
+            raise ValueError(f"cron schedule {value!r} must have five fields (minute hour day month weekday)")
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments, then GYMLOOP_* variables, then gymloop.toml."""
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=_config_file()))
+
+    def resolved_registry_url(self) -> str:
+        """The registry URL, defaulting to SQLite under ``home``."""
+        return self.registry_url or f"sqlite:///{self.home / 'registry.db'}"
+
+    def resolved_mlflow_uri(self) -> str:
+        """The MLflow tracking URI, defaulting to SQLite under ``home``."""
+        return self.mlflow_uri or f"sqlite:///{self.home / 'mlflow.db'}"
+
+    def public_dict(self) -> dict[str, Any]:
+        """Settings safe to log: secrets removed."""
+        data = self.model_dump(mode="json", exclude={"api_key"})
+        data["api_key_set"] = self.api_key is not None
+        return data
+
+
+def load_settings(**overrides: Any) -> GymloopSettings:
+    """Load settings, turning validation errors into a ``SettingsError`` naming the setting and its source.
+
+    Raises:
+        SettingsError: A setting is invalid or unknown.
+    """
+    try:
+        return GymloopSettings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            name = ".".join(str(p) for p in err["loc"]) or "settings"
+            source = _source_of(name.split(".")[0], overrides)
+            problems.append(f"setting {name!r} ({source}): {err['msg']}")
+        raise SettingsError("; ".join(problems)) from exc
+    except (OSError, ValueError) as exc:
+        raise SettingsError(f"cannot read settings file {_config_file()}: {exc}") from exc
+
+
+def _source_of(name: str, overrides: dict[str, Any]) -> str:
+    if overrides.get(name) is not None:
+        return "command line"
+    if f"GYMLOOP_{name.upper()}" in os.environ:
+        return f"environment variable GYMLOOP_{name.upper()}"
+    if _config_file().is_file():
+        return f"file {_config_file()}"
+    return "default"

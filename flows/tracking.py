@@ -1,0 +1,109 @@
+"""MLflow tracking: one experiment per campaign, a parent run per campaign, a nested run per round."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flows._offline import apply_offline_defaults
+
+apply_offline_defaults()
+
+from mlflow.tracking import MlflowClient  # noqa: E402
+
+_SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
+_KEY = re.compile(r"[^A-Za-z0-9_\-. /]")
+
+
+def metric_key(name: str) -> str:
+    """Make a string safe as an MLflow metric or parameter key."""
+    return _KEY.sub("_", name)[:250]
+
+
+def scrub(params: Mapping[str, Any]) -> dict[str, str]:
+    """Stringify parameters for MLflow, dropping anything that looks like a secret."""
+    out = {}
+    for key, value in params.items():
+        if _SECRET.search(key) and not key.endswith("_set"):
+            continue
+        text = str(value)
+        out[metric_key(key)] = text if len(text) <= 6000 else text[:5997] + "..."
+    return out
+
+
+class CampaignTracker:
+    """Records a campaign in MLflow.
+
+    Args:
+        uri: MLflow tracking URI.
+        campaign: Campaign name; the experiment is ``gymloop/<campaign>``.
+        artifact_root: Folder for artifacts (defaults next to a SQLite store).
+    """
+
+    def __init__(self, uri: str, campaign: str, artifact_root: Path | None = None) -> None:
+        self.client = MlflowClient(tracking_uri=uri)
+        self.uri = uri
+        self.experiment_name = f"gymloop/{campaign}"
+        existing = self.client.get_experiment_by_name(self.experiment_name)
+        if existing is not None:
+            self.experiment_id = existing.experiment_id
+        else:
+            location = artifact_root.resolve().as_uri() if artifact_root else None
+            self.experiment_id = self.client.create_experiment(self.experiment_name, artifact_location=location)
+        self.parent_id = self._parent_run(campaign)
+
+    def _parent_run(self, campaign: str) -> str:
+        runs = self.client.search_runs(
+            [self.experiment_id], filter_string="tags.gymloop_kind = 'campaign'", max_results=1
+        )
+        if runs:
+            run_id: str = runs[0].info.run_id
+            return run_id
+        run = self.client.create_run(self.experiment_id, run_name=campaign, tags={"gymloop_kind": "campaign"})
+        return str(run.info.run_id)
+
+    def log_campaign_params(self, params: Mapping[str, Any]) -> None:
+        """Log the campaign's settings on the parent run (secrets removed)."""
+        for key, value in scrub(params).items():
+            self.client.log_param(self.parent_id, key, value)
+
+    def round_run(self, index: int) -> str:
+        """Return the nested run of round ``index``, creating it on first use."""
+        runs = self.client.search_runs(
+            [self.experiment_id],
+            filter_string=f"tags.gymloop_kind = 'round' and tags.gymloop_round = '{index}' "
+            f"and tags.mlflow.parentRunId = '{self.parent_id}'",
+            max_results=1,
+        )
+        if runs:
+            return str(runs[0].info.run_id)
+        run = self.client.create_run(
+            self.experiment_id, run_name=f"round-{index}",
+            tags={"gymloop_kind": "round", "gymloop_round": str(index), "mlflow.parentRunId": self.parent_id},
+        )
+        return str(run.info.run_id)
+
+    def log_round(self, index: int, params: Mapping[str, Any], metrics: Mapping[str, float],
+                  artifacts: list[Path]) -> str:
+        """Log a finished round: params, metrics (step = round index) and artifacts on its nested run."""
+        run_id = self.round_run(index)
+        for key, value in scrub(params).items():
+            self.client.log_param(run_id, key, value)
+        for key, value in metrics.items():
+            self.client.log_metric(run_id, metric_key(key), float(value), step=index)
+            self.client.log_metric(self.parent_id, metric_key(key), float(value), step=index)
+        for path in artifacts:
+            self.client.log_artifact(run_id, str(path))
+        self.client.set_terminated(run_id, "FINISHED")
+        return run_id
+
+    def log_campaign_artifacts(self, artifacts: list[Path]) -> None:
+        """Attach campaign-level artifacts (plots) to the parent run."""
+        for path in artifacts:
+            self.client.log_artifact(self.parent_id, str(path))
+
+    def finish(self, status: str = "FINISHED") -> None:
+        """Close the campaign's parent run."""
+        self.client.set_terminated(self.parent_id, status)
