@@ -1,7 +1,8 @@
 """LiteLLMAgent overhead per turn against the local scripted model server.
 
 Plays episodes of ``--turns`` model turns (tool calls, then a reply) through
-litellm against ``ScriptedModelServer`` on 127.0.0.1 and reports, per turn:
+litellm against ``ScriptedModelServer`` on 127.0.0.1, served from its own process
+as a real local model server would be, and reports, per turn:
 
 - overhead: wall time minus the server's own time (the figure held to the target);
 - of which litellm + HTTP client: time inside ``litellm.completion`` minus the server's time;
@@ -13,8 +14,10 @@ Target: overhead <= 2 ms per turn. Run: ``python bench/bench_litellm_overhead.py
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import time
+from multiprocessing.connection import Connection
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -54,6 +57,15 @@ def _script(turns: int) -> list[Cue]:
     return [*calls, ReplyCue("Record R-1 updated.", prompt_tokens=900 + 60 * turns, completion_tokens=8)]
 
 
+def _serve(script: list[Cue], conn: Connection) -> None:
+    """Run the scripted server in its own process: send its URL, then its busy time once told to stop."""
+    with ScriptedModelServer(script) as server:
+        conn.send(server.base_url)
+        while conn.recv() == "time":
+            conn.send(server.server_time_s)
+        conn.send(server.server_time_s)
+
+
 class _Tools:
     def __init__(self) -> None:
         self.seconds = 0.0
@@ -73,23 +85,29 @@ def main() -> None:
                         help="litellm model string, e.g. openai/scripted or hosted_vllm/scripted")
     args = parser.parse_args()
     observation = _observation(8)
-    with ScriptedModelServer(_script(args.turns) * (args.episodes + 1)) as server:
-        config = LiteLLMConfig(model=args.model, api_base=server.base_url + "/v1", api_key="bench",
-                               timeout_s=10.0, max_steps=args.turns, input_cost_per_token=1e-7,
-                               output_cost_per_token=4e-7)
-        agent = LiteLLMAgent(config)
-        agent.run_episode(observation, _Tools(), seed=0)
-        server_before = server.server_time_s
-        tools = _Tools()
-        latency = 0.0
-        turns = 0
-        started = time.perf_counter()
-        for episode in range(args.episodes):
-            run = agent.run_episode(observation, tools, seed=episode)
-            latency += run.latency_s
-            turns += run.turns
-        wall = time.perf_counter() - started
-        server_time = server.server_time_s - server_before
+    parent, child = multiprocessing.get_context("spawn").Pipe()
+    process = multiprocessing.get_context("spawn").Process(
+        target=_serve, args=(_script(args.turns) * (args.episodes + 1), child), daemon=True)
+    process.start()
+    base_url = parent.recv()
+    config = LiteLLMConfig(model=args.model, api_base=base_url + "/v1", api_key="bench", timeout_s=10.0,
+                           max_steps=args.turns, input_cost_per_token=1e-7, output_cost_per_token=4e-7)
+    agent = LiteLLMAgent(config)
+    agent.run_episode(observation, _Tools(), seed=0)
+    parent.send("time")
+    server_before = parent.recv()
+    tools = _Tools()
+    latency = 0.0
+    turns = 0
+    started = time.perf_counter()
+    for episode in range(args.episodes):
+        run = agent.run_episode(observation, tools, seed=episode)
+        latency += run.latency_s
+        turns += run.turns
+    wall = time.perf_counter() - started
+    parent.send("stop")
+    server_time = parent.recv() - server_before
+    process.join(timeout=10)
     per_turn = 1e3 / turns
     overhead = (wall - tools.seconds - server_time) * per_turn
     client = (latency - server_time) * per_turn

@@ -8,11 +8,13 @@ apply_offline_defaults()
 
 import typer  # noqa: E402
 
-from flows import cli_eval, cli_gyms  # noqa: E402
+from flows import cli_diagnose, cli_eval, cli_gyms, cli_registry  # noqa: E402
 
 app = typer.Typer(
     help="gymloop: evaluate agents in enterprise gyms, diagnose their weaknesses, and train them by practice.",
     no_args_is_help=True,
 )
 app.add_typer(cli_gyms.app, name="gyms")
+app.add_typer(cli_registry.app, name="registry")
 app.command("eval")(cli_eval.eval_command)
+app.command("diagnose")(cli_diagnose.diagnose_command)

@@ -89,8 +89,8 @@ class CampaignTracker:
                   artifacts: list[Path]) -> str:
         """Log a finished round: params, metrics (step = round index) and artifacts on its nested run."""
         run_id = self.round_run(index)
-        for key, value in scrub(params).items():
-            self.client.log_param(run_id, key, value)
+        for key, text in scrub(params).items():
+            self.client.log_param(run_id, key, text)
         for key, value in metrics.items():
             self.client.log_metric(run_id, metric_key(key), float(value), step=index)
             self.client.log_metric(self.parent_id, metric_key(key), float(value), step=index)

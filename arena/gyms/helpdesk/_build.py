@@ -47,10 +47,12 @@ class WorldView:
     Attributes:
         conn: The generated world (read only by templates).
         approval_limit: Refund amount above which approval is required.
+        cache: Picker results shared by the templates of one build.
     """
 
     conn: sqlite3.Connection
     approval_limit: float
+    cache: dict[str, Any] = field(default_factory=dict)
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Run a query and return its rows as dicts."""

@@ -46,6 +46,9 @@ class Delivered:
 
 def delivered_orders(w: WorldView) -> list[Delivered]:
     """Every order with status ``delivered`` delivered in the last 150 days, in id order."""
+    cached: list[Delivered] | None = w.cache.get("delivered")
+    if cached is not None:
+        return cached
     rows = w.rows(
         "SELECT o.id, o.customer_id, c.name, o.currency, o.total, c.tier, substr(MAX(s.delivered_at), 1, 10) AS day "
         "FROM orders o JOIN customers c ON c.id = o.customer_id JOIN shipments s ON s.order_id = o.id "
@@ -69,6 +72,7 @@ def delivered_orders(w: WorldView) -> list[Delivered]:
             eligible=bool(check["eligible"]), window_days=int(str(check["return_window_days"])),
             window_ends=str(check["window_ends"]), refundable=float(str(check["refundable_amount"])),
             lines=tuple(lines.get(oid, ())), refunds=int(refunds)))
+    w.cache["delivered"] = out
     return out
 
 

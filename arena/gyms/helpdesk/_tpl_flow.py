@@ -23,7 +23,7 @@ from arena.gyms.helpdesk._build import (
 from arena.gyms.helpdesk._catalog import STREETS
 from arena.gyms.helpdesk._picks import delivered_orders
 from arena.gyms.helpdesk._rules import TODAY, iso_to_legacy, tier_rules
-from arena.gyms.helpdesk._tpl_policy import REFUND_PROMPT, _refund_drafts
+from arena.gyms.helpdesk._tpl_policy import REFUND_PROMPT, refund_drafts
 from arena.task import FormattedValue, IntendedCall, Intent, WriteScope
 
 CATEGORY = "multi_step_workflow"
@@ -97,7 +97,7 @@ def return_authorization(w: WorldView, rng: random.Random, n: int) -> list[Draft
 def refund_timeout(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     """A refund whose first attempt times out; the gold retries."""
     orders = [o for o in delivered_orders(w) if o.eligible]
-    return _refund_drafts(w, rng, n, orders, timeout=True, prompt=REFUND_PROMPT)
+    return refund_drafts(w, rng, n, orders, timeout=True, prompt=REFUND_PROMPT)
 
 
 def ticket_tracking_rate_limit(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
@@ -142,6 +142,10 @@ def ticket_tracking_rate_limit(w: WorldView, rng: random.Random, n: int) -> list
     return out
 
 
+def _sample(rng: random.Random, rows: list[dict[str, object]], n: int) -> list[dict[str, object]]:
+    return rng.sample(rows, min(n, len(rows)))
+
+
 def _live_tickets(w: WorldView) -> list[dict[str, object]]:
     return w.rows("SELECT id FROM tickets WHERE status IN ('open', 'pending') AND escalated = 0 ORDER BY id")
 
@@ -149,7 +153,7 @@ def _live_tickets(w: WorldView) -> list[dict[str, object]]:
 def escalate_legacy_due(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     """Escalate with a due date the requester wrote as MM/DD/YYYY; the tool takes YYYY-MM-DD."""
     out = []
-    for t in rng.sample(_live_tickets(w), n):
+    for t in _sample(rng, _live_tickets(w), n):
         tid = str(t["id"])
         due = (TODAY + timedelta(days=rng.randint(2, 12))).isoformat()
         legacy = iso_to_legacy(due)
@@ -180,7 +184,7 @@ def escalate_legacy_due(w: WorldView, rng: random.Random, n: int) -> list[Draft]
 def ticket_followup_legacy(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     """Set a ticket pending with a follow-up date given as MM/DD/YYYY."""
     out = []
-    for t in rng.sample(_live_tickets(w), n):
+    for t in _sample(rng, _live_tickets(w), n):
         tid = str(t["id"])
         day = (TODAY + timedelta(days=rng.randint(3, 20))).isoformat()
         legacy = iso_to_legacy(day)
@@ -208,7 +212,7 @@ def store_credit_legacy_expiry(w: WorldView, rng: random.Random, n: int) -> list
     """Grant store credit within the tier limit, expiring on a date written as MM/DD/YYYY."""
     rows = w.rows("SELECT id, tier, currency, store_credit FROM customers ORDER BY id")
     out = []
-    for c in rng.sample(rows, n):
+    for c in _sample(rng, rows, n):
         cid, tier, cur, balance = str(c["id"]), str(c["tier"]), str(c["currency"]), float(str(c["store_credit"]))
         _, limit = tier_rules(w.conn, tier)
         amt = float(rng.choice([x for x in (10, 15, 20, 25, 40, 50, 75) if x <= limit]))

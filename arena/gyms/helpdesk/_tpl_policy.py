@@ -33,7 +33,7 @@ def _refund_line(order: Delivered, limit: float) -> Line | None:
     return fits[0] if fits else None
 
 
-def _refund_drafts(w: WorldView, rng: random.Random, n: int, orders: list[Delivered], *, timeout: bool,
+def refund_drafts(w: WorldView, rng: random.Random, n: int, orders: list[Delivered], *, timeout: bool,
                    prompt: str) -> list[Draft]:
     out = []
     picks = [o for o in orders if _refund_line(o, w.approval_limit) is not None]
@@ -78,13 +78,13 @@ REFUND_PROMPT = ("Order {oid}: the customer sent back the {product} and we have 
 def refund_in_window(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     """A refund inside the return window: check eligibility first, then refund."""
     orders = [o for o in delivered_orders(w) if o.eligible and o.days_since <= 30]
-    return _refund_drafts(w, rng, n, orders, timeout=False, prompt=REFUND_PROMPT)
+    return refund_drafts(w, rng, n, orders, timeout=False, prompt=REFUND_PROMPT)
 
 
 def refund_gold_window(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     """A gold-tier customer 31-45 days after delivery: still inside their longer window."""
     orders = [o for o in delivered_orders(w) if o.eligible and o.tier == "gold" and o.days_since > 30]
-    return _refund_drafts(w, rng, n, orders, timeout=False, prompt=(
+    return refund_drafts(w, rng, n, orders, timeout=False, prompt=(
         "Order {oid} was delivered {days} days ago and the customer has returned the {product}. Refund {amt} {cur} "
         "if our policy allows it."))
 

@@ -60,8 +60,11 @@ def _user_ref(
 
 
 def _pick(pool: list[Any], rng: random.Random, index: int) -> Any:
-    """Entry ``index`` of a shuffled ``pool``; every task of a template starts from the same Random state,
-    so the first pick of tasks 0, 1, 2 ... are distinct entries."""
+    """Return entry ``index`` of a shuffled ``pool``.
+
+    Every task of a template starts from the same Random state, so the first picks of
+    tasks 0, 1, 2 ... are distinct entries.
+    """
     if not pool:
         return None
     order = list(pool)
