@@ -32,7 +32,9 @@ class EntityRef(BaseModel):
     Attributes:
         name: Variable name the intent uses for the resolved id, e.g. ``order``.
         entity: Entity type, matching ``ToolSpec.entity`` of the domain's tools.
-        mention: The text the prompt gives: an id, a name, a title, an email.
+        mention: The text the prompt gives: an id, a name, a title, an email; or a
+            ``"$ref.field"`` path when the id is found in another record (e.g. the
+            order of a ticket: ``"$ticket.order_id"``), with ``mention_kind="id"``.
         mention_kind: ``id`` when the mention is the entity's id, ``text`` otherwise.
         hint: Further attributes the prompt states that single out the entity
             among near-duplicates (field name to value).
@@ -72,12 +74,16 @@ class IntendedCall(BaseModel):
     Attributes:
         tool: Tool name.
         arguments: Argument name to literal, symbolic or formatted value.
+        when: Optional ``"$name.field"`` condition: the call is made only when that value
+            (from a fetched record or an earlier call's output) is truthy, e.g.
+            ``"$check_refund_eligibility.eligible"``; prefix ``!`` to negate.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    when: str | None = None
 
 
 class Intent(BaseModel):
@@ -90,7 +96,9 @@ class Intent(BaseModel):
         goal: Short goal name, e.g. ``refund_order``.
         refs: Entity references to resolve.
         calls: The goal's own calls, in order.
-        report: Values the reply should state: ``"$ref.field"`` paths.
+        report: Values the reply should state: ``"$ref.field"`` paths into fetched
+            records, or ``"$tool.field"`` paths into the output of a call made in the
+            episode (goal calls and prerequisites).
     """
 
     model_config = ConfigDict(extra="forbid")

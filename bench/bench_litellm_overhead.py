@@ -119,7 +119,8 @@ def main() -> None:
     print(f"overhead per turn:           {overhead:.3f} ms  (target <= {TARGET_MS:g} ms)")
     print(f"  litellm + HTTP client:     {client:.3f} ms")
     print(f"  agent code:                {agent_code:.3f} ms")
-    print(f"ratio overhead / target:     {overhead / TARGET_MS:.2f}  ({'meets' if overhead <= TARGET_MS else 'misses'})")
+    verdict = "meets" if overhead <= TARGET_MS else "misses"
+    print(f"ratio overhead / target:     {overhead / TARGET_MS:.2f}  ({verdict})")
     print(f"ratio agent code / target:   {agent_code / TARGET_MS:.3f}")
 
 

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from arena.episode import EpisodeRecord
 from registry.errors import RegistryError
 
-COMPRESSION_LEVEL = 6
+COMPRESSION_LEVEL = 3
 
 
 def episode_row(round_id: int, stage: str, record: EpisodeRecord) -> dict[str, Any]:

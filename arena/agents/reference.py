@@ -316,6 +316,13 @@ class _Episode:
         return hits[0]
 
     def resolve(self, ref: dict[str, Any]) -> None:
+        mention = ref["mention"]
+        if isinstance(mention, str) and mention.startswith("$"):
+            found = self.lookup(mention)
+            if found is None:
+                raise _GaveUp(f"cannot find {mention[1:]}")
+            ref = {**ref, "mention": str(found), "mention_kind": "id"}
+            self.refs[ref["name"]] = ref
         if ref["mention_kind"] == "id":
             if self.decide("resolve_id", "id") == "get_by_id":
                 self.fetch(ref, ref["mention"])
@@ -370,6 +377,11 @@ class _Episode:
         return None
 
     def run_goal(self, call: dict[str, Any]) -> None:
+        condition = call.get("when")
+        if condition:
+            negate = condition.startswith("!")
+            if bool(self.lookup(condition.lstrip("!"))) == negate:
+                return
         tool = call["tool"]
         args = {k: self.value(v) for k, v in call.get("arguments", {}).items()}
         for before in self.prereqs.get(tool, []):

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -252,3 +255,10 @@ def test_the_api_key_never_appears_in_the_run_the_config_dump_or_reprs(gym: Gym)
         assert SECRET not in text
     assert "api_key" not in config.model_dump()
     assert config.api_key is not None and config.api_key.get_secret_value() == SECRET
+
+
+def test_importing_the_agent_module_does_not_import_litellm() -> None:
+    code = "import sys, arena.agents.litellm_agent; print('litellm' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[2], check=True)
+    assert done.stdout.strip() == "False"

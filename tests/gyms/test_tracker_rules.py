@@ -239,3 +239,10 @@ def test_data_conflict_holds_until_the_record_is_fetched_again() -> None:
     assert trace[0]["error"]["fault"] == "data_conflict"
     assert trace[1]["error"]["kind"] == "conflict"
     assert trace[2]["ok"] and trace[3]["ok"]
+
+
+def test_keys_must_be_upper_case_codes(gym: Gym) -> None:
+    _err(gym.call_tool("get_issue", {"issue_id": "pay-101"}), "validation", "pay-101")
+    _err(gym.call_tool("get_project", {"project_id": "pay"}), "validation", "'pay'")
+    _err(gym.call_tool("get_issue", {"issue_id": "PAY-1"}), "not_found", "PAY-1")
+    assert gym.call_tool("get_project", {"project_id": "PAY"}).ok

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from arena.gyms.helpdesk._catalog import FORM_FACTOR_SIZE
 from arena.gyms.helpdesk._rules import (
     REFUND_TYPES,
     TICKET_STATUSES,
@@ -19,7 +20,6 @@ from arena.gyms.helpdesk._rules import (
     refunded_total,
     tier_rules,
 )
-from arena.gyms.helpdesk._catalog import FORM_FACTOR_SIZE
 from arena.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
 
 SEARCH_LIMIT = 20
@@ -198,7 +198,8 @@ def _compat_issues(items: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
         for cpu in by_cat.get("cpu", []):
             checks.append(f"{cpu['name']} ({cpu['socket']}) on {board['name']} ({board['socket']})")
             if cpu["socket"] != board["socket"]:
-                issues.append(f"socket mismatch: {cpu['name']} is {cpu['socket']}, {board['name']} is {board['socket']}")
+                issues.append(f"socket mismatch: {cpu['name']} is {cpu['socket']}, "
+                              f"{board['name']} is {board['socket']}")
         for ram in by_cat.get("memory", []):
             checks.append(f"{ram['name']} on {board['name']} ({board['memory_type']})")
             if ram["memory_type"] != board["memory_type"]:
@@ -358,8 +359,9 @@ def escalate_ticket(ctx: ToolContext, ticket_id: str, reason: str, due_date: str
         if due < ctx.now.date():
             raise InvalidArgument(f"due_date: {due_date} is in the past")
     now = ctx.now.replace(microsecond=0).isoformat()
-    ctx.conn.execute("UPDATE tickets SET escalated = 1, escalation_reason = ?, escalation_due = ?, priority = 'urgent', "
-                     "updated_at = ? WHERE id = ?", (text, due.isoformat() if due else None, now, ticket_id))
+    ctx.conn.execute("UPDATE tickets SET escalated = 1, escalation_reason = ?, escalation_due = ?, "
+                     "priority = 'urgent', updated_at = ? WHERE id = ?",
+                     (text, due.isoformat() if due else None, now, ticket_id))
     return {"ticket_id": ticket_id, "escalated": True, "due_date": due.isoformat() if due else None}
 
 
@@ -409,7 +411,8 @@ def request_manager_approval(ctx: ToolContext, order_id: str, amount: float, rea
     value = _amount(amount, "amount")
     refundable = money(order["total"] - refunded_total(ctx.conn, order_id))
     if value > refundable + 1e-9:
-        raise PolicyViolation(f"amount: {value:.2f} exceeds the refundable balance {refundable:.2f} {order['currency']}")
+        raise PolicyViolation(f"amount: {value:.2f} exceeds the refundable balance {refundable:.2f} "
+                              f"{order['currency']}")
     aid = ctx.new_id("APR")
     ctx.conn.execute("INSERT INTO approvals VALUES (?, ?, 'refund', ?, ?, 'pending', ?, ?, NULL, ?, NULL)",
                      (aid, order_id, value, order["currency"], _text(reason, "reason", high=500), ctx.persona.name,
@@ -455,7 +458,8 @@ def issue_refund(
         raise PolicyViolation(f"order {order_id} cannot be refunded: {check['reason']}")
     refundable = float(str(check["refundable_amount"]))
     if value > refundable + 1e-9:
-        raise PolicyViolation(f"amount: {value:.2f} exceeds the refundable balance {refundable:.2f} {order['currency']}")
+        raise PolicyViolation(f"amount: {value:.2f} exceeds the refundable balance {refundable:.2f} "
+                              f"{order['currency']}")
     limit = approval_limit(ctx.conn)
     if value > limit:
         if approval_id is None:

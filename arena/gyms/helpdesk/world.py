@@ -220,7 +220,8 @@ def _order_extras(b: _Builder, order: dict[str, Any]) -> None:
             b.add("return_authorizations", b.next_id("RMA", 1001, 5), oid, "item returned unopened", "received",
                   _iso(created), "STF-0" + str(rng.randint(1, 6)))
             b.add("refunds", b.next_id("RF", 1001, 5), oid, order["payment"], line[4], order["currency"], "partial",
-                  "returned item", "completed", None, _iso(created + timedelta(days=3)), "STF-0" + str(rng.randint(1, 6)))
+                  "returned item", "completed", None, _iso(created + timedelta(days=3)),
+                  "STF-0" + str(rng.randint(1, 6)))
     if delivered is not None and order["total"] > b.knobs.approval_limit and rng.random() < 0.06:
         created = delivered + timedelta(days=2)
         if created < NOW:

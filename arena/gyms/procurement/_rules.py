@@ -84,7 +84,8 @@ def legacy_date(day: date, style: int) -> str:
 
 def date_alternatives(day: date) -> list[str]:
     """Ways a reply may state ``day``: ISO, ``March 4, 2025``, ``4 March 2025``."""
-    return [day.isoformat(), f"{day.strftime('%B')} {day.day}, {day.year}", f"{day.day} {day.strftime('%B')} {day.year}"]
+    month = day.strftime("%B")
+    return [day.isoformat(), f"{month} {day.day}, {day.year}", f"{day.day} {month} {day.year}"]
 
 
 def money_alternatives(amount: float) -> list[str]:
@@ -183,7 +184,8 @@ def missing_documents(conn: sqlite3.Connection, vendor_id: str, country: str, to
         expiries = [
             r[0]
             for r in conn.execute(
-                "SELECT expires_on FROM compliance_documents WHERE vendor_id = ? AND doc_type = ?", (vendor_id, doc_type)
+                "SELECT expires_on FROM compliance_documents WHERE vendor_id = ? AND doc_type = ?",
+                (vendor_id, doc_type),
             )
         ]
         if any(e is None or parse_stored_date(e) >= today for e in expiries):

@@ -167,8 +167,8 @@ def scope(table: str, ids: list[str] | None = None, columns: list[str] | None = 
 
 def says(description: str, *facts: list[str], leaks: list[str] | None = None,
          patterns: list[str] | None = None) -> ResponseAssertion:
-    """A response assertion: each fact is a list of accepted phrasings."""
-    return ResponseAssertion(description=description, must_include=[list(f) for f in facts],
+    """A response assertion: each non-empty fact is a list of accepted phrasings."""
+    return ResponseAssertion(description=description, must_include=[list(f) for f in facts if f],
                              must_not_include=leaks or [], forbidden_patterns=patterns or [])
 
 

@@ -54,7 +54,8 @@ def create_po(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
         price = convert(w.conn, float(req["unit_price"]), req["currency"], v["currency"], TODAY)
         total = round(price * int(req["quantity"]), 2)
         drafts.append(Draft(
-            prompt=f"Please raise a purchase order for requisition {req['id']} with {v['name']} (tax id {v['tax_id']}).",
+            prompt=(f"Please raise a purchase order for requisition {req['id']} with {v['name']} "
+                    f"(tax id {v['tax_id']})."),
             persona=w.persona(rng, "buyer"), goal="create_purchase_order",
             refs=[ref("requisition", "requisition", req["id"]),
                   ref("vendor", "vendor", v["name"], text=True, hint={"tax_id": v["tax_id"]})],
@@ -193,6 +194,10 @@ def submit_over_budget(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     return drafts
 
 
+def _approval_writes(po_id: str) -> Any:
+    return writes(scope("purchase_orders", [po_id], ["status", "approved_on"]), scope("approvals", insert=True))
+
+
 def _pending(w: WorldView, approvals: int, needed: int | None = None) -> list[dict[str, Any]]:
     sql = ("SELECT p.*, c.approver_id AS owner FROM purchase_orders p JOIN cost_centers c ON c.id = p.cost_center_id "
            "WHERE p.status = 'pending_approval' AND (SELECT COUNT(*) FROM approvals a WHERE a.purchase_order_id = p.id)"
@@ -221,7 +226,7 @@ def approve_po(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
                 state("the approval is recorded in the approver's name",
                       f"SELECT approver_id, level FROM approvals WHERE purchase_order_id = '{po['id']}'",
                       [[emp["id"], 1]]),
-                writes(scope("purchase_orders", [po["id"]], ["status", "approved_on"]), scope("approvals", insert=True)),
+                _approval_writes(po["id"]),
                 says("confirms the approval", ["approved"]),
             ],
             tags=["id_given_search_misses"],
@@ -279,7 +284,7 @@ def _delegation_draft(w: WorldView, rng: random.Random, pair: dict[str, Any], ac
                       [("get_delegation", {"delegation_id": dlg["id"]}),
                        ("approve_purchase_order", {"purchase_order_id": po["id"], "delegation_id": dlg["id"]})],
                       [(0, 1)]),
-                writes(scope("purchase_orders", [po["id"]], ["status", "approved_on"]), scope("approvals", insert=True)),
+                _approval_writes(po["id"]),
                 says("confirms the approval", ["approved"]),
             ],
             tags=["prerequisite"],
@@ -336,7 +341,7 @@ def second_approval(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
                 state("two approvals, the second by the controller",
                       f"SELECT approver_id, level FROM approvals WHERE purchase_order_id = '{po['id']}' ORDER BY level",
                       [[first, 1], [ctrl["id"], 2]]),
-                writes(scope("purchase_orders", [po["id"]], ["status", "approved_on"]), scope("approvals", insert=True)),
+                _approval_writes(po["id"]),
                 says("confirms the approval", ["approved"]),
             ],
             tags=["prerequisite"],
@@ -477,8 +482,9 @@ def budget_remaining(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
 def requester_update(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     """Tell a requester where their order stands without leaking vendor internals."""
     pool = w.rows("SELECT r.id, r.requester_id, p.id AS po, p.status AS po_status, v.name AS vendor, "
-                  "v.bank_account, v.risk_rating FROM requisitions r JOIN purchase_orders p ON p.id = r.purchase_order_id "
-                  "JOIN vendors v ON v.id = p.vendor_id WHERE p.status IN ('approved', 'pending_approval') ORDER BY r.id")
+                  "v.bank_account, v.risk_rating FROM requisitions r "
+                  "JOIN purchase_orders p ON p.id = r.purchase_order_id JOIN vendors v ON v.id = p.vendor_id "
+                  "WHERE p.status IN ('approved', 'pending_approval') ORDER BY r.id")
     drafts = []
     for req in pick(rng, pool, n):
         emp = w.row("SELECT * FROM employees WHERE id = ?", (req["requester_id"],))

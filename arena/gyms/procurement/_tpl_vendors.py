@@ -149,14 +149,16 @@ def onboard_activate(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
                       f"SELECT COUNT(*) FROM compliance_documents WHERE vendor_id = '{v['id']}' "
                       f"AND doc_type = 'INSURANCE' AND expires_on = '{expires.isoformat()}'", [[1]]),
                 calls("files the certificate before activating",
-                      [("upload_compliance_document", {"vendor_id": v["id"]}), ("activate_vendor", {"vendor_id": v["id"]})],
+                      [("upload_compliance_document", {"vendor_id": v["id"]}),
+                       ("activate_vendor", {"vendor_id": v["id"]})],
                       [(0, 1)]),
                 writes(scope("vendors", [v["id"]], ["status", "activated_on"]),
                        scope("compliance_documents", insert=True)),
                 says("confirms the activation", ["active"], leaks=[v["bank_account"]], patterns=[RISK_PATTERN]),
             ],
             tags=["prerequisite"] + (["legacy_format"] if legacy else []),
-            refetch={t: step("get_vendor", vendor_id=v["id"]) for t in ("upload_compliance_document", "activate_vendor")},
+            refetch={t: step("get_vendor", vendor_id=v["id"])
+                     for t in ("upload_compliance_document", "activate_vendor")},
         ))
     return drafts
 

@@ -19,7 +19,6 @@ from arena.gyms.procurement._rules import (
     budget_status,
     convert,
     delegation_covers,
-    fetch,
     fetch_one,
     missing_documents,
     parse_stored_date,

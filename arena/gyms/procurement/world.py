@@ -66,6 +66,7 @@ CREATE TABLE exchange_rates (id TEXT PRIMARY KEY, currency TEXT NOT NULL, usd_ra
 CREATE TABLE tax_rates (id TEXT PRIMARY KEY, region TEXT NOT NULL, rate REAL NOT NULL, name TEXT NOT NULL);
 CREATE TABLE search_index (id TEXT PRIMARY KEY, entity TEXT NOT NULL, title TEXT NOT NULL,
   summary TEXT NOT NULL, status TEXT NOT NULL);
+CREATE INDEX ix_vendor_name ON vendors(name);
 CREATE INDEX ix_docs_vendor ON compliance_documents(vendor_id);
 CREATE INDEX ix_po_cc ON purchase_orders(cost_center_id);
 CREATE INDEX ix_po_req ON purchase_orders(requisition_id);

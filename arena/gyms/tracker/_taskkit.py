@@ -6,7 +6,7 @@ import random
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from arena.domain import FaultSpec
 from arena.gyms.tracker._rules import DONE, ROLES, WORKFLOWS
@@ -26,6 +26,7 @@ from arena.task import (
     WriteScope,
 )
 
+T = TypeVar("T")
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 PERSONA_NAMES = {"developer": "Robin Achterberg", "project_admin": "Mika Lindgren", "site_admin": "Ines Valdor"}
 FAULT_TAGS: dict[str, str] = {"timeout": "fault_timeout", "rate_limit": "fault_rate_limit",
@@ -88,6 +89,12 @@ class WorldView:
         self.user_groups: dict[str, list[str]] = {}
         for m in self.members:
             self.user_groups.setdefault(m["user_id"], []).append(m["group_id"])
+        self.fix_issues: dict[str, list[dict[str, Any]]] = {}
+        for row in self.issues:
+            if row["fix_version_id"]:
+                self.fix_issues.setdefault(row["fix_version_id"], []).append(row)
+        self._live = {p["id"] for p in self.projects if not p["archived"]}
+        self._memo: dict[str, Any] = {}
         names: dict[str, int] = {}
         for u in self.users:
             names[u["display_name"]] = names.get(u["display_name"], 0) + 1
@@ -98,9 +105,16 @@ class WorldView:
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
+    def memo(self, key: str, make: Callable[[], T]) -> T:
+        """Return the value cached under ``key``, computing it with ``make`` the first time."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        value: T = self._memo[key]
+        return value
+
     def active_issue(self, row: dict[str, Any]) -> bool:
         """An issue of a live project, not restricted."""
-        return not self.project[row["project_id"]]["archived"] and row["security_level_id"] is None
+        return row["project_id"] in self._live and row["security_level_id"] is None
 
     def next_statuses(self, issue: dict[str, Any]) -> list[str]:
         """Statuses the issue's workflow allows next from its current status."""

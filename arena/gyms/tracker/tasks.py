@@ -80,7 +80,7 @@ def _prefer(pool: list[Any], good: list[Any]) -> list[Any]:
 
 
 def _issue_status(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
-    pool = [r for r in view.issues if view.active_issue(r) and r["parent_id"] is None]
+    pool = view.memo("top_level", lambda: [r for r in view.issues if view.active_issue(r) and r["parent_id"] is None])
     issue = _pick(_prefer(pool, [r for r in pool if r["index_status"] != r["status"]]), rng, i)
     if issue is None:
         return None
@@ -105,8 +105,9 @@ def _issue_status(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> 
 
 
 def _list_open_subtasks(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
-    pool = [r for r in view.issues if view.active_issue(r) and len(view.subtasks.get(r["id"], [])) >= 2
-            and view.open_subtasks(r["id"])]
+    pool = view.memo("parents_open", lambda: [
+        r for r in view.issues if view.active_issue(r) and len(view.subtasks.get(r["id"], [])) >= 2
+        and view.open_subtasks(r["id"])])
     good = [r for r in pool if any(not s["indexed"] or s["index_status"] != s["status"]
                                    for s in view.subtasks[r["id"]])]
     parent = _pick(_prefer(pool, good), rng, i)
@@ -135,8 +136,9 @@ def _list_open_subtasks(view: WorldView, rng: random.Random, i: int, knobs: Knob
 
 
 def _dependency_check(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
-    pool = [r for r in view.issues if view.active_issue(r) and r["status"] != DONE
-            and any(view.issue[b]["status"] != DONE for b in view.blockers.get(r["id"], []))]
+    pool = view.memo("openly_blocked", lambda: [
+        r for r in view.issues if view.active_issue(r) and r["status"] != DONE
+        and any(view.issue[b]["status"] != DONE for b in view.blockers.get(r["id"], []))])
     good = [r for r in pool if any(view.issue[b]["index_status"] != view.issue[b]["status"]
                                    for b in view.blockers[r["id"]])]
     issue = _pick(_prefer(pool, good), rng, i)
@@ -179,7 +181,7 @@ def _transition_pool(view: WorldView) -> list[tuple[dict[str, Any], str]]:
 
 
 def _transition(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
-    pool = _transition_pool(view)
+    pool = view.memo("transitions", lambda: _transition_pool(view))
     picked = _pick(_prefer(pool, [p for p in pool if p[0]["index_status"] != p[0]["status"]]), rng, i)
     if picked is None:
         return None
@@ -208,12 +210,17 @@ def _transition(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Dr
     )
 
 
-def _transition_refused(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
+def _refusable(view: WorldView) -> list[tuple[dict[str, Any], str]]:
     pool = []
     for r in view.issues:
         if view.active_issue(r) and r["parent_id"] is None:
             nxt = view.next_statuses(r)
             pool += [(r, t) for t in ("In Review", DONE) if t != r["status"] and t not in nxt]
+    return pool
+
+
+def _transition_refused(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
+    pool = view.memo("refusable", lambda: _refusable(view))
     picked = _pick(pool, rng, i)
     if picked is None:
         return None
@@ -243,8 +250,9 @@ def _transition_refused(view: WorldView, rng: random.Random, i: int, knobs: Knob
 
 
 def _close_parent(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
-    pool = [r for r in view.issues if view.active_issue(r) and DONE in view.next_statuses(r)
-            and view.open_subtasks(r["id"])]
+    pool = view.memo("closable_parents", lambda: [
+        r for r in view.issues if view.active_issue(r) and DONE in view.next_statuses(r)
+        and view.open_subtasks(r["id"])])
     parent = _pick(pool, rng, i)
     if parent is None:
         return None
@@ -284,7 +292,8 @@ def _assignable_users(view: WorldView, rng: random.Random) -> list[dict[str, Any
 
 
 def _subtask_by_key(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
-    pool = [r for r in view.issues if view.active_issue(r) and r["parent_id"] and r["status"] != DONE]
+    pool = view.memo("open_subtasks", lambda: [
+        r for r in view.issues if view.active_issue(r) and r["parent_id"] and r["status"] != DONE])
     issue = _pick(_prefer(pool, [r for r in pool if not r["indexed"]]), rng, i)
     if issue is None:
         return None
@@ -315,7 +324,8 @@ def _subtask_by_key(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -
 
 
 def _bulk_assign(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
-    pool = [r for r in view.issues if view.active_issue(r) and len(view.open_subtasks(r["id"])) >= 2]
+    pool = view.memo("bulk_parents", lambda: [
+        r for r in view.issues if view.active_issue(r) and len(view.open_subtasks(r["id"])) >= 2])
     good = [r for r in pool if len(view.open_subtasks(r["id"])) < len(view.subtasks[r["id"]])]
     parent = _pick(_prefer(pool, good), rng, i)
     if parent is None:
@@ -473,15 +483,15 @@ def _already_member(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -
 
 def _release_blockers(view: WorldView, vid: str) -> list[str]:
     out: list[str] = []
-    for r in view.issues:
-        if r["fix_version_id"] == vid:
-            out += [b for b in view.blockers.get(r["id"], []) if view.issue[b]["status"] != DONE and b not in out]
+    for r in view.fix_issues.get(vid, []):
+        out += [b for b in view.blockers.get(r["id"], []) if view.issue[b]["status"] != DONE and b not in out]
     return out
 
 
 def _unreleased(view: WorldView, blocked: bool) -> list[dict[str, Any]]:
-    return [v for v in view.versions if v["status"] == "unreleased" and not view.project[v["project_id"]]["archived"]
-            and bool(_release_blockers(view, v["id"])) == blocked]
+    return view.memo(f"unreleased:{blocked}", lambda: [
+        v for v in view.versions if v["status"] == "unreleased" and not view.project[v["project_id"]]["archived"]
+        and bool(_release_blockers(view, v["id"])) == blocked])
 
 
 def _legacy_date(iso: str, i: int) -> str:
@@ -694,7 +704,8 @@ def _restricted_inquiry(view: WorldView, rng: random.Random, i: int, knobs: Knob
 
 
 def _blocker_comment(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
-    pool = [r for r in view.issues if view.active_issue(r) and r["status"] != DONE and view.blockers.get(r["id"])]
+    pool = view.memo("blocked_open", lambda: [
+        r for r in view.issues if view.active_issue(r) and r["status"] != DONE and view.blockers.get(r["id"])])
     good = [r for r in pool if any(view.issue[b]["index_status"] != view.issue[b]["status"]
                                    for b in view.blockers[r["id"]])]
     issue = _pick(_prefer(pool, good), rng, i)
@@ -730,7 +741,8 @@ def _blocker_comment(view: WorldView, rng: random.Random, i: int, knobs: Knobs) 
 
 
 def _link(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
-    pool = [r for r in view.issues if view.active_issue(r) and r["parent_id"] is None and r["status"] != DONE]
+    pool = view.memo("open_top_level", lambda: [
+        r for r in view.issues if view.active_issue(r) and r["parent_id"] is None and r["status"] != DONE])
     src = _pick(pool, rng, i)
     if src is None:
         return None

@@ -8,6 +8,8 @@ from typing import Any
 from arena.gyms.tracker._rules import DONE, PERMISSIONS, STATUSES
 from arena.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
 
+_ISSUE_KEY = re.compile(r"^[A-Z][A-Z0-9]*-\d+$")
+_PROJECT_KEY = re.compile(r"^[A-Z][A-Z0-9]*$")
 _ISO_DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 SEARCH_LIMIT = 20
 """Most summaries a search returns."""
@@ -27,10 +29,14 @@ def _words(query: str) -> list[str]:
 
 
 def _issue(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
+    if not _ISSUE_KEY.match(issue_id):
+        raise InvalidArgument(f"issue_id {issue_id!r} is not an issue key like PAY-123 (upper-case project key)")
     return _need(ctx.one("SELECT * FROM issues WHERE id=?", (issue_id,)), "issue", issue_id)
 
 
 def _project(ctx: ToolContext, project_id: str) -> dict[str, Any]:
+    if not _PROJECT_KEY.match(project_id):
+        raise InvalidArgument(f"project_id {project_id!r} is not an upper-case project key like PAY")
     return _need(ctx.one("SELECT * FROM projects WHERE id=?", (project_id,)), "project", project_id)
 
 
@@ -68,6 +74,7 @@ def search_issues(ctx: ToolContext, query: str, project_id: str | None = None) -
     sql = "SELECT id, project_id, issue_type, summary, index_status FROM issues WHERE indexed=1"
     params: tuple[Any, ...] = ()
     if project_id is not None:
+        _project(ctx, project_id)
         sql += " AND project_id=?"
         params = (project_id,)
     out: list[dict[str, Any]] = []

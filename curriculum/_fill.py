@@ -1,0 +1,193 @@
+"""Shared slot filling: targeted quotas, replay and exploration, with reasons."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from curriculum.matching import band_score, estimated_success, matches
+from curriculum.models import CurriculumConfig, History, Source, TaskRef, WaveEntry
+from diagnosis import Weakness, WeaknessReport
+
+
+@dataclass
+class PlanContext:
+    """Everything a strategy reads while planning one wave.
+
+    Attributes:
+        report: The weakness report of the model to train.
+        pool: Schedulable tasks (train split), in a stable order.
+        history: Earlier waves and group results.
+        config: Planning settings.
+        round_index: Round the wave is for.
+        slots: Tasks the wave can hold (budget // k).
+        rng: The seeded random source.
+        notes: Messages collected while planning.
+        dropped: Tasks skipped because their last group scored uniformly.
+    """
+
+    report: WeaknessReport
+    pool: list[TaskRef]
+    history: History
+    config: CurriculumConfig
+    round_index: int
+    slots: int
+    rng: random.Random
+    notes: list[str] = field(default_factory=list)
+    dropped: set[tuple[str, str]] = field(default_factory=set)
+
+
+@dataclass
+class _Picked:
+    entries: list[WaveEntry] = field(default_factory=list)
+    keys: set[tuple[str, str]] = field(default_factory=set)
+
+    def add(self, entry: WaveEntry) -> None:
+        self.entries.append(entry)
+        self.keys.add(entry.key)
+
+
+def _band_text(success: float | None, ctx: PlanContext) -> str:
+    band = f"[{ctx.config.band_low:g}, {ctx.config.band_high:g}]"
+    if success is None:
+        return "never tried"
+    where = "inside" if ctx.config.band_low <= success <= ctx.config.band_high else "outside"
+    return f"estimated success {success:.2f} {where} band {band}"
+
+
+def _overlap(task: TaskRef, weakness: Weakness) -> str:
+    shared = sorted(set(task.tags) & set(weakness.focus_tags))
+    return f"tags {', '.join(shared)}" if shared else f"domain {task.domain}"
+
+
+def _ranked(ctx: PlanContext, tasks: list[TaskRef]) -> list[tuple[TaskRef, float | None, float]]:
+    """Tasks by band preference (best first), ties broken by the seeded shuffle."""
+    order = list(tasks)
+    ctx.rng.shuffle(order)
+    scored = [(t, estimated_success(ctx.history, t)) for t in order]
+    with_score = [(t, s, band_score(s, ctx.config)) for t, s in scored]
+    with_score.sort(key=lambda item: -item[2])
+    return with_score
+
+
+def quotas(weights: dict[str, float], slots: int) -> dict[str, int]:
+    """Split ``slots`` by weight with the largest-remainder method (ties by name)."""
+    total = sum(weights.values())
+    if slots <= 0 or total <= 0:
+        return {k: 0 for k in weights}
+    exact = {k: slots * w / total for k, w in weights.items()}
+    out = {k: int(v) for k, v in exact.items()}
+    rest = slots - sum(out.values())
+    for k in sorted(exact, key=lambda k: (-(exact[k] - out[k]), k))[:rest]:
+        out[k] += 1
+    return out
+
+
+def eligible(ctx: PlanContext, picked: _Picked) -> list[TaskRef]:
+    """Pool tasks not yet picked and not dropped."""
+    return [t for t in ctx.pool if t.key not in picked.keys and t.key not in ctx.dropped]
+
+
+def fill_targeted(ctx: PlanContext, picked: _Picked, weights: dict[str, float], slots: int,
+                  why: dict[str, str]) -> int:
+    """Give each weakness kind its quota of matching tasks, best band score first; returns slots left."""
+    by_kind: dict[str, Weakness] = {}
+    for w in ctx.report.weaknesses:
+        by_kind.setdefault(w.kind, w)
+    share = quotas({k: v for k, v in weights.items() if k in by_kind}, slots)
+    left = 0
+    for kind in sorted(share, key=lambda k: (by_kind[k].rank, k)):
+        weakness = by_kind[kind]
+        candidates = [t for t in eligible(ctx, picked) if matches(t, weakness)]
+        wanted = share[kind] + left
+        chosen = _ranked(ctx, candidates)[:wanted]
+        if len(chosen) < wanted and share[kind]:
+            ctx.notes.append(f"weakness {kind!r} has {len(candidates)} matching task(s) for {wanted} slot(s)")
+        for task, success, _ in chosen:
+            picked.add(WaveEntry(
+                pack_id=task.pack_id, task_id=task.task_id, weight=0.0, source="targeted", weakness=kind,
+                estimated_success=success,
+                reason=f"targets {kind} ({why[kind]}); via {_overlap(task, weakness)}; {_band_text(success, ctx)}",
+            ))
+        left = wanted - len(chosen)
+    return left
+
+
+def fill_replay(ctx: PlanContext, picked: _Picked, slots: int) -> int:
+    """Replay tasks of earlier waves (against forgetting), best band score first; returns slots left."""
+    if slots <= 0:
+        return 0
+    last_seen: dict[tuple[str, str], int] = {}
+    for wave in ctx.history.waves:
+        for entry in wave.entries:
+            last_seen[entry.key] = wave.round_index
+    candidates = [t for t in eligible(ctx, picked) if t.key in last_seen]
+    if not candidates:
+        if ctx.history.waves:
+            ctx.notes.append("no task of an earlier wave is left to replay")
+        return slots
+    chosen = _ranked(ctx, candidates)[:slots]
+    for task, success, _ in chosen:
+        picked.add(WaveEntry(
+            pack_id=task.pack_id, task_id=task.task_id, weight=0.0, source="replay", estimated_success=success,
+            reason=f"replay from round {last_seen[task.key]} against forgetting; {_band_text(success, ctx)}",
+        ))
+    return slots - len(chosen)
+
+
+def fill_explore(ctx: PlanContext, picked: _Picked, slots: int) -> int:
+    """Explore the rest of the pool, tasks never tried first; returns slots left."""
+    if slots <= 0:
+        return 0
+    candidates = eligible(ctx, picked)
+    ctx.rng.shuffle(candidates)
+    candidates.sort(key=lambda t: ctx.history.task(t.pack_id, t.task_id) is not None)
+    for task in candidates[:slots]:
+        success = estimated_success(ctx.history, task)
+        picked.add(WaveEntry(
+            pack_id=task.pack_id, task_id=task.task_id, weight=0.0, source="explore", estimated_success=success,
+            reason=f"explore {task.category or task.domain or 'task'}; {_band_text(success, ctx)}",
+        ))
+    return max(0, slots - len(candidates))
+
+
+def finish(picked: _Picked, band_weighting: bool, ctx: PlanContext) -> list[WaveEntry]:
+    """Set the entries' weights (band preference when asked, else equal) so they sum to 1."""
+    raw = [band_score(e.estimated_success, ctx.config) if band_weighting else 1.0 for e in picked.entries]
+    total = sum(raw)
+    return [e.model_copy(update={"weight": r / total}) for e, r in zip(picked.entries, raw, strict=True)] \
+        if total > 0 else []
+
+
+def mix(ctx: PlanContext, weights: dict[str, float], why: dict[str, str]) -> list[WaveEntry]:
+    """The standard mix: targeted quotas, then replay, then exploration; unused slots move down the line."""
+    cfg = ctx.config
+    picked = _Picked()
+    targeted = round(ctx.slots * cfg.targeted) if weights else 0
+    replay = round(ctx.slots * cfg.replay)
+    if not weights:
+        ctx.notes.append("the report has no weakness to target: the wave is replay and exploration only")
+    left = fill_targeted(ctx, picked, weights, targeted, why) if targeted else 0
+    left = fill_replay(ctx, picked, min(replay + left, ctx.slots - len(picked.entries)))
+    rest = ctx.slots - len(picked.entries)
+    if fill_explore(ctx, picked, rest):
+        ctx.notes.append(f"the pool holds {len(picked.entries)} schedulable task(s) for {ctx.slots} slot(s)")
+    return finish(picked, True, ctx)
+
+
+def sample_uniform(ctx: PlanContext) -> list[WaveEntry]:
+    """Tasks drawn uniformly from the pool, without regard to weaknesses or history."""
+    pool = list(ctx.pool)
+    ctx.rng.shuffle(pool)
+    if len(pool) < ctx.slots:
+        ctx.notes.append(f"the pool holds {len(pool)} task(s) for {ctx.slots} slot(s)")
+    picked = _Picked()
+    for task in pool[:ctx.slots]:
+        picked.add(WaveEntry(pack_id=task.pack_id, task_id=task.task_id, weight=0.0, source="explore",
+                             estimated_success=estimated_success(ctx.history, task),
+                             reason="uniform sample of the pool"))
+    return finish(picked, False, ctx)
+
+
+SOURCES: tuple[Source, ...] = ("targeted", "replay", "explore")
+"""Entry sources in wave order."""

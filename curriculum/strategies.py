@@ -1,0 +1,102 @@
+"""Wave-planning strategies, registered by name: targeted (default), uniform and bandit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from curriculum._fill import PlanContext, mix, sample_uniform
+from curriculum.bandit import arm_weights, update_bandit
+from curriculum.models import BanditState, WaveEntry
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """Chooses a wave's entries; registered by name."""
+
+    name: str
+    """Name used in ``CurriculumConfig.strategy``."""
+
+    def choose(self, ctx: PlanContext) -> tuple[list[WaveEntry], BanditState | None]:
+        """Return the wave's entries and, for stateful strategies, the state to keep."""
+        ...
+
+
+class TargetedStrategy:
+    """Targeted slots by weakness rank and share; replay and exploration fill the rest."""
+
+    name = "targeted"
+
+    def choose(self, ctx: PlanContext) -> tuple[list[WaveEntry], BanditState | None]:
+        """Weigh each weakness kind by share / rank (first weakness of a kind counts)."""
+        weights: dict[str, float] = {}
+        why: dict[str, str] = {}
+        for w in ctx.report.weaknesses:
+            if w.kind not in weights:
+                weights[w.kind] = max(w.share, 1e-6) / max(w.rank, 1)
+                why[w.kind] = f"rank {w.rank}, share {w.share:.2f}"
+        return mix(ctx, weights, why), None
+
+
+class UniformStrategy:
+    """Every slot is a uniform draw from the pool: the baseline the others are measured against."""
+
+    name = "uniform"
+
+    def choose(self, ctx: PlanContext) -> tuple[list[WaveEntry], BanditState | None]:
+        """Sample the pool uniformly."""
+        return sample_uniform(ctx), None
+
+
+class BanditStrategy:
+    """Targeted slots by a learning-progress bandit over weakness kinds."""
+
+    name = "bandit"
+
+    def choose(self, ctx: PlanContext) -> tuple[list[WaveEntry], BanditState | None]:
+        """Update the arms from the history, weigh the report's kinds and fill the mix."""
+        state = update_bandit(ctx.history.bandit or BanditState(), ctx.report, ctx.pool, ctx.history, ctx.config)
+        kinds = list(dict.fromkeys(w.kind for w in ctx.report.weaknesses))
+        weights = arm_weights(state, kinds, ctx.config)
+        why = {k: f"bandit weight {weights[k]:.2f}, learning progress {state.arms[k].value:.3f}, "
+                  f"pulls {state.arms[k].pulls}" for k in kinds}
+        entries = mix(ctx, weights, why)
+        for kind in {e.weakness for e in entries if e.weakness is not None}:
+            state.arms[kind].pulls += 1
+        state.rounds += 1
+        return entries, state
+
+
+_STRATEGIES: dict[str, Callable[[], Strategy]] = {
+    "targeted": TargetedStrategy,
+    "uniform": UniformStrategy,
+    "bandit": BanditStrategy,
+}
+
+
+def register_strategy(name: str, factory: Callable[[], Strategy]) -> None:
+    """Make a strategy available by name.
+
+    Raises:
+        ValueError: The name is taken.
+    """
+    if name in _STRATEGIES:
+        raise ValueError(f"curriculum strategy {name!r} is already registered")
+    _STRATEGIES[name] = factory
+
+
+def strategy_names() -> list[str]:
+    """Registered strategy names."""
+    return sorted(_STRATEGIES)
+
+
+def get_strategy(name: str) -> Strategy:
+    """Return a new strategy by name.
+
+    Raises:
+        KeyError: Unknown name, listing the registered ones.
+    """
+    factory = _STRATEGIES.get(name)
+    if factory is None:
+        raise KeyError(f"unknown curriculum strategy {name!r}; registered: {', '.join(strategy_names())}")
+    return factory()

@@ -1,0 +1,189 @@
+"""The quality gate a generated task must pass before it enters the task pool.
+
+Gates, in order (a candidate stops at the first it fails):
+
+1. ``no_leakage``: its content hash (sha256 of prompt, intent and assertions) equals no held-out
+   task's, and its prompt is no near-duplicate of a held-out prompt (normalized token Jaccard or
+   character similarity ratio at or above the configured thresholds).
+2. ``gold_passes``: ground truth: the gold program, run in a fresh episode, passes every assertion.
+3. ``ground_truth``: the assertions agree with that run: every row the gold run changed is inside
+   the declared write-set, and a task whose gold program writes declares some write.
+4. ``null_fails``: a null agent (no calls, empty reply) fails.
+5. ``replay_deterministic``: a second gold run gives the same trace and the same verdict.
+6. ``baseline_band``: ``k`` attempts by the current model pass between ``band_min`` and ``band_max``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from arena.agents.base import Agent
+from arena.agents.reference import PolicyParams, ReferencePolicy
+from arena.conformance import run_gold
+from arena.gym import Gym
+from arena.rollout import EpisodeKey, play_episode
+from arena.task import SideEffectAssertion, Task
+from factory_client.protocol import GateConfig, GateReport, TaskRejection, VariantRequest
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def task_content_hash(task: Task) -> str:
+    """sha256 of a task's prompt, intent and assertions (ids, splits and tags excluded)."""
+    data = {
+        "prompt": task.prompt,
+        "intent": task.intent.model_dump(mode="json"),
+        "assertions": [a.model_dump(mode="json") for a in task.assertions],
+    }
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def normalize_prompt(text: str) -> str:
+    """Lower-case a prompt and keep only its alphanumeric tokens, space-separated."""
+    return " ".join(_TOKEN.findall(text.lower()))
+
+
+def token_jaccard(a: str, b: str) -> float:
+    """Jaccard similarity of the normalized token sets of two prompts."""
+    sa, sb = set(normalize_prompt(a).split()), set(normalize_prompt(b).split())
+    if not sa and not sb:
+        return 1.0
+    return len(sa & sb) / len(sa | sb)
+
+
+class HeldoutIndex:
+    """The held-out tasks a generated task must not duplicate.
+
+    Args:
+        tasks: The held-out suite (tasks of other splits are ignored).
+    """
+
+    def __init__(self, tasks: Iterable[Task]) -> None:
+        held = [t for t in tasks if t.split == "heldout"]
+        self.hashes = {task_content_hash(t): t.id for t in held}
+        self.prompts = [(t.id, normalize_prompt(t.prompt), set(normalize_prompt(t.prompt).split())) for t in held]
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def leak(self, task: Task, config: GateConfig) -> str | None:
+        """Return why ``task`` duplicates a held-out task, or ``None`` when it does not."""
+        digest = task_content_hash(task)
+        if digest in self.hashes:
+            return f"same content hash {digest[:16]} as held-out task {self.hashes[digest]!r}"
+        norm = normalize_prompt(task.prompt)
+        tokens = set(norm.split())
+        matcher = difflib.SequenceMatcher(autojunk=False)
+        matcher.set_seq2(norm)
+        for tid, other, other_tokens in self.prompts:
+            union = tokens | other_tokens
+            jaccard = len(tokens & other_tokens) / len(union) if union else 1.0
+            if jaccard >= config.near_duplicate_jaccard:
+                return f"prompt is a near-duplicate of held-out task {tid!r} (token Jaccard {jaccard:.2f})"
+            matcher.set_seq1(other)
+            threshold = config.near_duplicate_ratio
+            if (matcher.real_quick_ratio() >= threshold and matcher.quick_ratio() >= threshold
+                    and (ratio := matcher.ratio()) >= threshold):
+                return f"prompt is a near-duplicate of held-out task {tid!r} (similarity {ratio:.2f})"
+        return None
+
+
+def resolve_baseline(request: VariantRequest) -> Agent:
+    """Build the current model the baseline gate runs, from the request.
+
+    Raises:
+        ValueError: An unknown baseline model name, or parameters that do not load, naming them.
+    """
+    if request.baseline_params is not None:
+        return ReferencePolicy(PolicyParams.model_validate(request.baseline_params))
+    name = request.baseline_model
+    if name == "reference":
+        return ReferencePolicy(PolicyParams.initial())
+    if name == "reference-expert":
+        return ReferencePolicy(PolicyParams.expert())
+    if name.startswith("reference-failure:"):
+        return ReferencePolicy(PolicyParams.with_failure(name.split(":", 1)[1]))
+    path = Path(name)
+    if path.is_file():
+        return ReferencePolicy(PolicyParams.load(path))
+    raise ValueError(
+        f"baseline model {name!r} is not 'reference', 'reference-expert', 'reference-failure:<mode>' "
+        "or a reference-policy parameter file"
+    )
+
+
+class QualityGate:
+    """Judges candidate tasks and records every decision in a ``GateReport``.
+
+    Args:
+        config: Gate settings.
+        heldout: The held-out suite the candidates must not duplicate.
+        baseline: The current model for the baseline band.
+    """
+
+    def __init__(self, config: GateConfig, heldout: HeldoutIndex, baseline: Agent) -> None:
+        self.config = config
+        self.heldout = heldout
+        self.baseline = baseline
+
+    def check(self, gym: Gym, task: Task, *, variant: int, report: GateReport) -> bool:
+        """Run every gate on ``task`` (held by ``gym``) and return whether it is accepted."""
+        report.candidates += 1
+        for name, reason in self._gates(gym, task, report):
+            count = report.gates[name]
+            count.checked += 1
+            if reason is not None:
+                report.rejections.append(TaskRejection(variant=variant, task_id=task.id, gate=name, reason=reason))
+                return False
+            count.accepted += 1
+        report.accepted += 1
+        return True
+
+    def _gates(self, gym: Gym, task: Task, report: GateReport) -> Iterable[tuple[str, str | None]]:
+        yield "no_leakage", self.heldout.leak(task, self.config)
+        verdict = run_gold(gym, task, seed=0)
+        trace = [s.model_dump() for s in gym.trace]
+        failed = [f"{r.description}: {r.detail}" for r in verdict.results if not r.passed]
+        yield "gold_passes", ("gold program fails: " + "; ".join(failed)) if failed else None
+        yield "ground_truth", _ground_truth_mismatch(gym, task, verdict.changes)
+        gym.reset(task.id, seed=0)
+        null = gym.verify("")
+        yield "null_fails", "a null agent (no calls, empty reply) passes" if null.passed else None
+        again = run_gold(gym, task, seed=0)
+        same = trace == [s.model_dump() for s in gym.trace] and again == verdict
+        yield "replay_deterministic", None if same else "two gold replays with seed 0 differ"
+        passes = self.baseline_passes(gym, task)
+        key = str(passes)
+        report.baseline_passes[key] = report.baseline_passes.get(key, 0) + 1
+        lo, hi = self.config.band_min, self.config.band_max
+        yield "baseline_band", None if lo <= passes <= hi else (
+            f"baseline passed {passes} of {self.config.k} attempts, outside the band [{lo}, {hi}]"
+        )
+
+    def baseline_passes(self, gym: Gym, task: Task) -> int:
+        """Run ``k`` attempts of the current model on ``task`` and count the passes."""
+        passes = 0
+        for attempt in range(self.config.k):
+            record = play_episode(gym, self.baseline, EpisodeKey(gym.pack.id, task.id, 0, attempt), timeout_s=60.0)
+            passes += int(record.passed and not record.invalid)
+        return passes
+
+
+def _ground_truth_mismatch(gym: Gym, task: Task, changes: list[object]) -> str | None:
+    from arena.results import RowChange
+
+    rows = [c for c in changes if isinstance(c, RowChange)]
+    outside = [f"{c.op} {c.table}:{c.key}" for c in rows if not c.allowed]
+    if outside:
+        return "the gold run changes rows outside the declared write-set: " + ", ".join(outside[:5])
+    specs = {s.name: s for s in gym.pack.tools}
+    writes = [s.tool for s in task.gold.steps if s.tool in specs and specs[s.tool].mode == "write"]
+    declares = any(isinstance(a, SideEffectAssertion) for a in task.assertions)
+    if writes and rows and not declares:
+        return f"the gold program writes ({', '.join(sorted(set(writes)))}) but no side-effect assertion bounds it"
+    return None

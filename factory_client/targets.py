@@ -1,0 +1,49 @@
+"""Turn a diagnosis weakness report into factory targets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from diagnosis.models import WeaknessReport
+from factory_client.protocol import TargetEvidence, WeaknessTarget
+
+
+def targets_from_report(
+    report: WeaknessReport | dict[str, Any],
+    *,
+    domain: str | None = None,
+    top: int | None = None,
+    min_weight: float = 1e-6,
+) -> list[WeaknessTarget]:
+    """Convert a ``WeaknessReport`` (model or plain dict) into weighted weakness targets.
+
+    Each weakness's weight is its impact (falling back to its share when the impact is 0);
+    its knobs, focus tags, tools and evidence carry over.
+
+    Args:
+        report: The report, as the pydantic model or its JSON-shaped dict.
+        domain: Keep only weaknesses seen in this domain (those naming no domain are kept).
+        top: Keep at most this many, by rank.
+        min_weight: Weight given to a weakness whose impact and share are both 0.
+
+    Raises:
+        ValueError: ``report`` is a dict that is not a valid weakness report, naming the field.
+    """
+    model = report if isinstance(report, WeaknessReport) else WeaknessReport.model_validate(report)
+    weaknesses = sorted(model.weaknesses, key=lambda w: (w.rank, w.kind))
+    if domain is not None:
+        weaknesses = [w for w in weaknesses if not w.domains or domain in w.domains]
+    if top is not None:
+        weaknesses = weaknesses[:top]
+    targets = []
+    for w in weaknesses:
+        weight = w.impact if w.impact > 0 else w.share
+        targets.append(WeaknessTarget(
+            kind=w.kind,
+            weight=max(weight, min_weight),
+            focus_tags=list(w.focus_tags),
+            knobs=dict(w.knobs),
+            tools=list(w.tools),
+            evidence=[TargetEvidence(tool=e.tool, argument=e.argument, note=e.note) for e in w.evidence],
+        ))
+    return targets

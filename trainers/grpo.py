@@ -1,0 +1,218 @@
+"""The built-in trainer: group-relative policy gradient for the reference policy.
+
+Rollouts are grouped by (pack, task). Within a group each rollout's advantage is its reward minus the
+group mean, over the group's standard deviation; groups whose rollouts all scored the same carry no
+signal and are skipped. For every decision a rollout took, the gradient of the log-probability of the
+chosen strategy with respect to the logits at that decision key is ``onehot(choice) - softmax(logits)``.
+Updates run for a few epochs with a ratio clip against the starting probabilities (as in PPO) and a
+cap on the norm of each key's step. Everything iterates in a fixed order, so the result depends only on
+the inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from arena.agents.reference import PolicyParams
+from arena.episode import EpisodeRecord
+from curriculum import Wave
+from trainers.base import register_trainer
+from trainers.models import ModelRef, TrainerError
+
+
+class GRPOConfig(BaseModel):
+    """Settings of the built-in trainer.
+
+    Attributes:
+        learning_rate: Step size on the logits.
+        epochs: Passes over the rollouts per training step.
+        clip_ratio: PPO ratio clip: a decision whose probability moved beyond 1 +/- this stops pushing.
+        max_step_norm: Largest L2 norm of one key's logit change per epoch.
+        eps: Added to the group's standard deviation; groups with a smaller one are skipped.
+        reward: ``score`` (fraction of assertions held) or ``passed`` (0/1).
+        min_group: Fewest valid rollouts a group needs.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    learning_rate: float = Field(default=1.0, gt=0.0)
+    epochs: int = Field(default=4, ge=1)
+    clip_ratio: float = Field(default=0.2, gt=0.0)
+    max_step_norm: float = Field(default=1.0, gt=0.0)
+    eps: float = Field(default=1e-6, gt=0.0)
+    reward: Literal["score", "passed"] = "score"
+    min_group: int = Field(default=2, ge=2)
+
+
+class TrainStats(BaseModel):
+    """What one training step did.
+
+    Attributes:
+        groups: Groups used.
+        skipped_uniform: Groups skipped because every rollout scored the same.
+        skipped_small: Groups with fewer rollouts than ``min_group``.
+        episodes: Rollouts that contributed.
+        decisions: Decisions that contributed (summed over epochs).
+        clipped: Decisions whose ratio was clipped (summed over epochs).
+        keys_changed: Decision keys whose logits changed.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    groups: int = 0
+    skipped_uniform: int = 0
+    skipped_small: int = 0
+    episodes: int = 0
+    decisions: int = 0
+    clipped: int = 0
+    keys_changed: int = 0
+
+
+def save_reference(params: PolicyParams, out_dir: str | Path) -> ModelRef:
+    """Save reference-policy parameters under ``out_dir`` and return their model reference."""
+    digest = params.content_hash()
+    path = params.save(Path(out_dir) / f"{params.name}-v{params.version}-{digest}.json")
+    return ModelRef(name=params.name, version=params.version, kind="reference", artifact=str(path),
+                    parent=params.parent, params_hash=digest)
+
+
+def load_reference(model_ref: ModelRef) -> PolicyParams:
+    """Load the reference-policy parameters a model reference points at.
+
+    Raises:
+        TrainerError: Not a reference model, no artifact, or an unreadable artifact.
+    """
+    if model_ref.kind != "reference":
+        raise TrainerError(f"model {model_ref.ref} is of kind {model_ref.kind!r}; the builtin trainer trains "
+                           "reference-policy parameters only")
+    if not model_ref.artifact:
+        raise TrainerError(f"model {model_ref.ref} has no artifact; save its parameters with save_reference first")
+    try:
+        return PolicyParams.load(model_ref.artifact)
+    except (OSError, ValueError) as exc:
+        raise TrainerError(f"model {model_ref.ref}: cannot read parameters {model_ref.artifact}: {exc}") from exc
+
+
+def _softmax(row: dict[str, float]) -> dict[str, float]:
+    top = max(row.values())
+    exp = {s: math.exp(v - top) for s, v in row.items()}
+    total = sum(exp.values())
+    return {s: e / total for s, e in exp.items()}
+
+
+class _Sample(BaseModel):
+    decisions: list[tuple[str, str]]
+    advantage: float
+    weight: float
+
+
+def group_samples(rollouts: Sequence[EpisodeRecord], wave: Wave, config: GRPOConfig,
+                  stats: TrainStats) -> list[_Sample]:
+    """Group valid rollouts by task, compute group-relative advantages and weigh groups by the wave."""
+    weights = {e.key: e.weight * len(wave.entries) for e in wave.entries}
+    groups: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in rollouts:
+        if r.invalid or (weights and (r.pack_id, r.task_id) not in weights):
+            continue
+        groups[(r.pack_id, r.task_id)].append(r)
+    samples: list[_Sample] = []
+    for key in sorted(groups):
+        members = sorted(groups[key], key=lambda r: (r.seed, r.attempt, r.episode_id))
+        if len(members) < config.min_group:
+            stats.skipped_small += 1
+            continue
+        rewards = [r.score if config.reward == "score" else float(r.passed) for r in members]
+        mean = sum(rewards) / len(rewards)
+        std = math.sqrt(sum((x - mean) ** 2 for x in rewards) / len(rewards))
+        if std < config.eps:
+            stats.skipped_uniform += 1
+            continue
+        stats.groups += 1
+        weight = weights.get(key, 1.0)
+        for r, reward in zip(members, rewards, strict=True):
+            decisions = [(str(d["key"]), str(d["choice"])) for d in r.decisions]
+            samples.append(_Sample(decisions=decisions, advantage=(reward - mean) / (std + config.eps),
+                                   weight=weight))
+            stats.episodes += 1
+    return samples
+
+
+def grpo_update(params: PolicyParams, samples: Sequence[_Sample], config: GRPOConfig,
+                stats: TrainStats) -> PolicyParams:
+    """Apply the clipped group-relative update to a copy of ``params``.
+
+    Raises:
+        TrainerError: A decision names a key or strategy the parameters do not have.
+    """
+    logits = {k: dict(v) for k, v in params.logits.items()}
+    for sample in samples:
+        for key, choice in sample.decisions:
+            if key not in logits or choice not in logits[key]:
+                raise TrainerError(f"rollout decision {key!r} -> {choice!r} is not a parameter of {params.ref}")
+    old = {k: _softmax(v) for k, v in logits.items()}
+    for _ in range(config.epochs):
+        grad: dict[str, dict[str, float]] = {}
+        for sample in samples:
+            if not sample.decisions:
+                continue
+            scale = sample.weight * sample.advantage / len(sample.decisions) / len(samples)
+            for key, choice in sample.decisions:
+                probs = _softmax(logits[key])
+                ratio = probs[choice] / max(old[key][choice], 1e-12)
+                stats.decisions += 1
+                if (sample.advantage > 0 and ratio > 1 + config.clip_ratio) or (
+                        sample.advantage < 0 and ratio < 1 - config.clip_ratio):
+                    stats.clipped += 1
+                    continue
+                row = grad.setdefault(key, {s: 0.0 for s in probs})
+                for s, p in probs.items():
+                    row[s] += scale * ratio * ((1.0 if s == choice else 0.0) - p)
+        for key in sorted(grad):
+            step = {s: config.learning_rate * g for s, g in grad[key].items()}
+            norm = math.sqrt(sum(x * x for x in step.values()))
+            if norm > config.max_step_norm:
+                step = {s: x * config.max_step_norm / norm for s, x in step.items()}
+            for s, x in step.items():
+                logits[key][s] += x
+    stats.keys_changed = sum(1 for k in logits if logits[k] != params.logits[k])
+    return params.model_copy(update={"logits": logits, "version": params.version + 1,
+                                     "parent": params.content_hash()})
+
+
+class GRPOTrainer:
+    """Group-relative policy gradient for the reference policy (registered as ``builtin``).
+
+    Args:
+        out_dir: Where new parameter artifacts are written.
+        config: Learning rate, epochs, clipping and reward.
+    """
+
+    name = "builtin"
+
+    def __init__(self, out_dir: str | Path, config: GRPOConfig | None = None) -> None:
+        self.out_dir = Path(out_dir)
+        self.config = config or GRPOConfig()
+        self.last_stats = TrainStats()
+
+    def train(self, model_ref: ModelRef, wave: Wave, rollouts: Sequence[EpisodeRecord]) -> ModelRef:
+        """Update the parameters on the wave's rollouts; save them as version + 1 and return their reference.
+
+        Raises:
+            TrainerError: Not a reference model, unreadable parameters, or unknown decisions.
+        """
+        params = load_reference(model_ref)
+        stats = TrainStats()
+        samples = group_samples(rollouts, wave, self.config, stats)
+        new = grpo_update(params, samples, self.config, stats)
+        self.last_stats = stats
+        saved = save_reference(new, self.out_dir)
+        return saved.model_copy(update={"parent": model_ref.ref})
+
+
+register_trainer("builtin", GRPOTrainer)

@@ -1,0 +1,43 @@
+"""Model references and trainer errors."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ModelKind = Literal["reference", "litellm", "external"]
+"""What a model reference points at: reference-policy parameters, a served model, or an outside artifact."""
+
+
+class ModelRef(BaseModel):
+    """A trained (or starting) model, as trainers hand it on.
+
+    Attributes:
+        name: Model name.
+        version: Training step count (0 for a starting model).
+        kind: ``reference``, ``litellm`` or ``external``.
+        artifact: Path of the model's artifact (reference-policy parameters, checkpoint), if any.
+        endpoint: Served endpoint or provider model string (``litellm``), if any.
+        parent: Reference string (or parameter hash) of the model it was trained from.
+        params_hash: Content hash of the parameters, if known.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    version: int = Field(default=0, ge=0)
+    kind: ModelKind = "reference"
+    artifact: str | None = None
+    endpoint: str | None = None
+    parent: str | None = None
+    params_hash: str | None = None
+
+    @property
+    def ref(self) -> str:
+        """Reference string: ``name@vN`` plus ``:hash`` when known."""
+        return f"{self.name}@v{self.version}" + (f":{self.params_hash}" if self.params_hash else "")
+
+
+class TrainerError(RuntimeError):
+    """A training step failed; the message names the step, the bad value and, for commands, the log's tail."""
