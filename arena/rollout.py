@@ -239,95 +239,103 @@ def _worker(agent: Agent, packs: dict[str, Pack], modules: dict[str, str], timeo
     for module in modules.values():
         importlib.import_module(module)
     gyms: dict[str, Gym] = {}
+    pid = os.getpid()
+    results.put(("ready", -1, pid))
     while True:
         item = jobs.get()
         if item is None:
             return
         index, key = item
-        results.put(("start", index, os.getpid()))
         gym = gyms.get(key.pack_id) or gyms.setdefault(key.pack_id, Gym.from_pack(packs[key.pack_id]))
         record = play_episode(gym, agent, key, timeout_s=timeout_s)
         if record.failure is not None and record.failure.boundary == "environment":
             gyms.pop(key.pack_id).close()
-        results.put(("done", index, record.model_dump_json()))
+        results.put(("done", index, pid, record.model_dump_json()))
+
+
+@dataclass
+class _Worker:
+    process: Any
+    jobs: Any
+    index: int | None = None
+    since: float = 0.0
 
 
 def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey], config: RolloutConfig,
                    on_episode: Callable[[EpisodeRecord], None] | None) -> list[EpisodeRecord]:
+    """Each worker gets one episode at a time from the parent, so a dead or hung worker's episode is known."""
     ctx = mp.get_context("spawn")
     modules = registered_modules()
-    jobs = ctx.Queue()
     results = ctx.Queue()
-    for item in enumerate(keys):
-        jobs.put(item)
-    workers: dict[int, Any] = {}
+    pending = list(range(len(keys)))
+    pending.reverse()
+    workers: dict[int, _Worker] = {}
+    records: dict[int, EpisodeRecord] = {}
+    limit = config.episode_timeout_s + 5.0
+    spawns = [0]
 
     def spawn() -> None:
+        spawns[0] += 1
+        jobs = ctx.Queue()
         args = (agent, packs, modules, config.episode_timeout_s, jobs, results)
         proc = ctx.Process(target=_worker, args=args, daemon=True)
         proc.start()
-        workers[proc.pid or 0] = proc
+        workers[proc.pid or 0] = _Worker(process=proc, jobs=jobs)
+
+    def assign(worker: _Worker) -> None:
+        if pending:
+            worker.index = pending.pop()
+            worker.since = time.monotonic()
+            worker.jobs.put((worker.index, keys[worker.index]))
+        else:
+            worker.index = None
+
+    def finish(index: int, record: EpisodeRecord) -> None:
+        records[index] = record
+        if on_episode:
+            on_episode(record)
 
     for _ in range(min(config.workers, len(keys))):
         spawn()
-    records: dict[int, EpisodeRecord] = {}
-    running: dict[int, tuple[int, float]] = {}
-    started: set[int] = set()
-    limit = config.episode_timeout_s + 5.0
-    last_news = time.monotonic()
     while len(records) < len(keys):
         try:
             message = results.get(timeout=0.2)
         except queue.Empty:
             message = None
-        if message is None and not running and time.monotonic() - last_news > 10.0:
-            for index in range(len(keys)):
-                if index not in records and (index in started or jobs.empty()):
-                    records[index] = _lost(keys[index], packs, agent, "worker_died", "episode lost with its worker")
-            continue
         if message is not None:
-            last_news = time.monotonic()
-            kind, index, payload = message
-            if kind == "start":
-                running[payload] = (index, time.monotonic())
-                started.add(index)
-            else:
-                record = EpisodeRecord.model_validate_json(payload)
-                records[index] = record
-                for pid, (idx, _) in list(running.items()):
-                    if idx == index:
-                        del running[pid]
-                if on_episode:
-                    on_episode(record)
+            kind, index, pid = message[0], message[1], message[2]
+            worker = workers.get(pid)
+            if kind == "done":
+                finish(index, EpisodeRecord.model_validate_json(message[3]))
+            if worker is not None:
+                assign(worker)
             continue
         now = time.monotonic()
-        for pid, proc in list(workers.items()):
-            current = running.get(pid)
-            hung = current is not None and now - current[1] > limit
-            died = not proc.is_alive()
+        for pid, worker in list(workers.items()):
+            busy = worker.index is not None
+            hung = busy and now - worker.since > limit
+            died = not worker.process.is_alive()
             if not (hung or died):
                 continue
             if hung:
-                proc.kill()
-            proc.join(timeout=5)
+                worker.process.kill()
+            worker.process.join(timeout=5)
             del workers[pid]
-            if current is not None:
-                index = current[0]
-                del running[pid]
+            if worker.index is not None and worker.index not in records:
                 why = (f"episode hung past {limit:g} s; worker killed" if hung
-                       else f"worker process died (exit code {proc.exitcode})")
-                record = _lost(keys[index], packs, agent, "episode_timeout" if hung else "worker_died", why)
-                records[index] = record
-                if on_episode:
-                    on_episode(record)
-            if len(records) + len(running) < len(keys):
+                       else f"worker process died (exit code {worker.process.exitcode})")
+                finish(worker.index, _lost(keys[worker.index], packs, agent,
+                                           "episode_timeout" if hung else "worker_died", why))
+            if pending and spawns[0] <= len(keys) + config.workers:
                 spawn()
-        if not workers and len(records) < len(keys):
-            spawn()
-    for _ in workers:
-        jobs.put(None)
-    for proc in workers.values():
-        proc.join(timeout=5)
-        if proc.is_alive():
-            proc.kill()
+        if not workers and pending:
+            while pending:
+                index = pending.pop()
+                finish(index, _lost(keys[index], packs, agent, "worker_died", "rollout workers keep dying at start"))
+    for worker in workers.values():
+        worker.jobs.put(None)
+    for worker in workers.values():
+        worker.process.join(timeout=5)
+        if worker.process.is_alive():
+            worker.process.kill()
     return [records[i] for i in range(len(keys))]

@@ -26,6 +26,7 @@ from arena.agents.base import Agent
 from arena.agents.reference import PolicyParams, ReferencePolicy
 from arena.conformance import run_gold
 from arena.gym import Gym
+from arena.results import RowChange
 from arena.rollout import EpisodeKey, play_episode
 from arena.task import SideEffectAssertion, Task
 from factory_client.protocol import GateConfig, GateReport, TaskRejection, VariantRequest
@@ -174,10 +175,7 @@ class QualityGate:
         return passes
 
 
-def _ground_truth_mismatch(gym: Gym, task: Task, changes: list[object]) -> str | None:
-    from arena.results import RowChange
-
-    rows = [c for c in changes if isinstance(c, RowChange)]
+def _ground_truth_mismatch(gym: Gym, task: Task, rows: list[RowChange]) -> str | None:
     outside = [f"{c.op} {c.table}:{c.key}" for c in rows if not c.allowed]
     if outside:
         return "the gold run changes rows outside the declared write-set: " + ", ".join(outside[:5])

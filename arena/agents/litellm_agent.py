@@ -218,9 +218,6 @@ class LiteLLMAgent:
             "num_retries": 0,
             "max_retries": 0,
             "drop_params": True,
-            # Tool lists are plain functions, never MCP gateway tools: skip litellm's MCP
-            # detection, whose import needs the optional ``mcp`` package.
-            "_skip_mcp_handler": True,
         }
         if tools:
             request["tools"] = tools

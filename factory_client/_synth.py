@@ -1,0 +1,152 @@
+"""Variant synthesis for the local factory: targets to knobs, graph-guided task choice, pack assembly.
+
+* **Variants per target.** Variants are shared among the targets in proportion to their weights
+  (largest remainder, ties by kind); each variant has a primary target whose focus tags and knobs
+  dominate, with the other targets' knobs filling in what it leaves unset, higher weight first.
+* **Complexity.** Level 3 is neutral: a target's rate knob (``*_rate``) is scaled by
+  ``complexity / 3``; the world's messiness layers the targets leave unset are raised to
+  ``COMPLEXITY_RATES[knob] * complexity``. Rates are capped at ``MAX_RATE``. Only knobs the
+  domain documents are passed on.
+* **Task choice.** The tool dependency graph (networkx) scores each candidate task: tags shared
+  with the primary target's focus tags, gold-program tools that are (or are strong prerequisites
+  of) the tools named in the weakness evidence, and the longest strong-prerequisite chain the gold
+  program walks (counted twice for ``missed_policy_dependency`` and ``gave_up_early``). Candidates
+  are ordered by score, a repeated goal losing half a point per repeat so one template does not
+  fill a pack, ties broken by a seeded hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import networkx as nx
+
+from arena.domain import STRONG, Domain, Knobs
+from arena.pack import Pack
+from arena.task import Task
+from factory_client.protocol import VariantRequest, WeaknessTarget
+
+COMPLEXITY_RATES: dict[str, float] = {
+    "near_duplicate_rate": 0.04,
+    "stale_rate": 0.04,
+    "legacy_format_rate": 0.1,
+    "fault_rate": 0.05,
+}
+"""Messiness added per complexity level to the knobs no target sets."""
+
+MAX_RATE = 0.5
+"""Highest rate knob value the factory asks for."""
+
+CHAIN_KINDS = frozenset({"missed_policy_dependency", "gave_up_early"})
+"""Weakness kinds for which deeper prerequisite chains count double."""
+
+
+def variant_seed(seed: int, index: int) -> int:
+    """The generator seed of variant ``index`` of a request with ``seed``."""
+    digest = hashlib.sha256(f"gymloop-factory|{seed}|{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def allocate(targets: Sequence[WeaknessTarget], variants: int) -> list[WeaknessTarget | None]:
+    """Give each variant a primary target, in proportion to the weights (largest remainder)."""
+    if not targets:
+        return [None] * variants
+    order = sorted(targets, key=lambda t: (-t.weight, t.kind))
+    total = sum(t.weight for t in order)
+    quotas = [variants * t.weight / total for t in order]
+    counts = [math.floor(q) for q in quotas]
+    rest = sorted(range(len(order)), key=lambda i: (-(quotas[i] - counts[i]), i))
+    for i in rest[: variants - sum(counts)]:
+        counts[i] += 1
+    slots: list[WeaknessTarget | None] = []
+    for target, n in zip(order, counts, strict=True):
+        slots.extend([target] * n)
+    return slots
+
+
+def _scale(name: str, value: Any, complexity: int) -> Any:
+    if name.endswith("_rate") and isinstance(value, int | float) and not isinstance(value, bool):
+        return round(min(MAX_RATE, max(0.0, float(value) * complexity / 3.0)), 4)
+    return value
+
+
+def variant_knobs(
+    request: VariantRequest, primary: WeaknessTarget | None, domain: Domain, known_tags: set[str],
+    tasks_per_template: int,
+) -> Knobs:
+    """Knobs of one variant: the primary target's, then the other targets', then the complexity layers."""
+    supported = set(domain.knobs)
+    knobs: Knobs = {}
+    ordered = sorted(request.targets, key=lambda t: (t is not primary, -t.weight, t.kind))
+    for target in ordered:
+        for name, value in target.knobs.items():
+            if name in supported and name not in knobs:
+                knobs[name] = _scale(name, value, request.complexity)
+    for name, per_level in COMPLEXITY_RATES.items():
+        if name in supported and name not in knobs:
+            knobs[name] = round(min(MAX_RATE, per_level * request.complexity), 4)
+    if primary is not None and "focus_tags" in supported:
+        tags = [t for t in primary.focus_tags if t in known_tags]
+        if tags:
+            knobs["focus_tags"] = tags
+    if "heldout_fraction" in supported:
+        knobs["heldout_fraction"] = 0.0
+    if "tasks_per_template" in supported:
+        knobs["tasks_per_template"] = tasks_per_template
+    return dict(sorted(knobs.items()))
+
+
+def _graph(pack: Pack) -> nx.DiGraph[str]:
+    graph: nx.DiGraph[str] = nx.node_link_graph(pack.graph, directed=True, edges="edges")
+    return graph
+
+
+def _strong(graph: nx.DiGraph[str]) -> nx.DiGraph[str]:
+    strong: nx.DiGraph[str] = nx.DiGraph()
+    strong.add_nodes_from(graph.nodes)
+    strong.add_edges_from((a, b) for a, b, w in graph.edges(data="weight", default=1) if w >= STRONG)
+    return strong
+
+
+def _chain_length(strong: nx.DiGraph[str], tools: set[str]) -> int:
+    sub = strong.subgraph(tools)
+    if sub.number_of_edges() == 0 or not nx.is_directed_acyclic_graph(sub):
+        return 0
+    return int(nx.dag_longest_path_length(sub))
+
+
+def rank_tasks(pack: Pack, request: VariantRequest, primary: WeaknessTarget | None, seed: int) -> list[Task]:
+    """Order the pack's tasks toward the primary target (see the module docstring)."""
+    graph = _graph(pack)
+    strong = _strong(graph)
+    targets = [primary] if primary is not None else []
+    targets += [t for t in request.targets if t is not primary]
+    focus = set(primary.focus_tags) if primary is not None else set()
+    evidence_tools = {tool for t in targets for tool in [*t.tools, *(e.tool for e in t.evidence)] if tool in graph}
+    reach: set[str] = set(evidence_tools)
+    for tool in evidence_tools:
+        reach |= nx.ancestors(strong, tool)
+    chain_weight = 2.0 if primary is not None and primary.kind in CHAIN_KINDS else 1.0
+
+    def base_score(task: Task) -> float:
+        tools = {s.tool for s in task.gold.steps}
+        score = 2.0 * len(focus & set(task.tags))
+        score += len(tools & reach)
+        score += chain_weight * _chain_length(strong, tools & set(strong.nodes))
+        return score
+
+    def tiebreak(task: Task) -> str:
+        return hashlib.sha256(f"{seed}|{task.id}".encode()).hexdigest()
+
+    scored = sorted(pack.tasks, key=lambda t: (-base_score(t), tiebreak(t)))
+    seen: dict[str, int] = {}
+    adjusted: list[tuple[float, str, Task]] = []
+    for task in scored:
+        repeat = seen.get(task.intent.goal, 0)
+        seen[task.intent.goal] = repeat + 1
+        adjusted.append((base_score(task) - 0.5 * repeat, tiebreak(task), task))
+    adjusted.sort(key=lambda item: (-item[0], item[1]))
+    return [task for _, _, task in adjusted]

@@ -1,0 +1,26 @@
+"""Trainers: the built-in group-relative policy gradient, dataset export, and a user's training command."""
+
+from trainers.base import Trainer, get_trainer, register_trainer, trainer_names
+from trainers.command import CommandTrainer
+from trainers.export import ExportSummary, ExportTrainer, export_dataset
+from trainers.grpo import GRPOConfig, GRPOTrainer, TrainStats, load_reference, save_reference
+from trainers.models import ModelKind, ModelRef, TrainerError
+
+__all__ = [
+    "CommandTrainer",
+    "ExportSummary",
+    "ExportTrainer",
+    "GRPOConfig",
+    "GRPOTrainer",
+    "ModelKind",
+    "ModelRef",
+    "TrainStats",
+    "Trainer",
+    "TrainerError",
+    "export_dataset",
+    "get_trainer",
+    "load_reference",
+    "register_trainer",
+    "save_reference",
+    "trainer_names",
+]
