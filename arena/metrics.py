@@ -124,3 +124,23 @@ def metrics_by(records: Iterable[EpisodeRecord], key: Callable[[EpisodeRecord], 
         for g in key(r):
             groups[g].append(r)
     return {g: compute_metrics(v, k=k, rounds=rounds, seed=seed) for g, v in sorted(groups.items())}
+
+
+def per_task_pass_rate(records: Iterable[EpisodeRecord]) -> dict[tuple[str, str], float]:
+    """Pass rate of each ``(pack_id, task_id)`` over its valid episodes."""
+    groups: dict[tuple[str, str], list[bool]] = defaultdict(list)
+    for r in records:
+        if not r.invalid:
+            groups[(r.pack_id, r.task_id)].append(r.passed)
+    return {key: sum(v) / len(v) for key, v in groups.items()}
+
+
+def paired_lift(before: Iterable[EpisodeRecord], after: Iterable[EpisodeRecord], *, rounds: int = 2000,
+                seed: int = 0) -> Estimate:
+    """Lift in pass rate on the same tasks, with a paired bootstrap interval over tasks.
+
+    Only tasks present (with valid episodes) on both sides count.
+    """
+    b, a = per_task_pass_rate(before), per_task_pass_rate(after)
+    common = sorted(set(a) & set(b))
+    return _bootstrap([a[t] - b[t] for t in common], rounds, seed)

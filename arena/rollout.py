@@ -183,7 +183,35 @@ def run_rollouts(
     config = config or RolloutConfig()
     done = set(skip)
     keys = [k for k in plan_episodes(packs, config) if k not in done]
+    return run_episodes(agent, packs, keys, config, on_episode=on_episode)
+
+
+def run_episodes(
+    agent: Agent,
+    packs: Sequence[Pack],
+    keys: Sequence[EpisodeKey],
+    config: RolloutConfig | None = None,
+    *,
+    on_episode: Callable[[EpisodeRecord], None] | None = None,
+) -> list[EpisodeRecord]:
+    """Run exactly the episodes ``keys`` (e.g. one batch of a larger plan), in order.
+
+    Args:
+        agent: The agent (picklable for the ``process`` executor).
+        packs: Packs holding the keys' tasks.
+        keys: Episodes to run.
+        config: Executor, workers and per-episode time limit (its seeds and filters are ignored).
+        on_episode: Called with each record as it finishes.
+
+    Raises:
+        KeyError: A key names a pack not in ``packs``.
+    """
+    config = config or RolloutConfig()
+    keys = list(keys)
     by_id = {p.id: p for p in packs}
+    missing = sorted({k.pack_id for k in keys} - set(by_id))
+    if missing:
+        raise KeyError(f"episodes name packs that were not given: {', '.join(m[:12] for m in missing)}")
     if not keys:
         return []
     if config.executor == "process" and config.workers >= 1:

@@ -31,14 +31,14 @@ def estimated_success(history: History, task: TaskRef, *, groups: int = 2) -> fl
 def band_score(success: float | None, config: CurriculumConfig) -> float:
     """Preference for a task by its estimated success: 1 inside the learnability band, less the further out.
 
-    A task never tried scores 0.6: preferred to tasks far outside the band, not to tasks inside it.
+    A task outside the band scores at most 0.5, less the further out; a task never tried scores 0.6.
     """
     if success is None:
         return 0.6
     if config.band_low <= success <= config.band_high:
         return 1.0
     distance = config.band_low - success if success < config.band_low else success - config.band_high
-    return max(0.05, 1.0 - 2.0 * distance)
+    return max(0.05, 0.5 - distance)
 
 
 def uniform_drop(history: History, task: TaskRef, round_index: int, config: CurriculumConfig) -> bool:

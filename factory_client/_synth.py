@@ -100,7 +100,7 @@ def variant_knobs(
 
 
 def _graph(pack: Pack) -> nx.DiGraph[str]:
-    graph: nx.DiGraph[str] = nx.node_link_graph(pack.graph, directed=True, edges="edges")
+    graph: nx.DiGraph[str] = nx.DiGraph(nx.node_link_graph(pack.graph, directed=True, edges="edges"))
     return graph
 
 

@@ -81,7 +81,8 @@ class HttpFactoryClient:
                 response = self._http.request(method, path, json=body)
             except httpx.TransportError as exc:
                 if attempt >= self.retries:
-                    raise FactoryError(f"{method} {self.base_url}{path} failed after {attempt + 1} tries: {exc}") from exc
+                    where = f"{method} {self.base_url}{path}"
+                    raise FactoryError(f"{where} failed after {attempt + 1} tries: {exc}") from exc
                 delay = self.backoff * 2**attempt
             else:
                 if response.status_code not in RETRY_STATUSES:

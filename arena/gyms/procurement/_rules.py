@@ -237,7 +237,8 @@ def three_way_match(conn: sqlite3.Connection, invoice_id: str) -> dict[str, Any]
     ordered price and its quantity does not exceed the quantity received.
 
     Returns:
-        ``{"result": "matched" | "mismatch", "reasons": [...], "lines": [...]}``.
+        ``{"result": "matched" | "mismatch", "matched": bool, "reasons": [...], "hold_reason": first reason
+        or None, "lines": [...]}``.
     """
     invoice = fetch_one(conn, "invoices", invoice_id, "invoice")
     receipts = conn.execute("SELECT COUNT(*) FROM goods_receipts WHERE purchase_order_id = ?",
@@ -266,8 +267,8 @@ def three_way_match(conn: sqlite3.Connection, invoice_id: str) -> dict[str, Any]
             "ordered_quantity": row["ordered"], "invoiced_price": row["unit_price"], "ordered_price": row["po_price"],
             "price_ok": price_ok, "quantity_ok": qty_ok,
         })
-    return {"invoice_id": invoice_id, "result": "mismatch" if reasons else "matched", "reasons": reasons,
-            "lines": lines}
+    return {"invoice_id": invoice_id, "result": "mismatch" if reasons else "matched", "matched": not reasons,
+            "reasons": reasons, "hold_reason": reasons[0] if reasons else None, "lines": lines}
 
 
 def delegation_covers(delegation: dict[str, Any], today: date) -> bool:

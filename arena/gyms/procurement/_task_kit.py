@@ -46,6 +46,7 @@ class Draft:
         assertions: The task's assertions.
         tags: Tags the instance exercises.
         refetch: For each fault-capable tool, the get step that re-reads its record after a conflict.
+        when: Conditions of intent calls, by call index (``"$name.field"`` or ``"!$name.field"``).
     """
 
     prompt: str
@@ -59,6 +60,7 @@ class Draft:
     assertions: list[Any]
     tags: list[str]
     refetch: dict[str, GoldStep] = field(default_factory=dict)
+    when: dict[int, str] = field(default_factory=dict)
 
 
 class WorldView:

@@ -124,7 +124,8 @@ def build_tasks(conn: sqlite3.Connection, seed: int, settings: Settings) -> tupl
         Task(
             id=tid, prompt=d.prompt, persona=d.persona, split=splits[tid], category=category,
             tags=sorted(set(d.tags)),
-            intent=Intent(goal=d.goal, refs=d.refs, calls=[IntendedCall(tool=t, arguments=a) for t, a in d.calls],
+            intent=Intent(goal=d.goal, refs=d.refs, calls=[IntendedCall(tool=t, arguments=a, when=d.when.get(i))
+                                                        for i, (t, a) in enumerate(d.calls)],
                           report=d.report),
             faults=[fault_of[tid]] if tid in fault_of else [],
             gold=GoldProgram(steps=d.steps, reply=d.reply),

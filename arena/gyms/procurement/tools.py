@@ -85,7 +85,7 @@ def get_vendor(ctx: ToolContext, vendor_id: str) -> dict[str, Any]:
 def upload_compliance_document(
     ctx: ToolContext, vendor_id: str, doc_type: str, issued_on: str, expires_on: str | None = None
 ) -> dict[str, Any]:
-    """File a compliance document (tax form or insurance certificate) on a vendor.
+    """File a compliance document (tax form or insurance certificate) on a vendor; expired documents are refused.
 
     Args:
         vendor_id: The vendor id.
@@ -93,12 +93,16 @@ def upload_compliance_document(
         issued_on: Issue date, YYYY-MM-DD.
         expires_on: Expiry date, YYYY-MM-DD; required for INSURANCE.
     """
-    fetch_one(ctx.conn, "vendors", vendor_id, "vendor")
+    vendor = fetch_one(ctx.conn, "vendors", vendor_id, "vendor")
     require_code(doc_type, "doc_type", DOC_TYPES)
     issued = require_date(issued_on, "issued_on")
     if expires_on is not None:
-        if require_date(expires_on, "expires_on") <= issued:
+        expiry = require_date(expires_on, "expires_on")
+        if expiry <= issued:
             raise InvalidArgument(f"expires_on: {expires_on!r} is not after issued_on {issued_on!r}")
+        if expiry < _today(ctx):
+            raise PolicyViolation(f"the {doc_type} document expired on {expires_on}; only current documents are "
+                                  f"filed, so vendor {vendor_id} stays {vendor['status']} until a valid one arrives")
     elif doc_type == "INSURANCE":
         raise InvalidArgument("expires_on: an INSURANCE certificate needs an expiry date")
     doc_id = ctx.new_id("DOC")
@@ -207,9 +211,11 @@ def check_budget(ctx: ToolContext, purchase_order_id: str) -> dict[str, Any]:
     usd = po_usd_total(ctx.conn, po, _today(ctx))
     counted = po["status"] in ("pending_approval", "approved")
     available = round(budget["remaining"] + (usd if counted else 0.0), 2)
+    fits = usd <= available
     return {
         "purchase_order_id": purchase_order_id, "cost_center_id": po["cost_center_id"], "po_total_usd": usd,
-        "remaining_budget_usd": available, "fits_budget": usd <= available,
+        "remaining_budget_usd": available, "fits_budget": fits,
+        "verdict": "fits the remaining budget" if fits else "exceeds the remaining budget",
         "approval_cap_usd": budget["approval_cap"], "approvals_required": required_approvals(ctx.conn, po, _today(ctx)),
     }
 
@@ -341,6 +347,8 @@ def get_purchase_order(ctx: ToolContext, purchase_order_id: str) -> dict[str, An
         receipt["lines"] = ctx.all("SELECT po_line_id, quantity FROM receipt_lines WHERE receipt_id = ? ORDER BY id",
                                    (receipt["id"],))
     po["goods_receipts"] = receipts
+    received = [parse_stored_date(r["received_on"]) for r in receipts]
+    po["last_received_on"] = max(received).isoformat() if received else None
     po["invoices"] = ctx.all("SELECT id, vendor_invoice_number, total, status FROM invoices "
                              "WHERE purchase_order_id = ? ORDER BY id", (purchase_order_id,))
     return po
@@ -361,8 +369,10 @@ def submit_for_approval(ctx: ToolContext, purchase_order_id: str) -> dict[str, A
                      "submitted_on = ? WHERE id = ?", (needed, ctx.today(), purchase_order_id))
     approver = ctx.one("SELECT approver_id FROM cost_centers WHERE id = ?", (po["cost_center_id"],))
     route = [approver["approver_id"] if approver else None] + (["any controller"] if needed == 2 else [])
+    routing = ("two approvals: the cost center approver, then a controller" if needed == 2
+               else "one approval: the cost center approver")
     return {"purchase_order_id": purchase_order_id, "status": "pending_approval", "approvals_required": needed,
-            "route": route}
+            "route": route, "routing": routing}
 
 
 @tool(mode="write", permission="approve_purchase_orders", entity="purchase_order", operation="update")
@@ -472,7 +482,7 @@ def search_invoices(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
 
 @tool(mode="read", entity="invoice", operation="get")
 def get_invoice(ctx: ToolContext, invoice_id: str) -> dict[str, Any]:
-    """Fetch an invoice with its lines, vendor, purchase order status and payments (authoritative).
+    """Fetch an invoice with its lines, vendor, order status, payments and any paid invoice it may duplicate.
 
     Args:
         invoice_id: The invoice id, e.g. INV-50001.
@@ -483,6 +493,9 @@ def get_invoice(ctx: ToolContext, invoice_id: str) -> dict[str, Any]:
                                     (inv["purchase_order_id"],))
     inv["lines"] = ctx.all("SELECT id, po_line_id, quantity, unit_price FROM invoice_lines WHERE invoice_id = ? "
                            "ORDER BY id", (invoice_id,))
+    twin = ctx.one("SELECT id FROM invoices WHERE vendor_id = ? AND vendor_invoice_number = ? AND id != ? "
+                   "AND status = 'paid' ORDER BY id", (inv["vendor_id"], inv["vendor_invoice_number"], invoice_id))
+    inv["possible_duplicate_of"] = twin["id"] if twin else None
     inv["payments"] = ctx.all("SELECT id, amount, currency, paid_on FROM payments WHERE invoice_id = ? ORDER BY id",
                               (invoice_id,))
     return inv

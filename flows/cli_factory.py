@@ -1,0 +1,82 @@
+"""``gymloop factory``: serve the local factory over HTTP, export its OpenAPI schema, request variants."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from factory_client import (
+    FactoryError,
+    LocalFactory,
+    VariantRequest,
+    WeaknessTarget,
+    create_app,
+    make_factory_client,
+    openapi_schema,
+)
+
+app = typer.Typer(help="The environment factory: serve it, export its schema, request variants.",
+                  no_args_is_help=True)
+console = Console()
+
+
+@app.command("serve")
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+) -> None:
+    """Serve the embedded local factory over HTTP (routes under /v1)."""
+    import uvicorn
+
+    console.print(f"gymloop factory on http://{host}:{port}/v1")
+    uvicorn.run(create_app(LocalFactory()), host=host, port=port, log_level="info")
+
+
+@app.command("openapi")
+def openapi(
+    out: Annotated[Path, typer.Option(help="Where to write the schema.")] = Path("docs/factory-openapi.json"),
+) -> None:
+    """Write the factory protocol's OpenAPI schema."""
+    out.write_text(json.dumps(openapi_schema(), indent=2, sort_keys=True) + "\n")
+    console.print(f"wrote {out}")
+
+
+@app.command("request")
+def request(
+    domain: Annotated[str, typer.Argument(help="Built-in domain to vary.")],
+    weakness: Annotated[list[str], typer.Option(help="Weakness kind to target (repeatable).")] = [],  # noqa: B006
+    focus_tag: Annotated[list[str], typer.Option(help="Task tag the targets focus on (repeatable).")] = [],  # noqa: B006
+    variants: Annotated[int, typer.Option(help="Number of variants.")] = 2,
+    tasks: Annotated[int, typer.Option(help="Tasks per variant.")] = 5,
+    complexity: Annotated[int, typer.Option(help="Complexity level 1-5.")] = 3,
+    seed: Annotated[int, typer.Option(help="Generation seed.")] = 0,
+    baseline: Annotated[str, typer.Option(help="Baseline model for the gate.")] = "reference",
+    url: Annotated[str | None, typer.Option(help="Remote factory URL (default: the local factory).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder to write the accepted packs into.")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the request.")] = 600.0,
+) -> None:
+    """Request targeted variants and print the gate's report."""
+    from arena.pack import write_pack
+
+    targets = [WeaknessTarget(kind=k, focus_tags=list(focus_tag)) for k in weakness]
+    req = VariantRequest(domain=domain, targets=targets, variants=variants, tasks_per_variant=tasks,
+                         complexity=complexity, seed=seed, baseline_model=baseline)
+    client = make_factory_client(url)
+    try:
+        result = client.request(req, timeout=timeout)
+    except FactoryError as exc:
+        console.print(f"[red]factory request failed:[/red] {exc}")
+        raise typer.Exit(1) from exc
+    report = result.gate_report
+    console.print(f"request {result.request_id}: {len(result.packs)} pack(s), "
+                  f"{report.accepted}/{report.candidates} candidate tasks accepted")
+    for name, count in report.gates.items():
+        console.print(f"  {name:22s} {count.accepted}/{count.checked}")
+    for pack in result.packs:
+        console.print(f"  pack {pack.id[:16]}  {len(pack.tasks)} tasks")
+        if out is not None:
+            write_pack(pack, out / pack.id)

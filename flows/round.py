@@ -1,0 +1,313 @@
+"""gymloop's Prefect flows: evaluate, diagnose, generate, train, curriculum_round and campaign.
+
+Episodes run in batches, one Prefect task per batch (never one per episode), on the task runner the
+settings choose (threads by default; Dask or Ray for clusters). Every step writes to the registry, so
+re-running a crashed round resumes it: finished episodes are skipped and finished steps are read back.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from arena.pack import Pack
+from arena.rollout import EpisodeKey
+from curriculum import History, RoundResult, StopRules, Wave, should_stop
+from diagnosis import WeaknessReport
+from flows import steps
+from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
+from flows.plots import RoundPoint, lift_plot, weakness_heatmap
+from flows.settings import GymloopSettings, load_settings
+from flows.tracking import CampaignTracker
+from registry import ModelInfo, Registry
+
+
+@task(name="rollout-batch", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
+def rollout_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
+                  overrides: dict[str, Any]) -> int:
+    """Run one batch of episodes (those not yet recorded) and record them; retried on failure."""
+    return steps.run_batch(url, round_id, stage, model_id, keys, overrides)
+
+
+@task(name="factory-request", retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE)
+def factory_request(settings: GymloopSettings, report: WeaknessReport, base: list[Pack], model: ModelInfo,
+                    round_index: int) -> list[Pack]:
+    """Request variants from the factory (retried: a remote factory may be briefly unavailable)."""
+    results = steps.generate_variants(settings, report, base, model, round_index)
+    return [p for r in results for p in r.packs]
+
+
+def _task_runner(settings: GymloopSettings) -> Any:
+    if settings.task_runner == "dask":
+        from prefect_dask.task_runners import DaskTaskRunner
+
+        return DaskTaskRunner(cluster_kwargs={"n_workers": settings.workers, "threads_per_worker": 1,
+                                              "processes": True, "dashboard_address": None})
+    if settings.task_runner == "ray":
+        from prefect_ray import RayTaskRunner
+
+        return RayTaskRunner()
+    return ThreadPoolTaskRunner(max_workers=settings.workers)
+
+
+def run_stage(settings: GymloopSettings, registry: Registry, round_id: int, stage: str, model: ModelInfo,
+              keys: list[EpisodeKey], overrides: dict[str, Any]) -> StageResult:
+    """Run a stage's episodes as batched Prefect tasks, skipping those already recorded."""
+    started = time.perf_counter()
+    done = {(k.pack_id, k.task_id, k.seed, k.attempt) for k in registry.finished_episode_keys(round_id, stage=stage)}
+    todo = [k for k in keys if (k.pack_id, k.task_id, k.seed, k.attempt) not in done]
+    futures = [rollout_batch.submit(settings.resolved_registry_url(), round_id, stage, model.id, batch, overrides)
+               for batch in steps.batches(todo, settings.batch_size)]
+    ran = sum(f.result() for f in futures)
+    return StageResult(stage=stage, planned=len(keys), ran=ran, reused=len(keys) - len(todo),
+                       seconds=round(time.perf_counter() - started, 3))
+
+
+@flow(name="evaluate", validate_parameters=True)
+def evaluate(params: RoundParams, stage: str = steps.EVAL_BEFORE, model_id: int | None = None) -> StageResult:
+    """Evaluate a model (the round's model in by default) on the held-out suite of the campaign's gyms."""
+    settings = load_settings(**params.overrides)
+    registry = steps.open_registry(settings.resolved_registry_url())
+    round_info = _round(registry, settings, params)
+    base = steps.base_packs(registry, settings)
+    model = registry.model(model_id if model_id is not None else round_info.model_in_id)
+    return run_stage(settings, registry, round_info.id, stage, model, steps.heldout_keys(base, settings),
+                     params.overrides)
+
+
+def _round(registry: Registry, settings: GymloopSettings, params: RoundParams) -> Any:
+    campaign = registry.create_campaign(params.campaign, settings.public_dict(), exist_ok=True)
+    previous = [r for r in registry.rounds(campaign.id) if r.index < params.round_index]
+    if previous and (previous[-1].status != "finished" or previous[-1].index != params.round_index - 1):
+        raise ValueError(f"campaign {params.campaign!r}: round {params.round_index - 1} has not finished; "
+                         "run or resume it first")
+    if params.round_index > 0 and not previous:
+        raise ValueError(f"campaign {params.campaign!r} has no round {params.round_index - 1}")
+    model_id = previous[-1].model_out_id if previous else steps.initial_model(registry, settings).id
+    if model_id is None:
+        raise ValueError(f"campaign {params.campaign!r}: round {params.round_index - 1} produced no model")
+    return registry.start_round(campaign.id, params.round_index, model_id)
+
+
+@flow(name="diagnose")
+def diagnose_flow(params: RoundParams) -> WeaknessReport:
+    """Diagnose the round's held-out episodes into a ranked weakness report (stored with the round)."""
+    settings = load_settings(**params.overrides)
+    registry = steps.open_registry(settings.resolved_registry_url())
+    round_info = _round(registry, settings, params)
+    packs = [registry.load_pack(p.id) for p in registry.list_packs()]
+    records = registry.round_episodes(round_info.id, stage=steps.EVAL_BEFORE)
+    folder = steps.round_dir(settings, params.campaign, params.round_index)
+    previous_path = steps.round_dir(settings, params.campaign, params.round_index - 1) / "weakness_report.json" \
+        if params.round_index > 0 else None
+    previous = WeaknessReport.from_json(previous_path.read_text()) if previous_path and previous_path.is_file() \
+        else None
+    report = steps.diagnose_round(records, packs, previous, round_info.id, settings.seed)
+    registry.record_weaknesses(round_info.id, steps.weakness_entries(report))
+    (folder / "weakness_report.json").write_text(report.to_json())
+    (folder / "weakness_report.md").write_text(report.to_markdown())
+    return report
+
+
+@flow(name="generate")
+def generate_flow(params: RoundParams, report: WeaknessReport) -> list[str]:
+    """Request variants aimed at the report's weaknesses; add the gated packs to the registry."""
+    settings = load_settings(**params.overrides)
+    registry = steps.open_registry(settings.resolved_registry_url())
+    round_info = _round(registry, settings, params)
+    base = steps.base_packs(registry, settings)
+    model = registry.model(round_info.model_in_id)
+    packs = factory_request(settings, report, base, model, params.round_index)
+    for pack in packs:
+        registry.add_pack(pack)
+    return [p.id for p in packs]
+
+
+@flow(name="train")
+def train_flow(params: RoundParams, report: WeaknessReport) -> int:
+    """Plan the wave, run its rollouts with the model in, train, and register the model out; return its id."""
+    settings = load_settings(**params.overrides)
+    registry = steps.open_registry(settings.resolved_registry_url())
+    round_info = _round(registry, settings, params)
+    model = registry.model(round_info.model_in_id)
+    folder = steps.round_dir(settings, params.campaign, params.round_index)
+    history = _history(settings, params)
+    pool = _pool(registry, settings)
+    wave = steps.plan(report, pool, history, settings, params.round_index)
+    registry.record_wave(round_info.id, steps.wave_entries(wave),
+                         {"strategy": wave.strategy, "message": wave.message, "k": wave.k, "budget": wave.budget})
+    steps.write_json(folder / "wave.json", wave.model_dump(mode="json"))
+    keys = steps.wave_keys(wave, params.round_index)
+    run_stage(settings, registry, round_info.id, steps.TRAIN, model, keys, params.overrides)
+    records = registry.round_episodes(round_info.id, stage=steps.TRAIN)
+    steps.write_json(folder / "history.json",
+                     steps.update_history(history, wave, records).model_dump(mode="json"))
+    ref = steps.train(settings, model, wave, records, pool, folder)
+    return steps.register_ref(registry, ref, model.id).id
+
+
+def _history(settings: GymloopSettings, params: RoundParams) -> History:
+    if params.round_index == 0:
+        return History()
+    path = steps.round_dir(settings, params.campaign, params.round_index - 1) / "history.json"
+    return History.model_validate_json(path.read_text()) if path.is_file() else History()
+
+
+def _pool(registry: Registry, settings: GymloopSettings) -> list[Pack]:
+    wanted = set(settings.domains)
+    return [registry.load_pack(p.id) for p in registry.list_packs() if p.domain in wanted]
+
+
+@flow(name="curriculum-round")
+def curriculum_round(params: RoundParams) -> RoundSummary:
+    """One round: evaluate -> diagnose -> generate -> plan wave -> train -> re-evaluate -> record."""
+    logger = get_run_logger()
+    settings = load_settings(**params.overrides)
+    registry = steps.open_registry(settings.resolved_registry_url())
+    round_info = _round(registry, settings, params)
+    model_in = registry.model(round_info.model_in_id)
+    base = steps.base_packs(registry, settings)
+    suite = steps.heldout_keys(base, settings)
+    seconds: dict[str, float] = {}
+    stages: dict[str, StageResult] = {}
+
+    started = time.perf_counter()
+    reused = _reuse_previous_eval(registry, round_info, suite)
+    stages[steps.EVAL_BEFORE] = run_stage(settings, registry, round_info.id, steps.EVAL_BEFORE, model_in, suite,
+                                          params.overrides)
+    stages[steps.EVAL_BEFORE].reused += reused
+    steps.timed(seconds, "evaluate", started)
+    logger.info("round %s: evaluated %s on %d held-out episodes", params.round_index, model_in.name, len(suite))
+
+    started = time.perf_counter()
+    report = diagnose_flow(params)
+    steps.timed(seconds, "diagnose", started)
+
+    started = time.perf_counter()
+    variant_ids = generate_flow(params, report)
+    steps.timed(seconds, "generate", started)
+
+    started = time.perf_counter()
+    model_out_id = train_flow(params, report)
+    model_out = registry.model(model_out_id)
+    steps.timed(seconds, "train", started)
+
+    started = time.perf_counter()
+    stages[steps.EVAL_AFTER] = run_stage(settings, registry, round_info.id, steps.EVAL_AFTER, model_out, suite,
+                                         params.overrides)
+    steps.timed(seconds, "re_evaluate", started)
+    train_stage = registry.finished_episode_keys(round_info.id, stage=steps.TRAIN)
+    stages[steps.TRAIN] = StageResult(stage=steps.TRAIN, planned=len(train_stage))
+    return _record(settings, registry, params, round_info.id, model_in, model_out, report, variant_ids, stages,
+                   seconds)
+
+
+def _reuse_previous_eval(registry: Registry, round_info: Any, suite: list[EpisodeKey]) -> int:
+    """The model in is the previous round's model out: its re-evaluation is this round's evaluation."""
+    if round_info.index == 0:
+        return 0
+    previous = [r for r in registry.rounds(round_info.campaign_id) if r.index == round_info.index - 1]
+    if not previous or previous[0].model_out_id != round_info.model_in_id:
+        return 0
+    return steps.copy_stage(registry, previous[0].id, steps.EVAL_AFTER, round_info.id, steps.EVAL_BEFORE, suite)
+
+
+def _record(settings: GymloopSettings, registry: Registry, params: RoundParams, round_id: int, model_in: ModelInfo,
+            model_out: ModelInfo, report: WeaknessReport, variant_ids: list[str], stages: dict[str, StageResult],
+            seconds: dict[str, float]) -> RoundSummary:
+    before = registry.round_episodes(round_id, stage=steps.EVAL_BEFORE)
+    after = registry.round_episodes(round_id, stage=steps.EVAL_AFTER)
+    train_records = registry.round_episodes(round_id, stage=steps.TRAIN)
+    metrics = steps.round_metrics(before, after, report, train_records, settings.eval_k, settings.seed)
+    metrics.update({f"seconds/{k}": v for k, v in seconds.items()})
+    metrics["variants_added"] = float(len(variant_ids))
+    wave = registry.wave(round_id)
+    summary = RoundSummary(
+        campaign=params.campaign, round_index=params.round_index, round_id=round_id,
+        model_in=f"{model_in.name}:{model_in.version}", model_out=f"{model_out.name}:{model_out.version}",
+        before=metrics["heldout_pass_rate_before"], after=metrics["heldout_pass_rate_after"], lift=metrics["lift"],
+        lift_low=metrics["lift_low"], lift_high=metrics["lift_high"], weaknesses=[w.kind for w in report.weaknesses],
+        variants=len(variant_ids), wave_size=len(wave.entries) if wave else 0, episodes=stages, metrics=metrics,
+    )
+    folder = steps.round_dir(settings, params.campaign, params.round_index)
+    steps.write_json(folder / "summary.json", summary.model_dump(mode="json"))
+    registry.finish_round(round_id, model_out.id, {"summary": summary.model_dump(mode="json")})
+    _track(settings, registry, params, summary, report, variant_ids)
+    return summary
+
+
+def _track(settings: GymloopSettings, registry: Registry, params: RoundParams, summary: RoundSummary,
+           report: WeaknessReport, variant_ids: list[str]) -> None:
+    folder = steps.round_dir(settings, params.campaign, params.round_index)
+    tracker = CampaignTracker(settings.resolved_mlflow_uri(), params.campaign, settings.home / "mlartifacts")
+    if params.round_index == 0:
+        tracker.log_campaign_params(settings.public_dict())
+    wave = Wave.model_validate_json((folder / "wave.json").read_text())
+    mix = {s: sum(1 for e in wave.entries if e.source == s) for s in ("targeted", "replay", "explore")}
+    round_params = {
+        "model_in": summary.model_in, "model_out": summary.model_out, "strategy": wave.strategy,
+        "wave_mix": mix, "wave_size": len(wave.entries), "targets": summary.weaknesses[:10],
+        "eval_seeds": settings.eval_seeds, "seed": settings.seed, "variant_pack_ids": [v[:12] for v in variant_ids],
+        "base_pack_ids": [p.id[:12] for p in registry.list_packs() if p.parent is None],
+    }
+    points, shares = _campaign_series(settings, params)
+    plots = [lift_plot(points, folder / "lift_per_round.png"), weakness_heatmap(shares, folder / "weaknesses.png")]
+    artifacts = [folder / "weakness_report.json", folder / "weakness_report.md", folder / "wave.json", *plots]
+    tracker.log_round(params.round_index, round_params, summary.metrics, artifacts)
+    tracker.log_campaign_artifacts(plots)
+
+
+def _campaign_series(settings: GymloopSettings,
+                     params: RoundParams) -> tuple[list[RoundPoint], dict[str, dict[int, float]]]:
+    points: list[RoundPoint] = []
+    shares: dict[str, dict[int, float]] = {}
+    for index in range(params.round_index + 1):
+        folder = steps.round_dir(settings, params.campaign, index)
+        summary_path = folder / "summary.json"
+        if not summary_path.is_file():
+            continue
+        s = RoundSummary.model_validate_json(summary_path.read_text())
+        points.append(RoundPoint(index=index, before=s.before, after=s.after, lift=s.lift, low=s.lift_low,
+                                 high=s.lift_high))
+        report_path = folder / "weakness_report.json"
+        if report_path.is_file():
+            for w in WeaknessReport.from_json(report_path.read_text()).weaknesses:
+                shares.setdefault(w.kind, {})[index] = w.share
+    return points, shares
+
+
+@flow(name="campaign")
+def campaign(params: CampaignParams) -> list[RoundSummary]:
+    """Run rounds until a stop rule fires (plateau, budget, target pass rate) or the round limit."""
+    logger = get_run_logger()
+    settings = load_settings(**params.overrides)
+    registry = steps.open_registry(settings.resolved_registry_url())
+    info = registry.create_campaign(params.campaign, settings.public_dict(), exist_ok=True)
+    finished = [r for r in registry.rounds(info.id) if r.status == "finished"]
+    start = len(finished)
+    limit = params.rounds or settings.max_rounds
+    summaries: list[RoundSummary] = []
+    results = [_round_result(r.details.get("summary", {})) for r in finished]
+    rules = StopRules(plateau_rounds=settings.plateau_rounds, plateau_lift=settings.plateau_lift,
+                      target_pass_rate=settings.target_pass_rate, max_episodes=settings.episode_budget,
+                      max_rounds=start + limit)
+    runner = curriculum_round.with_options(task_runner=_task_runner(settings))
+    for index in range(start, start + limit):
+        decision = should_stop(results, rules)
+        if decision.stop:
+            logger.info("campaign %s stops before round %d: %s", params.campaign, index, decision.reason)
+            break
+        summary = runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))
+        summaries.append(summary)
+        results.append(_round_result(summary.model_dump(mode="json")))
+    return summaries
+
+
+def _round_result(summary: dict[str, Any]) -> RoundResult:
+    train = summary.get("episodes", {}).get(steps.TRAIN, {})
+    return RoundResult(round_index=int(summary.get("round_index", 0)), pass_rate=float(summary.get("after", 0.0)),
+                       lift=float(summary.get("lift", 0.0)), episodes=int(train.get("planned", 0)))

@@ -1,0 +1,271 @@
+"""The work of each round step, as plain functions; ``flows.round`` wraps them in Prefect tasks and flows.
+
+Every step reads its inputs from the registry and writes its outputs there (or to the round's folder),
+so a crashed round resumes from its last finished step and never runs a finished episode again.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from arena.agents.base import Agent
+from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
+from arena.agents.reference import PolicyParams, ReferencePolicy
+from arena.episode import EpisodeRecord
+from arena.metrics import compute_metrics, metrics_by, paired_lift
+from arena.pack import Pack, build_pack
+from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
+from curriculum import CurriculumConfig, GroupResult, History, Wave, plan_wave, task_refs
+from diagnosis import DiagnosisContext, WeaknessReport, diagnose
+from factory_client import FactoryResult, VariantRequest, make_factory_client, targets_from_report
+from flows.settings import GymloopSettings, load_settings
+from registry import ModelInfo, Registry, WaveEntry, WeaknessEntry
+from trainers import GRPOTrainer, ModelRef, get_trainer, save_reference
+
+EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
+"""Stages of a round's episodes in the registry."""
+
+
+@cache
+def open_registry(url: str) -> Registry:
+    """Open (once per process) the registry at ``url``, applying migrations on first use."""
+    return Registry(url)
+
+
+def round_dir(settings: GymloopSettings, campaign: str, index: int) -> Path:
+    """Folder of a round's files (weakness report, wave manifest, plots)."""
+    path = settings.home / "campaigns" / campaign / f"round-{index:03d}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def model_ref(info: ModelInfo) -> ModelRef:
+    """The trainers' view of a registered model."""
+    kind = info.kind if info.kind in ("reference", "litellm", "external") else "external"
+    return ModelRef(name=info.name, version=int(info.version) if info.version.isdigit() else 0, kind=kind,
+                    artifact=info.artifact, endpoint=info.endpoint, params_hash=info.params_hash)
+
+
+def register_ref(registry: Registry, ref: ModelRef, parent_id: int | None) -> ModelInfo:
+    """Register a trainer's model reference (idempotent for the same name, version and content)."""
+    return registry.register_model(ref.name, str(ref.version), kind=ref.kind, parent_id=parent_id,
+                                   artifact=ref.artifact, endpoint=ref.endpoint, params_hash=ref.params_hash)
+
+
+def initial_model(registry: Registry, settings: GymloopSettings) -> ModelInfo:
+    """Register the campaign's starting model: the reference policy's starting parameters or an LLM."""
+    if settings.model == "reference":
+        ref = save_reference(PolicyParams.initial(), settings.home / "models")
+        return register_ref(registry, ref, None)
+    return registry.register_model(settings.model, "0", kind="litellm", endpoint=settings.model)
+
+
+def make_agent(info: ModelInfo, settings: GymloopSettings) -> Agent:
+    """The agent playing a registered model."""
+    if info.kind == "reference":
+        if not info.artifact:
+            raise ValueError(f"reference model {info.name}:{info.version} has no parameters artifact")
+        return ReferencePolicy(PolicyParams.load(info.artifact))
+    config = LiteLLMConfig(model=info.endpoint or info.name, api_base=settings.api_base, api_key=settings.api_key,
+                           timeout_s=settings.model_timeout_s)
+    return LiteLLMAgent(config)
+
+
+def base_packs(registry: Registry, settings: GymloopSettings) -> list[Pack]:
+    """The campaign's base packs (seed 0 of each domain), added to the registry once."""
+    packs = []
+    for domain in settings.domains:
+        pack = build_pack(domain, seed=0)
+        registry.add_pack(pack)
+        packs.append(pack)
+    return packs
+
+
+def heldout_keys(packs: Sequence[Pack], settings: GymloopSettings) -> list[EpisodeKey]:
+    """The held-out suite's episodes: every held-out task x eval seeds x eval_k attempts."""
+    return [EpisodeKey(p.id, t.id, seed, attempt) for p in packs for t in p.tasks if t.split == "heldout"
+            for seed in settings.eval_seeds for attempt in range(settings.eval_k)]
+
+
+def wave_keys(wave: Wave, round_index: int) -> list[EpisodeKey]:
+    """A wave's training episodes: k attempts of each entry on a round-specific seed."""
+    seed = 1000 + round_index
+    return [EpisodeKey(e.pack_id, e.task_id, seed, attempt) for e in wave.entries for attempt in range(wave.k)]
+
+
+def batches(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
+    """Split episodes into batches of at most ``size`` (one Prefect task each)."""
+    return [list(keys[i:i + size]) for i in range(0, len(keys), size)]
+
+
+def run_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
+              overrides: dict[str, Any]) -> int:
+    """Run one batch of episodes not yet in the registry and record them; return how many ran."""
+    settings = load_settings(**overrides)
+    registry = open_registry(url)
+    done = registry.finished_episode_keys(round_id, stage=stage)
+    todo = [k for k in keys if (k.pack_id, k.task_id, k.seed, k.attempt) not in
+            {(d.pack_id, d.task_id, d.seed, d.attempt) for d in done}]
+    if not todo:
+        return 0
+    packs = [registry.load_pack(pid) for pid in sorted({k.pack_id for k in todo})]
+    agent = make_agent(registry.model(model_id), settings)
+    config = RolloutConfig(executor="inline", episode_timeout_s=max(30.0, settings.model_timeout_s * 4))
+    records = run_episodes(agent, packs, todo, config)
+    registry.record_episodes(round_id, records, stage=stage)
+    return len(records)
+
+
+def copy_stage(registry: Registry, source_round: int, source_stage: str, round_id: int, stage: str,
+               keys: Sequence[EpisodeKey]) -> int:
+    """Reuse episodes of an earlier round (the same model on the same suite); return how many were copied."""
+    wanted = {(k.pack_id, k.task_id, k.seed, k.attempt) for k in keys}
+    records = [r for r in registry.round_episodes(source_round, stage=source_stage)
+               if (r.pack_id, r.task_id, r.seed, r.attempt) in wanted]
+    if len(records) < len(wanted):
+        return 0
+    return registry.record_episodes(round_id, records, stage=stage)
+
+
+def diagnosis_context(packs: Sequence[Pack]) -> DiagnosisContext:
+    """Tool specs, dependency graphs and tasks of the packs, for the detectors."""
+    tools = [t for p in packs for t in p.tools]
+    edges = [e for p in packs for e in p.graph.get("edges", p.graph.get("links", []))]
+    nodes = [n for p in packs for n in p.graph.get("nodes", [])]
+    graph = {"directed": True, "multigraph": False, "graph": {}, "nodes": nodes, "edges": edges}
+    tasks = {(p.id, t.id): t for p in packs for t in p.tasks}
+    return DiagnosisContext.build(tools=tools, graph=graph, tasks=tasks)
+
+
+def diagnose_round(records: Sequence[EpisodeRecord], packs: Sequence[Pack], previous: WeaknessReport | None,
+                   round_id: int, seed: int) -> WeaknessReport:
+    """Diagnose a round's held-out episodes into ranked weaknesses."""
+    return diagnose(records, diagnosis_context(packs), previous, seed, round_id=str(round_id))
+
+
+def weakness_entries(report: WeaknessReport) -> list[WeaknessEntry]:
+    """The registry's view of a weakness report."""
+    return [
+        WeaknessEntry(kind=w.kind, label=w.label, rank=w.rank, score=w.impact, share=min(1.0, max(0.0, w.share)),
+                      interval_low=w.share_interval.low, interval_high=w.share_interval.high,
+                      evidence={"examples": w.example_episode_ids, "knobs": w.knobs, "focus_tags": w.focus_tags,
+                                "domains": w.domains, "tools": w.tools})
+        for w in report.weaknesses
+    ]
+
+
+def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: Sequence[Pack],
+                      model: ModelInfo, round_index: int) -> list[FactoryResult]:
+    """Ask the factory for variants aimed at the report's weaknesses, one request per domain."""
+    if settings.variants_per_round == 0 or not report.weaknesses:
+        return []
+    client = make_factory_client(settings.factory_url)
+    results = []
+    for pack in base:
+        targets = targets_from_report(report, domain=pack.manifest.domain, top=5)
+        if not targets:
+            continue
+        baseline = model.artifact if model.kind == "reference" and model.artifact else "reference"
+        request = VariantRequest(
+            domain=pack.manifest.domain, targets=targets, variants=settings.variants_per_round,
+            tasks_per_variant=settings.tasks_per_variant, seed=settings.seed * 1000 + round_index,
+            parent_pack_id=pack.id, baseline_model=baseline,
+            idempotency_key=f"{pack.manifest.domain}-{round_index}-{model.params_hash or model.id}",
+        )
+        results.append(client.request(request, timeout=600.0))
+    return results
+
+
+def plan(report: WeaknessReport, pool_packs: Sequence[Pack], history: History, settings: GymloopSettings,
+         round_index: int) -> Wave:
+    """Plan the round's wave over the training tasks of the pool."""
+    config = CurriculumConfig(strategy=settings.strategy, budget=settings.wave_budget, k=settings.train_k,
+                              seed=settings.seed * 1000 + round_index)
+    history = history.model_copy(deep=True)
+    if not history.waves or history.waves[-1].round_index != round_index - 1:
+        history.waves = [w for w in history.waves if w.round_index < round_index]
+    wave = plan_wave(report, task_refs(pool_packs), history, config)
+    return wave.model_copy(update={"round_index": round_index})
+
+
+def wave_entries(wave: Wave) -> list[WaveEntry]:
+    """The registry's view of a wave."""
+    return [WaveEntry(pack_id=e.pack_id, task_id=e.task_id, weight=max(e.weight, 1e-9),
+                      reason=f"{e.source}:{e.weakness}" if e.weakness else f"{e.source}: {e.reason}")
+            for e in wave.entries]
+
+
+def update_history(history: History, wave: Wave, records: Sequence[EpisodeRecord]) -> History:
+    """Add the wave's group results (one group per task) to the curriculum history."""
+    updated = history.model_copy(deep=True)
+    groups: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for r in records:
+        if not r.invalid:
+            groups[(r.pack_id, r.task_id)].append(r)
+    for (pack_id, task_id), rs in sorted(groups.items()):
+        rs.sort(key=lambda r: r.attempt)
+        updated.record_group(pack_id, task_id, GroupResult(round_index=wave.round_index, scores=[r.score for r in rs],
+                                                           passed=[r.passed for r in rs]))
+    updated.waves = [*updated.waves, wave]
+    return updated
+
+
+def train(settings: GymloopSettings, model: ModelInfo, wave: Wave, records: Sequence[EpisodeRecord],
+          packs: Sequence[Pack], out_dir: Path) -> ModelRef:
+    """Train the model on the wave's rollouts with the configured trainer."""
+    ref = model_ref(model)
+    if settings.trainer == "builtin":
+        return GRPOTrainer(settings.home / "models").train(ref, wave, records)
+    if settings.trainer == "export":
+        return get_trainer("export", out_dir=out_dir / "dataset", packs=list(packs)).train(ref, wave, records)
+    return get_trainer("command", command=settings.trainer_command, workdir=out_dir / "train",
+                       packs=list(packs)).train(ref, wave, records)
+
+
+def round_metrics(before: Sequence[EpisodeRecord], after: Sequence[EpisodeRecord], report: WeaknessReport,
+                  train_records: Sequence[EpisodeRecord], k: int, seed: int) -> dict[str, float]:
+    """Every metric of a round: held-out pass rates, lift and interval, pass^k, per domain and weakness, usage."""
+    mb, ma = compute_metrics(before, k=k, seed=seed), compute_metrics(after, k=k, seed=seed)
+    lift = paired_lift(before, after, seed=seed)
+    out = {
+        "heldout_pass_rate_before": mb.pass_rate.value, "heldout_pass_rate_after": ma.pass_rate.value,
+        "lift": lift.value, "lift_low": lift.low, "lift_high": lift.high,
+        f"pass_hat_{k}_before": mb.pass_hat_k.value, f"pass_hat_{k}_after": ma.pass_hat_k.value,
+        f"pass_at_{k}_after": ma.pass_at_k.value, "mean_score_after": ma.mean_score.value,
+        "episodes_eval": float(len(before) + len(after)), "episodes_train": float(len(train_records)),
+        "invalid_episodes": float(mb.invalid + ma.invalid),
+        "tokens": float(sum(r.tokens_in + r.tokens_out for r in [*before, *after, *train_records])),
+        "cost_usd": float(sum(r.cost for r in [*before, *after, *train_records])),
+    }
+    for domain, m in metrics_by(after, lambda r: [r.domain], k=k, seed=seed).items():
+        out[f"heldout_pass_rate_after/{domain}"] = m.pass_rate.value
+    for domain, m in metrics_by(before, lambda r: [r.domain], k=k, seed=seed).items():
+        out[f"heldout_pass_rate_before/{domain}"] = m.pass_rate.value
+    for w in report.weaknesses:
+        out[f"weakness_share/{w.kind}"] = w.share
+    return out
+
+
+def write_json(path: Path, data: Any) -> Path:
+    """Write JSON atomically."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str))
+    tmp.replace(path)
+    return path
+
+
+def timed(seconds: dict[str, float], name: str, started: float) -> None:
+    """Record a step's wall-clock seconds."""
+    seconds[name] = round(time.perf_counter() - started, 3)
+
+
+def jitter_free_seed(*parts: object) -> int:
+    """A stable integer seed from parts (independent of PYTHONHASHSEED)."""
+    return random.Random("|".join(map(str, parts))).randrange(2**31)
