@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
+from arena.episode import EpisodeRecord
 from arena.gyms import available_domains
 from arena.metrics import compute_metrics
 from arena.pack import Pack, build_pack
@@ -59,7 +60,7 @@ def _solvable_heldout(packs: list[Pack]) -> set[tuple[str, str]]:
     return {k for k, v in ok.items() if v}
 
 
-def _evaluate(ref: ModelRef, packs: list[Pack], suite: set[tuple[str, str]]) -> list:  # type: ignore[type-arg]
+def _evaluate(ref: ModelRef, packs: list[Pack], suite: set[tuple[str, str]]) -> list[EpisodeRecord]:
     config = RolloutConfig(seeds=EVAL_SEEDS, split="heldout", task_ids=sorted({t for _, t in suite}))
     runs = run_rollouts(ReferencePolicy(load_reference(ref)), packs, config)
     return [r for r in runs if (r.pack_id, r.task_id) in suite]
@@ -160,8 +161,8 @@ def main() -> None:
             low, high = _interval([c[rnd] for c in curves[s]], seed=rnd)
             cells.append(f"{mean[s][rnd]:.3f} [{low:.3f}, {high:.3f}]")
         lines.append(f"| {rnd} | {rnd * args.budget} | " + " | ".join(cells) + " |")
-    lines += ["", f"Training episodes to reach uniform's final pass rate ({goal:.3f}), interpolated within a round:", "",
-              "| strategy | episodes | / uniform |", "| --- | ---: | ---: |"]
+    lines += ["", f"Training episodes to reach uniform's final pass rate ({goal:.3f}), interpolated within a round:",
+              "", "| strategy | episodes | / uniform |", "| --- | ---: | ---: |"]
     for s in STRATEGIES:
         eps = need[s]
         uni = need["uniform"]

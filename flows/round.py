@@ -311,3 +311,15 @@ def _round_result(summary: dict[str, Any]) -> RoundResult:
     train = summary.get("episodes", {}).get(steps.TRAIN, {})
     return RoundResult(round_index=int(summary.get("round_index", 0)), pass_rate=float(summary.get("after", 0.0)),
                        lift=float(summary.get("lift", 0.0)), episodes=int(train.get("planned", 0)))
+
+
+@flow(name="next-round")
+def next_round(params: CampaignParams) -> RoundSummary:
+    """Run the campaign's next round (what a scheduled deployment or a manual trigger runs)."""
+    settings = load_settings(**params.overrides)
+    registry = steps.open_registry(settings.resolved_registry_url())
+    info = registry.create_campaign(params.campaign, settings.public_dict(), exist_ok=True)
+    rounds = registry.rounds(info.id)
+    index = next((r.index for r in rounds if r.status != "finished"), len(rounds))
+    runner = curriculum_round.with_options(task_runner=_task_runner(settings))
+    return runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))

@@ -3,8 +3,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from factory_helpers import DOMAIN, small_request
+
 from arena.gyms import get_domain
-from conftest import DOMAIN, small_request
 from factory_client import (
     GateConfig,
     LocalFactory,

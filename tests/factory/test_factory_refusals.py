@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factory_helpers import DOMAIN
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse, Response
 
 from arena.pack import Pack, build_pack, pack_files
-from conftest import DOMAIN
 from factory_client import (
     PROTOCOL_VERSION,
     ArchiveLimits,

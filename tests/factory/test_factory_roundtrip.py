@@ -3,9 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from factory_helpers import DOMAIN, small_request
 
 from arena.pack import Pack
-from conftest import DOMAIN, small_request
 from factory_client import (
     BackgroundServer,
     HttpFactoryClient,

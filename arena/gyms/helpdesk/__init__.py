@@ -21,7 +21,7 @@ POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")
 DEPENDENCIES: list[tuple[str, str, int]] = [
     ("check_refund_eligibility", "issue_refund", STRONG),
     ("check_refund_eligibility", "create_return_authorization", STRONG),
-    ("check_refund_eligibility", "request_manager_approval", WEAK),
+    ("check_refund_eligibility", "request_manager_approval", STRONG),
     ("request_manager_approval", "approve_refund", WEAK),
     ("approve_refund", "issue_refund", WEAK),
     ("get_order", "cancel_order", WEAK),

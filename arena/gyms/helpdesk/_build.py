@@ -6,9 +6,10 @@ import random
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from arena.domain import FaultSpec
+from arena.gyms.helpdesk._rules import search_summaries
 from arena.task import (
     Assertion,
     CallPattern,
@@ -25,6 +26,8 @@ from arena.task import (
     TraceAssertion,
     WriteScope,
 )
+
+Row = TypeVar("Row")
 
 AGENT = Persona(name="Sam Rivera", role="agent", permissions=["credit", "orders", "refunds", "tickets"])
 """Front-line support agent: every write permission except approvals."""
@@ -72,6 +75,35 @@ class WorldView:
         return found[0]
 
 
+def pick_where(rng: random.Random, rows: Sequence[Row], n: int, ok: Callable[[Row], bool]) -> list[Row]:
+    """Up to ``n`` of ``rows`` in a random order, keeping only those ``ok`` accepts."""
+    out: list[Row] = []
+    for row in rng.sample(list(rows), len(rows)):
+        if len(out) >= n:
+            break
+        if ok(row):
+            out.append(row)
+    return out
+
+
+def singled_out(w: WorldView, entity: str, query: str, target: str, hint: dict[str, str]) -> bool:
+    """Whether searching ``query`` finds ``target`` and ``hint`` tells it apart from every other hit.
+
+    A hit matches the hint when each hinted field equals the hint's value (case-insensitive);
+    without a hint, the target must be the only hit.
+    """
+    hits = search_summaries(w.conn, entity, query)
+
+    def matches(hit: dict[str, object]) -> bool:
+        return all(str(hit.get(k, "")).casefold() == v.casefold() for k, v in hint.items())
+
+    if not any(h.get("id") == target for h in hits):
+        return False
+    if not hint:
+        return len(hits) == 1
+    return [h.get("id") for h in hits if matches(h)] == [target]
+
+
 @dataclass
 class Draft:
     """A task before its id, split and extra faults are assigned."""
@@ -111,7 +143,7 @@ def step(tool: str, **arguments: Any) -> GoldStep:
     return GoldStep(tool=tool, arguments=arguments)
 
 
-def ref(name: str, entity: str, mention: str, *, by_id: bool, **hint: str) -> EntityRef:
+def ref(name: str, entity: str, mention: str, /, *, by_id: bool, **hint: str) -> EntityRef:
     """An entity reference as the prompt phrases it."""
     return EntityRef(name=name, entity=entity, mention=mention, mention_kind="id" if by_id else "text", hint=hint)
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from arena.gyms.helpdesk._build import WorldView
-from arena.gyms.helpdesk._rules import PRICE_PROTECTION_DAYS, TODAY, convert, current_price_usd, eligibility, money
+from arena.gyms.helpdesk._rules import PRICE_PROTECTION_DAYS, TODAY, eligibility, line_price_drop
 
 PRICE_WINDOW = PRICE_PROTECTION_DAYS
 """Days after delivery during which price protection applies."""
@@ -78,8 +78,4 @@ def delivered_orders(w: WorldView) -> list[Delivered]:
 
 def price_drop(w: WorldView, order: Delivered, line: Line) -> float:
     """The price-protection amount of a line today: (paid − current price) × quantity, or 0."""
-    usd, promo = current_price_usd(w.conn, line.product_id, TODAY)
-    if promo is None:
-        return 0.0
-    now = convert(usd, order.currency)
-    return money(max(0.0, line.unit_price - now) * line.quantity)
+    return line_price_drop(w.conn, line.product_id, line.quantity, line.unit_price, order.currency, TODAY)

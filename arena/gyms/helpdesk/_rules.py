@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from datetime import date, datetime, timedelta
@@ -22,6 +23,9 @@ REFUND_TYPES = ("partial", "prorated")
 
 TICKET_STATUSES = ("open", "pending", "solved", "closed")
 """Ticket statuses the status tool accepts."""
+
+SEARCH_LIMIT = 20
+"""Most summaries a search returns."""
 
 PRICE_PROTECTION_DAYS = 14
 """Days after delivery during which a price drop is refunded as a ``prorated`` refund."""
@@ -164,3 +168,48 @@ def current_price_usd(conn: sqlite3.Connection, product_id: str, today: date) ->
         return float(promo[0]), str(promo[1])
     base = conn.execute("SELECT base_price_usd FROM products WHERE id = ?", (product_id,)).fetchone()
     return float(base[0]), None
+
+
+def price_protection_amount(conn: sqlite3.Connection, order_id: str, today: date) -> float:
+    """The price-protection refund an order is due today.
+
+    Within ``PRICE_PROTECTION_DAYS`` after delivery, each line whose product is cheaper today
+    (an active promotion) is due (price paid − today's price) × quantity; otherwise nothing.
+    """
+    delivered = conn.execute(
+        "SELECT MAX(delivered_at) FROM shipments WHERE order_id = ? AND delivered_at IS NOT NULL", (order_id,)
+    ).fetchone()[0]
+    if delivered is None or today > date.fromisoformat(str(delivered)[:10]) + timedelta(days=PRICE_PROTECTION_DAYS):
+        return 0.0
+    currency = str(conn.execute("SELECT currency FROM orders WHERE id = ?", (order_id,)).fetchone()[0])
+    due = 0.0
+    for product_id, quantity, unit_price in conn.execute(
+            "SELECT product_id, quantity, unit_price FROM order_lines WHERE order_id = ? ORDER BY id", (order_id,)):
+        due += line_price_drop(conn, str(product_id), int(quantity), float(unit_price), currency, today)
+    return money(due)
+
+
+def line_price_drop(conn: sqlite3.Connection, product_id: str, quantity: int, unit_price: float, currency: str,
+                    today: date) -> float:
+    """(price paid − today's promotional price) × quantity of one order line, or 0 without a promotion."""
+    usd, promo = current_price_usd(conn, product_id, today)
+    if promo is None:
+        return 0.0
+    return money(max(0.0, unit_price - convert(usd, currency)) * quantity)
+
+
+def search_summaries(conn: sqlite3.Connection, entity: str, query: str) -> list[dict[str, object]]:
+    """The search-index summaries of ``entity`` whose text holds every word of ``query`` (at most ``SEARCH_LIMIT``).
+
+    Raises:
+        InvalidArgument: The query is too short, naming it.
+    """
+    tokens = query.lower().split()
+    if not tokens or len(query.strip()) < 2:
+        raise InvalidArgument(f"query: {query!r} is too short; give a name, title or email")
+    clauses = " AND ".join("instr(search_text, ?) > 0" for _ in tokens)
+    rows = conn.execute(
+        f"SELECT summary FROM search_index WHERE entity = ? AND {clauses} ORDER BY entity_id LIMIT ?",
+        (entity, *tokens, SEARCH_LIMIT),
+    ).fetchall()
+    return [json.loads(r[0]) for r in rows]

@@ -47,7 +47,8 @@ def address_change_conflict(w: WorldView, rng: random.Random, n: int) -> list[Dr
             prompt=f"Please change the shipping address on order {oid} to: {addr}",
             intent=Intent(goal="change_address", refs=[ref("order", "order", oid, by_id=True)],
                           calls=[IntendedCall(tool="update_shipping_address",
-                                              arguments={"order_id": "$order", "address": addr})]),
+                                              arguments={"order_id": "$order", "address": addr})],
+                          report=["$update_shipping_address.shipping_address"]),
             steps=with_retry(steps, fault),
             reply=f"The shipping address of order {oid} is now {addr}.",
             assertions=[
@@ -120,10 +121,15 @@ def ticket_tracking_rate_limit(w: WorldView, rng: random.Random, n: int) -> list
         out.append(Draft(
             prompt=f"Handle the ticket \"{subject}\": reply to the customer with the carrier and the tracking number "
                    "of their order, then set the ticket to pending.",
-            intent=Intent(goal="answer_tracking_ticket", refs=[ref("ticket", "ticket", subject, by_id=False)],
-                          calls=[IntendedCall(tool="reply_to_ticket", arguments={"ticket_id": "$ticket"}),
+            intent=Intent(goal="answer_tracking_ticket",
+                          refs=[ref("ticket", "ticket", subject, by_id=False, subject=subject),
+                                ref("order", "order", "$ticket.order_id", by_id=True),
+                                ref("shipment", "shipment", "$order.shipments.0.id", by_id=True)],
+                          calls=[IntendedCall(tool="reply_to_ticket", arguments={
+                                     "ticket_id": "$ticket", "message": "$shipment.tracking_message"}),
                                  IntendedCall(tool="update_ticket_status",
-                                              arguments={"ticket_id": "$ticket", "status": "pending"})]),
+                                              arguments={"ticket_id": "$ticket", "status": "pending"})],
+                          report=["$shipment.carrier", "$shipment.tracking_number", "$update_ticket_status.status"]),
             steps=with_retry(steps, fault),
             reply=f"Replied on ticket {tid} with {carrier} tracking number {tn} and set the ticket to pending.",
             assertions=[
@@ -163,7 +169,8 @@ def escalate_legacy_due(w: WorldView, rng: random.Random, n: int) -> list[Draft]
             intent=Intent(goal="escalate_ticket", refs=[ref("ticket", "ticket", tid, by_id=True)],
                           calls=[IntendedCall(tool="escalate_ticket", arguments={
                               "ticket_id": "$ticket", "reason": reason,
-                              "due_date": FormattedValue(format="date", raw=legacy)})]),
+                              "due_date": FormattedValue(format="date", raw=legacy)})],
+                          report=["$escalate_ticket.due_date"]),
             steps=[step("get_ticket", ticket_id=tid), step("escalate_ticket", ticket_id=tid, reason=reason,
                                                            due_date=due)],
             reply=f"Ticket {tid} is escalated to the second-level team, due {due}.",
@@ -193,7 +200,8 @@ def ticket_followup_legacy(w: WorldView, rng: random.Random, n: int) -> list[Dra
             intent=Intent(goal="schedule_follow_up", refs=[ref("ticket", "ticket", tid, by_id=True)],
                           calls=[IntendedCall(tool="update_ticket_status", arguments={
                               "ticket_id": "$ticket", "status": "pending",
-                              "follow_up_date": FormattedValue(format="date", raw=legacy)})]),
+                              "follow_up_date": FormattedValue(format="date", raw=legacy)})],
+                          report=["$update_ticket_status.status", "$update_ticket_status.follow_up_date"]),
             steps=[step("get_ticket", ticket_id=tid),
                    step("update_ticket_status", ticket_id=tid, status="pending", follow_up_date=day)],
             reply=f"Ticket {tid} is pending with a follow-up on {day}.",
@@ -224,8 +232,10 @@ def store_credit_legacy_expiry(w: WorldView, rng: random.Random, n: int) -> list
                    f"expire on {legacy}.",
             intent=Intent(goal="grant_store_credit", refs=[ref("customer", "customer", cid, by_id=True)],
                           calls=[IntendedCall(tool="apply_store_credit", arguments={
-                              "customer_id": "$customer", "amount": amt,
-                              "expires_on": FormattedValue(format="date", raw=legacy)})]),
+                              "customer_id": "$customer", "amount": amt, "reason": "delayed delivery",
+                              "expires_on": FormattedValue(format="date", raw=legacy)})],
+                          report=["$apply_store_credit.amount", "$apply_store_credit.expires_on",
+                                  "$apply_store_credit.balance"]),
             steps=[step("get_customer", customer_id=cid),
                    step("apply_store_credit", customer_id=cid, amount=amt, reason="delayed delivery",
                         expires_on=expiry)],

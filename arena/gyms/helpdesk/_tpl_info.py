@@ -10,12 +10,14 @@ from arena.gyms.helpdesk._build import (
     WorldView,
     amounts,
     no_writes,
+    pick_where,
     ref,
     says,
+    singled_out,
     step,
     writes,
 )
-from arena.task import Intent
+from arena.task import IntendedCall, Intent
 
 CATEGORY = "information_retrieval"
 
@@ -55,7 +57,8 @@ def customer_near_duplicate(w: WorldView, rng: random.Random, n: int) -> list[Dr
                   "FROM customers a JOIN customers b ON a.name = b.name AND a.id <> b.id AND a.city <> b.city "
                   "WHERE a.store_credit <> b.store_credit ORDER BY a.id")
     out = []
-    for c in _pick(rng, rows, n):
+    for c in pick_where(rng, rows, n, lambda r: singled_out(w, "customer", str(r["name"]), str(r["id"]),
+                                                              {"city": str(r["city"])})):
         cid, name, city, email = str(c["id"]), str(c["name"]), str(c["city"]), str(c["email"])
         tier, credit, cur = str(c["tier"]), float(str(c["store_credit"])), str(c["currency"])
         out.append(Draft(
@@ -85,15 +88,16 @@ def order_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
         "AND (SELECT COUNT(*) FROM orders y WHERE y.customer_id = o.customer_id "
         "     AND substr(y.placed_at, 1, 10) = substr(o.placed_at, 1, 10)) = 1 ORDER BY o.id")
     out = []
-    for o in _pick(rng, rows, n):
+    for o in pick_where(rng, rows, n, lambda r: singled_out(w, "order", str(r["name"]), str(r["id"]), {
+            "customer": str(r["name"]), "placed_on": str(r["day"])})):
         oid, status, day, name, cached = (str(o["id"]), str(o["status"]), str(o["day"]), str(o["name"]),
                                           str(o["cached"]))
         reply = f"Order {oid}, placed by {name} on {day}, is currently {status}."
         out.append(Draft(
             prompt=f"{name} says the status shown for their order from {day} looks wrong. What is that order's "
                    "actual current status?",
-            intent=Intent(goal="order_status", refs=[ref("order", "order", f"{name}'s order placed on {day}",
-                                                         by_id=False, customer=name, placed_on=day)],
+            intent=Intent(goal="order_status", refs=[ref("order", "order", name, by_id=False, customer=name,
+                                                         placed_on=day)],
                           report=["$order.status"]),
             steps=[step("search_orders", query=name), step("get_order", order_id=oid)],
             reply=reply,
@@ -115,14 +119,15 @@ def ticket_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]
         "LEFT JOIN staff s ON s.id = t.assigned_to WHERE json_extract(si.summary, '$.status') <> t.status "
         "AND (SELECT COUNT(*) FROM tickets x WHERE x.subject = t.subject) = 1 ORDER BY t.id")
     out = []
-    for t in _pick(rng, rows, n):
+    for t in pick_where(rng, rows, n, lambda r: singled_out(w, "ticket", str(r["subject"]), str(r["id"]),
+                                                              {"subject": str(r["subject"])})):
         tid, subject, status, cached = str(t["id"]), str(t["subject"]), str(t["status"]), str(t["cached"])
         assignee = str(t["assignee"]) if t["assignee"] else None
         who = f"assigned to {assignee}" if assignee else "unassigned"
         reply = f"Ticket {tid} (\"{subject}\") is {status}; it is {who}."
         out.append(Draft(
             prompt=f"What is the current status of the support ticket \"{subject}\", and who is it assigned to?",
-            intent=Intent(goal="ticket_status", refs=[ref("ticket", "ticket", subject, by_id=False)],
+            intent=Intent(goal="ticket_status", refs=[ref("ticket", "ticket", subject, by_id=False, subject=subject)],
                           report=["$ticket.status", "$ticket.assigned_to_name"]),
             steps=[step("search_tickets", query=subject), step("get_ticket", ticket_id=tid)],
             reply=reply,
@@ -139,8 +144,13 @@ def ticket_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]
 
 def compatibility(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     """Whether a CPU fits a motherboard: search both products, then check compatibility."""
-    cpus = w.rows("SELECT id, name, socket FROM products WHERE category = 'cpu' ORDER BY id")
-    boards = w.rows("SELECT id, name, socket FROM products WHERE category = 'motherboard' ORDER BY id")
+    def findable(p: dict[str, object]) -> bool:
+        return singled_out(w, "product", str(p["name"]), str(p["id"]), {"name": str(p["name"])})
+
+    cpus = [p for p in w.rows("SELECT id, name, socket FROM products WHERE category = 'cpu' ORDER BY id")
+            if findable(p)]
+    boards = [p for p in w.rows("SELECT id, name, socket FROM products WHERE category = 'motherboard' ORDER BY id")
+              if findable(p)]
     out = []
     for i in range(n):
         cpu = rng.choice(cpus)
@@ -151,7 +161,7 @@ def compatibility(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
         ok = cs == bs
         if ok:
             reply = f"Yes, the {cname} ({cs}) is compatible with the {bname} ({bs} socket)."
-            facts = [["is compatible", "are compatible", "will work"], [cs]]
+            facts = [["compatible"], [cs]]
             exclude = ["not compatible", "incompatible"]
         else:
             reply = f"No, they are not compatible: the {cname} uses the {cs} socket but the {bname} is {bs}."
@@ -160,8 +170,10 @@ def compatibility(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
         out.append(Draft(
             prompt=f"A customer asks whether the {cname} will work on the {bname}. Can you check?",
             intent=Intent(goal="check_compatibility",
-                          refs=[ref("cpu", "product", cname, by_id=False), ref("board", "product", bname, by_id=False)],
-                          calls=[], report=[]),
+                          refs=[ref("cpu", "product", cname, by_id=False, name=cname),
+                                ref("board", "product", bname, by_id=False, name=bname)],
+                          calls=[IntendedCall(tool="check_compatibility", arguments={"product_ids": ["$cpu", "$board"]})],
+                          report=["$check_compatibility.verdict", "$cpu.socket", "$board.socket"]),
             steps=[step("search_products", query=cname), step("search_products", query=bname),
                    step("check_compatibility", product_ids=[str(cpu["id"]), str(board["id"])])],
             reply=reply,

@@ -16,6 +16,7 @@ from arena.gyms.helpdesk._build import (
     quote,
     ref,
     says,
+    singled_out,
     state,
     step,
     with_retry,
@@ -52,7 +53,10 @@ def refund_drafts(w: WorldView, rng: random.Random, n: int, orders: list[Deliver
             prompt=prompt.format(oid=o.id, product=line.product, amt=f"{amt:.2f}", cur=o.currency,
                                  days=o.days_since),
             intent=Intent(goal="refund_returned_item", refs=[ref("order", "order", o.id, by_id=True)],
-                          calls=[IntendedCall(tool="issue_refund", arguments={"order_id": "$order", "amount": amt})]),
+                          calls=[IntendedCall(tool="issue_refund", arguments={
+                              "order_id": "$order", "amount": amt, "refund_type": "partial",
+                              "reason": "returned item"})],
+                          report=["$issue_refund.amount", "$issue_refund.refund_type"]),
             steps=steps,
             reply=f"Refunded {amt:.2f} {o.currency} on order {o.id} for the returned {line.product} "
                   "(partial refund RF-N00001).",
@@ -98,8 +102,9 @@ def refund_outside_window(w: WorldView, rng: random.Random, n: int) -> list[Draf
             prompt=f"The customer on order {o.id} wants their money back for the whole order "
                    f"({o.refundable:.2f} {o.currency}). Process the refund if our policy allows it.",
             intent=Intent(goal="refund_order", refs=[ref("order", "order", o.id, by_id=True)],
-                          calls=[IntendedCall(tool="issue_refund",
-                                              arguments={"order_id": "$order", "amount": o.refundable})]),
+                          calls=[IntendedCall(tool="issue_refund", arguments={
+                              "order_id": "$order", "amount": o.refundable, "refund_type": "partial",
+                              "reason": "full refund requested by the customer"})]),
             steps=[step("check_refund_eligibility", order_id=o.id)],
             reply=f"I can't refund order {o.id}: it was delivered on {o.delivered_on} and the {o.window_days}-day "
                   f"return window ({o.tier} tier) ended on {o.window_ends}. No refund was issued.",
@@ -128,8 +133,10 @@ def refund_over_limit_agent(w: WorldView, rng: random.Random, n: int) -> list[Dr
         out.append(Draft(
             prompt=f"Please refund order {o.id} in full ({amt:.2f} {o.currency}); the customer returned everything "
                    "and the warehouse confirmed it.",
-            intent=Intent(goal="refund_order", refs=[ref("order", "order", o.id, by_id=True)],
-                          calls=[IntendedCall(tool="issue_refund", arguments={"order_id": "$order", "amount": amt})]),
+            intent=Intent(goal="request_refund_approval", refs=[ref("order", "order", o.id, by_id=True)],
+                          calls=[IntendedCall(tool="request_manager_approval", arguments={
+                              "order_id": "$order", "amount": amt, "reason": "full refund of returned order"})],
+                          report=["$request_manager_approval.status"]),
             steps=[step("check_refund_eligibility", order_id=o.id),
                    step("request_manager_approval", order_id=o.id, amount=amt, reason="full refund of returned order")],
             reply=f"Order {o.id} is eligible, but {amt:.2f} {o.currency} is above the {w.approval_limit:.2f} approval "
@@ -161,7 +168,15 @@ def refund_with_approval(w: WorldView, rng: random.Random, n: int) -> list[Draft
                    "You're the manager on duty: get it approved and refund it.",
             persona=MANAGER,
             intent=Intent(goal="refund_order", refs=[ref("order", "order", o.id, by_id=True)],
-                          calls=[IntendedCall(tool="issue_refund", arguments={"order_id": "$order", "amount": amt})]),
+                          calls=[IntendedCall(tool="request_manager_approval", arguments={
+                                     "order_id": "$order", "amount": amt, "reason": "full refund of returned order"}),
+                                 IntendedCall(tool="approve_refund", arguments={
+                                     "approval_id": "$request_manager_approval.approval_id"}),
+                                 IntendedCall(tool="issue_refund", arguments={
+                                     "order_id": "$order", "amount": amt, "refund_type": "partial",
+                                     "reason": "full refund of returned order",
+                                     "approval_id": "$approve_refund.approval_id"})],
+                          report=["$issue_refund.amount"]),
             steps=[step("check_refund_eligibility", order_id=o.id),
                    step("request_manager_approval", order_id=o.id, amount=amt, reason="full refund of returned order"),
                    step("approve_refund", approval_id="APR-N00001"),
@@ -197,7 +212,9 @@ def cancel_unshipped(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
         out.append(Draft(
             prompt=f"{name} asked us to cancel order {oid} before it ships. Please cancel it.",
             intent=Intent(goal="cancel_order", refs=[ref("order", "order", oid, by_id=True)],
-                          calls=[IntendedCall(tool="cancel_order", arguments={"order_id": "$order"})]),
+                          calls=[IntendedCall(tool="cancel_order", arguments={"order_id": "$order",
+                                                                              "reason": "customer request"})],
+                          report=["$cancel_order.status", "$cancel_order.payment"]),
             steps=[step("get_order", order_id=oid), step("cancel_order", order_id=oid, reason="customer request")],
             reply=f"Order {oid} is cancelled and its payment has been voided.",
             assertions=[
@@ -225,7 +242,8 @@ def cancel_shipped_refused(w: WorldView, rng: random.Random, n: int) -> list[Dra
         out.append(Draft(
             prompt=f"The customer changed their mind about order {oid}. Cancel it, please.",
             intent=Intent(goal="cancel_order", refs=[ref("order", "order", oid, by_id=True)],
-                          calls=[IntendedCall(tool="cancel_order", arguments={"order_id": "$order"})]),
+                          calls=[IntendedCall(tool="cancel_order", arguments={
+                              "order_id": "$order", "reason": "the customer changed their mind"})]),
             steps=[step("get_order", order_id=oid)],
             reply=f"I can't cancel order {oid}: it already shipped on {day} with {carrier}. Once it is delivered the "
                   "customer can return it within the return window.",
@@ -256,8 +274,9 @@ def store_credit_over_limit(w: WorldView, rng: random.Random, n: int) -> list[Dr
                    "late delivery.",
             intent=Intent(goal="grant_store_credit",
                           refs=[ref("customer", "customer", name, by_id=False, email=email)],
-                          calls=[IntendedCall(tool="apply_store_credit",
-                                              arguments={"customer_id": "$customer", "amount": amt})]),
+                          calls=[IntendedCall(tool="apply_store_credit", arguments={
+                              "customer_id": "$customer", "amount": amt,
+                              "reason": "goodwill gesture for the late delivery"})]),
             steps=[step("search_customers", query=email), step("get_customer", customer_id=cid)],
             reply=f"I did not apply the credit: {name} is {tier} tier and the store-credit limit per grant for {tier} "
                   f"is {limit:.2f} {cur}, below the {amt:.2f} requested. Nothing was changed.",
@@ -280,11 +299,14 @@ def price_protection(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     for o in delivered_orders(w):
         if not o.eligible or o.days_since > PRICE_WINDOW:
             continue
-        for line in o.lines:
-            diff = price_drop(w, o, line)
-            if 0 < diff <= min(w.approval_limit, o.refundable):
-                picks.append((o, line, diff))
-                break
+        drops = [(line, price_drop(w, o, line)) for line in o.lines]
+        dropped = [(line, diff) for line, diff in drops if diff > 0]
+        if len(dropped) != 1:
+            continue
+        line, diff = dropped[0]
+        if diff <= min(w.approval_limit, o.refundable) and singled_out(w, "product", line.product, line.product_id,
+                                                                        {"name": line.product}):
+            picks.append((o, line, diff))
     out = []
     for o, line, diff in rng.sample(picks, min(n, len(picks))):
         out.append(Draft(
@@ -292,8 +314,11 @@ def price_protection(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
                    "the difference back under our price protection.",
             intent=Intent(goal="price_protection",
                           refs=[ref("order", "order", o.id, by_id=True),
-                                ref("product", "product", line.product, by_id=False)],
-                          calls=[IntendedCall(tool="issue_refund", arguments={"order_id": "$order"})]),
+                                ref("product", "product", line.product, by_id=False, name=line.product)],
+                          calls=[IntendedCall(tool="issue_refund", arguments={
+                              "order_id": "$order", "amount": "$order.price_protection_amount",
+                              "refund_type": "prorated", "reason": "price protection"})],
+                          report=["$issue_refund.amount", "$issue_refund.refund_type"]),
             steps=[step("check_refund_eligibility", order_id=o.id), step("get_order", order_id=o.id),
                    step("get_product", product_id=line.product_id),
                    step("issue_refund", order_id=o.id, amount=diff, refund_type="prorated", reason="price protection")],

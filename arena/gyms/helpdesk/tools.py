@@ -17,13 +17,12 @@ from arena.gyms.helpdesk._rules import (
     money,
     parse_date,
     placed_on,
+    price_protection_amount,
     refunded_total,
+    search_summaries,
     tier_rules,
 )
 from arena.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
-
-SEARCH_LIMIT = 20
-"""Most summaries a search returns."""
 
 _ID_FORMS = {
     "customer": "CUS", "order": "ORD", "product": "PRD", "shipment": "SHP", "ticket": "TCK", "approval": "APR",
@@ -63,15 +62,7 @@ def _amount(value: float, param: str) -> float:
 
 
 def _search(ctx: ToolContext, entity: str, query: str) -> list[dict[str, Any]]:
-    tokens = query.lower().split()
-    if not tokens or len(query.strip()) < 2:
-        raise InvalidArgument(f"query: {query!r} is too short; give a name, title or email")
-    clauses = " AND ".join("instr(search_text, ?) > 0" for _ in tokens)
-    rows = ctx.conn.execute(
-        f"SELECT summary FROM search_index WHERE entity = ? AND {clauses} ORDER BY entity_id LIMIT ?",
-        (entity, *tokens, SEARCH_LIMIT),
-    ).fetchall()
-    return [json.loads(r[0]) for r in rows]
+    return search_summaries(ctx.conn, entity, query)
 
 
 def _order_summary(row: dict[str, Any]) -> dict[str, Any]:
@@ -122,6 +113,10 @@ def search_orders(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
 def get_order(ctx: ToolContext, order_id: str) -> dict[str, Any]:
     """Fetch an order's full, current record: lines, payments, shipments, refunds, returns, approvals, notes.
 
+    The record also states ``price_protection_amount``: the price-protection refund due today
+    ((price paid − today's price) × quantity of each line whose price dropped, within 14 days
+    after delivery; 0 otherwise).
+
     Args:
         order_id: The order id, e.g. ORD-10001.
     """
@@ -140,6 +135,7 @@ def get_order(ctx: ToolContext, order_id: str) -> dict[str, Any]:
     row["approvals"] = ctx.all("SELECT * FROM approvals WHERE order_id = ? ORDER BY id", (order_id,))
     row["internal_notes"] = ctx.all("SELECT id, author_id, body, created_at FROM internal_notes WHERE entity_id = ? "
                                     "ORDER BY id", (order_id,))
+    row["price_protection_amount"] = price_protection_amount(ctx.conn, order_id, ctx.now.date())
     return row
 
 
@@ -228,6 +224,8 @@ def _compat_issues(items: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
 def check_compatibility(ctx: ToolContext, product_ids: list[str]) -> dict[str, Any]:
     """Check whether catalog products work together (sockets, memory, form factor, power).
 
+    The answer states ``verdict`` (``compatible`` or ``not compatible``) and each issue found.
+
     Args:
         product_ids: Two to six product ids, e.g. ["PRD-1001", "PRD-1042"].
     """
@@ -235,7 +233,8 @@ def check_compatibility(ctx: ToolContext, product_ids: list[str]) -> dict[str, A
         raise InvalidArgument(f"product_ids: give 2 to 6 product ids, got {len(product_ids)}")
     items = [_fetch(ctx, "products", "product", pid, "product_ids") for pid in product_ids]
     issues, checks = _compat_issues(items)
-    return {"compatible": not issues, "issues": issues, "checked": checks,
+    return {"compatible": not issues, "verdict": "not compatible" if issues else "compatible", "issues": issues,
+            "checked": checks,
             "products": [{"id": i["id"], "name": i["name"], "category": i["category"], "socket": i["socket"],
                           "form_factor": i["form_factor"], "memory_type": i["memory_type"]} for i in items]}
 
@@ -486,9 +485,13 @@ def issue_refund(
 def _unshipped(ctx: ToolContext, order_id: str, action: str) -> dict[str, Any]:
     order = _fetch(ctx, "orders", "order", order_id, "order_id")
     shipped = ctx.one("SELECT id, status FROM shipments WHERE order_id = ? ORDER BY id", (order_id,))
-    if order["status"] not in ("processing", "on_hold") or shipped is not None:
-        state = f"shipment {shipped['id']} is {shipped['status']}" if shipped else f"it is {order['status']}"
-        raise PolicyViolation(f"cannot {action} order {order_id}: {state}; only orders not yet shipped qualify")
+    if shipped is not None:
+        raise PolicyViolation(f"cannot {action} order {order_id}: it has already shipped (shipment {shipped['id']} is "
+                              f"{shipped['status']}); only orders not yet shipped qualify. Once it is delivered, the "
+                              "customer can return the items within the return window")
+    if order["status"] not in ("processing", "on_hold"):
+        raise PolicyViolation(f"cannot {action} order {order_id}: it is {order['status']}; only orders not yet "
+                              "shipped qualify")
     return order
 
 
