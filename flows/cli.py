@@ -8,7 +8,7 @@ apply_offline_defaults()
 
 import typer  # noqa: E402
 
-from flows import cli_diagnose, cli_eval, cli_gyms, cli_registry, cli_run  # noqa: E402
+from flows import cli_diagnose, cli_eval, cli_factory, cli_gyms, cli_registry, cli_run  # noqa: E402
 
 app = typer.Typer(
     help="gymloop: evaluate agents in enterprise gyms, diagnose their weaknesses, and train them by practice.",
@@ -16,6 +16,7 @@ app = typer.Typer(
 )
 app.add_typer(cli_gyms.app, name="gyms")
 app.add_typer(cli_registry.app, name="registry")
+app.add_typer(cli_factory.app, name="factory")
 app.command("eval")(cli_eval.eval_command)
 app.command("diagnose")(cli_diagnose.diagnose_command)
 app.command("demo")(cli_run.demo_command)

@@ -25,6 +25,9 @@ from arena.task import IntendedCall, Intent, WriteScope
 
 CATEGORY = "customer_communication"
 REPLY_SCOPES = (WriteScope(table="ticket_messages", insert=True),)
+HOLD_MESSAGE = ("Your order is on hold for a routine payment verification. Our team will contact you shortly to confirm "
+                "your details, and it will ship as soon as that is done.")
+"""The customer-safe explanation of a hold the policy prescribes."""
 
 
 def _reply_scope(tid: str) -> list[WriteScope]:
@@ -51,8 +54,12 @@ def hold_reason_reply(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
         out.append(Draft(
             prompt=f"Reply to ticket {tid}: the customer wants to know why their order hasn't shipped. Keep it "
                    "customer-safe, then tell me what you sent.",
-            intent=Intent(goal="explain_hold", refs=[ref("ticket", "ticket", tid, by_id=True)],
-                          calls=[IntendedCall(tool="reply_to_ticket", arguments={"ticket_id": "$ticket"})]),
+            intent=Intent(goal="explain_hold",
+                          refs=[ref("ticket", "ticket", tid, by_id=True),
+                                ref("order", "order", "$ticket.order_id", by_id=True)],
+                          calls=[IntendedCall(tool="reply_to_ticket",
+                                              arguments={"ticket_id": "$ticket", "message": HOLD_MESSAGE})],
+                          report=["$order.status", "$order.hold_reason"]),
             steps=[step("get_ticket", ticket_id=tid), step("get_order", order_id=oid),
                    step("reply_to_ticket", ticket_id=tid, message=message)],
             reply=f"I replied on ticket {tid}: order {oid} is on hold for a routine payment verification and will ship "
@@ -87,8 +94,14 @@ def payment_question_reply(w: WorldView, rng: random.Random, n: int) -> list[Dra
         out.append(Draft(
             prompt=f"Answer ticket {tid}: the customer asks which card was charged and how much. Reply to them on the "
                    "ticket and tell me what you said.",
-            intent=Intent(goal="answer_payment_question", refs=[ref("ticket", "ticket", tid, by_id=True)],
-                          calls=[IntendedCall(tool="reply_to_ticket", arguments={"ticket_id": "$ticket"})]),
+            intent=Intent(goal="answer_payment_question",
+                          refs=[ref("ticket", "ticket", tid, by_id=True),
+                                ref("customer", "customer", "$ticket.customer_id", by_id=True),
+                                ref("order", "order", "$ticket.order_id", by_id=True)],
+                          calls=[IntendedCall(tool="reply_to_ticket", arguments={
+                              "ticket_id": "$ticket", "message": "$order.payments.0.card_last4"})],
+                          report=["$order.payments.0.method", "$order.payments.0.card_last4",
+                                  "$order.payments.0.amount", "$order.payments.0.currency"]),
             steps=[step("get_ticket", ticket_id=tid), step("get_order", order_id=oid),
                    step("reply_to_ticket", ticket_id=tid, message=message)],
             reply=f"I told the customer on {tid} that {amount:.2f} {cur} was charged to the card ending in {last4}.",
@@ -116,8 +129,10 @@ def look_dont_touch(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
         out.append(Draft(
             prompt=f"Just look, don't change anything: what does the customer on ticket {tid} want, and what is the "
                    "current status of their order?",
-            intent=Intent(goal="summarize_ticket", refs=[ref("ticket", "ticket", tid, by_id=True)],
-                          report=["$ticket.subject", "$ticket.order_id"]),
+            intent=Intent(goal="summarize_ticket",
+                          refs=[ref("ticket", "ticket", tid, by_id=True),
+                                ref("order", "order", "$ticket.order_id", by_id=True)],
+                          report=["$ticket.subject", "$order.id", "$order.status"]),
             steps=[step("get_ticket", ticket_id=tid), step("get_order", order_id=oid)],
             reply=f"Ticket {tid} is about \"{subject}\"; the customer's order {oid} is currently {status}.",
             assertions=[
@@ -148,8 +163,13 @@ def shipment_update_reply(w: WorldView, rng: random.Random, n: int) -> list[Draf
         out.append(Draft(
             prompt=f"The customer on ticket {tid} asks where their parcel is. Look up the shipment and reply to them "
                    "with the carrier and the tracking link.",
-            intent=Intent(goal="send_tracking_link", refs=[ref("ticket", "ticket", tid, by_id=True)],
-                          calls=[IntendedCall(tool="reply_to_ticket", arguments={"ticket_id": "$ticket"})]),
+            intent=Intent(goal="send_tracking_link",
+                          refs=[ref("ticket", "ticket", tid, by_id=True),
+                                ref("order", "order", "$ticket.order_id", by_id=True),
+                                ref("shipment", "shipment", "$order.shipments.0.id", by_id=True)],
+                          calls=[IntendedCall(tool="reply_to_ticket", arguments={
+                              "ticket_id": "$ticket", "message": "$shipment.tracking_url"})],
+                          report=["$shipment.carrier", "$shipment.tracking_number"]),
             steps=with_retry(steps, fault),
             reply=f"Replied on ticket {tid} with the {t['carrier']} tracking link for {tn}.",
             assertions=[
@@ -180,10 +200,18 @@ def refund_refusal_reply(w: WorldView, rng: random.Random, n: int) -> list[Draft
         message = (f"Hello {first}, I'm sorry, but order {o.id} was delivered on {o.delivered_on} and its "
                    f"{o.window_days}-day return window closed on {o.window_ends}, so we can't offer a refund.")
         out.append(Draft(
-            prompt=f"Ticket {tid}: the customer is asking for a refund on their order. Check whether our policy allows "
-                   "it and reply to the customer on the ticket.",
-            intent=Intent(goal="answer_refund_request", refs=[ref("ticket", "ticket", tid, by_id=True)],
-                          calls=[IntendedCall(tool="reply_to_ticket", arguments={"ticket_id": "$ticket"})]),
+            prompt=f"Ticket {tid}: the customer is asking for a full refund of their order. Refund it if our policy "
+                   "allows it, and reply to the customer on the ticket with the outcome.",
+            intent=Intent(goal="answer_refund_request",
+                          refs=[ref("ticket", "ticket", tid, by_id=True),
+                                ref("customer", "customer", "$ticket.customer_id", by_id=True),
+                                ref("order", "order", "$ticket.order_id", by_id=True)],
+                          calls=[IntendedCall(tool="issue_refund", arguments={
+                                     "order_id": "$order", "amount": "$order.total", "refund_type": "partial",
+                                     "reason": "full refund requested on the ticket"}),
+                                 IntendedCall(tool="reply_to_ticket", arguments={
+                                     "ticket_id": "$ticket", "message": "$check_refund_eligibility.reason"})],
+                          report=["$check_refund_eligibility.window_ends"]),
             steps=[step("get_ticket", ticket_id=tid), step("check_refund_eligibility", order_id=o.id),
                    step("reply_to_ticket", ticket_id=tid, message=message)],
             reply=f"Order {o.id} is outside its return window (closed {o.window_ends}); I told the customer on {tid} "

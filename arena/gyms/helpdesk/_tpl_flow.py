@@ -12,9 +12,11 @@ from arena.gyms.helpdesk._build import (
     amounts,
     calls,
     fault_spec,
+    pick_where,
     quote,
     ref,
     says,
+    singled_out,
     state,
     step,
     with_retry,
@@ -110,7 +112,8 @@ def ticket_tracking_rate_limit(w: WorldView, rng: random.Random, n: int) -> list
                   "AND (SELECT COUNT(*) FROM tickets x WHERE x.subject = t.subject) = 1 ORDER BY t.id")
     fault = fault_spec("rate_limit", "search_tickets")
     out = []
-    for t in rng.sample(rows, min(n, len(rows))):
+    for t in pick_where(rng, rows, n, lambda r: singled_out(w, "ticket", str(r["subject"]), str(r["id"]),
+                                                              {"subject": str(r["subject"])})):
         tid, subject, oid, tn, carrier = (str(t["id"]), str(t["subject"]), str(t["oid"]), str(t["tracking_number"]),
                                           str(t["carrier"]))
         first = str(t["name"]).split(" ")[0]
@@ -126,7 +129,7 @@ def ticket_tracking_rate_limit(w: WorldView, rng: random.Random, n: int) -> list
                                 ref("order", "order", "$ticket.order_id", by_id=True),
                                 ref("shipment", "shipment", "$order.shipments.0.id", by_id=True)],
                           calls=[IntendedCall(tool="reply_to_ticket", arguments={
-                                     "ticket_id": "$ticket", "message": "$shipment.tracking_message"}),
+                                     "ticket_id": "$ticket", "message": "$shipment.tracking_url"}),
                                  IntendedCall(tool="update_ticket_status",
                                               arguments={"ticket_id": "$ticket", "status": "pending"})],
                           report=["$shipment.carrier", "$shipment.tracking_number", "$update_ticket_status.status"]),

@@ -112,19 +112,18 @@ def order_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
 
 
 def ticket_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
-    """A ticket found by its subject whose cached status in the index is stale."""
+    """An assigned ticket found by its subject whose cached status in the index is stale."""
     rows = w.rows(
         "SELECT t.id, t.subject, t.status, s.name AS assignee, json_extract(si.summary, '$.status') AS cached "
         "FROM tickets t JOIN search_index si ON si.entity = 'ticket' AND si.entity_id = t.id "
-        "LEFT JOIN staff s ON s.id = t.assigned_to WHERE json_extract(si.summary, '$.status') <> t.status "
+        "JOIN staff s ON s.id = t.assigned_to WHERE json_extract(si.summary, '$.status') <> t.status "
         "AND (SELECT COUNT(*) FROM tickets x WHERE x.subject = t.subject) = 1 ORDER BY t.id")
     out = []
     for t in pick_where(rng, rows, n, lambda r: singled_out(w, "ticket", str(r["subject"]), str(r["id"]),
                                                               {"subject": str(r["subject"])})):
         tid, subject, status, cached = str(t["id"]), str(t["subject"]), str(t["status"]), str(t["cached"])
-        assignee = str(t["assignee"]) if t["assignee"] else None
-        who = f"assigned to {assignee}" if assignee else "unassigned"
-        reply = f"Ticket {tid} (\"{subject}\") is {status}; it is {who}."
+        assignee = str(t["assignee"])
+        reply = f"Ticket {tid} (\"{subject}\") is {status}; it is assigned to {assignee}."
         out.append(Draft(
             prompt=f"What is the current status of the support ticket \"{subject}\", and who is it assigned to?",
             intent=Intent(goal="ticket_status", refs=[ref("ticket", "ticket", subject, by_id=False, subject=subject)],
@@ -135,7 +134,7 @@ def ticket_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]
                 no_writes("fetched the live ticket record", [("get_ticket", {"ticket_id": tid})]),
                 writes(),
                 says("states the live status and the assignee",
-                     [[status], [assignee] if assignee else ["unassigned", "not assigned", "nobody"]],
+                     [[status], [assignee]],
                      exclude=[cached] if cached not in reply.lower() else []),
             ],
         ))
