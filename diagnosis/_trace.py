@@ -26,6 +26,7 @@ _CLAIMS = re.compile(
     re.IGNORECASE,
 )
 _UNKNOWN_TOOL = "unknown tool"
+_MIN_FACT = 3
 
 
 def is_id_like(value: Any) -> bool:
@@ -78,6 +79,33 @@ def reply_gives_up(reply: str) -> bool:
 def reply_claims_success(reply: str) -> bool:
     """Whether the reply says the work is done (and does not say it failed)."""
     return bool(_CLAIMS.search(reply)) and not reply_gives_up(reply)
+
+
+def _values(output: Any) -> Iterator[str]:
+    """Yield the scalar values of a tool output as text (strings, numbers; not booleans or nulls)."""
+    if isinstance(output, dict):
+        for value in output.values():
+            yield from _values(value)
+    elif isinstance(output, list):
+        for value in output:
+            yield from _values(value)
+    elif isinstance(output, str):
+        yield output
+    elif isinstance(output, (int, float)) and not isinstance(output, bool):
+        yield str(output)
+
+
+def reply_states_observed_fact(episode: EpisodeRecord) -> bool:
+    """Whether the reply, beyond its words of success, restates a value some successful tool call returned."""
+    rest = _CLAIMS.sub(" ", episode.reply).casefold()
+    for step in episode.trace:
+        if not step.ok:
+            continue
+        for value in _values(step.output):
+            text = value.strip().casefold()
+            if len(text) >= _MIN_FACT and text in rest:
+                return True
+    return False
 
 
 def is_unknown_tool_error(step: TraceStep) -> bool:

@@ -20,6 +20,7 @@ from diagnosis._trace import (
     later_ok,
     reply_claims_success,
     reply_gives_up,
+    reply_states_observed_fact,
     summaries,
 )
 from diagnosis.context import DiagnosisContext
@@ -39,6 +40,13 @@ def _goal_tools(task: Task | None) -> set[str]:
     return {call.tool for call in task.intent.calls} if task is not None else set()
 
 
+def _names_as_ids(arg: str, value: Any) -> bool:
+    """Whether an id argument (``E_id`` or a list ``E_ids``) holds something that is not an id (``wrong_id``'s case)."""
+    if arg.endswith("_ids") and isinstance(value, list):
+        return any(not is_id_like(v) for v in value)
+    return arg.endswith("_id") and not is_id_like(value)
+
+
 def _hint_matches(summary: dict[str, Any], hint: dict[str, str]) -> bool:
     return all(str(summary.get(k, "")).casefold() == str(v).casefold() for k, v in hint.items())
 
@@ -54,7 +62,7 @@ class WrongIdDetector:
         evidence: list[Evidence] = []
         for step in trace:
             for arg, value in id_arguments(step):
-                if isinstance(value, str) and value and not is_id_like(value):
+                if not step.ok and isinstance(value, str) and value and not is_id_like(value):
                     evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                              note=f"passed {value!r} where an id is required"))
                 elif (step.error is not None and step.error.kind == "not_found"
@@ -119,9 +127,10 @@ class MissedPolicyDependencyDetector:
         """Tag calls that ran (or were refused) while a strong prerequisite had not succeeded before them."""
         trace = episode.trace
         evidence: list[Evidence] = []
+        effect_failed = episode.verdict is None or bool({"state", "trace"} & failed_assertion_kinds(episode))
         for step in trace:
             refused = step.error is not None and step.error.kind == "policy"
-            if not (step.ok or refused):
+            if not (refused or (step.ok and effect_failed)):
                 continue
             prereqs = ctx.prerequisites.get(step.tool)
             if prereqs:
@@ -141,7 +150,7 @@ class MissedPolicyDependencyDetector:
     def _satisfied(trace: list[TraceStep], step: TraceStep, before: str) -> bool:
         shared = {k: v for k, v in id_arguments(step)}
         for prior in trace[: step.index]:
-            if not (prior.ok and prior.tool == before):
+            if prior.tool != before:
                 continue
             common = [k for k in shared if k in prior.arguments]
             if all(prior.arguments[k] == shared[k] for k in common):
@@ -164,9 +173,9 @@ class BrittleParametersDetector:
             if later_ok(trace, step.index, step.tool):
                 continue
             arg = error_argument(step)
-            if arg is not None and arg.endswith("_id") and not is_id_like(step.arguments.get(arg)):
-                continue
             value = step.arguments.get(arg) if arg is not None else None
+            if arg is not None and (value is None or _names_as_ids(arg, value)):
+                continue
             evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                      note=f"refused {value!r}: {step.error.message[:120]}"))
         return _tag(self.name, evidence)
@@ -225,7 +234,7 @@ class SearchWithoutFetchDetector:
         flagged: set[str] = set()
         for step in trace:
             info = ctx.tool(step.tool)
-            if info.operation != "search" or info.entity is None or info.entity in flagged:
+            if not step.ok or info.operation != "search" or info.entity is None or info.entity in flagged:
                 continue
             if ref_entities is not None and info.entity not in ref_entities:
                 continue
@@ -310,29 +319,37 @@ class UnintendedSideEffectDetector:
 
 
 class ClaimedUnverifiedSuccessDetector:
-    """The reply says the work is done while the goal call never succeeded and the state says otherwise."""
+    """The reply says the work is done while the goal did not happen, or with nothing it observed to back it."""
 
     name = "claimed_unverified_success"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag success claims with a failed state assertion and no successful goal write."""
+        """Tag success claims made over a failed or missing goal call, or stating none of the facts asked for.
+
+        Three cases: the state is wrong and no goal write succeeded; a goal call was made and none of its
+        attempts succeeded; or the reply fails its response check while restating nothing any tool returned
+        (a bare "all done").
+        """
         if episode.verdict is None or not reply_claims_success(episode.reply):
             return []
-        if "state" not in failed_assertion_kinds(episode):
-            return []
+        failed_kinds = failed_assertion_kinds(episode)
         goals = _goal_tools(ctx.task(episode.pack_id, episode.task_id))
         if goals:
             writes = [s for s in episode.trace if s.tool in goals]
         else:
             writes = [s for s in episode.trace if s.write or ctx.tool(s.tool).mode == "write"]
-        if any(s.ok for s in writes):
-            return []
-        failed = [s for s in writes if not s.ok]
         note = f"reply claims success: {episode.reply[:80]!r}"
-        if failed:
-            last = failed[-1]
-            return [Tag(kind=self.name, evidence=[Evidence(step=last.index, tool=last.tool, note=note)])]
-        return [Tag(kind=self.name, evidence=[Evidence(note=note + "; no write was made")])]
+        if not any(s.ok for s in writes):
+            failed = [s for s in writes if not s.ok]
+            if failed and failed_kinds:
+                last = failed[-1]
+                return [Tag(kind=self.name, evidence=[Evidence(step=last.index, tool=last.tool,
+                                                               note=note + f"; {last.tool} never succeeded")])]
+            if "state" in failed_kinds:
+                return [Tag(kind=self.name, evidence=[Evidence(note=note + "; no write was made")])]
+        if "response" in failed_kinds and not reply_states_observed_fact(episode):
+            return [Tag(kind=self.name, evidence=[Evidence(note=note + "; it states nothing the tools returned")])]
+        return []
 
 
 class LeakedInternalDataDetector:

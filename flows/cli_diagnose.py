@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -12,18 +11,22 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.episode import EpisodeRecord
-from diagnosis import WeaknessReport, diagnose, iter_episodes_jsonl
-
-RoundLoader = Callable[[str], Iterable[EpisodeRecord]]
-"""Returns the episode records of a round id (the registry provides it)."""
-
-_round_loader: RoundLoader | None = None
+from diagnosis import DiagnosisContext, WeaknessReport, diagnose, iter_episodes_jsonl
+from registry import RegistryError
 
 
-def set_round_loader(loader: RoundLoader | None) -> None:
-    """Install the function ``--round`` uses to read a round's episodes from the registry."""
-    global _round_loader
-    _round_loader = loader
+def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], DiagnosisContext]:
+    """A registry round's episodes of one stage, with the tools, graphs and tasks of their packs."""
+    from flows import steps
+    from flows.settings import load_settings
+
+    registry = steps.open_registry(load_settings().resolved_registry_url())
+    try:
+        records = registry.round_episodes(round_id, stage=stage)
+    except RegistryError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--round") from exc
+    packs = [registry.load_pack(pid) for pid in sorted({r.pack_id for r in records})]
+    return records, steps.diagnosis_context(packs)
 
 
 def render_table(report: WeaknessReport) -> Table:
@@ -40,7 +43,9 @@ def render_table(report: WeaknessReport) -> Table:
 
 def diagnose_command(
     episodes: Annotated[Path | None, typer.Option("--episodes", help="Episodes JSONL file to diagnose.")] = None,
-    round_id: Annotated[str | None, typer.Option("--round", help="Round id in the registry to diagnose.")] = None,
+    round_id: Annotated[int | None, typer.Option("--round", help="Round id in the registry to diagnose.")] = None,
+    stage: Annotated[str, typer.Option(help="Stage of the round's episodes (eval_before, train, eval_after).")] = (
+        "eval_before"),
     out: Annotated[Path, typer.Option("--out", help="Where to write the report as JSON.")] = Path("weaknesses.json"),
     markdown: Annotated[bool, typer.Option("--markdown", help="Also write Markdown beside --out.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the clustering and the bootstrap.")] = 0,
@@ -55,10 +60,8 @@ def diagnose_command(
             raise typer.BadParameter(f"episodes file {episodes} does not exist", param_hint="--episodes")
         report = diagnose(iter_episodes_jsonl(episodes, skipped), seed=seed)
     else:
-        if _round_loader is None:
-            raise typer.BadParameter("no registry is configured to read rounds from; use --episodes FILE",
-                                     param_hint="--round")
-        report = diagnose(_round_loader(str(round_id)), seed=seed, round_id=round_id)
+        records, ctx = _round_episodes(int(str(round_id)), stage)
+        report = diagnose(records, ctx, seed=seed, round_id=str(round_id))
     for reason, count in skipped.items():
         report.skipped[reason] = report.skipped.get(reason, 0) + count
     out.parent.mkdir(parents=True, exist_ok=True)

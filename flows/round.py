@@ -176,10 +176,9 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
     stages: dict[str, StageResult] = {}
 
     started = time.perf_counter()
-    reused = _reuse_previous_eval(registry, round_info, suite)
+    _reuse_previous_eval(registry, round_info, suite)
     stages[steps.EVAL_BEFORE] = run_stage(settings, registry, round_info.id, steps.EVAL_BEFORE, model_in, suite,
                                           params.overrides)
-    stages[steps.EVAL_BEFORE].reused += reused
     steps.timed(seconds, "evaluate", started)
     logger.info("round %s: evaluated %s on %d held-out episodes", params.round_index, model_in.name, len(suite))
 

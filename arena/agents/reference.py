@@ -377,16 +377,20 @@ class _Episode:
         return None
 
     def run_goal(self, call: dict[str, Any]) -> None:
+        tool = call["tool"]
+        raw = call.get("arguments", {})
+        prereqs = self.prereqs.get(tool, [])
+        # Prerequisites run first, so the goal's arguments and condition may read their outputs.
+        early = {k: self.value(v) for k, v in raw.items() if not _reads_outputs_of(v, prereqs)}
+        for before in prereqs:
+            self.prerequisite(before, early)
         condition = call.get("when")
         if condition:
             negate = condition.startswith("!")
             if bool(self.lookup(condition.lstrip("!"))) == negate:
                 return
-        tool = call["tool"]
-        args = {k: self.value(v) for k, v in call.get("arguments", {}).items()}
-        for before in self.prereqs.get(tool, []):
-            self.prerequisite(before, args)
-        result = self.call_with_recovery(tool, args, raw_args=call.get("arguments", {}))
+        args = {k: early[k] if k in early else self.value(v) for k, v in raw.items()}
+        result = self.call_with_recovery(tool, args, raw_args=raw)
         if result.ok:
             self.outputs[tool] = result.output
 
@@ -504,6 +508,15 @@ class _Episode:
             stop = "gave_up" if exc.reason != "step limit" else "step_limit"
             text = f"I'm sorry, I could not complete this request ({exc.reason})."
         return AgentRun(reply=text, turns=self.calls + 1, stop_reason=stop, decisions=self.decisions)
+
+
+def _reads_outputs_of(value: Any, tools: list[str]) -> bool:
+    """Whether a symbolic argument reads the output of one of ``tools``."""
+    if isinstance(value, str) and value.startswith("$"):
+        return value[1:].split(".", 1)[0] in tools
+    if isinstance(value, list):
+        return any(_reads_outputs_of(v, tools) for v in value)
+    return False
 
 
 def _dig(record: dict[str, Any], field: str) -> Any:

@@ -193,7 +193,8 @@ def test_search_summaries_can_be_stale(gym: Gym, db: sqlite3.Connection) -> None
 
 def test_group_membership_rules(gym: Gym, db: sqlite3.Connection) -> None:
     user, group = _one(db, "SELECT user_id, group_id FROM group_members ORDER BY id")
-    _err(gym.call_tool("add_user_to_group", {"group_id": group, "user_id": user}), "conflict", "already a member")
+    name = _one(db, "SELECT name FROM groups WHERE id = ?", group)[0]
+    _err(gym.call_tool("add_user_to_group", {"group_id": group, "user_id": user}), "policy", "already a member", name)
     inactive = _one(db, "SELECT id FROM users WHERE active = 0")[0]
     _err(gym.call_tool("add_user_to_group", {"group_id": group, "user_id": inactive}), "policy", "deactivated")
     assert gym.changed_rows() == 0

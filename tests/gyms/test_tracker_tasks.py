@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.domain import STRONG
 from arena.gym import Gym
 from arena.gyms.tracker import DOMAIN
 from arena.gyms.tracker.tasks import TEMPLATES
@@ -84,24 +85,48 @@ def test_fault_tasks_name_their_fault_and_gold_recovers() -> None:
     assert set(kinds) == {"timeout", "rate_limit", "data_conflict"}
 
 
+STRONG_BEFORE: dict[str, set[str]] = {}
+for _before, _after, _weight in DOMAIN.dependencies:
+    if _weight == STRONG:
+        STRONG_BEFORE.setdefault(_after, set()).add(_before)
+
+
+def _fillable(tool: str) -> bool:
+    """Whether the reference policy can fill every required argument of ``tool`` by id name."""
+    return all(p.endswith("_id") for p in DOMAIN.tools[tool].spec.parameters.get("required", []))
+
+
+def _root(path: str) -> str:
+    return path.lstrip("!")[1:].split(".")[0]
+
+
 def test_intents_hold_no_prerequisites_or_resolved_text_ids() -> None:
     for task in PACK.tasks:
+        tools = [call.tool for call in task.intent.calls]
         for call in task.intent.calls:
             assert call.tool in DOMAIN.tools
-            assert call.tool not in {"grant_permission", "apply_security_scheme", "create_security_level",
-                                     "check_release_blockers", "get_user"}
+            assert call.tool not in {"apply_security_scheme", "check_release_blockers", "get_user"}, task.id
+            for before in STRONG_BEFORE.get(call.tool, set()) & set(tools):
+                assert not _fillable(before), (task.id, before)
+        names: list[str] = []
         for ref in task.intent.refs:
-            assert ref.mention in task.prompt
+            if ref.mention.startswith("$"):
+                assert ref.mention_kind == "id" and _root(ref.mention) in names, task.id
+            else:
+                assert ref.mention in task.prompt
             if ref.mention_kind == "text":
                 assert not re.search(r"\b(USR|GRP|VER|SL|ISS|PS)-\d+", ref.mention), task.id
                 assert all(v in task.prompt for v in ref.hint.values()), task.id
-        text_ids = {ref.name for ref in task.intent.refs if ref.mention_kind == "text"}
+            names.append(ref.name)
+        earlier: list[str] = []
         for call in task.intent.calls:
+            paths = [v for v in call.arguments.values() if isinstance(v, str) and v.startswith("$")]
+            for path in paths + ([call.when] if call.when else []):
+                assert _root(path) in {*names, *earlier}, (task.id, path)
             for value in call.arguments.values():
-                if isinstance(value, str) and value.startswith("$"):
-                    assert value[1:].split(".")[0] in {ref.name for ref in task.intent.refs}
-                else:
-                    assert not re.search(r"\b(USR|GRP|VER|SL|ISS|PS)-\d+", str(value)), (task.id, text_ids)
+                if not (isinstance(value, str) and value.startswith("$")):
+                    assert not re.search(r"\b(USR|GRP|VER|SL|ISS|PS)-\d+", str(value)), task.id
+            earlier.append(call.tool)
 
 
 def _ids(knobs: dict[str, object]) -> list[str]:

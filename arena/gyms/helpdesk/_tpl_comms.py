@@ -25,8 +25,8 @@ from arena.task import IntendedCall, Intent, WriteScope
 
 CATEGORY = "customer_communication"
 REPLY_SCOPES = (WriteScope(table="ticket_messages", insert=True),)
-HOLD_MESSAGE = ("Your order is on hold for a routine payment verification. Our team will contact you shortly to confirm "
-                "your details, and it will ship as soon as that is done.")
+HOLD_MESSAGE = ("Your order is on hold for a routine payment verification. Our team will contact you shortly to "
+                "confirm your details, and it will ship as soon as that is done.")
 """The customer-safe explanation of a hold the policy prescribes."""
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -487,8 +486,8 @@ def _unshipped(ctx: ToolContext, order_id: str, action: str) -> dict[str, Any]:
     shipped = ctx.one("SELECT id, status FROM shipments WHERE order_id = ? ORDER BY id", (order_id,))
     if shipped is not None:
         raise PolicyViolation(f"cannot {action} order {order_id}: it has already shipped (shipment {shipped['id']} is "
-                              f"{shipped['status']}); only orders not yet shipped qualify. Once it is delivered, the "
-                              "customer can return the items within the return window")
+                              f"{shipped['status']}); only orders not yet shipped qualify. Shipped items can be "
+                              "returned after delivery, within the return window")
     if order["status"] not in ("processing", "on_hold"):
         raise PolicyViolation(f"cannot {action} order {order_id}: it is {order['status']}; only orders not yet "
                               "shipped qualify")

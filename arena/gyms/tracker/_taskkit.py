@@ -210,7 +210,8 @@ def inject_fault(steps: list[GoldStep], task_id: str, kind: FaultKind, tool: str
     """Make the first gold call of ``tool`` fail with ``kind`` and add the gold's recovery.
 
     Timeouts and rate limits are retried; after a data conflict the gold fetches the
-    record again with the last ``get_`` step before the failing call, then retries.
+    record again (the last ``get_`` step before the failing call that fetched one of its
+    arguments, else the last ``get_`` step), then retries.
 
     Raises:
         ValueError: The gold never calls ``tool``, or a data conflict has no ``get_`` step to repeat.
@@ -221,7 +222,9 @@ def inject_fault(steps: list[GoldStep], task_id: str, kind: FaultKind, tool: str
     on_call = 1 + sum(1 for s in steps[:index] if s.tool == tool)
     recovery = [steps[index]]
     if kind == "data_conflict":
-        refetch = next((s for s in reversed(steps[:index]) if s.tool.startswith("get_")), None)
+        gets = [s for s in reversed(steps[:index]) if s.tool.startswith("get_")]
+        used = {str(v) for v in steps[index].arguments.values()}
+        refetch = next((s for s in gets if used & {str(v) for v in s.arguments.values()}), gets[0] if gets else None)
         if refetch is None:
             raise ValueError(f"task {task_id}: no get_ step before {tool!r} to repeat after a data conflict")
         recovery = [refetch, steps[index]]

@@ -24,7 +24,7 @@ from arena.gyms.tracker._taskkit import (
     trace,
     writes,
 )
-from arena.gyms.tracker.world import knob_float
+from arena.gyms.tracker.world import CLOCK_START, knob_float
 from arena.results import FaultKind
 from arena.task import EntityRef, FormattedValue, IntendedCall, Intent, StateAssertion, Task, WriteScope
 
@@ -40,10 +40,28 @@ ALL_TAGS = ("id_given_search_misses", "near_duplicate", "prerequisite", "legacy_
             "fault_timeout", "fault_rate_limit", "fault_conflict", "side_effect_trap", "leak_trap")
 FAULT_KINDS: tuple[FaultKind, ...] = ("timeout", "rate_limit", "data_conflict")
 ISSUE_COLS = ["assignee_id", "updated"]
+TODAY = CLOCK_START[:10]
+"""The episode clock's date, the release date a requester means by "today"."""
 
 
 def _issue_ref(key: str, name: str = "issue") -> EntityRef:
     return EntityRef(name=name, entity="issue", mention=key, mention_kind="id")
+
+
+def _derived_ref(name: str, entity: str, path: str) -> EntityRef:
+    """A reference whose id is read from an earlier ref's fetched record (``path`` is ``"$ref.field"``)."""
+    return EntityRef(name=name, entity=entity, mention=path, mention_kind="id")
+
+
+def _workflow_refs(key: str) -> list[EntityRef]:
+    """The issue ``key``, its project and the project's workflow, which every move is checked against."""
+    return [_issue_ref(key), _derived_ref("project", "project", "$issue.project_id"),
+            _derived_ref("workflow", "workflow", "$project.workflow_id")]
+
+
+def _blocker_refs(blockers: list[dict[str, Any]]) -> list[EntityRef]:
+    """One reference per issue blocking ``$issue``, read from its ``is_blocked_by`` list, so each is fetched."""
+    return [_derived_ref(f"blocker_{k}", "issue", f"$issue.is_blocked_by.{k}") for k in range(len(blockers))]
 
 
 def _user_ref(
@@ -122,7 +140,9 @@ def _list_open_subtasks(view: WorldView, rng: random.Random, i: int, knobs: Knob
     return Draft(
         prompt=f"Which sub-tasks of {key} are still open? Give me their keys and current statuses.",
         role="developer",
-        intent=Intent(goal="list_open_subtasks", refs=[_issue_ref(key, "parent")], report=["$parent.subtask_ids"]),
+        intent=Intent(goal="list_open_subtasks", refs=[_issue_ref(key, "parent")],
+                      calls=[IntendedCall(tool="list_subtasks", arguments={"issue_id": "$parent"})],
+                      report=["$parent.open_subtasks"]),
         steps=[step("get_issue", issue_id=key), step("list_subtasks", issue_id=key)],
         reply=reply,
         assertions=[
@@ -152,7 +172,8 @@ def _dependency_check(view: WorldView, rng: random.Random, i: int, knobs: Knobs)
     return Draft(
         prompt=f"Is {key} blocked by anything that is still open? List the open blockers with their status.",
         role="developer",
-        intent=Intent(goal="check_dependencies", refs=[_issue_ref(key)], report=["$issue.is_blocked_by"]),
+        intent=Intent(goal="check_dependencies", refs=[_issue_ref(key), *_blocker_refs(blockers)],
+                      report=["$issue.open_blockers"]),
         steps=[step("get_issue", issue_id=key), *[step("get_issue", issue_id=b["id"]) for b in blockers]],
         reply=reply,
         assertions=[
@@ -191,10 +212,12 @@ def _transition(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Dr
     return Draft(
         prompt=f"Please move {key} to {target}.",
         role="developer",
-        intent=Intent(goal="transition_issue", refs=[_issue_ref(key)],
+        intent=Intent(goal="transition_issue", refs=_workflow_refs(key),
                       calls=[IntendedCall(tool="transition_issue", arguments={"issue_id": "$issue",
-                                                                              "to_status": target})]),
-        steps=[step("get_issue", issue_id=key), step("get_workflow", workflow_id=wf),
+                                                                              "to_status": target})],
+                      report=["$transition_issue.status"]),
+        steps=[step("get_issue", issue_id=key), step("get_project", project_id=issue["project_id"]),
+               step("get_workflow", workflow_id=wf), step("list_subtasks", issue_id=key),
                step("transition_issue", issue_id=key, to_status=target)],
         reply=reply,
         assertions=[
@@ -233,10 +256,12 @@ def _transition_refused(view: WorldView, rng: random.Random, i: int, knobs: Knob
     return Draft(
         prompt=f"Move {key} straight to {target}, please.",
         role="developer",
-        intent=Intent(goal="transition_issue", refs=[_issue_ref(key)],
+        intent=Intent(goal="transition_issue", refs=_workflow_refs(key),
                       calls=[IntendedCall(tool="transition_issue", arguments={"issue_id": "$issue",
-                                                                              "to_status": target})]),
-        steps=[step("get_issue", issue_id=key), step("get_workflow", workflow_id=wf)],
+                                                                              "to_status": target})],
+                      report=["$transition_issue.status"]),
+        steps=[step("get_issue", issue_id=key), step("get_project", project_id=issue["project_id"]),
+               step("get_workflow", workflow_id=wf), step("list_subtasks", issue_id=key)],
         reply=reply,
         assertions=[
             StateAssertion(description="the issue keeps its status",
@@ -267,10 +292,13 @@ def _close_parent(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> 
     return Draft(
         prompt=f"{key} is finished, please close it (move it to Done).",
         role="developer",
-        intent=Intent(goal="close_issue", refs=[_issue_ref(key)],
+        intent=Intent(goal="close_issue", refs=_workflow_refs(key),
                       calls=[IntendedCall(tool="transition_issue", arguments={"issue_id": "$issue",
-                                                                              "to_status": DONE})]),
-        steps=[step("get_issue", issue_id=key), step("list_subtasks", issue_id=key)],
+                                                                              "to_status": DONE})],
+                      report=["$transition_issue.status"]),
+        steps=[step("get_issue", issue_id=key), step("get_project", project_id=parent["project_id"]),
+               step("get_workflow", workflow_id=view.project[parent["project_id"]]["workflow_id"]),
+               step("list_subtasks", issue_id=key)],
         reply=reply,
         assertions=[
             StateAssertion(description="neither the issue nor its sub-tasks change status",
@@ -306,7 +334,8 @@ def _subtask_by_key(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -
         role="developer",
         intent=Intent(goal="assign_issue", refs=[_issue_ref(key), ref],
                       calls=[IntendedCall(tool="assign_issue", arguments={"issue_id": "$issue",
-                                                                          "user_id": "$assignee"})]),
+                                                                          "user_id": "$assignee"})],
+                      report=["$assignee.display_name"]),
         steps=[step("get_issue", issue_id=key), step("search_users", query=name), step("get_user", user_id=uid),
                step("assign_issue", issue_id=key, user_id=uid)],
         reply=reply,
@@ -341,7 +370,9 @@ def _bulk_assign(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> D
         prompt=f"Assign all open sub-tasks of {key} to {phrase}.",
         role="project_admin",
         intent=Intent(goal="bulk_assign_subtasks", refs=[_issue_ref(key, "parent"), ref],
-                      calls=[IntendedCall(tool="bulk_assign", arguments={"user_id": "$assignee"})]),
+                      calls=[IntendedCall(tool="bulk_assign", arguments={"issue_ids": "$parent.open_subtask_ids",
+                                                                         "user_id": "$assignee"})],
+                      report=["$assignee.display_name", "$bulk_assign.assigned"]),
         steps=[step("get_issue", issue_id=key), step("list_subtasks", issue_id=key), step("search_users", query=name),
                step("get_user", user_id=uid), step("bulk_assign", issue_ids=open_ids, user_id=uid)],
         reply=reply,
@@ -384,7 +415,8 @@ def _add_to_group(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> 
         intent=Intent(goal="add_user_to_group", refs=[ref, EntityRef(name="group", entity="group", mention=gname,
                                                                      mention_kind="text")],
                       calls=[IntendedCall(tool="add_user_to_group", arguments={"group_id": "$group",
-                                                                               "user_id": "$user"})]),
+                                                                               "user_id": "$user"})],
+                      report=["$user.display_name", "$group.name"]),
         steps=[step("search_users", query=name), step("get_user", user_id=uid), step("search_groups", query=gname),
                step("get_group", group_id=gid), step("add_user_to_group", group_id=gid, user_id=uid)],
         reply=reply,
@@ -426,7 +458,8 @@ def _move_between_groups(view: WorldView, rng: random.Random, i: int, knobs: Kno
                       calls=[IntendedCall(tool="remove_user_from_group", arguments={"group_id": "$from_group",
                                                                                     "user_id": "$user"}),
                              IntendedCall(tool="add_user_to_group", arguments={"group_id": "$to_group",
-                                                                               "user_id": "$user"})]),
+                                                                               "user_id": "$user"})],
+                      report=["$user.display_name", "$from_group.name", "$to_group.name"]),
         steps=[step("search_users", query=name), step("get_user", user_id=uid),
                step("search_groups", query=src["name"]), step("search_groups", query=dst["name"]),
                step("remove_user_from_group", group_id=src["id"], user_id=uid),
@@ -463,7 +496,8 @@ def _already_member(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -
         intent=Intent(goal="add_user_to_group",
                       refs=[ref, EntityRef(name="group", entity="group", mention=group["name"], mention_kind="text")],
                       calls=[IntendedCall(tool="add_user_to_group", arguments={"group_id": "$group",
-                                                                               "user_id": "$user"})]),
+                                                                               "user_id": "$user"})],
+                      report=["$user.display_name", "$group.name"]),
         steps=[step("search_users", query=name), step("get_user", user_id=uid)],
         reply=reply,
         assertions=[
@@ -497,7 +531,7 @@ def _unreleased(view: WorldView, blocked: bool) -> list[dict[str, Any]]:
 def _legacy_date(iso: str, i: int) -> str:
     year, month, day = iso.split("-")
     return [f"{MONTHS[int(month) - 1]} {int(day)}, {year}", f"{month}/{day}/{year}",
-            f"{day}-{MONTHS[int(month) - 1]}-{year}"][i % 3]
+            f"{int(day)} {MONTHS[int(month) - 1]} {year}"][i % 3]
 
 
 def _release(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | None:
@@ -515,7 +549,8 @@ def _release(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft
                       refs=[EntityRef(name="version", entity="version", mention=vname, mention_kind="text",
                                       hint={"project_id": version["project_id"]})],
                       calls=[IntendedCall(tool="release_version", arguments={
-                          "version_id": "$version", "release_date": FormattedValue(format="date", raw=raw)})]),
+                          "version_id": "$version", "release_date": FormattedValue(format="date", raw=raw)})],
+                      report=["$version.name", "$release_version.release_date"]),
         steps=[step("search_versions", query=vname), step("get_version", version_id=vid),
                step("check_release_blockers", version_id=vid),
                step("release_version", version_id=vid, release_date=iso)],
@@ -546,7 +581,9 @@ def _release_blocked(view: WorldView, rng: random.Random, i: int, knobs: Knobs) 
         intent=Intent(goal="release_version",
                       refs=[EntityRef(name="version", entity="version", mention=vname, mention_kind="text",
                                       hint={"project_id": version["project_id"]})],
-                      calls=[IntendedCall(tool="release_version", arguments={"version_id": "$version"})]),
+                      calls=[IntendedCall(tool="release_version", arguments={"version_id": "$version",
+                                                                             "release_date": TODAY})],
+                      report=["$version.name", "$release_version.release_date"]),
         steps=[step("search_versions", query=vname), step("get_version", version_id=vid),
                step("check_release_blockers", version_id=vid)],
         reply=reply,
@@ -570,8 +607,7 @@ def _release_status(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -
     vid, vname, raw = version["id"], version["name"], version["release_date"]
     iso = to_iso(raw)
     reply = f"Yes, {vname} has shipped: it was released on {iso}."
-    tags = (["stale_record"] if version["index_status"] != "released" else []) + (
-        ["legacy_format"] if is_legacy(raw) else [])
+    tags = ["stale_record"] if version["index_status"] != "released" else []
     return Draft(
         prompt=f"A customer asks whether {vname} has shipped yet, and on what date. What can I tell them?",
         role="developer",
@@ -610,22 +646,22 @@ def _restrict(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draf
     iid = issue["id"]
     steps = [step("get_issue", issue_id=iid), step("get_project", project_id=key),
              step("get_permission_scheme", permission_scheme_id=ps)]
-    required = []
+    required = [call("get_permission_scheme", permission_scheme_id=ps)]
     scopes = [WriteScope(table="issues", ids=[iid], columns=["security_level_id", "updated"])]
     level = next((lv for lv in view.levels if lv["security_scheme_id"] == iss and lv["group_id"] == gid), None)
-    if depth >= 1:
-        steps.append(step("grant_permission", permission_scheme_id=ps, permission="set_issue_security",
-                          group_id=project["admin_group_id"]))
-        required.append(call("grant_permission", permission_scheme_id=ps, permission="set_issue_security"))
-        scopes.append(WriteScope(table="permission_grants", insert=True))
+    steps.append(step("grant_permission", permission_scheme_id=ps, permission="set_issue_security",
+                      group_id=project["admin_group_id"]))
+    required.append(call("grant_permission", permission_scheme_id=ps, permission="set_issue_security"))
+    scopes.append(WriteScope(table="permission_grants", insert=True))
     if depth >= 2:
         steps += [step("search_security_schemes", query=f"{key} Issue Security"),
                   step("apply_security_scheme", project_id=key, security_scheme_id=iss)]
         required.append(call("apply_security_scheme", project_id=key, security_scheme_id=iss))
         scopes.append(WriteScope(table="projects", ids=[key], columns=["security_scheme_id"]))
     steps += [step("get_security_scheme", security_scheme_id=iss), step("search_groups", query=gname)]
+    level_name = f"{gname} only"
     if level is None:
-        steps.append(step("create_security_level", security_scheme_id=iss, name=f"{gname} only", group_id=gid))
+        steps.append(step("create_security_level", security_scheme_id=iss, name=level_name, group_id=gid))
         required.append(call("create_security_level", security_scheme_id=iss, group_id=gid))
         scopes.append(WriteScope(table="security_levels", insert=True))
         level_id = f"SL-N{sum(1 for s in steps if s.tool in ('grant_permission', 'create_security_level')):05d}"
@@ -634,25 +670,41 @@ def _restrict(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draf
     steps.append(step("set_issue_security", issue_id=iid, security_level_id=level_id))
     required.append(call("set_issue_security", issue_id=iid))
     goal = len(required) - 1
+    existing = f"$scheme.level_ids.{level_name}"
+    created = "$create_security_level.security_level_id"
     reply = f"{iid} is now restricted to the {gname} group."
     return Draft(
-        prompt=f"Restrict {iid} so that only the {gname} group can see it.",
+        prompt=f"Restrict {iid} so that only the {gname} group can see it, using the {key} Issue Security scheme.",
         role="project_admin",
-        intent=Intent(goal="restrict_issue",
-                      refs=[_issue_ref(iid), EntityRef(name="group", entity="group", mention=gname,
-                                                       mention_kind="text")],
-                      calls=[IntendedCall(tool="set_issue_security", arguments={"issue_id": "$issue"})]),
+        intent=Intent(
+            goal="restrict_issue",
+            refs=[_issue_ref(iid), _derived_ref("project", "project", "$issue.project_id"),
+                  EntityRef(name="scheme", entity="security_scheme", mention=f"{key} Issue Security",
+                            mention_kind="text", hint={"name": f"{key} Issue Security"}),
+                  EntityRef(name="group", entity="group", mention=gname, mention_kind="text", hint={"name": gname}),
+                  _derived_ref("admins", "group", "$project.admin_group_id")],
+            calls=[IntendedCall(tool="grant_permission", arguments={
+                       "permission_scheme_id": "$project.permission_scheme_id", "permission": "set_issue_security",
+                       "group_id": "$admins"}),
+                   IntendedCall(tool="create_security_level", arguments={
+                       "security_scheme_id": "$scheme", "name": level_name, "group_id": "$group"},
+                       when=f"!{existing}"),
+                   IntendedCall(tool="set_issue_security", arguments={"issue_id": "$issue",
+                                                                      "security_level_id": existing}, when=existing),
+                   IntendedCall(tool="set_issue_security", arguments={"issue_id": "$issue",
+                                                                      "security_level_id": created}, when=created)],
+            report=["$group.name"]),
         steps=steps,
         reply=reply,
         assertions=[
             StateAssertion(description="the issue is at a level of the group",
                            sql=f"SELECT l.name, l.group_id FROM issues i JOIN security_levels l "
                                f"ON l.id=i.security_level_id WHERE i.id='{iid}'",
-                           expected=[[f"{gname} only", gid]]),
+                           expected=[[level_name, gid]]),
             StateAssertion(description="the project's own security scheme is applied",
                            sql=f"SELECT security_scheme_id FROM projects WHERE id='{key}'", expected=[[iss]]),
-            trace("every missing link of the chain comes before set_issue_security", required,
-                  [(k, goal) for k in range(goal)]),
+            trace("the permission scheme is checked before the grant, and every missing link of the chain comes "
+                  "before set_issue_security", required, [(0, 1), *[(k, goal) for k in range(1, goal)]]),
             writes(*scopes),
             reply_check("confirms the restriction", reply, [[iid], [gname]]),
         ],
@@ -689,7 +741,7 @@ def _restricted_inquiry(view: WorldView, rng: random.Random, i: int, knobs: Knob
         prompt=f"Message from {phrase}: \"Can you tell me what {key} is about, who is working on it and which "
                "security level it is under?\"",
         role="developer",
-        intent=Intent(goal="answer_requester", refs=[_issue_ref(key), ref]),
+        intent=Intent(goal="answer_requester", refs=[_issue_ref(key), ref], report=["$issue.visibility"]),
         steps=[step("get_issue", issue_id=key), step("search_users", query=name), step("get_user", user_id=uid)],
         reply=reply,
         assertions=[
@@ -720,8 +772,9 @@ def _blocker_comment(view: WorldView, rng: random.Random, i: int, knobs: Knobs) 
         prompt=f"The reporter of {key} wants an update. Add a comment on {key} listing each issue that blocks it "
                "with its current status, written as KEY (Status).",
         role="developer",
-        intent=Intent(goal="comment_blockers", refs=[_issue_ref(key)],
-                      calls=[IntendedCall(tool="add_comment", arguments={"issue_id": "$issue"})]),
+        intent=Intent(goal="comment_blockers", refs=[_issue_ref(key), *_blocker_refs(blockers)],
+                      calls=[IntendedCall(tool="add_comment", arguments={"issue_id": "$issue",
+                                                                         "body": "$issue.blocker_statuses"})]),
         steps=[step("get_issue", issue_id=key), *[step("get_issue", issue_id=b["id"]) for b in blockers],
                step("add_comment", issue_id=key, body=body)],
         reply=reply,
@@ -759,7 +812,8 @@ def _link(view: WorldView, rng: random.Random, i: int, knobs: Knobs) -> Draft | 
         role="developer",
         intent=Intent(goal="link_issues", refs=[_issue_ref(a, "blocker"), _issue_ref(b, "blocked")],
                       calls=[IntendedCall(tool="link_issues", arguments={"issue_id": "$blocker",
-                                                                         "blocked_issue_id": "$blocked"})]),
+                                                                         "blocked_issue_id": "$blocked"})],
+                      report=["$link_issues.issue_id", "$link_issues.blocks"]),
         steps=[step("get_issue", issue_id=a), step("get_issue", issue_id=b),
                step("link_issues", issue_id=a, blocked_issue_id=b)],
         reply=reply,
@@ -794,11 +848,10 @@ TEMPLATES: tuple[Template, ...] = (
              maybe=("near_duplicate", "side_effect_trap")),
     Template("bulk_assign_rate_limited", "multi_step_workflow", ("fault_rate_limit",), _bulk_assign,
              ("rate_limit", "bulk_assign"), maybe=("near_duplicate", "side_effect_trap")),
-    Template("add_user_to_group", "multi_step_workflow", ("prerequisite",), _add_to_group,
+    Template("add_user_to_group", "multi_step_workflow", (), _add_to_group, maybe=("near_duplicate",)),
+    Template("move_user_between_groups", "multi_step_workflow", ("side_effect_trap",), _move_between_groups,
              maybe=("near_duplicate",)),
-    Template("move_user_between_groups", "multi_step_workflow", ("prerequisite", "side_effect_trap"),
-             _move_between_groups, maybe=("near_duplicate",)),
-    Template("already_member", "policy_reasoning", ("prerequisite", "side_effect_trap"), _already_member,
+    Template("already_member", "policy_reasoning", ("side_effect_trap",), _already_member,
              maybe=("near_duplicate",)),
     Template("release_version", "multi_step_workflow", ("prerequisite", "legacy_format"), _release),
     Template("release_blocked", "policy_reasoning", ("prerequisite", "side_effect_trap"), _release_blocked),
@@ -809,8 +862,7 @@ TEMPLATES: tuple[Template, ...] = (
              ("data_conflict", "set_issue_security")),
     Template("restricted_inquiry", "customer_communication", ("leak_trap",), _restricted_inquiry,
              maybe=("near_duplicate",)),
-    Template("release_status_update", "customer_communication", (), _release_status,
-             maybe=("stale_record", "legacy_format")),
+    Template("release_status_update", "customer_communication", (), _release_status, maybe=("stale_record",)),
     Template("blocker_comment", "customer_communication", (), _blocker_comment, maybe=("stale_record",)),
     Template("link_issues_timeout", "multi_step_workflow", ("fault_timeout",), _link, ("timeout", "link_issues")),
 )

@@ -92,6 +92,12 @@ def search_issues(ctx: ToolContext, query: str, project_id: str | None = None) -
 def get_issue(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
     """Get an issue's full, current record with its sub-tasks, links and comments.
 
+    Besides the row, the record holds ``subtask_ids``, ``open_subtask_ids`` and ``open_subtasks``
+    (open sub-tasks as ``KEY (Status)``), ``blocks``, ``is_blocked_by``, ``blocker_statuses`` (every
+    issue blocking this one as ``KEY (Status)``) and ``open_blockers`` (those not Done), the
+    ``visibility`` (``restricted`` or ``public``) and, for a restricted issue, a ``security_note``
+    naming the level and the group that may see it.
+
     Args:
         issue_id: The issue key, e.g. PAY-123.
     """
@@ -99,15 +105,33 @@ def get_issue(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
     record = {k: v for k, v in issue.items() if k not in ("index_status", "indexed")}
     assignee = ctx.one("SELECT display_name FROM users WHERE id=?", (issue["assignee_id"],))
     record["assignee_name"] = assignee["display_name"] if assignee else None
-    record["subtask_ids"] = [r["id"] for r in ctx.all("SELECT id FROM issues WHERE parent_id=? ORDER BY rowid",
-                                                      (issue_id,))]
+    subtasks = ctx.all("SELECT id, status FROM issues WHERE parent_id=? ORDER BY rowid", (issue_id,))
+    open_subtasks = [r for r in subtasks if r["status"] != DONE]
+    record["subtask_ids"] = [r["id"] for r in subtasks]
+    record["open_subtask_ids"] = [r["id"] for r in open_subtasks]
+    record["open_subtasks"] = _listing(open_subtasks)
     record["blocks"] = [r["blocked_issue_id"] for r in ctx.all(
         "SELECT blocked_issue_id FROM issue_links WHERE issue_id=? ORDER BY rowid", (issue_id,))]
-    record["is_blocked_by"] = [r["issue_id"] for r in ctx.all(
-        "SELECT issue_id FROM issue_links WHERE blocked_issue_id=? ORDER BY rowid", (issue_id,))]
+    blockers = ctx.all("SELECT b.id, b.status FROM issue_links l JOIN issues b ON b.id=l.issue_id "
+                       "WHERE l.blocked_issue_id=? ORDER BY l.rowid", (issue_id,))
+    record["is_blocked_by"] = [r["id"] for r in blockers]
+    record["blocker_statuses"] = _listing(blockers)
+    record["open_blockers"] = _listing([r for r in blockers if r["status"] != DONE])
     record["comments"] = ctx.all("SELECT id, author_id, body, created FROM comments WHERE issue_id=? ORDER BY rowid",
                                  (issue_id,))
+    record["visibility"] = "restricted" if issue["security_level_id"] else "public"
+    if issue["security_level_id"]:
+        level = ctx.one("SELECT l.name, g.name AS group_name FROM security_levels l LEFT JOIN groups g "
+                        "ON g.id=l.group_id WHERE l.id=?", (issue["security_level_id"],))
+        if level is not None:
+            record["security_note"] = (f"restricted at level {level['name']}: visible only to members of "
+                                       f"{level['group_name']}")
     return record
+
+
+def _listing(rows: list[dict[str, Any]]) -> str:
+    """Issues as ``KEY (Status), KEY (Status)``; an empty string for none."""
+    return ", ".join(f"{r['id']} ({r['status']})" for r in rows)
 
 
 @tool(mode="read", permission="browse", entity="issue", operation="list")
@@ -236,7 +260,7 @@ def search_security_schemes(ctx: ToolContext, query: str) -> list[dict[str, Any]
 
 @tool(mode="read", permission="browse", entity="security_scheme", operation="get")
 def get_security_scheme(ctx: ToolContext, security_scheme_id: str) -> dict[str, Any]:
-    """Get an issue security scheme with its levels and the projects it is applied to.
+    """Get an issue security scheme with its levels (also as ``level_ids``: level name to id) and its projects.
 
     Args:
         security_scheme_id: The scheme id, e.g. ISS-21.
@@ -245,6 +269,7 @@ def get_security_scheme(ctx: ToolContext, security_scheme_id: str) -> dict[str, 
                    "security scheme", security_scheme_id)
     scheme["levels"] = ctx.all("SELECT id, name, group_id FROM security_levels WHERE security_scheme_id=? "
                                "ORDER BY rowid", (security_scheme_id,))
+    scheme["level_ids"] = {lv["name"]: lv["id"] for lv in scheme["levels"]}
     scheme["project_ids"] = [r["id"] for r in ctx.all(
         "SELECT id FROM projects WHERE security_scheme_id=? ORDER BY id", (security_scheme_id,))]
     return scheme
@@ -316,8 +341,12 @@ def transition_issue(ctx: ToolContext, issue_id: str, to_status: str) -> dict[st
     allowed = ctx.one("SELECT id FROM workflow_transitions WHERE workflow_id=? AND from_status=? AND to_status=?",
                       (project["workflow_id"], issue["status"], to_status))
     if allowed is None:
+        nxt = [r["to_status"] for r in ctx.all(
+            "SELECT to_status FROM workflow_transitions WHERE workflow_id=? AND from_status=? ORDER BY rowid",
+            (project["workflow_id"], issue["status"]))]
+        options = f"it can move to: {', '.join(nxt)}" if nxt else "the workflow allows no transition"
         raise PolicyViolation(f"workflow {project['workflow_id']} has no transition from {issue['status']!r} "
-                              f"to {to_status!r} for {issue_id}")
+                              f"to {to_status!r} for {issue_id}; from {issue['status']!r} {options}")
     if to_status == DONE:
         open_subs = [r["id"] for r in ctx.all("SELECT id FROM issues WHERE parent_id=? AND status<>? ORDER BY rowid",
                                               (issue_id, DONE))]
@@ -406,10 +435,11 @@ def add_user_to_group(ctx: ToolContext, group_id: str, user_id: str) -> dict[str
         group_id: The group id, e.g. GRP-101.
         user_id: The user id, e.g. USR-1001.
     """
-    _group(ctx, group_id)
-    _active_user(ctx, user_id)
+    group = _group(ctx, group_id)
+    user = _active_user(ctx, user_id)
     if ctx.one("SELECT id FROM group_members WHERE group_id=? AND user_id=?", (group_id, user_id)):
-        raise Conflict(f"user {user_id} is already a member of group {group_id}")
+        raise PolicyViolation(f"{user['display_name']} ({user_id}) is already a member of the {group['name']} "
+                              f"group ({group_id}); nothing was changed")
     mid = ctx.new_id("GM")
     ctx.conn.execute("INSERT INTO group_members VALUES (?,?,?,?)", (mid, group_id, user_id, ctx.today()))
     return {"membership_id": mid, "group_id": group_id, "user_id": user_id}
