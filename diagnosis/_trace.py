@@ -46,6 +46,29 @@ def id_arguments(step: TraceStep) -> Iterator[tuple[str, Any]]:
             yield name, value
 
 
+def known_ids(trace: list[TraceStep]) -> set[str]:
+    """Values the world accepted as ids: id arguments of successful calls and ids their outputs returned."""
+    out: set[str] = set()
+    for step in trace:
+        if not step.ok:
+            continue
+        out.update(v for _, v in id_arguments(step) if isinstance(v, str))
+        out.update(_output_ids(step.output))
+    return out
+
+
+def _output_ids(output: Any) -> Iterator[str]:
+    if isinstance(output, dict):
+        for key, value in output.items():
+            if isinstance(value, str) and (key == "id" or key.endswith("_id")):
+                yield value
+            elif isinstance(value, (dict, list)):
+                yield from _output_ids(value)
+    elif isinstance(output, list):
+        for value in output:
+            yield from _output_ids(value)
+
+
 def value_shape(value: Any) -> str:
     """Return a coarse shape of an argument value: ``id``, ``date``, ``number``, ``code``, ``text``, ..."""
     if isinstance(value, bool):

@@ -16,6 +16,7 @@ from diagnosis._trace import (
     is_created_id,
     is_id_like,
     is_unknown_tool_error,
+    known_ids,
     later_call,
     later_ok,
     reply_claims_success,
@@ -40,6 +41,12 @@ def _goal_tools(task: Task | None) -> set[str]:
     return {call.tool for call in task.intent.calls} if task is not None else set()
 
 
+def _is_conflict(step: TraceStep) -> bool:
+    """Whether the step was refused because the record changed (a conflict, or an injected data conflict)."""
+    error = step.error
+    return error is not None and (error.kind == "conflict" or error.fault == "data_conflict")
+
+
 def _names_as_ids(arg: str, value: Any) -> bool:
     """Whether an id argument (``E_id`` or a list ``E_ids``) holds something that is not an id (``wrong_id``'s case)."""
     if arg.endswith("_ids") and isinstance(value, list):
@@ -59,10 +66,13 @@ class WrongIdDetector:
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag calls whose entity id is malformed, unknown, or not the one the request named."""
         trace = episode.trace
+        known = known_ids(trace)
         evidence: list[Evidence] = []
         for step in trace:
+            refused = step.error is not None and step.error.kind in ("not_found", "validation")
             for arg, value in id_arguments(step):
-                if not step.ok and isinstance(value, str) and value and not is_id_like(value):
+                if (refused and isinstance(value, str) and value and not is_id_like(value)
+                        and value not in known):
                     evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                              note=f"passed {value!r} where an id is required"))
                 elif (step.error is not None and step.error.kind == "not_found"
@@ -124,13 +134,18 @@ class MissedPolicyDependencyDetector:
     name = "missed_policy_dependency"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag calls that ran (or were refused) while a strong prerequisite had not succeeded before them."""
+        """Tag calls that ran (or were refused) while a strong prerequisite had not been attempted before them.
+
+        Only in episodes whose state or trace check failed (or that were never verified): graph edges can be
+        conditional, and a skipped prerequisite that left the outcome right is not why the episode failed.
+        A prerequisite that was called but refused or failed was not missed.
+        """
         trace = episode.trace
         evidence: list[Evidence] = []
         effect_failed = episode.verdict is None or bool({"state", "trace"} & failed_assertion_kinds(episode))
         for step in trace:
             refused = step.error is not None and step.error.kind == "policy"
-            if not (refused or (step.ok and effect_failed)):
+            if not (effect_failed and (step.ok or refused)):
                 continue
             prereqs = ctx.prerequisites.get(step.tool)
             if prereqs:
@@ -187,13 +202,26 @@ class StaleStateDetector:
     name = "stale_state"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag unrecovered conflicts and replies that state a summary's value the record contradicts."""
+        """Tag retries after a conflict with no re-read in between, and replies stating a summary's stale value.
+
+        A retry is a call to the same tool with no successful call in between; only retries whose tool
+        never succeeded afterwards count. A conflict the agent answered by reading again is not stale state.
+        """
         trace = episode.trace
         evidence: list[Evidence] = []
+        last_conflict: dict[str, int] = {}
         for step in trace:
-            if step.error is not None and step.error.kind == "conflict" and not later_ok(trace, step.index, step.tool):
+            if step.ok:
+                last_conflict.clear()
+                continue
+            if step.tool in last_conflict and not later_ok(trace, step.index - 1, step.tool):
                 evidence.append(Evidence(step=step.index, tool=step.tool, argument=error_argument(step),
-                                         note="retried on stale data without fetching the record again"))
+                                         note=f"retried after the conflict at step {last_conflict[step.tool]} "
+                                              "without fetching the record again"))
+            if _is_conflict(step):
+                last_conflict[step.tool] = step.index
+            else:
+                last_conflict.pop(step.tool, None)
         evidence.extend(self._stale_summary(episode, ctx))
         return _tag(self.name, evidence)
 

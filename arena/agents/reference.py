@@ -381,18 +381,23 @@ class _Episode:
         raw = call.get("arguments", {})
         prereqs = self.prereqs.get(tool, [])
         # Prerequisites run first, so the goal's arguments and condition may read their outputs.
+        condition = call.get("when")
+        late_condition = condition is not None and _reads_outputs_of(condition.lstrip("!"), prereqs)
+        if condition and not late_condition and not self.holds(condition):
+            return
         early = {k: self.value(v) for k, v in raw.items() if not _reads_outputs_of(v, prereqs)}
         for before in prereqs:
             self.prerequisite(before, early)
-        condition = call.get("when")
-        if condition:
-            negate = condition.startswith("!")
-            if bool(self.lookup(condition.lstrip("!"))) == negate:
-                return
+        if condition and late_condition and not self.holds(condition):
+            return
         args = {k: early[k] if k in early else self.value(v) for k, v in raw.items()}
         result = self.call_with_recovery(tool, args, raw_args=raw)
         if result.ok:
             self.outputs[tool] = result.output
+
+    def holds(self, condition: str) -> bool:
+        negate = condition.startswith("!")
+        return bool(self.lookup(condition.lstrip("!"))) != negate
 
     def prerequisite(self, tool: str, goal_args: dict[str, Any]) -> None:
         spec = self.specs.get(tool)
@@ -566,7 +571,7 @@ def convert(fmt: str, raw: str) -> Any:
         match = pattern.match(text)
         if match:
             return build(match)
-    match = re.match(r"^(\d{1,2})[ -]([A-Za-z]{3})[a-z]*[ -,]+(\d{4})$", text) or None
+    match = re.match(r"^(\d{1,2})[ -]([A-Za-z]{3})[a-z]*[-, ]+(\d{4})$", text) or None
     if match and match[2].lower() in _MONTHS:
         return f"{match[3]}-{_MONTHS[match[2].lower()]:02d}-{int(match[1]):02d}"
     match = re.match(r"^([A-Za-z]{3})[a-z]*\.? (\d{1,2}),? (\d{4})$", text)

@@ -103,6 +103,7 @@ def test_load_refuses_other_schema_and_missing_keys(tmp_path):
     ("date", "20240315", "2024-03-15"),
     ("date", "Mar 15, 2024", "2024-03-15"),
     ("date", "15 March 2024", "2024-03-15"),
+    ("date", "08-Jun-2025", "2025-06-08"),
     ("money", "$1,234.50", 1234.5),
     ("money", "€99,90", 99.9),
     ("code", "gold tier", "GOLD-TIER"),
