@@ -37,14 +37,20 @@ RECALL_TARGET = 0.8
 ARI_TARGET = 0.7
 DOMAINS = ("helpdesk", "procurement", "tracker")
 
+_DONE_AFTER_FAILURE = ("the mode leaves a call failing without giving up (a name refused as an id, a conflict "
+                       "retried to exhaustion); with nothing to report, the policy's reply is 'Done.', a genuine "
+                       "success claim over the failed call")
+
 SECONDARY_KINDS: dict[str, dict[str, str]] = {
     "search_without_fetch": {
         "gave_up_early": "an id mention of an entity with no search tool: the mode searches first, finds no "
                          "search tool, and gives up before any call",
     },
+    "wrong_id": {
+        "claimed_unverified_success": _DONE_AFTER_FAILURE,
+    },
     "stale_state": {
-        "claimed_unverified_success": "after retrying a conflict to exhaustion the policy does not give up; "
-                                      "its reply then says 'Done.' over the failed write",
+        "claimed_unverified_success": _DONE_AFTER_FAILURE,
     },
 }
 """Secondary kinds a mode legitimately causes beyond its own, with the reason; kept small on purpose."""
@@ -89,6 +95,7 @@ class KindQuality:
         kind: Detector kind.
         tagged: Episodes the detector tagged.
         correct: Tagged episodes whose injected mode causes the kind.
+        own: Tagged episodes whose injected mode is the kind itself (no secondary kinds allowed).
         injected: Episodes injected with the mode named after the kind (0 when there is none).
         found: Of those, episodes tagged with the kind.
         false_by_mode: Tagged episodes whose mode does not cause the kind, by mode.
@@ -97,6 +104,7 @@ class KindQuality:
     kind: str
     tagged: int
     correct: int
+    own: int
     injected: int
     found: int
     false_by_mode: dict[str, int]
@@ -105,6 +113,11 @@ class KindQuality:
     def precision(self) -> float | None:
         """Share of tagged episodes whose mode causes the kind (``None`` when nothing was tagged)."""
         return self.correct / self.tagged if self.tagged else None
+
+    @property
+    def strict_precision(self) -> float | None:
+        """Share of tagged episodes injected with the kind's own mode (secondary kinds count as false)."""
+        return self.own / self.tagged if self.tagged else None
 
     @property
     def recall(self) -> float | None:
@@ -202,7 +215,7 @@ def measure(labelled: LabelledSet, *, seed: int = 0) -> Quality:
         tagged = [m for m, ks in zip(labelled.labels, kinds_of, strict=True) if kind in ks]
         wrong = Counter(m for m in tagged if kind not in MODE_KINDS[m])
         own = [ks for m, ks in zip(labelled.labels, kinds_of, strict=True) if m == kind]
-        out.append(KindQuality(kind, len(tagged), len(tagged) - sum(wrong.values()), len(own),
+        out.append(KindQuality(kind, len(tagged), len(tagged) - sum(wrong.values()), tagged.count(kind), len(own),
                                sum(kind in ks for ks in own), dict(sorted(wrong.items()))))
     ari, clusters, unclustered = _clustering(labelled, seed)
     return Quality(out, ari, clusters, unclustered, dict(confusion))
@@ -237,15 +250,16 @@ def render(labelled: LabelledSet, quality: Quality) -> str:
     per_mode = Counter(labelled.labels)
     lines += ["", "| injected mode | failed episodes | kinds it causes |", "| --- | ---: | --- |"]
     lines += [f"| {m} | {per_mode[m]} | {', '.join(sorted(MODE_KINDS[m]))} |" for m in FAILURE_MODES]
-    lines += ["", f"| kind | tagged | precision (/ {PRECISION_TARGET}) | own-mode episodes | "
+    lines += ["", f"| kind | tagged | precision (/ {PRECISION_TARGET}) | own mode only | own-mode episodes | "
                   f"recall (/ {RECALL_TARGET}) | false tags by mode |",
-              "| --- | ---: | ---: | ---: | ---: | --- |"]
+              "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     for q in quality.kinds:
         recall = (f"not measured: {UNMEASURED[q.kind]}" if q.kind in UNMEASURED
                   else _ratio(q.recall, RECALL_TARGET))
         false = ", ".join(f"{m} {n}" for m, n in q.false_by_mode.items()) or "—"
-        lines.append(f"| {q.kind} | {q.tagged} | {_ratio(q.precision, PRECISION_TARGET)} | {q.injected} | "
-                     f"{recall} | {false} |")
+        strict = "—" if q.strict_precision is None else f"{q.strict_precision:.3f}"
+        lines.append(f"| {q.kind} | {q.tagged} | {_ratio(q.precision, PRECISION_TARGET)} | {strict} | "
+                     f"{q.injected} | {recall} | {false} |")
     lines += ["", f"ARI of diagnose's clusters against the injected modes: {_ratio(quality.ari, ARI_TARGET)} "
                   f"({quality.clusters} clusters reported, {quality.unclustered} episodes in none)"]
     lines += ["", "| injected mode | " + " | ".join(d.name for d in BUILTIN_DETECTORS) + " | untagged |",

@@ -73,7 +73,8 @@ KIND_TARGETS: dict[str, KindTarget] = {
     ),
     "claimed_unverified_success": KindTarget(
         label="Claims success it did not check",
-        description="The reply says the work is done while the goal call failed or never ran.",
+        description="The reply says the work is done while the goal call failed or never ran, or without stating "
+                    "any of the facts the request asked it to confirm.",
         focus_tags=["fault_timeout", "fault_rate_limit"],
         knobs={"fault_rate": 0.3},
     ),

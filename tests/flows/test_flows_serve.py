@@ -1,0 +1,86 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from conftest import free_port
+
+from registry import Registry
+
+SETTINGS = {"domains": ["procurement"], "variants_per_round": 0, "wave_budget": 120, "eval_k": 1}
+
+
+def _start(args, env, log):
+    return subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _stop(proc):
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+def _wait(check, timeout, what, logs):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.5)
+    pytest.fail(f"timed out waiting for {what}; logs:\n" + "\n".join(p.read_text()[-3000:] for p in logs))
+
+
+def test_serve_registers_cron_deployment_and_manual_trigger_runs_a_round(gymloop_home, tmp_path):
+    port = free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update({"PREFECT_HOME": str(tmp_path / "prefect-server"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                "PREFECT_LOGGING_LEVEL": "WARNING", "GYMLOOP_HOME": str(gymloop_home)})
+    for key, value in SETTINGS.items():
+        env[f"GYMLOOP_{key.upper()}"] = json.dumps(value) if isinstance(value, list) else str(value)
+    server_log, serve_log = tmp_path / "server.log", tmp_path / "serve.log"
+    server = _start([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                    env, server_log.open("w"))
+    client_env = {**env, "PREFECT_API_URL": api}
+    serve = None
+    try:
+        def healthy():
+            try:
+                return httpx.get(f"{api}/health", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        _wait(healthy, 120, "the Prefect server", [server_log])
+        serve = _start([sys.executable, "-c", "from flows.cli import app; app()", "serve", "--campaign", "sched",
+                        "--cron", "30 3 * * *"], client_env, serve_log.open("w"))
+
+        def deployment():
+            body = {"deployments": {"name": {"any_": ["sched"]}}}
+            found = httpx.post(f"{api}/deployments/filter", json=body, timeout=5).json()
+            return found[0] if found else None
+
+        dep = _wait(deployment, 120, "the served deployment", [serve_log, server_log])
+        crons = [s["schedule"].get("cron") for s in dep["schedules"]]
+        assert crons == ["30 3 * * *"]
+        assert dep["parameters"]["params"]["campaign"] == "sched"
+
+        trigger = subprocess.run([sys.executable, "-m", "prefect", "deployment", "run", "next-round/sched", "--watch"],
+                                 env=client_env, capture_output=True, text=True, timeout=400)
+        assert trigger.returncode == 0, trigger.stdout[-2000:] + trigger.stderr[-2000:]
+        assert "Completed" in trigger.stdout + trigger.stderr
+        registry = Registry(f"sqlite:///{gymloop_home / 'registry.db'}")
+        rounds = registry.rounds(registry.campaign("sched").id)
+        assert [r.status for r in rounds] == ["finished"]
+        assert rounds[0].model_out_id is not None
+    finally:
+        if serve is not None:
+            _stop(serve)
+        _stop(server)
