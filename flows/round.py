@@ -147,6 +147,8 @@ def train_flow(params: RoundParams, report: WeaknessReport) -> int:
     steps.write_json(folder / "history.json",
                      steps.update_history(history, wave, records).model_dump(mode="json"))
     ref = steps.train(settings, model, wave, records, pool, folder)
+    if ref.name == model.name and str(ref.version) == model.version:
+        return model.id
     return steps.register_ref(registry, ref, model.id).id
 
 
