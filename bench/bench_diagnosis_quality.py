@@ -257,7 +257,7 @@ def render(labelled: LabelledSet, quality: Quality) -> str:
         recall = (f"not measured: {UNMEASURED[q.kind]}" if q.kind in UNMEASURED
                   else _ratio(q.recall, RECALL_TARGET))
         false = ", ".join(f"{m} {n}" for m, n in q.false_by_mode.items()) or "—"
-        strict = "—" if q.strict_precision is None else f"{q.strict_precision:.3f}"
+        strict = "—" if q.strict_precision is None or q.kind in UNMEASURED else f"{q.strict_precision:.3f}"
         lines.append(f"| {q.kind} | {q.tagged} | {_ratio(q.precision, PRECISION_TARGET)} | {strict} | "
                      f"{q.injected} | {recall} | {false} |")
     lines += ["", f"ARI of diagnose's clusters against the injected modes: {_ratio(quality.ari, ARI_TARGET)} "

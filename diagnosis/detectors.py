@@ -202,10 +202,10 @@ class StaleStateDetector:
     name = "stale_state"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag retries after a conflict with no re-read in between, and replies stating a summary's stale value.
+        """Tag blind retries after a conflict, and replies stating a summary's stale value.
 
-        A retry is a call to the same tool with no successful call in between; only retries whose tool
-        never succeeded afterwards count. A conflict the agent answered by reading again is not stale state.
+        A blind retry calls the conflicting tool again with no successful call in between (such as reading
+        the record again), and that tool never succeeds afterwards.
         """
         trace = episode.trace
         evidence: list[Evidence] = []
@@ -214,7 +214,7 @@ class StaleStateDetector:
             if step.ok:
                 last_conflict.clear()
                 continue
-            if step.tool in last_conflict and not later_ok(trace, step.index - 1, step.tool):
+            if step.tool in last_conflict and not later_ok(trace, step.index, step.tool):
                 evidence.append(Evidence(step=step.index, tool=step.tool, argument=error_argument(step),
                                          note=f"retried after the conflict at step {last_conflict[step.tool]} "
                                               "without fetching the record again"))

@@ -22,6 +22,7 @@ def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], Dia
 
     registry = steps.open_registry(load_settings().resolved_registry_url())
     try:
+        registry.round(round_id)
         records = registry.round_episodes(round_id, stage=stage)
     except RegistryError as exc:
         raise typer.BadParameter(str(exc), param_hint="--round") from exc

@@ -227,6 +227,7 @@ class _Episode:
         self.records: dict[str, dict[str, Any]] = {}
         self.outputs: dict[str, Any] = {}
         self.refusals: list[str] = []
+        self.failures: list[str] = []
         self.decisions: list[dict[str, Any]] = []
         self.calls = 0
         self.done_calls: set[str] = set()
@@ -324,7 +325,7 @@ class _Episode:
             ref = {**ref, "mention": str(found), "mention_kind": "id"}
             self.refs[ref["name"]] = ref
         if ref["mention_kind"] == "id":
-            if self.decide("resolve_id", "id") == "get_by_id":
+            if self.tool_for(ref["entity"], "search") is None or self.decide("resolve_id", "id") == "get_by_id":
                 self.fetch(ref, ref["mention"])
                 return
             hits = self.search(ref)
@@ -394,6 +395,8 @@ class _Episode:
         result = self.call_with_recovery(tool, args, raw_args=raw)
         if result.ok:
             self.outputs[tool] = result.output
+        elif result.error is not None and result.error.message not in self.refusals:
+            self.failures.append(f"{tool}: {result.error.message}")
 
     def holds(self, condition: str) -> bool:
         negate = condition.startswith("!")
@@ -495,6 +498,7 @@ class _Episode:
                 ids = [f"{k}: {v}" for k, v in output.items() if k.endswith("id") and isinstance(v, str)]
                 lines.extend(ids[:2])
         lines.extend(f"Could not proceed: {msg}" for msg in self.refusals)
+        lines.extend(f"Could not complete {msg}" for msg in self.failures)
         if style == "facts_with_internal":
             for rec in self.records.values():
                 lines.extend(f"{k}: {format_value(v)}" for k, v in rec.items() if _INTERNAL_KEYS.search(k))

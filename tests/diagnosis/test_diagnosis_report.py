@@ -150,7 +150,7 @@ def test_cli_diagnose_jsonl(tmp_path: Path) -> None:
     assert report.failures == 44 and report.skipped == {"malformed": 1}
     assert out.with_suffix(".md").read_text().startswith("# Weakness report")
     assert "wrong_id" in result.output
-    missing = CliRunner().invoke(app, ["diagnose", "--round", "r1", "--out", str(out)])
-    assert missing.exit_code != 0 and "no registry is configured" in missing.output
+    missing = CliRunner().invoke(app, ["diagnose", "--round", "999", "--out", str(out)])
+    assert missing.exit_code != 0 and "round id 999 is not in" in missing.output
     both = CliRunner().invoke(app, ["diagnose", "--out", str(out)])
     assert both.exit_code != 0 and "exactly one of" in both.output
