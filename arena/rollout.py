@@ -268,30 +268,34 @@ def _worker(agent: Agent, packs: dict[str, Pack], modules: dict[str, str], timeo
         importlib.import_module(module)
     gyms: dict[str, Gym] = {}
     pid = os.getpid()
-    results.put(("ready", -1, pid))
+    results.put(("ready", -1, pid, None))
     while True:
-        item = jobs.get()
-        if item is None:
+        chunk = jobs.get()
+        if chunk is None:
             return
-        index, key = item
-        gym = gyms.get(key.pack_id) or gyms.setdefault(key.pack_id, Gym.from_pack(packs[key.pack_id]))
-        record = play_episode(gym, agent, key, timeout_s=timeout_s)
-        if record.failure is not None and record.failure.boundary == "environment":
-            gyms.pop(key.pack_id).close()
-        results.put(("done", index, pid, record.model_dump_json()))
+        for index, key in chunk:
+            gym = gyms.get(key.pack_id) or gyms.setdefault(key.pack_id, Gym.from_pack(packs[key.pack_id]))
+            record = play_episode(gym, agent, key, timeout_s=timeout_s)
+            if record.failure is not None and record.failure.boundary == "environment":
+                gyms.pop(key.pack_id).close()
+            results.put(("done", index, pid, record))
 
 
 @dataclass
 class _Worker:
     process: Any
     jobs: Any
-    index: int | None = None
+    assigned: list[int]
     since: float = 0.0
 
 
 def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey], config: RolloutConfig,
                    on_episode: Callable[[EpisodeRecord], None] | None) -> list[EpisodeRecord]:
-    """Each worker gets one episode at a time from the parent, so a dead or hung worker's episode is known."""
+    """Run episodes in worker processes, each given small chunks and reporting every episode.
+
+    The episode a dead or hung worker was playing is therefore known (and recorded as lost), while the
+    rest of its chunk goes back to the queue.
+    """
     ctx = mp.get_context("spawn")
     modules = registered_modules()
     results = ctx.Queue()
@@ -308,15 +312,15 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
         args = (agent, packs, modules, config.episode_timeout_s, jobs, results)
         proc = ctx.Process(target=_worker, args=args, daemon=True)
         proc.start()
-        workers[proc.pid or 0] = _Worker(process=proc, jobs=jobs)
+        workers[proc.pid or 0] = _Worker(process=proc, jobs=jobs, assigned=[])
 
     def assign(worker: _Worker) -> None:
-        if pending:
-            worker.index = pending.pop()
-            worker.since = time.monotonic()
-            worker.jobs.put((worker.index, keys[worker.index]))
-        else:
-            worker.index = None
+        size = max(1, min(32, len(pending) // (2 * config.workers)))
+        chunk = [pending.pop() for _ in range(min(size, len(pending)))]
+        worker.assigned = chunk
+        worker.since = time.monotonic()
+        if chunk:
+            worker.jobs.put([(i, keys[i]) for i in chunk])
 
     def finish(index: int, record: EpisodeRecord) -> None:
         records[index] = record
@@ -327,21 +331,22 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
         spawn()
     while len(records) < len(keys):
         try:
-            message = results.get(timeout=0.2)
+            kind, index, pid, record = results.get(timeout=0.2)
         except queue.Empty:
-            message = None
-        if message is not None:
-            kind, index, pid = message[0], message[1], message[2]
+            kind = ""
+        if kind:
             worker = workers.get(pid)
             if kind == "done":
-                finish(index, EpisodeRecord.model_validate_json(message[3]))
-            if worker is not None:
+                finish(index, record)
+                if worker is not None and index in worker.assigned:
+                    worker.assigned.remove(index)
+                    worker.since = time.monotonic()
+            if worker is not None and not worker.assigned:
                 assign(worker)
             continue
         now = time.monotonic()
         for pid, worker in list(workers.items()):
-            busy = worker.index is not None
-            hung = busy and now - worker.since > limit
+            hung = bool(worker.assigned) and now - worker.since > limit
             died = not worker.process.is_alive()
             if not (hung or died):
                 continue
@@ -349,11 +354,12 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
                 worker.process.kill()
             worker.process.join(timeout=5)
             del workers[pid]
-            if worker.index is not None and worker.index not in records:
+            left = [i for i in worker.assigned if i not in records]
+            if left:
                 why = (f"episode hung past {limit:g} s; worker killed" if hung
                        else f"worker process died (exit code {worker.process.exitcode})")
-                finish(worker.index, _lost(keys[worker.index], packs, agent,
-                                           "episode_timeout" if hung else "worker_died", why))
+                finish(left[0], _lost(keys[left[0]], packs, agent, "episode_timeout" if hung else "worker_died", why))
+                pending.extend(reversed(left[1:]))
             if pending and spawns[0] <= len(keys) + config.workers:
                 spawn()
         if not workers and pending:

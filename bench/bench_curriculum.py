@@ -130,7 +130,10 @@ def main() -> None:
     suite = _solvable_heldout(packs)
     heldout = sum(1 for p in packs for t in p.tasks if t.split == "heldout")
     domains = sorted({p.manifest.domain for p in packs})
-    ctx = DiagnosisContext.build(tools=[t for p in packs for t in p.tools], graph=packs[0].graph,
+    graph = {"directed": True, "multigraph": False, "graph": {},
+             "nodes": [n for p in packs for n in p.graph.get("nodes", [])],
+             "edges": [e for p in packs for e in p.graph.get("edges", [])]}
+    ctx = DiagnosisContext.build(tools=[t for p in packs for t in p.tools], graph=graph,
                                  tasks={(p.id, t.id): t for p in packs for t in p.tasks})
     curves: dict[str, list[list[float]]] = {s: [] for s in STRATEGIES}
     with tempfile.TemporaryDirectory(prefix="bench-curriculum-") as tmp:

@@ -144,8 +144,12 @@ def group_samples(rollouts: Sequence[EpisodeRecord], wave: Wave, config: GRPOCon
 
 
 def grpo_update(params: PolicyParams, samples: Sequence[_Sample], config: GRPOConfig,
-                stats: TrainStats) -> PolicyParams:
+                stats: TrainStats, batch_size: int | None = None) -> PolicyParams:
     """Apply the clipped group-relative update to a copy of ``params``.
+
+    The gradient is averaged over ``batch_size`` rollouts (default: the samples), as in group-relative
+    policy optimisation: rollouts of groups whose members all scored the same count in the batch but carry
+    no signal, so a wave spent on tasks with nothing to learn moves the policy less.
 
     Raises:
         TrainerError: A decision names a key or strategy the parameters do not have.
@@ -161,7 +165,7 @@ def grpo_update(params: PolicyParams, samples: Sequence[_Sample], config: GRPOCo
         for sample in samples:
             if not sample.decisions:
                 continue
-            scale = sample.weight * sample.advantage / len(sample.decisions) / len(samples)
+            scale = sample.weight * sample.advantage / len(sample.decisions) / max(batch_size or len(samples), 1)
             for key, choice in sample.decisions:
                 probs = _softmax(logits[key])
                 ratio = probs[choice] / max(old[key][choice], 1e-12)
@@ -209,7 +213,8 @@ class GRPOTrainer:
         params = load_reference(model_ref)
         stats = TrainStats()
         samples = group_samples(rollouts, wave, self.config, stats)
-        new = grpo_update(params, samples, self.config, stats)
+        valid = sum(1 for r in rollouts if not r.invalid)
+        new = grpo_update(params, samples, self.config, stats, batch_size=valid)
         self.last_stats = stats
         saved = save_reference(new, self.out_dir)
         return saved.model_copy(update={"parent": model_ref.ref})

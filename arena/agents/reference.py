@@ -84,6 +84,29 @@ FAILURE_MODES: dict[str, dict[str, str]] = {
 }
 """Injected failure modes: the decisions each one forces (used to build labelled failure traces)."""
 
+DEFAULT_SLIP = 0.5
+"""Starting probability of a careless strategy at a decision key not listed in ``STARTING_SLIPS``."""
+
+STARTING_SLIPS: dict[str, float] = {
+    "resolve_id|id": 0.15,
+    "resolve_text|plain": 0.3,
+    "resolve_text|hinted": 0.3,
+    "reply|plain": 0.1,
+    "reply|sensitive": 0.6,
+    "pick_candidate|several": 0.7,
+    "prerequisite|strong": 0.7,
+    "format|date": 0.75,
+    "format|money": 0.75,
+    "format|code": 0.75,
+    "after_error|timeout": 0.75,
+    "after_error|rate_limit": 0.75,
+    "after_error|data_conflict": 0.75,
+    "after_error|conflict": 0.75,
+}
+"""Starting slips: routine decisions (fetching by id, plain replies) are mostly careful; the decisions the
+field documents as weak (prerequisites, near-duplicates, legacy formats, recovery after faults, internal
+data in replies) mostly careless, as an untrained agent is."""
+
 _MAX_ATTEMPTS = 3
 _MAX_CALLS = 40
 _INTERNAL_KEYS = re.compile(r"internal|token|risk|secret|bank|account_number|note", re.IGNORECASE)
@@ -113,24 +136,28 @@ class PolicyParams(BaseModel):
     parent: str | None = None
 
     @classmethod
-    def initial(cls, *, careful_logit: float = 0.0, careless_logit: float = 0.6) -> PolicyParams:
-        """Starting parameters: careless strategies favoured, so most held-out tasks fail.
+    def initial(cls, slips: dict[str, float] | None = None) -> PolicyParams:
+        """Starting parameters: the documented failure modes as tendencies, so most held-out tasks fail.
 
         Args:
-            careful_logit: Logit of the careful strategy at every decision.
-            careless_logit: Logit of the strategy that embodies a documented failure mode.
+            slips: Probability of a careless strategy at each ``"kind|context"`` key (default
+                ``STARTING_SLIPS``; unlisted keys slip with ``DEFAULT_SLIP``). The slip goes mostly
+                to the key's documented failure mode, the rest to the other careless strategies.
         """
+        table = STARTING_SLIPS if slips is None else slips
         logits: dict[str, dict[str, float]] = {}
         for kind, contexts in CONTEXTS.items():
             for context in contexts:
+                key = _key(kind, context)
                 careful = _careful(kind, context)
-                row = {s: -1.5 for s in STRATEGIES[kind]}
-                row[careful] = careful_logit
-                for mode in FAILURE_MODES.values():
-                    bad = mode.get(_key(kind, context))
-                    if bad is not None and bad != careful:
-                        row[bad] = careless_logit
-                logits[_key(kind, context)] = row
+                slip = min(0.99, max(0.01, table.get(key, DEFAULT_SLIP)))
+                documented = {m[key] for m in FAILURE_MODES.values() if key in m and m[key] != careful}
+                others = [st for st in STRATEGIES[kind] if st != careful]
+                weights = {st: (4.0 if st in documented else 1.0) for st in others}
+                total = sum(weights.values())
+                row = {st: math.log(slip * w / total) for st, w in weights.items()}
+                row[careful] = math.log(1.0 - slip)
+                logits[key] = row
         return cls(logits=logits)
 
     @classmethod

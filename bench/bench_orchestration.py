@@ -1,0 +1,88 @@
+"""Orchestration overhead: a curriculum round through Prefect + MLflow + the registry against a bare loop.
+
+The bare loop does the same work in plain Python (evaluate the held-out suite, diagnose, plan the wave, roll
+it out, train, re-evaluate); the flow adds Prefect flows and tasks, registry writes and reads, and MLflow
+tracking (factory requests off in both). Two round sizes give the overhead as fixed seconds per round plus
+milliseconds per episode (a line through the two points). Targets: <= 2 s fixed per round and <= 0.5 ms per
+episode. The Prefect API server is started once, before timing.
+
+Run: ``python -m bench.bench_orchestration [--budgets 200 2000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+FIXED_TARGET_S = 2.0
+PER_EPISODE_TARGET_MS = 0.5
+
+
+def bare_round(settings: Any, out: Path) -> int:
+    """The round's work without orchestration; returns the episodes it ran."""
+    from arena.agents.reference import PolicyParams, ReferencePolicy
+    from arena.pack import build_pack
+    from arena.rollout import RolloutConfig, run_episodes
+    from curriculum import CurriculumConfig, History, plan_wave, task_refs
+    from flows import steps
+    from trainers import GRPOTrainer, save_reference
+
+    packs = [build_pack(d, seed=0) for d in settings.domains]
+    suite = steps.heldout_keys(packs, settings)
+    ref = save_reference(PolicyParams.initial(), out)
+    before = run_episodes(ReferencePolicy(PolicyParams.load(ref.artifact or "")), packs, suite)
+    report = steps.diagnose_round(before, packs, None, 0, settings.seed)
+    config = CurriculumConfig(strategy=settings.strategy, budget=settings.wave_budget, k=settings.train_k,
+                              seed=settings.seed * 1000)
+    wave = plan_wave(report, task_refs(packs), History(), config)
+    train = run_episodes(ReferencePolicy(PolicyParams.load(ref.artifact or "")), packs, steps.wave_keys(wave, 0),
+                         RolloutConfig())
+    new = GRPOTrainer(out).train(ref, wave, train)
+    after = run_episodes(ReferencePolicy(PolicyParams.load(new.artifact or "")), packs, suite)
+    return len(before) + len(train) + len(after)
+
+
+def main() -> None:
+    """Time both ways at two round sizes and print the overhead against the targets."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--budgets", type=int, nargs=2, default=[200, 2000], help="training episodes per round")
+    args = parser.parse_args()
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    from prefect.testing.utilities import prefect_test_harness
+
+    from flows import steps
+    from flows.models import RoundParams
+    from flows.round import curriculum_round
+    from flows.settings import load_settings
+
+    points = []
+    with tempfile.TemporaryDirectory(prefix="bench-orch-") as tmp, prefect_test_harness(server_startup_timeout=120):
+        for budget in args.budgets:
+            overrides = {"home": str(Path(tmp) / f"home-{budget}"), "variants_per_round": 0, "wave_budget": budget,
+                         "workers": 1}
+            settings = load_settings(**overrides)
+            started = time.perf_counter()
+            episodes = bare_round(settings, Path(tmp) / f"bare-{budget}")
+            bare = time.perf_counter() - started
+            steps.open_registry.cache_clear()
+            started = time.perf_counter()
+            curriculum_round(RoundParams(campaign="bench", round_index=0, overrides=overrides))
+            flow = time.perf_counter() - started
+            points.append((episodes, bare, flow))
+            print(f"wave budget {budget}: {episodes} episodes; bare loop {bare:.2f} s, flow {flow:.2f} s, "
+                  f"overhead {flow - bare:.2f} s")
+    (e1, b1, f1), (e2, b2, f2) = points
+    per_episode = ((f2 - b2) - (f1 - b1)) / (e2 - e1)
+    fixed = (f1 - b1) - per_episode * e1
+    print(f"overhead per episode {per_episode * 1e3:.3f} ms (target <= {PER_EPISODE_TARGET_MS} ms: "
+          f"{per_episode * 1e3 / PER_EPISODE_TARGET_MS:.2f} of target)")
+    print(f"fixed overhead per round {fixed:.2f} s (target <= {FIXED_TARGET_S:.0f} s: {fixed / FIXED_TARGET_S:.2f} "
+          "of target)")
+
+
+if __name__ == "__main__":
+    main()
