@@ -344,11 +344,12 @@ class Gym:
         clock = self._ctx.now.isoformat() if self._ctx is not None else ""
         if error is not None:
             args = _clip(args)
-        self._trace.append(TraceStep(
+        # Every field is built here from checked values: skip re-validation on this hot path.
+        self._trace.append(TraceStep.model_construct(
             index=len(self._trace), tool=name, arguments=args, ok=error is None,
             output=output, error=error, clock=clock, write=write,
         ))
-        return ToolResult(ok=error is None, output=output, error=error)
+        return ToolResult.model_construct(ok=error is None, output=output, error=error)
 
     def verify(self, reply: str) -> Verdict:
         """End the episode and judge it: final state, trace, side effects and reply.

@@ -60,13 +60,19 @@ def _overlap(task: TaskRef, weakness: Weakness) -> str:
     return f"tags {', '.join(shared)}" if shared else f"domain {task.domain}"
 
 
-def _ranked(ctx: PlanContext, tasks: list[TaskRef]) -> list[tuple[TaskRef, float | None, float]]:
-    """Tasks by band preference (best first), ties broken by the seeded shuffle."""
+def _ranked(ctx: PlanContext, tasks: list[TaskRef],
+            also: list[Weakness] | None = None) -> list[tuple[TaskRef, float | None, float]]:
+    """Tasks by band preference (best first), then by how many of ``also`` they exercise, then the seeded shuffle.
+
+    A task that exercises several of the targeted weaknesses trains all of them with the same episodes, so
+    among tasks equally placed in the learnability band it goes first.
+    """
     order = list(tasks)
     ctx.rng.shuffle(order)
     scored = [(t, estimated_success(ctx.history, t)) for t in order]
     with_score = [(t, s, band_score(s, ctx.config)) for t, s in scored]
-    with_score.sort(key=lambda item: -item[2])
+    others = also or []
+    with_score.sort(key=lambda item: (-item[2], -sum(matches(item[0], w) for w in others)))
     return with_score
 
 
@@ -90,17 +96,22 @@ def eligible(ctx: PlanContext, picked: _Picked) -> list[TaskRef]:
 
 def fill_targeted(ctx: PlanContext, picked: _Picked, weights: dict[str, float], slots: int,
                   why: dict[str, str]) -> int:
-    """Give each weakness kind its quota of matching tasks, best band score first; returns slots left."""
+    """Give each weakness kind its quota of matching tasks; returns slots left.
+
+    Within a kind, tasks in the learnability band go first, then tasks that also exercise more of the
+    other weighted kinds (see ``_ranked``).
+    """
     by_kind: dict[str, Weakness] = {}
     for w in ctx.report.weaknesses:
         by_kind.setdefault(w.kind, w)
     share = quotas({k: v for k, v in weights.items() if k in by_kind}, slots)
+    targeted = [by_kind[k] for k in share]
     left = 0
     for kind in sorted(share, key=lambda k: (by_kind[k].rank, k)):
         weakness = by_kind[kind]
         candidates = [t for t in eligible(ctx, picked) if matches(t, weakness)]
         wanted = share[kind] + left
-        chosen = _ranked(ctx, candidates)[:wanted]
+        chosen = _ranked(ctx, candidates, [w for w in targeted if w.kind != kind])[:wanted]
         if len(chosen) < wanted and share[kind]:
             ctx.notes.append(f"weakness {kind!r} has {len(candidates)} matching task(s) for {wanted} slot(s)")
         for task, success, _ in chosen:

@@ -245,6 +245,7 @@ class CurriculumConfig(BaseModel):
         targeted: Fraction of the wave's tasks aimed at weaknesses.
         replay: Fraction replayed from earlier waves.
         explore: Fraction explored (the rest of the pool).
+        focus: Weakness kinds the targeted strategy concentrates its targeted slots on (highest impact first).
         band_low: Lower bound of the learnability band (estimated success).
         band_high: Upper bound of the learnability band.
         recheck_after: Rounds after which a task dropped for uniform scores may be scheduled again.
@@ -262,6 +263,7 @@ class CurriculumConfig(BaseModel):
     targeted: float = Field(default=0.6, ge=0.0, le=1.0)
     replay: float = Field(default=0.2, ge=0.0, le=1.0)
     explore: float = Field(default=0.2, ge=0.0, le=1.0)
+    focus: int = Field(default=3, ge=1)
     band_low: float = Field(default=0.2, ge=0.0, le=1.0)
     band_high: float = Field(default=0.8, ge=0.0, le=1.0)
     recheck_after: int = Field(default=3, ge=1)

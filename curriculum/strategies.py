@@ -8,6 +8,7 @@ from typing import Protocol, runtime_checkable
 from curriculum._fill import PlanContext, mix, sample_uniform
 from curriculum.bandit import arm_weights, update_bandit
 from curriculum.models import BanditState, WaveEntry
+from diagnosis import Weakness
 
 
 @runtime_checkable
@@ -23,18 +24,23 @@ class Strategy(Protocol):
 
 
 class TargetedStrategy:
-    """Targeted slots by weakness rank and share; replay and exploration fill the rest."""
+    """Targeted slots on the weaknesses with the highest expected learning gain; replay and exploration fill the rest.
+
+    The report's ``impact`` (share x reward lost x learnability x trend) is the expected gain of practising a
+    weakness. The targeted slots go to the ``config.focus`` kinds of highest impact, split in proportion to
+    impact: spreading a small wave over every weakness gives each too few groups to move it.
+    """
 
     name = "targeted"
 
     def choose(self, ctx: PlanContext) -> tuple[list[WaveEntry], BanditState | None]:
-        """Weigh each weakness kind by share / rank (first weakness of a kind counts)."""
-        weights: dict[str, float] = {}
-        why: dict[str, str] = {}
+        """Weigh the ``focus`` highest-impact weakness kinds by impact (first weakness of a kind counts)."""
+        first: dict[str, Weakness] = {}
         for w in ctx.report.weaknesses:
-            if w.kind not in weights:
-                weights[w.kind] = max(w.share, 1e-6) / max(w.rank, 1)
-                why[w.kind] = f"rank {w.rank}, share {w.share:.2f}"
+            first.setdefault(w.kind, w)
+        top = sorted(first.values(), key=lambda w: (-w.impact, w.rank, w.kind))[:ctx.config.focus]
+        weights = {w.kind: max(w.impact, 1e-6) for w in top}
+        why = {w.kind: f"rank {w.rank}, impact {w.impact:.3f}, share {w.share:.2f}" for w in top}
         return mix(ctx, weights, why), None
 
 

@@ -193,7 +193,7 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
     steps.timed(seconds, "generate", started)
 
     started = time.perf_counter()
-    model_out_id = train_flow(params, report)
+    model_out_id = train_flow.with_options(task_runner=_task_runner(settings))(params, report)
     model_out = registry.model(model_out_id)
     steps.timed(seconds, "train", started)
 
