@@ -18,7 +18,7 @@ from arena.pack import Pack
 from arena.results import ToolErrorInfo, ToolResult, TraceStep, Verdict
 from arena.task import Task
 from arena.toolkit import ToolContext, ToolError, ToolSpec
-from arena.verify import CHANGE_LOG, ChangeDiff, judge
+from arena.verify import CHANGE_LOG, ChangeDiff, ReadOnlyGuard, judge
 
 MAX_ARGUMENT_CHARS = 10_000
 """Longest string argument a tool accepts."""
@@ -134,6 +134,7 @@ class Gym:
         self._template = loader.serialize()
         loader.close()
         self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._guard = ReadOnlyGuard(self._conn)
         self._base = sqlite3.connect(":memory:", check_same_thread=False)
         self._base.deserialize(self._template)
         self._base.execute("PRAGMA query_only = ON")
@@ -359,7 +360,7 @@ class Gym:
         """
         task = self.task
         self._ended = True
-        self.verdict = judge(task, self._conn, self._trace, reply, self._diff)
+        self.verdict = judge(task, self._conn, self._trace, reply, self._diff, self._guard)
         return self.verdict
 
     def changed_rows(self) -> int:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from math import comb
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from arena.episode import EpisodeRecord
@@ -75,13 +75,13 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
 def _bootstrap(values: Sequence[float], rounds: int, seed: int, level: float = 0.95) -> Estimate:
     if not values:
         return Estimate(value=0.0, low=0.0, high=0.0, n=0)
-    point = sum(values) / len(values)
-    rng = random.Random(seed)
-    n = len(values)
-    means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(rounds))
+    data = np.asarray(values, dtype=float)
+    point = float(data.mean())
+    rng = np.random.default_rng(seed)
+    means = np.sort(data[rng.integers(0, len(data), size=(rounds, len(data)))].mean(axis=1))
     tail = (1 - level) / 2
-    return Estimate(value=point, low=means[int(tail * rounds)], high=means[min(rounds - 1, int((1 - tail) * rounds))],
-                    n=n)
+    return Estimate(value=point, low=float(means[int(tail * rounds)]),
+                    high=float(means[min(rounds - 1, int((1 - tail) * rounds))]), n=len(data))
 
 
 def compute_metrics(records: Iterable[EpisodeRecord], *, k: int | None = None, rounds: int = 1000,

@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from arena.results import AssertionResult, RowChange, TraceStep, Verdict
@@ -29,20 +27,31 @@ SIDE_EFFECT_STEP = 0.25
 _READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 
 
-def _read_only_authorizer(action: int, arg1: str | None, arg2: str | None, db: str | None, src: str | None) -> int:
-    if action in _READ_ACTIONS:
-        return sqlite3.SQLITE_OK
-    return sqlite3.SQLITE_DENY
+class ReadOnlyGuard:
+    """Makes a connection refuse anything but reads (no writes, ATTACH, PRAGMA or DDL) inside ``with``.
 
+    The authorizer is installed once, when the guard is made, and only checks a flag: swapping authorizers
+    per episode would make SQLite re-read the whole schema on the next query.
 
-@contextmanager
-def read_only(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """Make ``conn`` refuse anything but reads (no writes, ATTACH, PRAGMA or DDL) inside the block."""
-    conn.set_authorizer(_read_only_authorizer)
-    try:
-        yield conn
-    finally:
-        conn.set_authorizer(None)
+    Args:
+        conn: The connection to guard.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._active = False
+        conn.set_authorizer(self._authorize)
+
+    def _authorize(self, action: int, arg1: str | None, arg2: str | None, db: str | None, src: str | None) -> int:
+        if not self._active or action in _READ_ACTIONS:
+            return sqlite3.SQLITE_OK
+        return sqlite3.SQLITE_DENY
+
+    def __enter__(self) -> ReadOnlyGuard:
+        self._active = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._active = False
 
 
 def normalize(value: Any) -> Any:
@@ -57,7 +66,7 @@ def normalize(value: Any) -> Any:
 def check_state(conn: sqlite3.Connection, assertion: StateAssertion) -> tuple[bool, str]:
     """Run a state assertion's query and compare with its expected rows.
 
-    Call it inside ``read_only(conn)``: the query must not be able to write.
+    Call it inside a ``ReadOnlyGuard`` of ``conn``: the query must not be able to write.
     """
     try:
         rows = conn.execute(assertion.sql).fetchall()
@@ -177,17 +186,19 @@ def judge(
     trace: list[TraceStep],
     reply: str,
     diff: ChangeDiff,
+    guard: ReadOnlyGuard,
 ) -> Verdict:
     """Evaluate every assertion of ``task`` and return the verdict.
 
     Args:
         task: The task judged.
-        conn: The episode's final world; only read, under a read-only authorizer.
+        conn: The episode's final world; only read, with ``guard`` active.
         trace: The episode's tool calls.
         reply: The agent's final reply.
         diff: Change tracker against the template world.
+        guard: The connection's read-only guard.
     """
-    with read_only(conn):
+    with guard:
         return _judge(task, conn, trace, reply, diff)
 
 

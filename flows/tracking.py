@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from flows._offline import apply_offline_defaults
 
 apply_offline_defaults()
 
+from mlflow.entities import Metric, Param  # noqa: E402
 from mlflow.tracking import MlflowClient  # noqa: E402
 
 _SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
@@ -66,8 +68,7 @@ class CampaignTracker:
 
     def log_campaign_params(self, params: Mapping[str, Any]) -> None:
         """Log the campaign's settings on the parent run (secrets removed)."""
-        for key, value in scrub(params).items():
-            self.client.log_param(self.parent_id, key, value)
+        self.client.log_batch(self.parent_id, params=[Param(k, v) for k, v in scrub(params).items()])
 
     def round_run(self, index: int) -> str:
         """Return the nested run of round ``index``, creating it on first use."""
@@ -89,11 +90,10 @@ class CampaignTracker:
                   artifacts: list[Path]) -> str:
         """Log a finished round: params, metrics (step = round index) and artifacts on its nested run."""
         run_id = self.round_run(index)
-        for key, text in scrub(params).items():
-            self.client.log_param(run_id, key, text)
-        for key, value in metrics.items():
-            self.client.log_metric(run_id, metric_key(key), float(value), step=index)
-            self.client.log_metric(self.parent_id, metric_key(key), float(value), step=index)
+        now = int(time.time() * 1000)
+        points = [Metric(metric_key(k), float(v), now, index) for k, v in metrics.items()]
+        self.client.log_batch(run_id, metrics=points, params=[Param(k, v) for k, v in scrub(params).items()])
+        self.client.log_batch(self.parent_id, metrics=points)
         for path in artifacts:
             self.client.log_artifact(run_id, str(path))
         self.client.set_terminated(run_id, "FINISHED")

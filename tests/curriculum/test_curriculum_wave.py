@@ -18,12 +18,12 @@ def test_first_wave_mixes_targeted_and_explore_with_reasons():
     # 10 slots: 6 targeted; no earlier wave, so the 2 replay slots go to exploration
     assert sources == {"targeted": 6, "explore": 4}
     kinds = Counter(e.weakness for e in wave.by_source("targeted"))
-    # share / rank: 0.6 vs 0.15 -> 4.8 and 1.2 of 6 slots -> 5 and 1
-    assert kinds == {"wrong_id": 5, "missed_policy_dependency": 1}
+    # by impact: 0.6 vs 0.3 -> 4 and 2 of 6 slots
+    assert kinds == {"wrong_id": 4, "missed_policy_dependency": 2}
     for e in wave.by_source("targeted"):
         tag = "near_duplicate" if e.weakness == "wrong_id" else "prerequisite"
         assert e.task_id.startswith("dup" if tag == "near_duplicate" else "pre")
-        assert f"targets {e.weakness}" in e.reason and "rank" in e.reason and tag in e.reason
+        assert f"targets {e.weakness}" in e.reason and "impact" in e.reason and tag in e.reason
         assert "never tried" in e.reason
     assert all(e.reason.startswith("explore") for e in wave.by_source("explore"))
     assert len({e.key for e in wave.entries}) == len(wave.entries)

@@ -76,6 +76,7 @@ CREATE INDEX ix_gr_po ON goods_receipts(purchase_order_id);
 CREATE INDEX ix_rl_line ON receipt_lines(po_line_id);
 CREATE INDEX ix_rl_receipt ON receipt_lines(receipt_id);
 CREATE INDEX ix_inv_po ON invoices(purchase_order_id);
+CREATE INDEX ix_inv_vendor_number ON invoices(vendor_id, vendor_invoice_number);
 CREATE INDEX ix_il_inv ON invoice_lines(invoice_id);
 CREATE INDEX ix_pay_inv ON payments(invoice_id);
 CREATE INDEX ix_index_entity ON search_index(entity);

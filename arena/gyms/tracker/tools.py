@@ -78,11 +78,11 @@ def search_issues(ctx: ToolContext, query: str, project_id: str | None = None) -
         sql += " AND project_id=?"
         params = (project_id,)
     out: list[dict[str, Any]] = []
-    for row in ctx.all(sql + " ORDER BY rowid", params):
-        text = row["summary"].casefold()
+    for iid, pid, issue_type, summary, index_status in ctx.conn.execute(sql + " ORDER BY rowid", params):
+        text = summary.casefold()
         if all(w in text for w in words):
-            out.append({"id": row["id"], "project_id": row["project_id"], "issue_type": row["issue_type"],
-                        "summary": row["summary"], "status": row["index_status"]})
+            out.append({"id": iid, "project_id": pid, "issue_type": issue_type, "summary": summary,
+                        "status": index_status})
             if len(out) >= SEARCH_LIMIT:
                 break
     return out
@@ -101,10 +101,12 @@ def get_issue(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
     Args:
         issue_id: The issue key, e.g. PAY-123.
     """
-    issue = _issue(ctx, issue_id)
-    record = {k: v for k, v in issue.items() if k not in ("index_status", "indexed")}
-    assignee = ctx.one("SELECT display_name FROM users WHERE id=?", (issue["assignee_id"],))
-    record["assignee_name"] = assignee["display_name"] if assignee else None
+    if not _ISSUE_KEY.match(issue_id):
+        raise InvalidArgument(f"issue_id {issue_id!r} is not an issue key like PAY-123 (upper-case project key)")
+    issue = _need(ctx.one("SELECT i.*, u.display_name AS _assignee_name FROM issues i "
+                          "LEFT JOIN users u ON u.id=i.assignee_id WHERE i.id=?", (issue_id,)), "issue", issue_id)
+    record = {k: v for k, v in issue.items() if k not in ("index_status", "indexed", "_assignee_name")}
+    record["assignee_name"] = issue["_assignee_name"]
     subtasks = ctx.all("SELECT id, status FROM issues WHERE parent_id=? ORDER BY rowid", (issue_id,))
     open_subtasks = [r for r in subtasks if r["status"] != DONE]
     record["subtask_ids"] = [r["id"] for r in subtasks]
@@ -155,10 +157,11 @@ def search_users(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     """
     words = _words(query)
     out: list[dict[str, Any]] = []
-    for row in ctx.all("SELECT id, display_name, email, team, active FROM users ORDER BY rowid"):
-        text = f"{row['display_name']} {row['email']}".casefold()
+    for uid, name, email, team, active in ctx.conn.execute(
+            "SELECT id, display_name, email, team, active FROM users ORDER BY rowid"):
+        text = f"{name} {email}".casefold()
         if all(w in text for w in words):
-            out.append(row)
+            out.append({"id": uid, "display_name": name, "email": email, "team": team, "active": active})
             if len(out) >= SEARCH_LIMIT:
                 break
     return out
@@ -285,13 +288,15 @@ def search_versions(ctx: ToolContext, query: str, project_id: str | None = None)
     """
     words = _words(query)
     out = []
-    for row in ctx.all("SELECT id, project_id, name, index_status FROM versions ORDER BY rowid"):
-        if project_id is not None and row["project_id"] != project_id:
+    for vid, pid, name, index_status in ctx.conn.execute(
+            "SELECT id, project_id, name, index_status FROM versions ORDER BY rowid"):
+        if project_id is not None and pid != project_id:
             continue
-        if all(w in row["name"].casefold() for w in words):
-            out.append({"id": row["id"], "project_id": row["project_id"], "name": row["name"],
-                        "status": row["index_status"]})
-    return out[:SEARCH_LIMIT]
+        if all(w in name.casefold() for w in words):
+            out.append({"id": vid, "project_id": pid, "name": name, "status": index_status})
+            if len(out) >= SEARCH_LIMIT:
+                break
+    return out
 
 
 @tool(mode="read", permission="browse", entity="version", operation="get")

@@ -51,6 +51,7 @@ CREATE INDEX links_blocked ON issue_links(blocked_issue_id);
 CREATE INDEX links_blocker ON issue_links(issue_id);
 CREATE INDEX members_user ON group_members(user_id);
 CREATE INDEX members_group ON group_members(group_id);
+CREATE INDEX comments_issue ON comments(issue_id);
 """
 
 PROJECTS = [
