@@ -30,6 +30,51 @@ class Estimate(BaseModel):
     n: int
 
 
+class Outcome(BaseModel):
+    """What metrics read of one episode (from an ``EpisodeRecord`` or a stored summary).
+
+    Attributes:
+        pack_id: Content id of the pack.
+        task_id: Task id.
+        domain: Domain of the pack.
+        category: Task category.
+        passed: Every assertion held.
+        score: Fraction of assertions held.
+        invalid: Excluded from the rates.
+        failure_boundary: Boundary of a rollout failure, if any.
+        tokens: Tokens used (prompt and completion).
+        cost: Cost in US dollars.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pack_id: str
+    task_id: str
+    domain: str = ""
+    category: str = ""
+    passed: bool
+    score: float
+    invalid: bool = False
+    failure_boundary: str | None = None
+    tokens: int = 0
+    cost: float = 0.0
+
+
+def outcome(record: EpisodeRecord | Outcome) -> Outcome:
+    """The metrics' view of an episode."""
+    if isinstance(record, Outcome):
+        return record
+    return Outcome(pack_id=record.pack_id, task_id=record.task_id, domain=record.domain, category=record.category,
+                   passed=record.passed,
+                   score=record.score, invalid=record.invalid,
+                   failure_boundary=record.failure.boundary if record.failure else None,
+                   tokens=record.tokens_in + record.tokens_out, cost=record.cost)
+
+
+Episodes = Iterable[EpisodeRecord | Outcome]
+"""Episodes as full records or as outcomes."""
+
+
 class Metrics(BaseModel):
     """Metrics of one group of episodes.
 
@@ -84,23 +129,22 @@ def _bootstrap(values: Sequence[float], rounds: int, seed: int, level: float = 0
                     high=float(means[min(rounds - 1, int((1 - tail) * rounds))]), n=len(data))
 
 
-def compute_metrics(records: Iterable[EpisodeRecord], *, k: int | None = None, rounds: int = 1000,
-                    seed: int = 0) -> Metrics:
+def compute_metrics(records: Episodes, *, k: int | None = None, rounds: int = 1000, seed: int = 0) -> Metrics:
     """Compute metrics over episodes; intervals bootstrap over tasks.
 
     Args:
-        records: Episodes (any mix of tasks, seeds and attempts).
+        records: Episodes (any mix of tasks, seeds and attempts), as records or outcomes.
         k: k for pass@k and pass^k (default: the smallest attempt count of any task).
         rounds: Bootstrap resamples.
         seed: Bootstrap seed.
     """
-    all_records = list(records)
+    all_records = [outcome(r) for r in records]
     valid = [r for r in all_records if not r.invalid]
     boundaries: dict[str, int] = defaultdict(int)
     for r in all_records:
-        if r.failure is not None:
-            boundaries[r.failure.boundary] += 1
-    per_task: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+        if r.failure_boundary is not None:
+            boundaries[r.failure_boundary] += 1
+    per_task: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
     for r in valid:
         per_task[(r.pack_id, r.task_id)].append(r)
     kk = k or (min(len(v) for v in per_task.values()) if per_task else 1)
@@ -116,27 +160,28 @@ def compute_metrics(records: Iterable[EpisodeRecord], *, k: int | None = None, r
     )
 
 
-def metrics_by(records: Iterable[EpisodeRecord], key: Callable[[EpisodeRecord], Iterable[str]], *,
-               k: int | None = None, rounds: int = 1000, seed: int = 0) -> dict[str, Metrics]:
-    """Metrics per group; ``key`` maps an episode to its groups (e.g. its tags)."""
-    groups: dict[str, list[EpisodeRecord]] = defaultdict(list)
+def metrics_by(records: Episodes, key: Callable[[Outcome], Iterable[str]], *, k: int | None = None,
+               rounds: int = 1000, seed: int = 0) -> dict[str, Metrics]:
+    """Metrics per group; ``key`` maps an episode's outcome to its groups (e.g. its domain)."""
+    groups: dict[str, list[Outcome]] = defaultdict(list)
     for r in records:
-        for g in key(r):
-            groups[g].append(r)
+        o = outcome(r)
+        for g in key(o):
+            groups[g].append(o)
     return {g: compute_metrics(v, k=k, rounds=rounds, seed=seed) for g, v in sorted(groups.items())}
 
 
-def per_task_pass_rate(records: Iterable[EpisodeRecord]) -> dict[tuple[str, str], float]:
+def per_task_pass_rate(records: Episodes) -> dict[tuple[str, str], float]:
     """Pass rate of each ``(pack_id, task_id)`` over its valid episodes."""
     groups: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for r in records:
-        if not r.invalid:
-            groups[(r.pack_id, r.task_id)].append(r.passed)
+        o = outcome(r)
+        if not o.invalid:
+            groups[(o.pack_id, o.task_id)].append(o.passed)
     return {key: sum(v) / len(v) for key, v in groups.items()}
 
 
-def paired_lift(before: Iterable[EpisodeRecord], after: Iterable[EpisodeRecord], *, rounds: int = 2000,
-                seed: int = 0) -> Estimate:
+def paired_lift(before: Episodes, after: Episodes, *, rounds: int = 2000, seed: int = 0) -> Estimate:
     """Lift in pass rate on the same tasks, with a paired bootstrap interval over tasks.
 
     Only tasks present (with valid episodes) on both sides count.

@@ -7,13 +7,14 @@ milliseconds per episode (a line through the two points). Targets: <= 2 s fixed 
 episode. The Prefect API server is started and a warm-up round run (creating the registry and MLflow
 databases once, as a campaign's first round does) before timing.
 
-Run: ``python -m bench.bench_orchestration [--budgets 200 2000]``
+Run: ``python -m bench.bench_orchestration [--eval-k 2 12] [--budget 400] [--repeats 3]``
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ def bare_round(settings: Any, out: Path) -> int:
     from arena.pack import build_pack
     from arena.rollout import RolloutConfig, run_episodes
     from curriculum import CurriculumConfig, History, plan_wave, task_refs
+    from flows import steps
     from trainers import GRPOTrainer, save_reference
 
     packs = [build_pack(d, seed=0) for d in settings.domains]
@@ -49,7 +51,9 @@ def bare_round(settings: Any, out: Path) -> int:
 def main() -> None:
     """Time both ways at two round sizes and print the overhead against the targets."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--budgets", type=int, nargs=2, default=[200, 2000], help="training episodes per round")
+    parser.add_argument("--eval-k", type=int, nargs=2, default=[2, 12], help="held-out attempts: the two round sizes")
+    parser.add_argument("--budget", type=int, default=400, help="training episodes per round")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds timed per size (the median is used)")
     args = parser.parse_args()
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     from prefect.testing.utilities import prefect_test_harness
@@ -61,20 +65,23 @@ def main() -> None:
     points = []
     with tempfile.TemporaryDirectory(prefix="bench-orch-") as tmp, prefect_test_harness(server_startup_timeout=120):
         home = str(Path(tmp) / "home")
-        warm = {"home": home, "variants_per_round": 0, "wave_budget": 50, "workers": 1}
-        curriculum_round(RoundParams(campaign="warm-up", round_index=0, overrides=warm))
-        for budget in args.budgets:
-            overrides = {**warm, "wave_budget": budget}
+        base = {"home": home, "variants_per_round": 0, "wave_budget": args.budget, "workers": 1}
+        curriculum_round(RoundParams(campaign="warm-up", round_index=0, overrides={**base, "eval_k": 1}))
+        for eval_k in args.eval_k:
+            overrides = {**base, "eval_k": eval_k}
             settings = load_settings(**overrides)
-            started = time.perf_counter()
-            episodes = bare_round(settings, Path(tmp) / f"bare-{budget}")
-            bare = time.perf_counter() - started
-            started = time.perf_counter()
-            curriculum_round(RoundParams(campaign=f"bench-{budget}", round_index=0, overrides=overrides))
-            flow = time.perf_counter() - started
+            bare_times, flow_times = [], []
+            for repeat in range(args.repeats):
+                started = time.perf_counter()
+                episodes = bare_round(settings, Path(tmp) / f"bare-{eval_k}-{repeat}")
+                bare_times.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                curriculum_round(RoundParams(campaign=f"bench-{eval_k}-{repeat}", round_index=0, overrides=overrides))
+                flow_times.append(time.perf_counter() - started)
+            bare, flow = statistics.median(bare_times), statistics.median(flow_times)
             points.append((episodes, bare, flow))
-            print(f"wave budget {budget}: {episodes} episodes; bare loop {bare:.2f} s, flow {flow:.2f} s, "
-                  f"overhead {flow - bare:.2f} s")
+            print(f"eval_k {eval_k}: {episodes} episodes; bare loop {bare:.2f} s, flow {flow:.2f} s "
+                  f"(medians of {args.repeats}), overhead {flow - bare:.2f} s")
     (e1, b1, f1), (e2, b2, f2) = points
     per_episode = ((f2 - b2) - (f1 - b1)) / (e2 - e1)
     fixed = (f1 - b1) - per_episode * e1

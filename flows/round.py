@@ -13,7 +13,9 @@ from typing import Any
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
 
+from arena.episode import EpisodeRecord
 from arena.pack import Pack
 from arena.rollout import EpisodeKey
 from curriculum import History, RoundResult, StopRules, Wave, should_stop
@@ -26,11 +28,24 @@ from flows.tracking import CampaignTracker
 from registry import ModelInfo, Registry
 
 
+class EpisodeBatch:
+    """Episodes a batch task hands back: an opaque holder, so Prefect does not walk every trace.
+
+    Args:
+        records: The episodes.
+    """
+
+    __slots__ = ("records",)
+
+    def __init__(self, records: list[EpisodeRecord]) -> None:
+        self.records = records
+
+
 @task(name="rollout-batch", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
 def rollout_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
-                  overrides: dict[str, Any]) -> int:
-    """Run one batch of episodes (those not yet recorded) and record them; retried on failure."""
-    return steps.run_batch(url, round_id, stage, model_id, keys, overrides)
+                  overrides: dict[str, Any]) -> EpisodeBatch:
+    """Run one batch of episodes (those not yet recorded), record and return them; retried on failure."""
+    return EpisodeBatch(steps.run_batch(url, round_id, stage, model_id, keys, overrides))
 
 
 @task(name="factory-request", retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE)
@@ -55,16 +70,21 @@ def _task_runner(settings: GymloopSettings) -> Any:
 
 
 def run_stage(settings: GymloopSettings, registry: Registry, round_id: int, stage: str, model: ModelInfo,
-              keys: list[EpisodeKey], overrides: dict[str, Any]) -> StageResult:
-    """Run a stage's episodes as batched Prefect tasks, skipping those already recorded."""
+              keys: list[EpisodeKey], overrides: dict[str, Any]) -> tuple[StageResult, list[EpisodeRecord]]:
+    """Run a stage's episodes as batched Prefect tasks, skipping those already recorded.
+
+    Returns:
+        The stage's counts and the episodes run now (those recorded earlier stay in the registry).
+    """
     started = time.perf_counter()
     done = {(k.pack_id, k.task_id, k.seed, k.attempt) for k in registry.finished_episode_keys(round_id, stage=stage)}
     todo = [k for k in keys if (k.pack_id, k.task_id, k.seed, k.attempt) not in done]
     futures = [rollout_batch.submit(settings.resolved_registry_url(), round_id, stage, model.id, batch, overrides)
                for batch in steps.batches(todo, settings.batch_size)]
-    ran = sum(f.result() for f in futures)
-    return StageResult(stage=stage, planned=len(keys), ran=ran, reused=len(keys) - len(todo),
-                       seconds=round(time.perf_counter() - started, 3))
+    ran = [r for f in futures for r in f.result().records]
+    result = StageResult(stage=stage, planned=len(keys), ran=len(ran), reused=len(keys) - len(todo),
+                         seconds=round(time.perf_counter() - started, 3))
+    return result, ran
 
 
 @flow(name="evaluate", validate_parameters=True)
@@ -76,7 +96,7 @@ def evaluate(params: RoundParams, stage: str = steps.EVAL_BEFORE, model_id: int 
     base = steps.base_packs(registry, settings)
     model = registry.model(model_id if model_id is not None else round_info.model_in_id)
     return run_stage(settings, registry, round_info.id, stage, model, steps.heldout_keys(base, settings),
-                     params.overrides)
+                     params.overrides)[0]
 
 
 def _round(registry: Registry, settings: GymloopSettings, params: RoundParams) -> Any:
@@ -93,11 +113,15 @@ def _round(registry: Registry, settings: GymloopSettings, params: RoundParams) -
     return registry.start_round(campaign.id, params.round_index, model_id)
 
 
-def _diagnose(params: RoundParams) -> WeaknessReport:
+def _diagnose(params: RoundParams, fresh: list[EpisodeRecord] | None = None) -> WeaknessReport:
+    """Diagnose the held-out episodes: those just run (``fresh``), or all recorded ones after a resume."""
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings.resolved_registry_url())
     round_info = _round(registry, settings, params)
-    records = registry.round_episodes(round_info.id, stage=steps.EVAL_BEFORE)
+    planned = len(steps.heldout_keys(steps.base_packs(registry, settings), settings))
+    records = list(fresh or [])
+    if len(records) < planned:
+        records = registry.round_episodes(round_info.id, stage=steps.EVAL_BEFORE)
     packs = [steps.load_pack(registry, pid) for pid in sorted({r.pack_id for r in records})]
     folder = steps.round_dir(settings, params.campaign, params.round_index)
     previous_path = steps.round_dir(settings, params.campaign, params.round_index - 1) / "weakness_report.json" \
@@ -135,22 +159,26 @@ def _plan(params: RoundParams, report: WeaknessReport) -> Wave:
     return wave
 
 
-def _train(params: RoundParams, wave: Wave) -> int:
+def _train(params: RoundParams, wave: Wave, fresh: list[EpisodeRecord] | None = None) -> int:
+    """Train on the wave's rollouts: those just run (``fresh``) plus any recorded before a resume."""
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings.resolved_registry_url())
     round_info = _round(registry, settings, params)
     model = registry.model(round_info.model_in_id)
     folder = steps.round_dir(settings, params.campaign, params.round_index)
-    records = registry.round_episodes(round_info.id, stage=steps.TRAIN)
+    planned = len(steps.wave_keys(wave, params.round_index))
+    records = list(fresh or [])
+    if len(records) < planned:
+        records = registry.round_episodes(round_info.id, stage=steps.TRAIN)
     steps.write_json(folder / "history.json",
                      steps.update_history(_history(settings, params), wave, records).model_dump(mode="json"))
     ref = steps.train(settings, model, wave, records, _pool(registry, settings), folder)
-    if ref.name == model.name and str(ref.version) == model.version:
+    if ref.name == model.name and steps.version_label(ref) == model.version:
         return model.id
     return steps.register_ref(registry, ref, model.id).id
 
 
-def _train_rollouts(params: RoundParams, wave: Wave) -> StageResult:
+def _train_rollouts(params: RoundParams, wave: Wave) -> tuple[StageResult, list[EpisodeRecord]]:
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings.resolved_registry_url())
     round_info = _round(registry, settings, params)
@@ -181,8 +209,8 @@ def generate_flow(params: RoundParams, report: WeaknessReport) -> list[str]:
 def train_flow(params: RoundParams, report: WeaknessReport) -> int:
     """Plan the wave, run its rollouts with the model in, train, and register the model out; return its id."""
     wave = _plan(params, report)
-    _train_rollouts(params, wave)
-    return _train(params, wave)
+    _, fresh = _train_rollouts(params, wave)
+    return _train(params, wave, fresh)
 
 
 def _history(settings: GymloopSettings, params: RoundParams) -> History:
@@ -212,13 +240,13 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
 
     started = time.perf_counter()
     _reuse_previous_eval(registry, round_info, suite)
-    stages[steps.EVAL_BEFORE] = run_stage(settings, registry, round_info.id, steps.EVAL_BEFORE, model_in, suite,
-                                          params.overrides)
+    stages[steps.EVAL_BEFORE], fresh_eval = run_stage(settings, registry, round_info.id, steps.EVAL_BEFORE,
+                                                      model_in, suite, params.overrides)
     steps.timed(seconds, "evaluate", started)
     logger.info("round %s: evaluated %s on %d held-out episodes", params.round_index, model_in.name, len(suite))
 
     started = time.perf_counter()
-    report = diagnose_task(params)
+    report = diagnose_task(params, quote(fresh_eval), return_state=False)
     steps.timed(seconds, "diagnose", started)
 
     started = time.perf_counter()
@@ -227,13 +255,13 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
 
     started = time.perf_counter()
     wave = plan_task(params, report)
-    stages[steps.TRAIN] = _train_rollouts(params, wave)
-    model_out = registry.model(train_task(params, wave))
+    stages[steps.TRAIN], fresh = _train_rollouts(params, wave)
+    model_out = registry.model(train_task(params, wave, quote(fresh), return_state=False))
     steps.timed(seconds, "train", started)
 
     started = time.perf_counter()
     stages[steps.EVAL_AFTER] = run_stage(settings, registry, round_info.id, steps.EVAL_AFTER, model_out, suite,
-                                         params.overrides)
+                                         params.overrides)[0]
     steps.timed(seconds, "re_evaluate", started)
     return _record(settings, registry, params, round_info.id, model_in, model_out, report, variant_ids, stages,
                    seconds)
@@ -252,10 +280,10 @@ def _reuse_previous_eval(registry: Registry, round_info: Any, suite: list[Episod
 def _record(settings: GymloopSettings, registry: Registry, params: RoundParams, round_id: int, model_in: ModelInfo,
             model_out: ModelInfo, report: WeaknessReport, variant_ids: list[str], stages: dict[str, StageResult],
             seconds: dict[str, float]) -> RoundSummary:
-    before = registry.round_episodes(round_id, stage=steps.EVAL_BEFORE)
-    after = registry.round_episodes(round_id, stage=steps.EVAL_AFTER)
-    train_records = registry.round_episodes(round_id, stage=steps.TRAIN)
-    metrics = steps.round_metrics(before, after, report, train_records, settings.eval_k, settings.seed)
+    before = steps.outcomes(registry, round_id, steps.EVAL_BEFORE)
+    after = steps.outcomes(registry, round_id, steps.EVAL_AFTER)
+    train = steps.outcomes(registry, round_id, steps.TRAIN)
+    metrics = steps.round_metrics(before, after, report, train, settings.eval_k, settings.seed)
     metrics.update({f"seconds/{k}": v for k, v in seconds.items()})
     metrics["variants_added"] = float(len(variant_ids))
     wave = registry.wave(round_id)

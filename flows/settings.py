@@ -96,7 +96,7 @@ class GymloopSettings(BaseSettings):
     episode_budget: int = Field(default=1_000_000, ge=1)
     task_runner: Literal["threads", "dask", "ray"] = "threads"
     workers: int = Field(default=2, ge=1, le=256)
-    batch_size: int = Field(default=200, ge=1)
+    batch_size: int = Field(default=500, ge=1)
     schedule: str = "0 2 * * *"
     seed: int = 0
 

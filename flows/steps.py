@@ -19,7 +19,7 @@ from arena.agents.base import Agent
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.reference import PolicyParams, ReferencePolicy
 from arena.episode import EpisodeRecord
-from arena.metrics import compute_metrics, metrics_by, paired_lift
+from arena.metrics import Outcome, compute_metrics, metrics_by, paired_lift
 from arena.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
 from curriculum import CurriculumConfig, GroupResult, History, Wave, plan_wave, task_refs
@@ -49,13 +49,23 @@ def round_dir(settings: GymloopSettings, campaign: str, index: int) -> Path:
 def model_ref(info: ModelInfo) -> ModelRef:
     """The trainers' view of a registered model."""
     kind = info.kind if info.kind in ("reference", "litellm", "external") else "external"
-    return ModelRef(name=info.name, version=int(info.version) if info.version.isdigit() else 0, kind=kind,
+    step = info.version.split("-", 1)[0]
+    return ModelRef(name=info.name, version=int(step) if step.isdigit() else 0, kind=kind,
                     artifact=info.artifact, endpoint=info.endpoint, params_hash=info.params_hash)
+
+
+def version_label(ref: ModelRef) -> str:
+    """Registry version of a model: its training step, plus its content hash when known (``3-1f2e...``).
+
+    Two campaigns training the same starting model reach different parameters at the same step; the hash
+    keeps their versions apart, and identical parameters map to the same version.
+    """
+    return f"{ref.version}-{ref.params_hash[:12]}" if ref.params_hash and ref.version else str(ref.version)
 
 
 def register_ref(registry: Registry, ref: ModelRef, parent_id: int | None) -> ModelInfo:
     """Register a trainer's model reference (idempotent for the same name, version and content)."""
-    return registry.register_model(ref.name, str(ref.version), kind=ref.kind, parent_id=parent_id,
+    return registry.register_model(ref.name, version_label(ref), kind=ref.kind, parent_id=parent_id,
                                    artifact=ref.artifact, endpoint=ref.endpoint, params_hash=ref.params_hash)
 
 
@@ -132,21 +142,20 @@ def batches(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
 
 
 def run_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
-              overrides: dict[str, Any]) -> int:
-    """Run one batch of episodes not yet in the registry and record them; return how many ran."""
+              overrides: dict[str, Any]) -> list[EpisodeRecord]:
+    """Run one batch of episodes not yet in the registry, record them and return them."""
     settings = load_settings(**overrides)
     registry = open_registry(url)
-    done = registry.finished_episode_keys(round_id, stage=stage)
-    todo = [k for k in keys if (k.pack_id, k.task_id, k.seed, k.attempt) not in
-            {(d.pack_id, d.task_id, d.seed, d.attempt) for d in done}]
+    done = {(d.pack_id, d.task_id, d.seed, d.attempt) for d in registry.finished_episode_keys(round_id, stage=stage)}
+    todo = [k for k in keys if (k.pack_id, k.task_id, k.seed, k.attempt) not in done]
     if not todo:
-        return 0
+        return []
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
     agent = make_agent(registry.model(model_id), settings)
     config = RolloutConfig(executor="inline", episode_timeout_s=max(30.0, settings.model_timeout_s * 4))
     records = run_episodes(agent, packs, todo, config)
     registry.record_episodes(round_id, records, stage=stage)
-    return len(records)
+    return records
 
 
 def copy_stage(registry: Registry, source_round: int, source_stage: str, round_id: int, stage: str,
@@ -255,24 +264,33 @@ def train(settings: GymloopSettings, model: ModelInfo, wave: Wave, records: Sequ
                        packs=list(packs)).train(ref, wave, records)
 
 
-def round_metrics(before: Sequence[EpisodeRecord], after: Sequence[EpisodeRecord], report: WeaknessReport,
-                  train_records: Sequence[EpisodeRecord], k: int, seed: int) -> dict[str, float]:
+def outcomes(registry: Registry, round_id: int, stage: str) -> list[Outcome]:
+    """A stage's episodes as metric outcomes, read from the registry's summary columns (no trace decoding)."""
+    domains = {p.id: p.domain for p in registry.list_packs()}
+    return [Outcome(pack_id=s.pack_id, task_id=s.task_id, domain=domains.get(s.pack_id, ""), passed=s.passed,
+                    score=s.score, invalid=s.invalid, failure_boundary=s.failure_boundary,
+                    tokens=s.tokens_in + s.tokens_out, cost=s.cost)
+            for s in registry.episode_summaries(round_id, stage=stage)]
+
+
+def round_metrics(before: Sequence[Outcome], after: Sequence[Outcome], report: WeaknessReport,
+                  train: Sequence[Outcome], k: int, seed: int) -> dict[str, float]:
     """Every metric of a round: held-out pass rates, lift and interval, pass^k, per domain and weakness, usage."""
     mb, ma = compute_metrics(before, k=k, seed=seed), compute_metrics(after, k=k, seed=seed)
     lift = paired_lift(before, after, seed=seed)
+    everything = [*before, *after, *train]
     out = {
         "heldout_pass_rate_before": mb.pass_rate.value, "heldout_pass_rate_after": ma.pass_rate.value,
         "lift": lift.value, "lift_low": lift.low, "lift_high": lift.high,
         f"pass_hat_{k}_before": mb.pass_hat_k.value, f"pass_hat_{k}_after": ma.pass_hat_k.value,
         f"pass_at_{k}_after": ma.pass_at_k.value, "mean_score_after": ma.mean_score.value,
-        "episodes_eval": float(len(before) + len(after)), "episodes_train": float(len(train_records)),
+        "episodes_eval": float(len(before) + len(after)), "episodes_train": float(len(train)),
         "invalid_episodes": float(mb.invalid + ma.invalid),
-        "tokens": float(sum(r.tokens_in + r.tokens_out for r in [*before, *after, *train_records])),
-        "cost_usd": float(sum(r.cost for r in [*before, *after, *train_records])),
+        "tokens": float(sum(o.tokens for o in everything)), "cost_usd": float(sum(o.cost for o in everything)),
     }
-    for domain, m in metrics_by(after, lambda r: [r.domain], k=k, seed=seed).items():
+    for domain, m in metrics_by(after, lambda o: [o.domain], k=k, seed=seed).items():
         out[f"heldout_pass_rate_after/{domain}"] = m.pass_rate.value
-    for domain, m in metrics_by(before, lambda r: [r.domain], k=k, seed=seed).items():
+    for domain, m in metrics_by(before, lambda o: [o.domain], k=k, seed=seed).items():
         out[f"heldout_pass_rate_before/{domain}"] = m.pass_rate.value
     for w in report.weaknesses:
         out[f"weakness_share/{w.kind}"] = w.share

@@ -215,6 +215,9 @@ class EpisodeSummary(BaseModel):
         failure_boundary: Where a rollout failure was attributed, if any.
         failure_kind: The failure's short class, if any.
         failed_kinds: Kinds of the assertions that failed, sorted.
+        tokens_in: Prompt tokens used.
+        tokens_out: Completion tokens used.
+        cost: Cost in US dollars.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -234,6 +237,9 @@ class EpisodeSummary(BaseModel):
     failure_boundary: str | None
     failure_kind: str | None
     failed_kinds: list[str]
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
 
     @property
     def key(self) -> EpisodeKey:

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from arena.episode import EpisodeRecord
 from arena.pack import Pack, pack_files, read_pack
@@ -485,7 +485,8 @@ class Registry:
     def episode_summaries(self, round_id: int, *, stage: str | None = DEFAULT_STAGE) -> list[EpisodeSummary]:
         """Return a round's episodes' verdict columns without decoding traces, in the order written."""
         with self._read() as s:
-            stmt = select(EpisodeRow).where(EpisodeRow.round_id == round_id).order_by(EpisodeRow.id)
+            stmt = (select(EpisodeRow).options(defer(EpisodeRow.record)).where(EpisodeRow.round_id == round_id)
+                    .order_by(EpisodeRow.id))
             if stage is not None:
                 stmt = stmt.where(EpisodeRow.stage == stage)
             return [
@@ -493,7 +494,8 @@ class Registry:
                     episode_id=r.episode_id, round_id=r.round_id, stage=r.stage, pack_id=r.pack_id, task_id=r.task_id,
                     seed=r.seed, attempt=r.attempt, agent=r.agent, model_ref=r.model_ref, passed=r.passed,
                     score=r.score, invalid=r.invalid, failure_boundary=r.failure_boundary,
-                    failure_kind=r.failure_kind, failed_kinds=split_kinds(r.failed_kinds),
+                    failure_kind=r.failure_kind, failed_kinds=split_kinds(r.failed_kinds), tokens_in=r.tokens_in,
+                    tokens_out=r.tokens_out, cost=r.cost,
                 )
                 for r in s.scalars(stmt)
             ]
