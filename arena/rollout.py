@@ -287,6 +287,11 @@ class _Worker:
     jobs: Any
     assigned: list[int]
     since: float = 0.0
+    ready: bool = False
+
+
+_START_FAILURES = 3
+"""Workers that may die before they are ready before a batch gives up on worker processes."""
 
 
 def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey], config: RolloutConfig,
@@ -304,10 +309,9 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
     workers: dict[int, _Worker] = {}
     records: dict[int, EpisodeRecord] = {}
     limit = config.episode_timeout_s + 5.0
-    spawns = [0]
+    start_failures = 0
 
     def spawn() -> None:
-        spawns[0] += 1
         jobs = ctx.Queue()
         args = (agent, packs, modules, config.episode_timeout_s, jobs, results)
         proc = ctx.Process(target=_worker, args=args, daemon=True)
@@ -336,6 +340,8 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
             kind = ""
         if kind:
             worker = workers.get(pid)
+            if worker is not None:
+                worker.ready = True
             if kind == "done":
                 finish(index, record)
                 if worker is not None and index in worker.assigned:
@@ -360,12 +366,16 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
                        else f"worker process died (exit code {worker.process.exitcode})")
                 finish(left[0], _lost(keys[left[0]], packs, agent, "episode_timeout" if hung else "worker_died", why))
                 pending.extend(reversed(left[1:]))
-            if pending and spawns[0] <= len(keys) + config.workers:
+            if not worker.ready:
+                start_failures += 1
+            if pending and start_failures < _START_FAILURES:
                 spawn()
         if not workers and pending:
+            why = (f"{start_failures} rollout workers died before they were ready"
+                   if start_failures >= _START_FAILURES else "no rollout worker left")
             while pending:
                 index = pending.pop()
-                finish(index, _lost(keys[index], packs, agent, "worker_died", "rollout workers keep dying at start"))
+                finish(index, _lost(keys[index], packs, agent, "worker_died", why))
     for worker in workers.values():
         worker.jobs.put(None)
     for worker in workers.values():
