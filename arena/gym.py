@@ -295,6 +295,20 @@ class Gym:
         if fault is not None:
             return self._record(name, args, None, fault)
         kwargs = dict(validated.__dict__)
+        if spec.mode == "read":
+            # A read tool runs under the read-only guard: it cannot change the world, so needs no savepoint.
+            try:
+                with self._guard:
+                    output = tool.fn(ctx, **kwargs)
+            except ToolError as exc:
+                return self._record(name, args, None, ToolErrorInfo(
+                    kind=exc.kind, message=exc.message, retryable=exc.retryable))
+            except Exception as exc:
+                self._ended = True
+                raise EnvironmentFailure(f"tool {name} crashed: {type(exc).__name__}: {exc}") from exc
+            if spec.operation == "get":
+                self._stale.clear()
+            return self._record(name, args, output, None)
         self._conn.execute("SAVEPOINT tool_call")
         try:
             output = tool.fn(ctx, **kwargs)
@@ -309,9 +323,7 @@ class Gym:
             self._ended = True
             raise EnvironmentFailure(f"tool {name} crashed: {type(exc).__name__}: {exc}") from exc
         self._conn.execute("RELEASE tool_call")
-        if spec.mode == "read" and spec.operation == "get":
-            self._stale.clear()
-        return self._record(name, args, output, None, write=spec.mode == "write")
+        return self._record(name, args, output, None, write=True)
 
     def _fire_fault(self, name: str, spec: ToolSpec) -> ToolErrorInfo | None:
         count = self._calls.get(name, 0) + 1

@@ -58,6 +58,7 @@ def bench_domain(domain: str, repeats: int) -> dict[str, float]:
 
     read_step = next(s for t in pack.tasks for s in t.gold.steps
                      if next(x for x in pack.tools if x.name == s.tool).operation == "get")
+    print(f"   read call measured: {read_step.tool}({read_step.arguments})")
     owner = next(t for t in pack.tasks if read_step in t.gold.steps)
     gym.reset(owner.id)
 
@@ -65,6 +66,14 @@ def bench_domain(domain: str, repeats: int) -> dict[str, float]:
         gym.call_tool(read_step.tool, read_step.arguments)
 
     calls = _time_each(read_call, repeats)
+    tool = gym.domain.tools[read_step.tool]
+    validated = dict(tool.args_model.model_validate(read_step.arguments).__dict__)
+    ctx = gym._ctx
+
+    def tool_body() -> None:
+        tool.fn(ctx, **validated)
+
+    bodies = _time_each(tool_body, repeats)
 
     verify_samples: list[float] = []
     for i in range(min(repeats, 2000)):
@@ -92,6 +101,7 @@ def bench_domain(domain: str, repeats: int) -> dict[str, float]:
         "reset_p50": reset_p50,
         "reset_p99": reset_p99,
         "call_p50": _percentiles(calls)[0],
+        "body_p50": _percentiles(bodies)[0],
         "verify_p50": _percentiles(verify_samples)[0],
         "episodes_per_s": rate,
     }
@@ -111,8 +121,10 @@ def main() -> None:
               f"{f['floor_p50'] * us:.1f} us -> {f['reset_p50'] / f['floor_p50']:.2f}x floor "
               f"(target <= {RESET_RATIO_TARGET:.0f}x); container start {CONTAINER_START_S * 1e3:.0f} ms -> "
               f"{CONTAINER_START_S / f['reset_p50']:,.0f}x faster")
+        runtime = f["call_p50"] - f["body_p50"]
         print(f"read tool call p50 {f['call_p50'] * us:.1f} us (target <= {READ_CALL_TARGET_S * us:.0f} us, "
-              f"{f['call_p50'] / READ_CALL_TARGET_S:.2f}x of target)")
+              f"{f['call_p50'] / READ_CALL_TARGET_S:.2f}x of target): tool body {f['body_p50'] * us:.1f} us + "
+              f"runtime (validation, permission, fault check, read guard, trace) {runtime * us:.1f} us")
         print(f"verify p50 {f['verify_p50'] * us:.1f} us (target <= {VERIFY_TARGET_S * us:.0f} us, "
               f"{f['verify_p50'] / VERIFY_TARGET_S:.2f}x of target)")
         print(f"gold episodes {f['episodes_per_s']:,.0f}/s on one core (target >= {EPISODES_TARGET:,.0f}, "

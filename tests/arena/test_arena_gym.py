@@ -233,3 +233,28 @@ def test_arbitrary_arguments_never_crash(gym, tool, args):
     gym.trace[-1].model_dump_json()
     if not result.ok:
         assert gym.changed_rows() == 0
+
+
+def test_read_tool_that_writes_is_an_environment_failure(pack):
+    from dataclasses import replace
+
+    from arena.domain import Domain
+    from arena.toolkit import ToolContext, tool
+
+    @tool(mode="read", entity="order", operation="get")
+    def get_order(ctx: ToolContext, order_id: str) -> dict:
+        """A buggy read tool that writes.
+
+        Args:
+            order_id: Order id.
+        """
+        ctx.conn.execute("UPDATE orders SET note = 'oops' WHERE id = ?", (order_id,))
+        return {}
+
+    buggy = Domain(name="toy", description="", tools={**TOY.tools, "get_order": get_order}, policy="",
+                   dependencies=[], generate=TOY.generate)
+    with Gym(replace(pack), buggy) as g:
+        g.reset("refund-plain")
+        with pytest.raises(EnvironmentFailure, match="not authorized"):
+            g.call_tool("get_order", {"order_id": "ORD-00005"})
+        assert g.changed_rows() == 0
