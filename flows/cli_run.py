@@ -14,7 +14,8 @@ from rich.table import Table
 
 from flows.models import CampaignParams, RoundSummary
 from flows.report import write_report
-from flows.settings import SettingsError, load_settings
+from flows.settings import GymloopSettings, SettingsError, load_settings
+from registry import RegistryError
 
 console = Console()
 
@@ -52,6 +53,15 @@ def _table(summaries: list[RoundSummary], title: str) -> Table:
     return table
 
 
+def _campaign_line(name: str, settings: GymloopSettings) -> str:
+    from flows import steps
+
+    registry = steps.open_registry(settings.resolved_registry_url())
+    before, after, lift, low, high = steps.campaign_lift(registry, name, settings.seed)
+    return (f"campaign {name}: held-out pass rate {before:.3f} -> {after:.3f}, lift {lift:+.3f} "
+            f"(95% interval [{low:+.3f}, {high:+.3f}], paired over the same held-out tasks)")
+
+
 def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any]) -> list[RoundSummary]:
     from flows.round import next_round
 
@@ -80,10 +90,8 @@ def demo_command(
     started = time.perf_counter()
     summaries = _run_rounds(name, rounds, overrides)
     console.print(_table(summaries, f"{name}: held-out lift per round ({time.perf_counter() - started:.0f} s)"))
-    last = summaries[-1]
-    first = summaries[0]
-    console.print(f"held-out pass rate {first.before:.3f} -> {last.after:.3f}; "
-                  f"report: gymloop report {name}" + (f" --home {home}" if home else ""))
+    console.print(_campaign_line(name, settings))
+    console.print(f"report: gymloop report {name}" + (f" --home {home}" if home else ""))
     console.print(f"open MLflow: mlflow ui --backend-store-uri {settings.resolved_mlflow_uri()}")
 
 
@@ -113,6 +121,8 @@ def campaign_command(
     overrides = _overrides(model, domain, strategy)
     summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
     console.print(_table(summaries, f"campaign {name}"))
+    if summaries:
+        console.print(_campaign_line(name, load_settings(**overrides)))
 
 
 def serve_command(
@@ -157,8 +167,8 @@ def report_command(
     settings = load_settings(**({"home": str(home)} if home else {}))
     folder = settings.home / "campaigns" / campaign
     try:
-        path = write_report(folder, campaign)
-    except FileNotFoundError as exc:
+        path = write_report(folder, campaign, _campaign_line(campaign, settings))
+    except (FileNotFoundError, ValueError, RegistryError) as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
     console.print(path.read_text())

@@ -21,8 +21,14 @@ def campaign_summaries(folder: Path) -> list[RoundSummary]:
     return [RoundSummary.model_validate_json(p.read_text()) for p in paths]
 
 
-def write_report(folder: Path, campaign: str) -> Path:
-    """Write ``report.md`` (with its plots) for the campaign whose rounds are under ``folder``."""
+def write_report(folder: Path, campaign: str, headline: str = "") -> Path:
+    """Write ``report.md`` (with its plots) for the campaign whose rounds are under ``folder``.
+
+    Args:
+        folder: The campaign's folder.
+        campaign: Campaign name.
+        headline: A line stated under the title (e.g. the campaign's lift with its interval).
+    """
     summaries = campaign_summaries(folder)
     points = [RoundPoint(index=s.round_index, before=s.before, after=s.after, lift=s.lift, low=s.lift_low,
                          high=s.lift_high) for s in summaries]
@@ -41,6 +47,7 @@ def write_report(folder: Path, campaign: str) -> Path:
         f"{len(summaries)} rounds; held-out pass rate {first.before:.3f} -> {last.after:.3f} "
         f"({last.after - first.before:+.3f}).",
         "",
+        *([headline, ""] if headline else []),
         "| round | model in | model out | before | after | lift | 95% interval | top weaknesses | variants | wave |",
         "| ---: | --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: |",
     ]

@@ -273,6 +273,26 @@ def outcomes(registry: Registry, round_id: int, stage: str) -> list[Outcome]:
             for s in registry.episode_summaries(round_id, stage=stage)]
 
 
+def campaign_lift(registry: Registry, campaign: str, seed: int = 0) -> tuple[float, float, float, float, float]:
+    """Held-out pass rate before the first round and after the last, and the paired lift with its interval.
+
+    Returns:
+        ``(before, after, lift, low, high)``.
+
+    Raises:
+        ValueError: The campaign has no finished round.
+    """
+    rounds = [r for r in registry.rounds(registry.campaign(campaign).id) if r.status == "finished"]
+    if not rounds:
+        raise ValueError(f"campaign {campaign!r} has no finished round")
+    before = outcomes(registry, rounds[0].id, EVAL_BEFORE)
+    after = outcomes(registry, rounds[-1].id, EVAL_AFTER)
+    lift = paired_lift(before, after, seed=seed)
+    rate_before = compute_metrics(before, rounds=1).pass_rate.value
+    rate_after = compute_metrics(after, rounds=1).pass_rate.value
+    return rate_before, rate_after, lift.value, lift.low, lift.high
+
+
 def round_metrics(before: Sequence[Outcome], after: Sequence[Outcome], report: WeaknessReport,
                   train: Sequence[Outcome], k: int, seed: int) -> dict[str, float]:
     """Every metric of a round: held-out pass rates, lift and interval, pass^k, per domain and weakness, usage."""

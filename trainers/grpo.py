@@ -41,7 +41,7 @@ class GRPOConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    learning_rate: float = Field(default=1.0, gt=0.0)
+    learning_rate: float = Field(default=4.0, gt=0.0)
     epochs: int = Field(default=4, ge=1)
     clip_ratio: float = Field(default=0.2, gt=0.0)
     max_step_norm: float = Field(default=1.0, gt=0.0)
