@@ -1,0 +1,56 @@
+import pytest
+
+from flows.settings import SettingsError, load_settings
+
+
+@pytest.fixture()
+def clean_env(tmp_path, monkeypatch):
+    import os
+
+    for key in list(os.environ):
+        if key.startswith("GYMLOOP_"):
+            monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_toml_then_environment_then_arguments(clean_env, monkeypatch):
+    (clean_env / "gymloop.toml").write_text('strategy = "uniform"\neval_k = 3\ndomains = ["tracker"]\n')
+    settings = load_settings()
+    assert (settings.strategy, settings.eval_k, settings.domains) == ("uniform", 3, ["tracker"])
+    monkeypatch.setenv("GYMLOOP_EVAL_K", "5")
+    assert load_settings().eval_k == 5
+    assert load_settings(eval_k=7).eval_k == 7
+
+
+def test_bad_value_in_the_file_names_setting_and_file(clean_env):
+    (clean_env / "gymloop.toml").write_text('strategy = "greedy"\n')
+    with pytest.raises(SettingsError, match=r"'strategy' \(file gymloop.toml\)"):
+        load_settings()
+
+
+def test_unknown_setting_and_domain_are_refused(clean_env, monkeypatch):
+    (clean_env / "gymloop.toml").write_text('wave_budgett = 10\n')
+    with pytest.raises(SettingsError, match="wave_budgett"):
+        load_settings()
+    (clean_env / "gymloop.toml").write_text("")
+    monkeypatch.setenv("GYMLOOP_DOMAINS", '["casino"]')
+    with pytest.raises(SettingsError, match="casino"):
+        load_settings()
+
+
+def test_config_file_named_by_variable_and_unreadable_file(clean_env, monkeypatch):
+    other = clean_env / "other.toml"
+    other.write_text("max_rounds = 9\n")
+    monkeypatch.setenv("GYMLOOP_CONFIG", str(other))
+    assert load_settings().max_rounds == 9
+    other.write_text("max_rounds = [")
+    with pytest.raises(SettingsError, match="other.toml"):
+        load_settings()
+
+
+def test_secrets_are_not_in_the_public_view(clean_env, monkeypatch):
+    monkeypatch.setenv("GYMLOOP_API_KEY", "sk-hidden")
+    public = load_settings().public_dict()
+    assert "sk-hidden" not in str(public) and public["api_key_set"] is True
+    assert "sk-hidden" not in repr(load_settings())
