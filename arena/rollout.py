@@ -278,7 +278,8 @@ def _worker(agent: Agent, packs: dict[str, Pack], modules: dict[str, str], timeo
             record = play_episode(gym, agent, key, timeout_s=timeout_s)
             if record.failure is not None and record.failure.boundary == "environment":
                 gyms.pop(key.pack_id).close()
-            results.put(("done", index, pid, record))
+            # JSON crosses the process boundary faster than pickled pydantic models (parsed in Rust).
+            results.put(("done", index, pid, record.model_dump_json()))
 
 
 @dataclass
@@ -343,7 +344,7 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
             if worker is not None:
                 worker.ready = True
             if kind == "done":
-                finish(index, record)
+                finish(index, EpisodeRecord.model_validate_json(record))
                 if worker is not None and index in worker.assigned:
                     worker.assigned.remove(index)
                     worker.since = time.monotonic()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
@@ -41,6 +42,7 @@ def _overrides(model: str | None, domains: list[str] | None, strategy: str | Non
 
 def _quiet_prefect() -> None:
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    logging.getLogger("mlflow").setLevel(logging.WARNING)
 
 
 def _table(summaries: list[RoundSummary], title: str) -> Table:

@@ -36,7 +36,7 @@ class RoundPoint(BaseModel):
 
 def lift_plot(points: Sequence[RoundPoint], path: Path) -> Path:
     """Plot pass rate before/after and lift with its interval per round."""
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True, layout="constrained")
     xs = [p.index for p in points]
     top.plot(xs, [p.before for p in points], "o--", label="before")
     top.plot(xs, [p.after for p in points], "o-", label="after")
@@ -49,7 +49,6 @@ def lift_plot(points: Sequence[RoundPoint], path: Path) -> Path:
     bottom.set_ylabel("lift (95% interval)")
     bottom.set_xlabel("round")
     bottom.set_xticks(xs)
-    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -61,7 +60,8 @@ def weakness_heatmap(shares: dict[str, dict[int, float]], path: Path) -> Path:
     kinds = sorted(shares)
     rounds = sorted({r for by_round in shares.values() for r in by_round})
     matrix = [[shares[k].get(r, 0.0) for r in rounds] for k in kinds]
-    fig, ax = plt.subplots(figsize=(1.2 + 0.8 * max(1, len(rounds)), 1 + 0.45 * max(1, len(kinds))))
+    fig, ax = plt.subplots(figsize=(4.5 + 0.8 * max(1, len(rounds)), 1.5 + 0.45 * max(1, len(kinds))),
+                           layout="constrained")
     image = ax.imshow(matrix or [[0.0]], aspect="auto", cmap="Reds", vmin=0, vmax=1)
     ax.set_xticks(range(len(rounds)), [str(r) for r in rounds])
     ax.set_yticks(range(len(kinds)), kinds)
@@ -70,7 +70,6 @@ def weakness_heatmap(shares: dict[str, dict[int, float]], path: Path) -> Path:
         for j, value in enumerate(row):
             ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8)
     fig.colorbar(image, ax=ax, label="share of failures")
-    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)

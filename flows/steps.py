@@ -207,11 +207,14 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
         targets = targets_from_report(report, domain=pack.manifest.domain, top=5)
         if not targets:
             continue
-        baseline = model.artifact if model.kind == "reference" and model.artifact else "reference"
+        # The gate's baseline is the current model's parameters, given inline: a request (and so the packs'
+        # provenance and ids) must not depend on where the gymloop home happens to be.
+        inline = (PolicyParams.load(model.artifact).model_dump(mode="json")
+                  if model.kind == "reference" and model.artifact else None)
         request = VariantRequest(
             domain=pack.manifest.domain, targets=targets, variants=settings.variants_per_round,
             tasks_per_variant=settings.tasks_per_variant, seed=settings.seed * 1000 + round_index,
-            parent_pack_id=pack.id, baseline_model=baseline,
+            parent_pack_id=pack.id, baseline_model="reference", baseline_params=inline,
             idempotency_key=f"{pack.manifest.domain}-{round_index}-{model.params_hash or model.id}",
         )
         results.append(client.request(request, timeout=600.0))
