@@ -12,6 +12,7 @@ import argparse
 import time
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
+from arena.episode import EpisodeRecord
 from arena.pack import build_pack
 from arena.rollout import RolloutConfig, plan_episodes, run_episodes
 
@@ -41,8 +42,12 @@ def main() -> None:
     for workers in (1, 2):
         config = RolloutConfig(executor="process", workers=workers)
         stamps: list[float] = []
+
+        def stamp(_: EpisodeRecord, log: list[float] = stamps) -> None:
+            log.append(time.perf_counter())
+
         started = time.perf_counter()
-        run_episodes(agent, [pack], keys, config, on_episode=lambda _, log=stamps: log.append(time.perf_counter()))
+        run_episodes(agent, [pack], keys, config, on_episode=stamp)
         rates[workers] = len(keys) / (time.perf_counter() - started)
         first = len(stamps) // 10
         steady[workers] = (len(stamps) - 1 - first) / (stamps[-1] - stamps[first])
