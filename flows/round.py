@@ -99,8 +99,13 @@ def evaluate(params: RoundParams, stage: str = steps.EVAL_BEFORE, model_id: int 
                      params.overrides)[0]
 
 
-def _round(registry: Registry, settings: GymloopSettings, params: RoundParams) -> Any:
+def _round(registry: Registry, settings: GymloopSettings, params: RoundParams, *, start: bool = False) -> Any:
+    """The round a step works on: found as it is, or started (resumed) when ``start`` or not yet there."""
     campaign = registry.create_campaign(params.campaign, settings.public_dict(), exist_ok=True)
+    if not start:
+        existing = [r for r in registry.rounds(campaign.id) if r.index == params.round_index]
+        if existing and existing[0].status != "finished":
+            return existing[0]
     previous = [r for r in registry.rounds(campaign.id) if r.index < params.round_index]
     if previous and (previous[-1].status != "finished" or previous[-1].index != params.round_index - 1):
         raise ValueError(f"campaign {params.campaign!r}: round {params.round_index - 1} has not finished; "
@@ -231,7 +236,7 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
     logger = get_run_logger()
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings.resolved_registry_url())
-    round_info = _round(registry, settings, params)
+    round_info = _round(registry, settings, params, start=True)
     model_in = registry.model(round_info.model_in_id)
     base = steps.base_packs(registry, settings)
     suite = steps.heldout_keys(base, settings)
