@@ -20,7 +20,7 @@ def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], Dia
     from flows import steps
     from flows.settings import load_settings
 
-    registry = steps.open_registry(load_settings().resolved_registry_url())
+    registry = steps.open_registry(load_settings())
     try:
         registry.round(round_id)
         records = registry.round_episodes(round_id, stage=stage)

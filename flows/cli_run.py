@@ -58,7 +58,7 @@ def _table(summaries: list[RoundSummary], title: str) -> Table:
 def _campaign_line(name: str, settings: GymloopSettings) -> str:
     from flows import steps
 
-    registry = steps.open_registry(settings.resolved_registry_url())
+    registry = steps.open_registry(settings)
     before, after, lift, low, high = steps.campaign_lift(registry, name, settings.seed)
     return (f"campaign {name}: held-out pass rate {before:.3f} -> {after:.3f}, lift {lift:+.3f} "
             f"(95% interval [{low:+.3f}, {high:+.3f}], paired over the same held-out tasks)")

@@ -91,7 +91,7 @@ def run_stage(settings: GymloopSettings, registry: Registry, round_id: int, stag
 def evaluate(params: RoundParams, stage: str = steps.EVAL_BEFORE, model_id: int | None = None) -> StageResult:
     """Evaluate a model (the round's model in by default) on the held-out suite of the campaign's gyms."""
     settings = load_settings(**params.overrides)
-    registry = steps.open_registry(settings.resolved_registry_url())
+    registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params)
     base = steps.base_packs(registry, settings)
     model = registry.model(model_id if model_id is not None else round_info.model_in_id)
@@ -121,7 +121,7 @@ def _round(registry: Registry, settings: GymloopSettings, params: RoundParams, *
 def _diagnose(params: RoundParams, fresh: list[EpisodeRecord] | None = None) -> WeaknessReport:
     """Diagnose the held-out episodes: those just run (``fresh``), or all recorded ones after a resume."""
     settings = load_settings(**params.overrides)
-    registry = steps.open_registry(settings.resolved_registry_url())
+    registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params)
     planned = len(steps.heldout_keys(steps.base_packs(registry, settings), settings))
     records = list(fresh or [])
@@ -142,7 +142,7 @@ def _diagnose(params: RoundParams, fresh: list[EpisodeRecord] | None = None) -> 
 
 def _generate(params: RoundParams, report: WeaknessReport) -> list[str]:
     settings = load_settings(**params.overrides)
-    registry = steps.open_registry(settings.resolved_registry_url())
+    registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params)
     base = steps.base_packs(registry, settings)
     model = registry.model(round_info.model_in_id)
@@ -154,7 +154,7 @@ def _generate(params: RoundParams, report: WeaknessReport) -> list[str]:
 
 def _plan(params: RoundParams, report: WeaknessReport) -> Wave:
     settings = load_settings(**params.overrides)
-    registry = steps.open_registry(settings.resolved_registry_url())
+    registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params)
     wave = steps.plan(report, _pool(registry, settings), _history(settings, params), settings, params.round_index)
     registry.record_wave(round_info.id, steps.wave_entries(wave),
@@ -167,7 +167,7 @@ def _plan(params: RoundParams, report: WeaknessReport) -> Wave:
 def _train(params: RoundParams, wave: Wave, fresh: list[EpisodeRecord] | None = None) -> int:
     """Train on the wave's rollouts: those just run (``fresh``) plus any recorded before a resume."""
     settings = load_settings(**params.overrides)
-    registry = steps.open_registry(settings.resolved_registry_url())
+    registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params)
     model = registry.model(round_info.model_in_id)
     folder = steps.round_dir(settings, params.campaign, params.round_index)
@@ -185,7 +185,7 @@ def _train(params: RoundParams, wave: Wave, fresh: list[EpisodeRecord] | None = 
 
 def _train_rollouts(params: RoundParams, wave: Wave) -> tuple[StageResult, list[EpisodeRecord]]:
     settings = load_settings(**params.overrides)
-    registry = steps.open_registry(settings.resolved_registry_url())
+    registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params)
     model = registry.model(round_info.model_in_id)
     return run_stage(settings, registry, round_info.id, steps.TRAIN, model, steps.wave_keys(wave, params.round_index),
@@ -235,7 +235,7 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
     """One round: evaluate -> diagnose -> generate -> plan wave -> train -> re-evaluate -> record."""
     logger = get_run_logger()
     settings = load_settings(**params.overrides)
-    registry = steps.open_registry(settings.resolved_registry_url())
+    registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params, start=True)
     model_in = registry.model(round_info.model_in_id)
     base = steps.base_packs(registry, settings)
@@ -351,7 +351,7 @@ def campaign(params: CampaignParams) -> list[RoundSummary]:
     """Run rounds until a stop rule fires (plateau, budget, target pass rate) or the round limit."""
     logger = get_run_logger()
     settings = load_settings(**params.overrides)
-    registry = steps.open_registry(settings.resolved_registry_url())
+    registry = steps.open_registry(settings)
     info = registry.create_campaign(params.campaign, settings.public_dict(), exist_ok=True)
     finished = [r for r in registry.rounds(info.id) if r.status == "finished"]
     start = len(finished)
@@ -383,7 +383,7 @@ def _round_result(summary: dict[str, Any]) -> RoundResult:
 def next_round(params: CampaignParams) -> RoundSummary:
     """Run the campaign's next round (what a scheduled deployment or a manual trigger runs)."""
     settings = load_settings(**params.overrides)
-    registry = steps.open_registry(settings.resolved_registry_url())
+    registry = steps.open_registry(settings)
     info = registry.create_campaign(params.campaign, settings.public_dict(), exist_ok=True)
     rounds = registry.rounds(info.id)
     index = next((r.index for r in rounds if r.status != "finished"), len(rounds))

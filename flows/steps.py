@@ -34,9 +34,13 @@ EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
 
 
 @cache
-def open_registry(url: str) -> Registry:
-    """Open (once per process) the registry at ``url``, applying migrations on first use."""
-    return Registry(url)
+def _registry(url: str, home: str) -> Registry:
+    return Registry(url, home)
+
+
+def open_registry(settings: GymloopSettings) -> Registry:
+    """Open (once per process) the settings' registry and its pack store under the gymloop home."""
+    return _registry(settings.resolved_registry_url(), str(settings.home))
 
 
 def round_dir(settings: GymloopSettings, campaign: str, index: int) -> Path:
@@ -145,7 +149,7 @@ def run_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[Epi
               overrides: dict[str, Any]) -> list[EpisodeRecord]:
     """Run one batch of episodes not yet in the registry, record them and return them."""
     settings = load_settings(**overrides)
-    registry = open_registry(url)
+    registry = open_registry(settings)
     done = {(d.pack_id, d.task_id, d.seed, d.attempt) for d in registry.finished_episode_keys(round_id, stage=stage)}
     todo = [k for k in keys if (k.pack_id, k.task_id, k.seed, k.attempt) not in done]
     if not todo:

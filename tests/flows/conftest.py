@@ -21,9 +21,6 @@ def gymloop_home(tmp_path, monkeypatch):
         if key.startswith("GYMLOOP_") and key != "GYMLOOP_HOME":
             monkeypatch.delenv(key)
     monkeypatch.chdir(tmp_path)
-    from flows import steps
-
-    steps.open_registry.cache_clear()
     return home
 
 

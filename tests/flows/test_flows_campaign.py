@@ -38,6 +38,7 @@ def test_two_round_campaign_lineage(two_rounds):
     reused = registry.round_episodes(rounds[1].id, stage="eval_before")
     assert sorted(r.episode_id for r in reused) == sorted(r.episode_id for r in after)
     assert summaries[1].episodes["eval_before"].ran == 0 and summaries[1].episodes["eval_before"].reused == len(after)
+    assert {p.id for p in registry.list_packs()} <= {d.name for d in (settings.home / "packs").iterdir()}
     train = registry.round_episodes(rounds[0].id, stage="train")
     wave = registry.wave(rounds[0].id)
     assert len(train) == len(wave.entries) * settings.train_k
