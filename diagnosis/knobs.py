@@ -51,13 +51,13 @@ KIND_TARGETS: dict[str, KindTarget] = {
         description="Retries after a data conflict without re-reading the record, or trusts a stale search summary "
                     "over the record.",
         focus_tags=["fault_conflict", "stale_record"],
-        knobs={"fault_rate": 0.3, "stale_index_rate": 0.3},
+        knobs={"fault_rate": 0.3, "stale_rate": 0.3},
     ),
     "search_without_fetch": KindTarget(
         label="Searches but never fetches by id",
         description="Searches, finds nothing or only a summary, and never calls the get tool with the id.",
         focus_tags=["id_given_search_misses", "stale_record"],
-        knobs={"id_given_rate": 0.5, "stale_index_rate": 0.3},
+        knobs={"stale_rate": 0.3, "tasks_per_template": 4},
     ),
     "gave_up_early": KindTarget(
         label="Gives up before the goal",
@@ -69,7 +69,7 @@ KIND_TARGETS: dict[str, KindTarget] = {
         label="Changes rows it should not",
         description="Writes outside the task's allowed write-set.",
         focus_tags=["side_effect_trap"],
-        knobs={"side_effect_trap_rate": 0.3},
+        knobs={"tasks_per_template": 4},
     ),
     "claimed_unverified_success": KindTarget(
         label="Claims success it did not check",
@@ -82,7 +82,7 @@ KIND_TARGETS: dict[str, KindTarget] = {
         label="Leaks internal data",
         description="The reply repeats internal fields or identifiers the requester must not see.",
         focus_tags=["leak_trap"],
-        knobs={"leak_trap_rate": 0.3},
+        knobs={"tasks_per_template": 4},
     ),
     "no_error_recovery": KindTarget(
         label="Does not recover from errors",
@@ -91,7 +91,11 @@ KIND_TARGETS: dict[str, KindTarget] = {
         knobs={"fault_rate": 0.4},
     ),
 }
-"""Targets of every built-in detector kind."""
+"""Targets of every built-in detector kind.
+
+Knob names are the built-in gyms' own (``Domain.knobs``; a test keeps them in step). Weaknesses with no world
+knob of their own (leaks, side-effect traps) ask for more tasks of the templates their focus tags select.
+"""
 
 NOVEL_TARGET = KindTarget(
     label="Unexplained failure pattern",

@@ -97,6 +97,7 @@ class CommandTrainer:
 
     def _run(self, args: list[str], env: Mapping[str, str], log_path: Path) -> tuple[list[str], list[str], int | None]:
         tail: deque[str] = deque(maxlen=self.tail_lines)
+        err_tail: deque[str] = deque(maxlen=self.tail_lines)
         stdout: list[str] = []
         lock = threading.Lock()
         try:
@@ -114,6 +115,8 @@ class CommandTrainer:
                         tail.append(line)
                         if keep is not None:
                             keep.append(line)
+                        else:
+                            err_tail.append(line)
                         if self.on_line is not None:
                             self.on_line(line)
 
@@ -132,7 +135,10 @@ class CommandTrainer:
                 code = None
             for reader in readers:
                 reader.join(timeout=5)
-        return stdout, list(tail), code
+        # The two streams are read by two threads, so stderr lines may interleave anywhere: keep the last ones
+        # in the tail even when stdout was chattier after them.
+        missing = [line for line in err_tail if line not in tail]
+        return stdout, [*tail, *(["-- last lines of stderr --", *missing] if missing else [])], code
 
     @staticmethod
     def _parse(stdout: list[str], model_ref: ModelRef, program: str, log_path: Path, tail: str) -> ModelRef:
