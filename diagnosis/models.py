@@ -66,6 +66,8 @@ class Weakness(BaseModel):
 
     Attributes:
         kind: Detector kind, or ``novel`` for a cluster no detector explains.
+        domain: Domain of the weakness's grain (kind, domain, tool); ``None`` when it spans domains.
+        tool: Tool of the weakness's grain; ``None`` when it spans tools or names no tool.
         label: Short human label.
         description: What the model does wrong.
         rank: 1 for the most impactful weakness.
@@ -76,6 +78,8 @@ class Weakness(BaseModel):
         learnability: Fraction of its episodes whose task the model sometimes solves.
         trend: Change of ``share`` since the previous report (0 when there is none).
         count: Number of failed episodes showing it.
+        rate: ``count`` per diagnosed episode (passed and failed), comparable across rounds.
+        rate_interval: Bootstrap confidence interval on ``rate``, when computed.
         domains: Affected domains, most frequent first.
         tools: Tools named in the evidence, most frequent first.
         example_episode_ids: A few episodes that show it.
@@ -88,6 +92,8 @@ class Weakness(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: str
+    domain: str | None = None
+    tool: str | None = None
     label: str
     description: str
     rank: int
@@ -98,6 +104,8 @@ class Weakness(BaseModel):
     learnability: float
     trend: float = 0.0
     count: int
+    rate: float = 0.0
+    rate_interval: ShareInterval | None = None
     domains: list[str] = Field(default_factory=list)
     tools: list[str] = Field(default_factory=list)
     example_episode_ids: list[str] = Field(default_factory=list)

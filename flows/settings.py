@@ -46,6 +46,8 @@ class GymloopSettings(BaseSettings):
         registry_url: SQLAlchemy URL of the registry (default: SQLite under ``home``).
         mlflow_uri: MLflow tracking URI (default: SQLite under ``home``).
         factory_url: URL of a remote factory (default: the embedded local factory).
+        factory_token: Bearer token sent to a remote factory (never logged).
+        serve_token: Bearer token the HTTP surfaces gymloop serves require (factory, gym servers; never logged).
         eval_k: Attempts per held-out task.
         eval_seeds: Episode seeds of the held-out evaluation.
         train_k: Rollouts per task in a training group.
@@ -79,6 +81,8 @@ class GymloopSettings(BaseSettings):
     registry_url: str | None = None
     mlflow_uri: str | None = None
     factory_url: str | None = None
+    factory_token: SecretStr | None = None
+    serve_token: SecretStr | None = None
     eval_k: int = Field(default=4, ge=1, le=64)
     eval_seeds: list[int] = Field(default_factory=lambda: [0])
     train_k: int = Field(default=6, ge=2, le=64)
@@ -137,8 +141,10 @@ class GymloopSettings(BaseSettings):
 
     def public_dict(self) -> dict[str, Any]:
         """Settings safe to log: secrets removed."""
-        data = self.model_dump(mode="json", exclude={"api_key"})
-        data["api_key_set"] = self.api_key is not None
+        secret = {"api_key", "factory_token", "serve_token"}
+        data = self.model_dump(mode="json", exclude=secret)
+        for name in sorted(secret):
+            data[f"{name}_set"] = getattr(self, name) is not None
         return data
 
 
