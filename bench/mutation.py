@@ -44,7 +44,8 @@ class Target:
 
 TARGETS: tuple[Target, ...] = (
     Target("metrics", ("arena/metrics.py",), ("tests/arena/test_metrics_properties.py",)),
-    Target("verify", ("arena/verify.py",), ("tests/arena/test_verify_scopes.py", "tests/arena/test_arena_gym.py")),
+    Target("verify", ("arena/verify.py",), ("tests/arena/test_verify_scopes.py", "tests/arena/test_verify_checks.py",
+                                           "tests/arena/test_arena_gym.py")),
     Target("gym", ("arena/gym.py",), ("tests/arena/test_gym_guards.py", "tests/arena/test_arena_gym.py")),
     Target("conformance", ("arena/conformance.py",),
            ("tests/arena/test_conformance_catches.py", "tests/arena/test_arena_gym.py")),
