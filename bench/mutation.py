@@ -123,7 +123,8 @@ def run_target(target: Target, *, max_children: int = 1, folder: Path | None = N
                                *target.mutants], cwd=work, env=env, capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - started
         if done.returncode != 0:
-            raise RuntimeError(f"mutmut run failed for target {target.name!r}: {done.stderr[-2000:]}")
+            output = (done.stdout[-1500:] + done.stderr[-1500:]).replace("\r", "\n")
+            raise RuntimeError(f"mutmut run failed for target {target.name!r} (exit {done.returncode}): {output}")
         listed = subprocess.run([mutmut, "results", "--all", "true"], cwd=work, env=env, capture_output=True,
                                 text=True, check=True)
     result = TargetResult(target.name, seconds=round(seconds, 1))
@@ -148,9 +149,10 @@ def _glob(pattern: str) -> str:
 def _print(result: TargetResult) -> None:
     share = result.killed / result.total if result.total else 0.0
     counts = ", ".join(f"{k} {v}" for k, v in sorted(result.statuses.items()))
-    print(f"{result.target}: {result.killed}/{result.total} killed ({share:.1%}); {counts}; {result.seconds:.0f} s")
+    print(f"{result.target}: {result.killed}/{result.total} killed ({share:.1%}); {counts}; {result.seconds:.0f} s",
+          flush=True)
     for name, status in sorted(result.not_killed.items()):
-        print(f"    {name}: {status}")
+        print(f"    {name}: {status}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         result = run_target(target, max_children=args.max_children, folder=folder)
         _print(result)
         out.append(asdict(result))
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
+        if args.json:
+            args.json.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n")
     return 0
 
 

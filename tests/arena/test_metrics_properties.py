@@ -47,6 +47,7 @@ attempt_counts = st.lists(st.tuples(st.integers(0, 6), st.integers(1, 6)).map(la
 
 
 @given(attempt_counts)
+@settings(deadline=None)
 def test_pass_at_k_and_pass_hat_k_match_enumeration_of_every_k_subset(tasks: list[tuple[int, int]]):
     for c, n in tasks:
         results = [True] * c + [False] * (n - c)
@@ -61,7 +62,7 @@ def test_pass_at_k_and_pass_hat_k_match_enumeration_of_every_k_subset(tasks: lis
 
 
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=15))
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)
 def test_paired_lift_is_after_minus_before_averaged_over_tasks(counts: list[tuple[int, int]]):
     before = _outcomes([(b, 4) for b, _ in counts])
     after = _outcomes([(a, 4) for _, a in counts])
