@@ -5,7 +5,8 @@ Every surface runs the same :class:`~arena.gym.Gym` dispatch and verifier; the O
 backend in :mod:`arena.serve.docker_image` and :mod:`arena.serve.docker_backend`.
 """
 
-from arena.serve.mcp_surface import EPISODE_TOOLS, McpGym, build_mcp_server, mcp_http_app
+from arena.serve.mcp_surface import EPISODE_TOOLS, McpGym, build_mcp_server
+from arena.serve.runner import http_app, serve_http, serve_stdio
 from arena.serve.session import EpisodeOutcome, GymService, ServeError, TaskSummary, outcome_of, resolve_pack
 
 __all__ = [
@@ -16,7 +17,9 @@ __all__ = [
     "ServeError",
     "TaskSummary",
     "build_mcp_server",
-    "mcp_http_app",
+    "http_app",
     "outcome_of",
     "resolve_pack",
+    "serve_http",
+    "serve_stdio",
 ]

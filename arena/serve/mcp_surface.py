@@ -17,10 +17,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from pydantic import SecretStr
-from starlette.types import ASGIApp
 
-from arena.http_auth import BearerTokenMiddleware
 from arena.serve.session import GymService, ServeError
 from arena.toolkit import ToolSpec
 
@@ -135,7 +132,9 @@ class McpGym:
         """Every tool the gym serves."""
         return types.ListToolsResult(tools=self.tools)
 
-    async def call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         """Route one call: an episode tool, or a gym tool through the gym's own dispatch."""
         return self.call(params.name, dict(params.arguments or {}))
 
@@ -181,13 +180,13 @@ class McpGym:
         return _result(outcome.model_dump_json(), outcome.model_dump(mode="json"), error=False)
 
 
-def build_mcp_server(service: GymService) -> Server[Any]:
+def build_mcp_server(service: GymService, handlers: McpGym | None = None) -> Server[Any]:
     """An MCP server (the SDK's low-level ``Server``) serving ``service``'s gym.
 
     Raises:
         ServeError: The pack cannot be served (a tool name collides with a reserved one).
     """
-    handlers = McpGym(service)
+    handlers = handlers or McpGym(service)
     return Server(
         service.name,
         version="1",
@@ -195,9 +194,3 @@ def build_mcp_server(service: GymService) -> Server[Any]:
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
     )
-
-
-def mcp_http_app(server: Server[Any], token: SecretStr | None, *, host: str = "127.0.0.1") -> ASGIApp:
-    """The streamable-HTTP app of ``server`` at ``/mcp``, behind the bearer-token check."""
-    app = server.streamable_http_app(host=host)
-    return BearerTokenMiddleware(app, token)  # type: ignore[arg-type,return-value]
