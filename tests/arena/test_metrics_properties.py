@@ -197,3 +197,31 @@ def test_metrics_by_group_episodes_under_every_key_they_map_to():
     assert groups["a"].pass_rate.value == 0.5 and groups["b"].pass_rate.value == 0.5
     assert groups["all"].episodes == 6 and groups["b"].pass_rate.n == 2
     assert groups["all"] == compute_metrics(outcomes, rounds=50)
+
+
+def _varied() -> tuple[list[Outcome], list[Outcome]]:
+    rng = random.Random(7)
+    counts = [(rng.randint(0, 4), rng.randint(0, 4)) for _ in range(60)]
+    return _outcomes([(b, 4) for b, _ in counts]), _outcomes([(a, 4) for _, a in counts])
+
+
+def test_every_interval_is_reproducible_from_its_seed_and_moves_with_it():
+    before, after = _varied()
+    assert paired_lift(before, after) == paired_lift(before, after)
+    assert paired_lift(before, after, seed=3) != paired_lift(before, after, seed=4)
+    metrics = compute_metrics(after, k=2)
+    assert metrics == compute_metrics(after, k=2)
+    moved = compute_metrics(after, k=2, seed=9)
+    for name in ("pass_rate", "mean_score", "pass_at_k", "pass_hat_k"):
+        assert (getattr(moved, name).low, getattr(moved, name).high) != (getattr(metrics, name).low,
+                                                                         getattr(metrics, name).high), name
+
+
+def test_metrics_by_passes_k_rounds_and_seed_through():
+    _, after = _varied()
+    tagged = [o.model_copy(update={"domain": "even" if int(o.task_id[1:]) % 2 else "odd"}) for o in after]
+    groups = metrics_by(tagged, lambda o: [o.domain], k=2, rounds=300, seed=5)
+    for name, group in groups.items():
+        members = [o for o in tagged if o.domain == name]
+        assert group == compute_metrics(members, k=2, rounds=300, seed=5)
+        assert group.k == 2
