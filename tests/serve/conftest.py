@@ -91,3 +91,79 @@ def live_servers(packs: dict[str, Pack]) -> Iterator[dict[str, LiveServer]]:
     yield servers
     for server in servers.values():
         server.__exit__()
+
+
+class _Dockerd:
+    """A throwaway Docker daemon: own data root, exec root and socket; no iptables, no bridge, vfs storage."""
+
+    def __init__(self) -> None:
+        import os
+        import shutil
+        import tempfile
+
+        binary = shutil.which("dockerd")
+        if binary is None:
+            raise RuntimeError("dockerd is not installed (apt-get install docker.io)")
+        if os.geteuid() != 0:
+            raise RuntimeError("dockerd needs root")
+        self.binary = binary
+        self.root = tempfile.mkdtemp(prefix="gymloop-dockerd-")
+        self.socket = f"unix://{self.root}/docker.sock"
+        self.proc: Any = None
+
+    def start(self) -> None:
+        import subprocess
+
+        import docker
+
+        log = open(f"{self.root}/dockerd.log", "wb")  # noqa: SIM115 - kept open for the daemon's lifetime
+        self.proc = subprocess.Popen(
+            [self.binary, "--iptables=false", "--ip6tables=false", "--bridge=none", "--storage-driver=vfs",
+             "--data-root", f"{self.root}/data", "--exec-root", f"{self.root}/exec", "-H", self.socket,
+             "--pidfile", f"{self.root}/docker.pid"], stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                tail = open(f"{self.root}/dockerd.log", errors="replace").read()[-400:]
+                raise RuntimeError(f"dockerd exited: {tail}")
+            try:
+                docker.DockerClient(base_url=self.socket).ping()
+                return
+            except Exception:
+                time.sleep(0.2)
+        raise RuntimeError("dockerd did not answer within 60 s")
+
+    def stop(self) -> None:
+        import shutil
+        import subprocess
+
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        subprocess.run(["umount", "-R", f"{self.root}/exec"], capture_output=True)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def docker_host() -> Iterator[str]:
+    try:
+        daemon = _Dockerd()
+        daemon.start()
+    except (RuntimeError, OSError) as exc:
+        pytest.skip(f"no throwaway Docker daemon: {exc}")
+    try:
+        yield daemon.socket
+    finally:
+        daemon.stop()
+
+
+@pytest.fixture(scope="session")
+def gym_image(docker_host: str) -> str:
+    from arena.serve.docker_image import build_gym_image, docker_client, import_host_python
+
+    client = docker_client(docker_host)
+    base = import_host_python(client)
+    return build_gym_image(client, "helpdesk", base=base, tag="gymloop-gym-test:latest")

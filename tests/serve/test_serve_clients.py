@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from pydantic import SecretStr
 
 from arena.pack import Pack, build_pack, write_pack
