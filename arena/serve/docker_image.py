@@ -40,9 +40,16 @@ import json, sys
 import arena.serve.__main__, arena.serve.runner, uvicorn, uvicorn.main
 import uvicorn.protocols.http.h11_impl, uvicorn.protocols.http.auto, uvicorn.protocols.websockets.auto
 import uvicorn.lifespan.on, uvicorn.lifespan.off, uvicorn.loops.asyncio, uvicorn.loops.auto
-from arena.gyms import BUILTIN_DOMAINS, get_domain
-for name in BUILTIN_DOMAINS:
-    get_domain(name)
+from arena.gyms import BUILTIN_DOMAINS
+from arena.pack import build_pack
+from arena.serve import GymService
+for name in BUILTIN_DOMAINS:  # one gold episode per gym, so lazily imported modules are found too
+    service = GymService(build_pack(name, seed=0))
+    task = service.pack.tasks[0]
+    handle, _ = service.start(task.id, 0)
+    for step in task.gold.steps:
+        service.call(handle, step.tool, dict(step.arguments))
+    service.finish(handle, task.gold.reply)
 print(json.dumps(sorted({getattr(m, "__file__", None) or "" for m in list(sys.modules.values())})))
 """
 
@@ -84,6 +91,9 @@ def served_modules() -> list[Path]:
         if top.startswith(("__editable__", "_distutils_hack")):
             continue
         roots.add(Path(prefix) / "site-packages" / top)
+    # Package metadata too: some packages read their own version at import time.
+    for folder in {r.parent for r in roots if r.parent.name == "site-packages"}:
+        roots.update(folder.glob("*.dist-info"))
     return sorted(roots)
 
 
@@ -159,8 +169,11 @@ def _shared_libraries(binary: str) -> list[str]:
 
 
 def host_rootfs(out: io.BufferedIOBase) -> None:
-    """Write a tarball of this machine's Python: the interpreter, the standard library and the system libraries
-    it and the served modules' extension modules link."""
+    """Write a tarball of this machine's Python.
+
+    It holds the interpreter, the standard library and the system libraries that the interpreter and the
+    served modules' extension modules link.
+    """
     binary = os.path.realpath(sys._base_executable if hasattr(sys, "_base_executable") else sys.executable)
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     libs = {binary, *_shared_libraries(binary)}
