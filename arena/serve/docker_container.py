@@ -92,6 +92,11 @@ class GymContainer:
             ServeError: Missing image, port in use, the daemon refused, or the server died or never answered.
         """
         check_port("127.0.0.1", self.port)
+        try:
+            config = self.client.images.get(self.image).attrs["Config"]
+        except ImageNotFound as exc:
+            raise ServeError(f"image {self.image!r} is not on the Docker daemon; build it with `gymloop gyms image`") \
+                from exc
         command: list[str] = []
         volumes: dict[str, dict[str, str]] = {}
         if self.pack is not None:
@@ -104,26 +109,18 @@ class GymContainer:
         if command:
             command += ["--transport", "http", "--host", "127.0.0.1", "--port", str(self.port)]
         else:
-            command = self._image_command()
+            command = self._image_command(list(config.get("Cmd") or []))
         environment = {"GYMLOOP_SERVE_TOKEN": self.token.get_secret_value()} if self.token else {}
         try:
             self.container = self.client.containers.run(
                 self.image, command=command, detach=True, network_mode="host", volumes=volumes,
                 environment=environment, name=f"gymloop-gym-{uuid.uuid4().hex[:12]}", labels={"org.gymloop": "gym"},
             )
-        except ImageNotFound as exc:
-            raise ServeError(f"image {self.image!r} is not on the Docker daemon; build it with `gymloop gyms image`") \
-                from exc
         except (APIError, DockerException) as exc:
             raise ServeError(f"the Docker daemon refused to start {self.image}: {str(exc).splitlines()[0]}") from exc
         self._wait_healthy()
 
-    def _image_command(self) -> list[str]:
-        try:
-            cmd = list(self.client.images.get(self.image).attrs["Config"]["Cmd"] or [])
-        except ImageNotFound as exc:
-            raise ServeError(f"image {self.image!r} is not on the Docker daemon; build it with `gymloop gyms image`") \
-                from exc
+    def _image_command(self, cmd: list[str]) -> list[str]:
         if "--port" in cmd:
             cmd[cmd.index("--port") + 1] = str(self.port)
         return cmd

@@ -18,6 +18,7 @@ from arena.gyms import BUILTIN_DOMAINS
 from arena.pack import Pack, build_pack
 from arena.serve import GymService, http_app, outcome_of
 from arena.task import Task
+from bench._dockerd import ThrowawayDockerd
 
 Call = tuple[str, dict[str, Any]]
 
@@ -93,64 +94,10 @@ def live_servers(packs: dict[str, Pack]) -> Iterator[dict[str, LiveServer]]:
         server.__exit__()
 
 
-class _Dockerd:
-    """A throwaway Docker daemon: own data root, exec root and socket; no iptables, no bridge, vfs storage."""
-
-    def __init__(self) -> None:
-        import os
-        import shutil
-        import tempfile
-
-        binary = shutil.which("dockerd")
-        if binary is None:
-            raise RuntimeError("dockerd is not installed (apt-get install docker.io)")
-        if os.geteuid() != 0:
-            raise RuntimeError("dockerd needs root")
-        self.binary = binary
-        self.root = tempfile.mkdtemp(prefix="gymloop-dockerd-")
-        self.socket = f"unix://{self.root}/docker.sock"
-        self.proc: Any = None
-
-    def start(self) -> None:
-        import subprocess
-
-        import docker
-
-        log = open(f"{self.root}/dockerd.log", "wb")  # noqa: SIM115 - kept open for the daemon's lifetime
-        self.proc = subprocess.Popen(
-            [self.binary, "--iptables=false", "--ip6tables=false", "--bridge=none", "--storage-driver=vfs",
-             "--data-root", f"{self.root}/data", "--exec-root", f"{self.root}/exec", "-H", self.socket,
-             "--pidfile", f"{self.root}/docker.pid"], stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                tail = open(f"{self.root}/dockerd.log", errors="replace").read()[-400:]
-                raise RuntimeError(f"dockerd exited: {tail}")
-            try:
-                docker.DockerClient(base_url=self.socket).ping()
-                return
-            except Exception:
-                time.sleep(0.2)
-        raise RuntimeError("dockerd did not answer within 60 s")
-
-    def stop(self) -> None:
-        import shutil
-        import subprocess
-
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        subprocess.run(["umount", "-R", f"{self.root}/exec"], capture_output=True)
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
 @pytest.fixture(scope="session")
 def docker_host() -> Iterator[str]:
     try:
-        daemon = _Dockerd()
+        daemon = ThrowawayDockerd()
         daemon.start()
     except (RuntimeError, OSError) as exc:
         pytest.skip(f"no throwaway Docker daemon: {exc}")
