@@ -65,7 +65,10 @@ class ThrowawayDockerd:
                 self.proc.kill()
         if self._log is not None:
             self._log.close()
-        subprocess.run(["umount", "-R", f"{self.root}/exec"], capture_output=True)
+        with open("/proc/mounts") as mounts:
+            inside = [line.split()[1] for line in mounts if line.split()[1].startswith(self.root + "/")]
+        for point in sorted(inside, key=len, reverse=True):
+            subprocess.run(["umount", "-l", point], capture_output=True)
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> ThrowawayDockerd:

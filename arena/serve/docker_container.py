@@ -127,17 +127,17 @@ class GymContainer:
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + self.start_timeout_s
-        headers = bearer_headers(self.token)
-        while time.monotonic() < deadline:
-            self.container.reload()
-            if self.container.status in ("exited", "dead"):
-                raise ServeError(f"the gym container exited before serving: {self.last_log_line()}")
-            try:
-                if httpx.get(self.url + HEALTH_PATH, headers=headers, timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
+        with httpx.Client(headers=bearer_headers(self.token), timeout=2, verify=False) as http:
+            while time.monotonic() < deadline:
+                self.container.reload()
+                if self.container.status in ("exited", "dead"):
+                    raise ServeError(f"the gym container exited before serving: {self.last_log_line()}")
+                try:
+                    if http.get(self.url + HEALTH_PATH).status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                time.sleep(0.1)
         raise ServeError(f"the gym container did not answer on port {self.port} within {self.start_timeout_s:g} s")
 
     def alive(self) -> bool:

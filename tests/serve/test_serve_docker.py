@@ -1,4 +1,8 @@
-"""Gyms in Docker containers: the same episode as in-process, and clear refusals for bad setups."""
+"""Gyms in Docker containers: the same episode as in-process, and clear refusals for bad setups.
+
+The first test builds the session's images (a base from this machine's Python, then the gym image) on a
+throwaway daemon with vfs storage: minutes on a loaded 2-core machine, hence the longer time limit.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ from arena.serve.client import http_client
 from arena.serve.docker_container import GymContainer
 from arena.serve.docker_image import docker_client
 from tests.serve.test_serve_mcp import check_same
+
+pytestmark = pytest.mark.timeout(900)
 
 
 def test_a_container_serves_every_gym_like_the_in_process_gym(
