@@ -6,6 +6,8 @@ throwaway daemon with vfs storage: minutes on a loaded 2-core machine, hence the
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from arena.gyms import BUILTIN_DOMAINS
@@ -35,13 +37,16 @@ def _leftovers() -> list[str]:
     return glob.glob(f"{tempfile.gettempdir()}/gymloop-run-pack-*")
 
 
-def test_docker_backend_records_the_same_episodes_as_in_process(docker_host: str, gym_image: str) -> None:
+def test_docker_backend_records_the_same_episodes_as_in_process(
+    docker_host: str, gym_image: str, tmp_path: Path
+) -> None:
     from arena.agents.reference import PolicyParams, ReferencePolicy
-    from arena.pack import build_pack
+    from arena.pack import build_pack, read_pack, write_pack
     from arena.rollout import RolloutConfig, plan_episodes, run_episodes
     from arena.serve.docker_backend import run_episodes_in_docker
 
-    pack = build_pack("procurement", seed=0)
+    # As rounds do: the pack as the pack store holds it (files on disk, keys in canonical order).
+    pack = read_pack(write_pack(build_pack("procurement", seed=0), tmp_path / "pack"))
     keys = plan_episodes([pack], RolloutConfig(seeds=[0, 1]))[:6]
     agent = ReferencePolicy(PolicyParams.initial())
     local = run_episodes(agent, [pack], keys)
