@@ -61,6 +61,7 @@ class GymContainer:
         self.token = token
         self.start_timeout_s = start_timeout_s
         self.container: Any = None
+        self.name = f"gymloop-gym-{uuid.uuid4().hex[:12]}"
         self._folder: Path | None = None
 
     @property
@@ -114,7 +115,7 @@ class GymContainer:
         try:
             self.container = self.client.containers.run(
                 self.image, command=command, detach=True, network_mode="host", volumes=volumes,
-                environment=environment, name=f"gymloop-gym-{uuid.uuid4().hex[:12]}", labels={"org.gymloop": "gym"},
+                environment=environment, name=self.name, labels={"org.gymloop": "gym"},
             )
         except (APIError, DockerException) as exc:
             raise ServeError(f"the Docker daemon refused to start {self.image}: {str(exc).splitlines()[0]}") from exc
@@ -160,12 +161,11 @@ class GymContainer:
 
     def stop(self) -> None:
         """Remove the container and the mounted pack folder (safe to call twice)."""
-        if self.container is not None:
-            try:
-                self.container.remove(force=True)
-            except (NotFound, APIError):
-                pass
-            self.container = None
+        try:  # by name: a create that timed out on the client side may still have made the container
+            (self.container or self.client.containers.get(self.name)).remove(force=True)
+        except (NotFound, APIError, DockerException):
+            pass
+        self.container = None
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None

@@ -64,7 +64,8 @@ def docker_client(host: str | None = None) -> docker.DockerClient:
         ServeError: No daemon answers there.
     """
     try:
-        client = docker.DockerClient(base_url=host) if host else docker.from_env()
+        # vfs storage copies a whole image per container: creating one can take minutes on a loaded machine.
+        client = docker.DockerClient(base_url=host, timeout=600) if host else docker.from_env(timeout=600)
         client.ping()
     except DockerException as exc:
         where = host or os.environ.get("DOCKER_HOST") or "the default socket"
