@@ -9,16 +9,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from factory_client import (
-    FactoryError,
-    LocalFactory,
-    VariantRequest,
-    WeaknessTarget,
-    create_app,
-    make_factory_client,
-    openapi_schema,
-)
-
 app = typer.Typer(help="The environment factory: serve it, export its schema, request variants.",
                   no_args_is_help=True)
 console = Console()
@@ -32,6 +22,8 @@ def serve(
     """Serve the embedded local factory over HTTP (routes under /v1)."""
     import uvicorn
 
+    from factory_client import LocalFactory, create_app
+
     console.print(f"gymloop factory on http://{host}:{port}/v1")
     uvicorn.run(create_app(LocalFactory()), host=host, port=port, log_level="info")
 
@@ -41,6 +33,8 @@ def openapi(
     out: Annotated[Path, typer.Option(help="Where to write the schema.")] = Path("docs/factory-openapi.json"),
 ) -> None:
     """Write the factory protocol's OpenAPI schema."""
+    from factory_client import openapi_schema
+
     out.write_text(json.dumps(openapi_schema(), indent=2, sort_keys=True) + "\n")
     console.print(f"wrote {out}")
 
@@ -61,6 +55,7 @@ def request(
 ) -> None:
     """Request targeted variants and print the gate's report."""
     from arena.pack import write_pack
+    from factory_client import FactoryError, VariantRequest, WeaknessTarget, make_factory_client
 
     targets = [WeaknessTarget(kind=k, focus_tags=list(focus_tag)) for k in weakness]
     req = VariantRequest(domain=domain, targets=targets, variants=variants, tasks_per_variant=tasks,
