@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import SettingsError as SourceError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+from pydantic_settings import SettingsError as SourceError
 
 from arena.gyms import BUILTIN_DOMAINS
 
