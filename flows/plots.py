@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -101,14 +102,12 @@ def weakness_heatmap(cells: dict[str, dict[int, WeaknessCell]], path: Path, camp
                       vmax=1)
     ax.set_xticks(range(len(rounds)), [str(r) for r in rounds])
     ax.set_yticks(range(len(kinds)), kinds)
-    ax.set_xlabel("round")
+    ax.set_xlabel("round\n\n" + textwrap.fill(HEATMAP_NOTE, 80), fontsize=8)
     ax.set_title(f"Weaknesses by round{f' — campaign {campaign}' if campaign else ''}")
     for i, row in enumerate(grid):
         for j, cell in enumerate(row):
             ax.text(j, i, f"{cell.share:.2f} ({cell.count})", ha="center", va="center", fontsize=8)
     fig.colorbar(image, ax=ax, label="share of failed episodes")
-    fig.text(0.01, 0.005, HEATMAP_NOTE, fontsize=7, wrap=True, va="bottom")
-    fig.get_layout_engine().set(rect=(0, 0.08, 1, 0.92))  # type: ignore[union-attr]
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)

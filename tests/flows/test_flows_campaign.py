@@ -112,7 +112,7 @@ def _runs(settings):
     experiment = client.get_experiment_by_name("gymloop/c2")
     runs = client.search_runs([experiment.experiment_id])
     parent = next(r for r in runs if r.data.tags.get("gymloop_kind") == "campaign")
-    nested = sorted((r for r in runs if r.data.tags.get("gymloop_kind") == "round"),
+    nested = sorted((client.get_run(r.info.run_id) for r in runs if r.data.tags.get("gymloop_kind") == "round"),
                     key=lambda r: int(r.data.tags["gymloop_round"]))
     return client, parent, nested
 
