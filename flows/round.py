@@ -229,7 +229,7 @@ def _pool(registry: Registry, settings: GymloopSettings) -> list[Pack]:
     return [steps.load_pack(registry, p.id) for p in registry.list_packs() if p.domain in wanted]
 
 
-@flow(name="curriculum-round", flow_run_name=prefect_view.round_run_name)
+@flow(name="curriculum-round", flow_run_name=prefect_view.round_run_name, on_failure=[round_tracking.round_failed])
 def curriculum_round(params: RoundParams) -> RoundSummary:
     """One round: evaluate -> diagnose -> generate -> plan wave -> train -> re-evaluate -> record."""
     logger = get_run_logger()

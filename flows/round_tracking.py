@@ -39,21 +39,21 @@ def open_round(settings: GymloopSettings, campaign: str, index: int) -> str:
 
 
 def _suite_dataset(keys: list[Any], domains: dict[str, str], source: Path) -> Any:
-    import mlflow.data
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
+    from mlflow.data.pandas_dataset import from_pandas
 
     rows = [{"pack_id": k.pack_id, "domain": domains.get(k.pack_id, ""), "task_id": k.task_id, "seed": k.seed,
              "attempt": k.attempt} for k in keys]
-    return mlflow.data.from_pandas(pd.DataFrame(rows), source=str(source), name="heldout-suite")
+    return from_pandas(pd.DataFrame(rows), source=str(source), name="heldout-suite")
 
 
 def _wave_dataset(wave: Wave, domains: dict[str, str], source: Path, index: int) -> Any:
-    import mlflow.data
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
+    from mlflow.data.pandas_dataset import from_pandas
 
     rows = [{"pack_id": e.pack_id, "domain": domains.get(e.pack_id, ""), "task_id": e.task_id, "weight": e.weight,
              "source": e.source, "weakness": e.weakness or ""} for e in wave.entries]
-    return mlflow.data.from_pandas(pd.DataFrame(rows), source=str(source), name=f"wave-round-{index}")
+    return from_pandas(pd.DataFrame(rows), source=str(source), name=f"wave-round-{index}")
 
 
 def _model_params(info: ModelInfo, registry: Registry) -> dict[str, Any]:
@@ -122,3 +122,21 @@ def campaign_headline(campaign: str, before: float, after: float, lift: float, l
     """One line stating a campaign's held-out lift with its interval."""
     return (f"campaign {campaign}: held-out pass rate {before:.3f} -> {after:.3f}, lift {lift:+.3f} "
             f"(95% interval [{low:+.3f}, {high:+.3f}], paired over the same held-out tasks)")
+
+
+def round_failed(flow: Any, flow_run: Any, state: Any) -> None:
+    """Prefect failure hook of a round: mark its MLflow run and the campaign's run failed (not left running)."""
+    from flows.settings import SettingsError, load_settings
+    from flows.tracking import TrackingUnavailable
+
+    params = flow_run.parameters.get("params", {})
+    if hasattr(params, "model_dump"):
+        params = params.model_dump()
+    try:
+        settings = load_settings(**params.get("overrides", {}))
+        tracker = tracker_for(settings, str(params["campaign"]))
+    except (SettingsError, TrackingUnavailable, KeyError):
+        return
+    found = tracker.round_run(int(params["round_index"]))
+    tracker.client.set_terminated(found, "FAILED")
+    tracker.finish(status="FAILED")
