@@ -113,7 +113,7 @@ class CampaignTracker:
             self.experiment_id = self.client.create_experiment(
                 self.experiment_name, artifact_location=location,
                 tags={"mlflow.note.content": f"gymloop campaign {campaign}: one nested run per curriculum round",
-                      "gymloop_campaign": campaign},
+                      "gymloop_campaign": campaign, "mlflow.experimentKind": "custom_model_development"},
             )
         self.parent_id = self._parent_run(campaign)
 

@@ -82,7 +82,7 @@ def test_serve_registers_cron_deployment_and_two_triggers_run_one_round_after_th
         crons = [s["schedule"].get("cron") for s in dep["schedules"]]
         assert crons == ["30 3 * * *"]
         assert dep["parameters"]["params"]["campaign"] == "sched"
-        assert dep["concurrency_limit"] == 1 and "campaign:sched" in dep["tags"]
+        assert dep["global_concurrency_limit"]["limit"] == 1 and "campaign:sched" in dep["tags"]
 
         for _ in range(2):
             trigger = subprocess.run([sys.executable, "-m", "prefect", "deployment", "run", "next-round/sched"],
