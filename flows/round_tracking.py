@@ -39,29 +39,26 @@ def open_round(settings: GymloopSettings, campaign: str, index: int) -> str:
     return tracker.open_round(index)
 
 
-def _quietly(make: Any, *args: Any, **kwargs: Any) -> Any:
-    """Build an MLflow dataset without its schema hint about integer columns (ours never miss values)."""
+def _dataset(rows: list[dict[str, Any]], source: Path, name: str) -> Any:
+    """An MLflow dataset of ``rows`` (without MLflow's schema hint about integer columns: ours never miss values)."""
+    import pandas as pd  # type: ignore[import-untyped]
+    from mlflow.data.pandas_dataset import from_pandas
+
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Hint: Inferred schema contains integer", category=UserWarning)
-        return make(*args, **kwargs)
+        return from_pandas(pd.DataFrame(rows), source=str(source), name=name)
 
 
 def _suite_dataset(keys: list[Any], domains: dict[str, str], source: Path) -> Any:
-    import pandas as pd  # type: ignore[import-untyped]
-    from mlflow.data.pandas_dataset import from_pandas
-
     rows = [{"pack_id": k.pack_id, "domain": domains.get(k.pack_id, ""), "task_id": k.task_id, "seed": k.seed,
              "attempt": k.attempt} for k in keys]
-    return _quietly(from_pandas, pd.DataFrame(rows), source=str(source), name="heldout-suite")
+    return _dataset(rows, source, "heldout-suite")
 
 
 def _wave_dataset(wave: Wave, domains: dict[str, str], source: Path, index: int) -> Any:
-    import pandas as pd  # type: ignore[import-untyped]
-    from mlflow.data.pandas_dataset import from_pandas
-
     rows = [{"pack_id": e.pack_id, "domain": domains.get(e.pack_id, ""), "task_id": e.task_id, "weight": e.weight,
              "source": e.source, "weakness": e.weakness or ""} for e in wave.entries]
-    return _quietly(from_pandas, pd.DataFrame(rows), source=str(source), name=f"wave-round-{index}")
+    return _dataset(rows, source, f"wave-round-{index}")
 
 
 def _model_params(info: ModelInfo, registry: Registry) -> dict[str, Any]:

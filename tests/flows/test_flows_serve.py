@@ -43,6 +43,7 @@ def _gymloop(args, env):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.timeout(900)
 def test_serve_registers_cron_deployment_and_two_triggers_run_one_round_after_the_other(gymloop_home, tmp_path):
     port = free_port()
     api = f"http://127.0.0.1:{port}/api"
@@ -75,7 +76,10 @@ def test_serve_registers_cron_deployment_and_two_triggers_run_one_round_after_th
 
         def deployment():
             body = {"deployments": {"name": {"any_": ["sched"]}}}
-            found = httpx.post(f"{api}/deployments/filter", json=body, timeout=5).json()
+            try:
+                found = httpx.post(f"{api}/deployments/filter", json=body, timeout=30).json()
+            except httpx.HTTPError:
+                return None
             return found[0] if found else None
 
         dep = _wait(deployment, 120, "the served deployment", [serve_log, server_log])
@@ -91,7 +95,10 @@ def test_serve_registers_cron_deployment_and_two_triggers_run_one_round_after_th
 
         def both_done():
             body = {"deployments": {"id": {"any_": [dep["id"]]}}}
-            runs = httpx.post(f"{api}/flow_runs/filter", json=body, timeout=5).json()
+            try:
+                runs = httpx.post(f"{api}/flow_runs/filter", json=body, timeout=30).json()
+            except httpx.HTTPError:
+                return None
             states = [r["state_type"] for r in runs]
             assert "FAILED" not in states and "CRASHED" not in states, runs
             return runs if len(runs) == 2 and states == ["COMPLETED", "COMPLETED"] else None

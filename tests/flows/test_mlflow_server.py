@@ -21,6 +21,7 @@ def _stop(proc):
             proc.wait(timeout=10)
 
 
+@pytest.mark.timeout(900)
 def test_mlflow_ui_starts_offline_and_a_tracking_server_keeps_the_plots(gymloop_home, tmp_path):
     """``gymloop mlflow-ui`` (the README's command) serves a page with none of the offline switches set by the
     user; a campaign logging to it over HTTP puts its plots in the server's artifact store, not on the client."""
