@@ -74,11 +74,27 @@ def serve_campaign(campaign: str, cron: str | None, overrides: dict[str, Any], c
 
 
 def _serve(deployment: Any) -> None:
-    """Run the deployment's runner until interrupted, awaiting its shutdown (no dangling coroutine)."""
-    from prefect import aserve
+    """Run the deployment's runner until SIGTERM or Ctrl-C, awaiting its shutdown.
+
+    Prefect's own SIGTERM handler calls the runner's ``stop`` from inside the event loop, where it only creates a
+    coroutine that nobody awaits (a RuntimeWarning on every stop); this runner schedules the stop on its loop
+    instead.
+    """
     from prefect.exceptions import TerminationSignal
+    from prefect.runner import Runner
+
+    class _Runner(Runner):
+        def handle_sigterm(self, *args: Any, **kwargs: Any) -> None:
+            if self.started and getattr(self, "_stopping_task", None) is None:
+                self._logger.info("SIGTERM received, stopping the runner")
+                self._stopping_task = asyncio.get_event_loop().create_task(self.astop())
+
+    async def run() -> None:
+        runner = _Runner(pause_on_shutdown=True)
+        await runner.aadd_deployment(deployment)
+        await runner.start()
 
     try:
-        asyncio.run(aserve(deployment, print_starting_message=False))
+        asyncio.run(run())
     except (KeyboardInterrupt, TerminationSignal):
         return
