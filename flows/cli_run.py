@@ -94,7 +94,10 @@ def _where(name: str, settings: GymloopSettings, home: Path | None = None) -> di
     """Where a campaign's results are: its report, its MLflow store and experiment, and how to open them."""
     report = settings.home / "campaigns" / name / "report.md"
     home_env = f"GYMLOOP_HOME={home} " if home else ""
-    return {"report": str(report), "mlflow_uri": settings.resolved_mlflow_uri(), "mlflow_experiment": f"gymloop/{name}",
+    from arena.redact import mask_url
+
+    return {"report": str(report), "mlflow_uri": mask_url(settings.resolved_mlflow_uri()),
+            "mlflow_experiment": f"gymloop/{name}",
             "open_mlflow": f"{home_env}gymloop mlflow-ui", "rewrite_report": f"gymloop report {name}"
             + (f" --home {home}" if home else "")}
 
@@ -256,15 +259,16 @@ def mlflow_ui_command(
     host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
 ) -> None:
     """Open gymloop's MLflow store in ``mlflow ui`` (offline switches set; extra options go to mlflow)."""
+    from arena.redact import mask_url
     from flows._offline import OFFLINE_DEFAULTS
 
     settings = _settings()
     uri = settings.resolved_mlflow_uri()
     if uri.startswith(("http://", "https://")):
-        print_line(console, f"MLflow runs on a tracking server: open {uri}")
+        print_line(console, f"MLflow runs on a tracking server: open {mask_url(uri)}")
         return
     env = {**OFFLINE_DEFAULTS, **os.environ}
     args = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", host, "--port", str(port),
             *ctx.args]
-    print_line(console, f"MLflow UI on http://{host}:{port} for {uri}")
+    print_line(console, f"MLflow UI on http://{host}:{port} for {mask_url(uri)}")
     os.execve(sys.executable, args, env)

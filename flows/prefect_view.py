@@ -70,6 +70,8 @@ def publish_round(summary: RoundSummary, mlflow_uri: str, mlflow_run_id: str) ->
     """Create the round's table artifact and its lift as a Markdown artifact in the current flow run."""
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
+    from arena.redact import mask_url
+
     s = summary
     create_table_artifact(round_rows(s), key=artifact_key(s.campaign, f"round-{s.round_index}"),
                           description=f"gymloop campaign {s.campaign}, round {s.round_index}")
@@ -77,6 +79,6 @@ def publish_round(summary: RoundSummary, mlflow_uri: str, mlflow_run_id: str) ->
         f"### {s.campaign} round {s.round_index}: lift {s.lift:+.3f} "
         f"(95% interval [{s.lift_low:+.3f}, {s.lift_high:+.3f}])\n\n"
         f"Held-out pass rate {s.before:.3f} -> {s.after:.3f}; model `{s.model_in}` -> `{s.model_out}`.\n\n"
-        f"MLflow: `{mlflow_uri}`, run `{mlflow_run_id}`.",
+        f"MLflow: `{mask_url(mlflow_uri)}`, run `{mlflow_run_id}`.",
         key=artifact_key(s.campaign, "lift"), description=f"gymloop campaign {s.campaign}: latest round's lift",
     )

@@ -59,13 +59,16 @@ def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
     """
     if not uri.startswith(("http://", "https://")):
         return
+    from arena.redact import mask_url
+
+    shown = mask_url(uri)
     try:
         response = httpx.get(f"{uri.rstrip('/')}/health", timeout=timeout_s)
     except httpx.HTTPError as exc:
-        raise TrackingUnavailable(f"MLflow tracking server {uri} (setting mlflow_uri) is unreachable: "
+        raise TrackingUnavailable(f"MLflow tracking server {shown} (setting mlflow_uri) is unreachable: "
                                   f"{type(exc).__name__}: {exc or 'no answer'}") from exc
     if response.status_code != 200:
-        raise TrackingUnavailable(f"MLflow tracking server {uri} (setting mlflow_uri) answered its health check "
+        raise TrackingUnavailable(f"MLflow tracking server {shown} (setting mlflow_uri) answered its health check "
                                   f"with HTTP {response.status_code}")
 
 
