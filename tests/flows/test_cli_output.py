@@ -96,9 +96,8 @@ def test_plots_are_titled_pngs_and_the_heatmap_is_ranked(tmp_path):
 
 
 def test_unreachable_mlflow_stops_a_round_before_it_runs(gymloop_home):
-    from conftest import free_port
-
     from registry import Registry
+    from tests.flows.conftest import free_port
 
     uri = f"http://127.0.0.1:{free_port()}"
     result = CliRunner(env={"GYMLOOP_MLFLOW_URI": uri, "COLUMNS": "80"}).invoke(app, ["round", "--campaign", "x"])

@@ -6,9 +6,9 @@ import time
 
 import httpx
 import pytest
-from conftest import free_port
 
 from flows._offline import OFFLINE_DEFAULTS
+from tests.flows.conftest import free_port
 
 
 def _stop(proc):
