@@ -9,16 +9,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from factory_client import (
-    FactoryError,
-    LocalFactory,
-    VariantRequest,
-    WeaknessTarget,
-    create_app,
-    make_factory_client,
-    openapi_schema,
-)
-
 app = typer.Typer(help="The environment factory: serve it, export its schema, request variants.",
                   no_args_is_help=True)
 console = Console()
@@ -37,6 +27,7 @@ def serve(
     import uvicorn
 
     from arena.http_auth import ServeAuthError, check_bind
+    from factory_client import LocalFactory, create_app
     from flows.settings import SettingsError, load_settings
 
     try:
@@ -55,6 +46,8 @@ def openapi(
     out: Annotated[Path, typer.Option(help="Where to write the schema.")] = Path("docs/factory-openapi.json"),
 ) -> None:
     """Write the factory protocol's OpenAPI schema."""
+    from factory_client import openapi_schema
+
     out.write_text(json.dumps(openapi_schema(), indent=2, sort_keys=True) + "\n")
     console.print(f"wrote {out}")
 
@@ -77,6 +70,7 @@ def request(
 ) -> None:
     """Request targeted variants and print the gate's report."""
     from arena.pack import write_pack
+    from factory_client import FactoryError, VariantRequest, WeaknessTarget, make_factory_client
 
     targets = [WeaknessTarget(kind=k, focus_tags=list(focus_tag)) for k in weakness]
     req = VariantRequest(domain=domain, targets=targets, variants=variants, tasks_per_variant=tasks,

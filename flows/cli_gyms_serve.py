@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
-from arena.http_auth import ServeAuthError, check_bind
-from arena.pack import Pack
-from arena.serve import GymService, ServeError, resolve_pack, serve_http, serve_stdio
-from flows.settings import SettingsError, load_settings
+if TYPE_CHECKING:
+    from arena.pack import Pack
 
 console = Console(stderr=True)
 
@@ -24,8 +22,10 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _pack_of(target: str) -> tuple[str, Pack | None]:
-    pack = resolve_pack(target)
     from arena.gyms import available_domains
+    from arena.serve import resolve_pack
+
+    pack = resolve_pack(target)
 
     return (target, None) if target in available_domains() else (pack.manifest.domain, pack)
 
@@ -42,6 +42,10 @@ def serve(
     image: Annotated[str | None, typer.Option(help="Image for --docker (default: the gym's built image).")] = None,
 ) -> None:
     """Serve a gym to any MCP client (and OpenEnv, with --openenv); each episode gets its own fresh world."""
+    from arena.http_auth import ServeAuthError, check_bind
+    from arena.serve import GymService, ServeError, resolve_pack, serve_http, serve_stdio
+    from flows.settings import SettingsError, load_settings
+
     try:
         settings = load_settings()
         if transport not in ("stdio", "http"):
@@ -64,6 +68,7 @@ def serve(
 def _serve_docker(target: str, image: str | None, port: int, token: object) -> None:
     from pydantic import SecretStr
 
+    from arena.serve import ServeError
     from arena.serve.docker_container import GymContainer
     from arena.serve.docker_image import docker_client, image_tag
 
@@ -88,6 +93,7 @@ def image(
     tag: Annotated[str | None, typer.Option(help="Image tag (default: gymloop-gym-<domain>[-<pack id>]).")] = None,
 ) -> None:
     """Build the Docker image of a gym server (entry point: python -m arena.serve)."""
+    from arena.serve import ServeError
     from arena.serve.docker_image import build_gym_image, docker_client, import_host_python
 
     try:

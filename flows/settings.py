@@ -7,7 +7,9 @@ A bad setting stops with a message naming it and where it came from.
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +20,7 @@ from pydantic_settings import (
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+from pydantic_settings import SettingsError as SourceError
 
 from arena.gyms import BUILTIN_DOMAINS
 from arena.redact import install_log_redaction, mask_url, register_secrets, url_secrets
@@ -185,13 +188,44 @@ def load_settings(**overrides: Any) -> GymloopSettings:
         for err in exc.errors():
             name = ".".join(str(p) for p in err["loc"]) or "settings"
             source = _source_of(name.split(".")[0], overrides)
-            problems.append(f"setting {name!r} ({source}): {err['msg']}")
+            problems.append(f"setting {name!r} ({source}): {err['msg']}{_suggestion(name, err)}")
         raise SettingsError("; ".join(problems)) from exc
+    except SourceError as exc:
+        raise SettingsError(_source_problem(str(exc))) from exc
     except (OSError, ValueError) as exc:
         raise SettingsError(f"cannot read settings file {_config_file()}: {exc}") from exc
     register_secrets(settings.secret_values())
     install_log_redaction()
     return settings
+
+
+def _suggestion(name: str, err: Any) -> str:
+    """A 'did you mean' for a mistyped setting name or choice, else nothing."""
+    given = err.get("input")
+    if err.get("type") == "extra_forbidden":
+        choices, word = list(GymloopSettings.model_fields), name
+    elif isinstance(given, str | list):
+        words = [given] if isinstance(given, str) else [str(g) for g in given]
+        choices = list(BUILTIN_DOMAINS) + ["targeted", "uniform", "bandit", "builtin", "export", "command",
+                                           "threads", "dask", "ray"]
+        word = next((w for w in words if w not in choices), "")
+    else:
+        return ""
+    close = difflib.get_close_matches(word, choices, n=1) if word else []
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _source_problem(message: str) -> str:
+    """Say which variable or file holds a value pydantic-settings could not even parse, and what it must be."""
+    found = re.search(r'field "(\w+)" from source "(\w+)"', message)
+    if not found:
+        return f"cannot read settings: {message}"
+    name, source = found.groups()
+    if source == "EnvSettingsSource":
+        var = f"GYMLOOP_{name.upper()}"
+        return (f"setting {name!r} (environment variable {var}={os.environ.get(var, '')!r}): the value must be "
+                f"JSON for a list or mapping, e.g. {var}='[\"helpdesk\", \"tracker\"]'")
+    return f"setting {name!r} (file {_config_file()}): {message}"
 
 
 def _source_of(name: str, overrides: dict[str, Any]) -> str:

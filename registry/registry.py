@@ -401,7 +401,26 @@ class Registry:
             rows = s.scalars(select(RoundRow).where(RoundRow.campaign_id == campaign_id).order_by(RoundRow.index))
             return [conv.round_info(r) for r in rows]
 
+    def campaigns(self) -> list[CampaignInfo]:
+        """Return every campaign, oldest first."""
+        with self._read() as s:
+            return [conv.campaign_info(r) for r in s.scalars(select(CampaignRow).order_by(CampaignRow.id))]
+
     # Episodes -----------------------------------------------------------------
+
+    def find_episodes(self, episode_id: str) -> list[tuple[int, str, EpisodeRecord]]:
+        """Return ``(round id, stage, record)`` of every stored copy of an episode, by its id or an id prefix.
+
+        Raises:
+            RegistryError: The prefix is shorter than 6 characters.
+        """
+        if len(episode_id) < 6:
+            raise RegistryError(f"episode id {episode_id!r} is too short: give at least 6 characters")
+        with self._read() as s:
+            stmt = (select(EpisodeRow.round_id, EpisodeRow.stage, EpisodeRow.id, EpisodeRow.record)
+                    .where(EpisodeRow.episode_id.startswith(episode_id, autoescape=True)).order_by(EpisodeRow.id))
+            return [(round_id, stage, decode_record(blob, f"row {row_id} of round {round_id}"))
+                    for round_id, stage, row_id, blob in s.execute(stmt)]
 
     def record_episodes(
         self, round_id: int, records: Iterable[EpisodeRecord], *, stage: str = DEFAULT_STAGE
