@@ -33,6 +33,9 @@ MAX_NESTING = 16
 MAX_VALUES = 2_000
 """Most values (leaves, lists and objects together) in one call's arguments."""
 
+SQLITE_INT_MIN, SQLITE_INT_MAX = -(2**63), 2**63 - 1
+"""Range of the integers a tool argument may hold (what the world's SQLite stores)."""
+
 MAX_TOOL_NAME_CHARS = 200
 """Longest tool name kept on the trace (longer names are unknown tools anyway)."""
 
@@ -88,6 +91,8 @@ def _install_change_log(conn: sqlite3.Connection) -> dict[str, str | None]:
 
 
 def _bad_string(value: Any) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool) and not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:
+        return f"an integer of {value.bit_length()} bits is out of range (at most 64-bit integers are accepted)"
     if isinstance(value, str):
         if len(value) > MAX_ARGUMENT_CHARS:
             return f"string of {len(value)} characters exceeds the limit of {MAX_ARGUMENT_CHARS}"

@@ -115,8 +115,6 @@ def check_response(
         assertion: The response assertion.
         own_ids: Ids the episode itself produced (see ``episode_ids``).
     """
-    if assertion.max_chars is not None and len(reply) > assertion.max_chars:
-        return False, f"reply of {len(reply)} characters exceeds the limit of {assertion.max_chars}"
     text = reply.casefold()
     for alternatives in assertion.must_include:
         if not any(alt.casefold() in text for alt in alternatives):
@@ -128,12 +126,14 @@ def check_response(
         match = re.search(pattern, reply)
         if match:
             return False, f"reply leaks internal data {match.group(0)!r}"
+    if assertion.max_chars is not None and len(reply) > assertion.max_chars:
+        return False, f"reply of {len(reply)} characters exceeds the limit of {assertion.max_chars}"
     if assertion.id_pattern is not None:
         allowed = {i.upper() for i in assertion.allowed_ids} | own_ids
         foreign = sorted({m.group(0).upper() for m in re.finditer(assertion.id_pattern, reply)} - allowed)
         if foreign:
             shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-            return False, f"reply names records the request is not about: {shown}"
+            return False, f"reply leaks records the request is not about: {shown}"
     return True, ""
 
 
