@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from flows.models import CampaignParams, RoundSummary
+from flows.models import CAMPAIGN_NAME, CampaignParams, RoundSummary
 from flows.report import write_report
 from flows.settings import GymloopSettings, SettingsError, load_settings
 from registry import RegistryError
@@ -38,6 +41,33 @@ def _overrides(model: str | None, domains: list[str] | None, strategy: str | Non
         console.print(f"[red]bad setting:[/red] {exc}")
         raise typer.Exit(2) from exc
     return out
+
+
+def _campaign_name(name: str, option: str) -> str:
+    if not re.fullmatch(CAMPAIGN_NAME, name) or len(name) > 200:
+        console.print(f"[red]bad campaign name[/red] {name!r} ({option}): use 1-200 letters, digits, '_', '.' "
+                      "or '-', not '.' or '..'")
+        raise typer.Exit(2)
+    return name
+
+
+@contextmanager
+def _lease(campaign: str, overrides: dict[str, Any]) -> Iterator[None]:
+    """Hold the campaign's lease around the flows, so a second trigger stops before starting any."""
+    from flows import steps
+    from flows.lease import CampaignBusy, campaign_lease
+
+    settings = load_settings(**overrides)
+    try:
+        registry = steps.open_registry(settings)
+        with campaign_lease(registry, campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
+            yield
+    except CampaignBusy as exc:
+        console.print(f"[yellow]not started:[/yellow] {exc}")
+        raise typer.Exit(3) from exc
+    except RegistryError as exc:
+        console.print(f"[red]registry error:[/red] {exc}")
+        raise typer.Exit(2) from exc
 
 
 def _quiet_prefect() -> None:
@@ -105,7 +135,10 @@ def round_command(
 ) -> None:
     """Run the campaign's next round now (a manual trigger)."""
     _quiet_prefect()
-    summaries = _run_rounds(campaign, 1, _overrides(model, domain, strategy))
+    campaign = _campaign_name(campaign, "--campaign")
+    overrides = _overrides(model, domain, strategy)
+    with _lease(campaign, overrides):
+        summaries = _run_rounds(campaign, 1, overrides)
     console.print(_table(summaries, f"{campaign}: round {summaries[0].round_index}"))
 
 
@@ -120,8 +153,10 @@ def campaign_command(
     _quiet_prefect()
     from flows.round import campaign
 
+    name = _campaign_name(name, "--name")
     overrides = _overrides(model, domain, strategy)
-    summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
+    with _lease(name, overrides):
+        summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
     console.print(_table(summaries, f"campaign {name}"))
     if summaries:
         console.print(_campaign_line(name, load_settings(**overrides)))
@@ -143,6 +178,7 @@ def serve_command(
 
     from flows.round import next_round
 
+    campaign = _campaign_name(campaign, "--campaign")
     overrides = _overrides(model, domain, None)
     settings = load_settings(**overrides)
     schedule = cron or settings.schedule
@@ -166,6 +202,7 @@ def report_command(
     home: Annotated[Path | None, typer.Option(help="gymloop home holding the campaign.")] = None,
 ) -> None:
     """Write the campaign's Markdown report with its plots and print where it is."""
+    campaign = _campaign_name(campaign, "CAMPAIGN")
     settings = load_settings(**({"home": str(home)} if home else {}))
     folder = settings.home / "campaigns" / campaign
     try:

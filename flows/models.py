@@ -6,6 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+CAMPAIGN_NAME = r"^(?!\.{1,2}$)[A-Za-z0-9_.-]+$"
+"""Campaign names: letters, digits, ``_ . -`` (they name folders, so never ``.`` or ``..``)."""
+
 
 class RoundParams(BaseModel):
     """Which round to run.
@@ -18,7 +21,7 @@ class RoundParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    campaign: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.-]+$")
+    campaign: str = Field(min_length=1, max_length=200, pattern=CAMPAIGN_NAME)
     round_index: int = Field(ge=0)
     overrides: dict[str, Any] = Field(default_factory=dict)
 
@@ -34,7 +37,7 @@ class CampaignParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    campaign: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.-]+$")
+    campaign: str = Field(min_length=1, max_length=200, pattern=CAMPAIGN_NAME)
     rounds: int | None = Field(default=None, ge=1)
     overrides: dict[str, Any] = Field(default_factory=dict)
 
