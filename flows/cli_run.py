@@ -68,6 +68,14 @@ def _lease(campaign: str, overrides: dict[str, Any]) -> Iterator[None]:
     except RegistryError as exc:
         console.print(f"[red]registry error:[/red] {exc}")
         raise typer.Exit(2) from exc
+    except RuntimeError as exc:
+        if "ephemeral Prefect API server" not in str(exc):
+            raise
+        limit = os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "?")
+        console.print(f"[red]Prefect's temporary API server did not start within {limit} s[/red] (a busy machine?): "
+                      "run a server (`prefect server start`, then set PREFECT_API_URL) or raise "
+                      "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")
+        raise typer.Exit(2) from exc
 
 
 def _quiet_prefect() -> None:

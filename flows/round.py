@@ -25,6 +25,7 @@ from flows.lease import campaign_lease
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
 from flows.plots import RoundPoint, lift_plot, weakness_heatmap
 from flows.settings import GymloopSettings, load_settings
+from flows.store_setup import store_setup_lock
 from flows.tracking import CampaignTracker
 from flows.validity import check_invalid_share
 from registry import ModelInfo, Registry
@@ -312,7 +313,8 @@ def _record(settings: GymloopSettings, registry: Registry, params: RoundParams, 
 def _track(settings: GymloopSettings, registry: Registry, params: RoundParams, summary: RoundSummary,
            report: WeaknessReport, variant_ids: list[str]) -> None:
     folder = steps.round_dir(settings, params.campaign, params.round_index)
-    tracker = CampaignTracker(settings.resolved_mlflow_uri(), params.campaign, settings.home / "mlartifacts")
+    with store_setup_lock(settings.resolved_mlflow_uri()):
+        tracker = CampaignTracker(settings.resolved_mlflow_uri(), params.campaign, settings.home / "mlartifacts")
     if params.round_index == 0:
         tracker.log_campaign_params(settings.public_dict())
     wave = Wave.model_validate_json((folder / "wave.json").read_text())
