@@ -44,7 +44,7 @@ def _overrides(model: str | None, domains: list[str] | None, strategy: str | Non
 
 
 def _campaign_name(name: str, option: str) -> str:
-    if not re.fullmatch(CAMPAIGN_NAME, name) or len(name) > 200:
+    if not re.fullmatch(CAMPAIGN_NAME, name) or len(name) > 200 or name in (".", ".."):
         console.print(f"[red]bad campaign name[/red] {name!r} ({option}): use 1-200 letters, digits, '_', '.' "
                       "or '-', not '.' or '..'")
         raise typer.Exit(2)

@@ -120,4 +120,5 @@ def test_migrations_ship_inside_the_package() -> None:
 
     versions = Path(registry.__file__).parent / "migrations" / "versions"
     assert (versions.parent / "env.py").is_file()
-    assert sorted(p.name for p in versions.glob("v*.py")) == ["v0001_initial.py", "v0002_round_details.py", "v0003_campaign_leases.py"]
+    assert sorted(p.name for p in versions.glob("v*.py")) == [
+        "v0001_initial.py", "v0002_round_details.py", "v0003_campaign_leases.py"]
