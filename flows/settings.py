@@ -120,6 +120,13 @@ class GymloopSettings(BaseSettings):
             raise ValueError(f"unknown domain(s) {unknown or value}; built-in: {', '.join(BUILTIN_DOMAINS)}")
         return value
 
+    @field_validator("home")
+    @classmethod
+    def _home_is_a_folder(cls, value: Path) -> Path:
+        if value.exists() and not value.is_dir():
+            raise ValueError(f"{value} is a file; the gymloop home must be a folder")
+        return value
+
     @field_validator("schedule")
     @classmethod
     def _cron(cls, value: str) -> str:
