@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from arena.redact import url_secrets
+from flows.settings import SECRET_SETTINGS, URL_SETTINGS
 
 CAMPAIGN_NAME = r"^[A-Za-z0-9_.-]+$"
 """Campaign names: letters, digits, ``_ . -`` (they name folders, so never ``.`` or ``..``)."""
@@ -19,6 +22,22 @@ def check_campaign_name(name: str) -> str:
     if name in (".", ".."):
         raise ValueError(f"campaign name {name!r} would name a folder outside the campaigns folder")
     return name
+
+
+def no_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Refuse flow-parameter overrides that carry secrets: Prefect stores and shows flow parameters.
+
+    Raises:
+        ValueError: An override is a secret setting, or a URL setting holding a password or token.
+    """
+    for name, value in overrides.items():
+        if name in SECRET_SETTINGS:
+            raise ValueError(f"override {name!r} is a secret: set it in gymloop.toml or GYMLOOP_{name.upper()} "
+                             "where the flow runs, never as a flow parameter")
+        if name in URL_SETTINGS and isinstance(value, str) and url_secrets(value):
+            raise ValueError(f"override {name!r} holds a URL with a password or token: set it in gymloop.toml or "
+                             f"GYMLOOP_{name.upper()} where the flow runs, never as a flow parameter")
+    return overrides
 
 
 class RoundParams(BaseModel):
@@ -37,6 +56,8 @@ class RoundParams(BaseModel):
     round_index: int = Field(ge=0)
     overrides: dict[str, Any] = Field(default_factory=dict)
 
+    _no_secrets = field_validator("overrides")(no_secret_overrides)
+
 
 class CampaignParams(BaseModel):
     """A campaign: rounds until a stop rule fires.
@@ -53,6 +74,8 @@ class CampaignParams(BaseModel):
                                                                           pattern=CAMPAIGN_NAME)
     rounds: int | None = Field(default=None, ge=1)
     overrides: dict[str, Any] = Field(default_factory=dict)
+
+    _no_secrets = field_validator("overrides")(no_secret_overrides)
 
 
 class StageResult(BaseModel):
