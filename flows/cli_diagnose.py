@@ -59,9 +59,18 @@ def diagnose_command(
         raise typer.BadParameter("give exactly one of --episodes FILE or --round ID")
     skipped: Counter[str] = Counter()
     if episodes is not None:
+        if episodes.is_dir():
+            raise typer.BadParameter(f"{episodes} is a folder, not an episodes JSONL file", param_hint="--episodes")
         if not episodes.is_file():
             raise typer.BadParameter(f"episodes file {episodes} does not exist", param_hint="--episodes")
-        report = diagnose(iter_episodes_jsonl(episodes, skipped), seed=seed)
+        try:
+            report = diagnose(iter_episodes_jsonl(episodes, skipped), seed=seed)
+        except UnicodeDecodeError as exc:
+            raise typer.BadParameter(f"{episodes} is not UTF-8 text (byte {exc.start}): not an episodes JSONL file",
+                                     param_hint="--episodes") from None
+        except RecursionError:
+            raise typer.BadParameter(f"{episodes} holds JSON nested too deep to be an episode record",
+                                     param_hint="--episodes") from None
     else:
         records, ctx = _round_episodes(int(str(round_id)), stage)
         report = diagnose(records, ctx, seed=seed, round_id=str(round_id))

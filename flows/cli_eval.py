@@ -24,14 +24,28 @@ def _row(label: str, m: Metrics) -> list[str]:
             fmt(m.pass_hat_k)]
 
 
-def write_jsonl(records: list[EpisodeRecord], path: Path) -> None:
-    """Write episode records as JSON lines (atomically)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(record.model_dump_json() + "\n")
-    tmp.replace(path)
+class EpisodeWriter:
+    """Writes episodes to a JSON-lines file as they finish, so an interrupted run keeps what it played.
+
+    Args:
+        path: The file (created with its folder; an existing file is replaced).
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.written = 0
+        self._fh = path.open("w", encoding="utf-8")
+
+    def write(self, record: EpisodeRecord) -> None:
+        """Append one episode and flush it to disk."""
+        self._fh.write(record.model_dump_json() + "\n")
+        self._fh.flush()
+        self.written += 1
+
+    def close(self) -> None:
+        """Close the file."""
+        self._fh.close()
 
 
 def eval_command(
@@ -61,17 +75,31 @@ def eval_command(
         raise typer.BadParameter(f"unknown domain(s) {unknown}; built-in: {available_domains()}", param_hint="--domain")
     if split not in ("train", "heldout", "all"):
         raise typer.BadParameter(f"split {split!r} is not train, heldout or all", param_hint="--split")
-    agent = make_agent(model, api_base=api_base, params_path=params)
+    try:
+        agent = make_agent(model, api_base=api_base, params_path=params)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--params") from None
     packs = [build_pack(d, seed=0) for d in domains]
     config = RolloutConfig(
         seeds=seeds or [0], k=k, split=None if split == "all" else split,
         executor="process" if workers > 1 else "inline", workers=workers,
     )
     total = len(plan_episodes(packs, config))
-    with Progress(console=make_console(stderr=True), transient=True) as progress:
-        bar = progress.add_task(f"evaluating {agent.model_ref}", total=total)
-        records = run_rollouts(agent, packs, config, on_episode=lambda _: progress.advance(bar))
-    write_jsonl(records, out)
+    try:
+        writer = EpisodeWriter(out)
+    except OSError as exc:
+        raise typer.BadParameter(f"{out}: cannot write episodes there ({exc.strerror})", param_hint="--out") from None
+
+    def finished(record: EpisodeRecord) -> None:
+        writer.write(record)
+        progress.advance(bar)
+
+    try:
+        with Progress(console=make_console(stderr=True), transient=True) as progress:
+            bar = progress.add_task(f"evaluating {agent.model_ref}", total=total)
+            records = run_rollouts(agent, packs, config, on_episode=finished)
+    finally:
+        writer.close()
     groups = {"all": compute_metrics(records, k=k)}
     groups.update({f"domain {n}": m for n, m in metrics_by(records, lambda r: [r.domain], k=k).items()})
     groups.update({f"category {n}": m for n, m in metrics_by(records, lambda r: [r.category], k=k).items()})

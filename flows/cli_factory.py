@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 app = typer.Typer(help="The environment factory: serve it, export its schema, request variants.",
@@ -72,9 +73,20 @@ def request(
     from arena.pack import write_pack
     from factory_client import FactoryError, VariantRequest, WeaknessTarget, make_factory_client
 
-    targets = [WeaknessTarget(kind=k, focus_tags=list(focus_tag)) for k in weakness]
-    req = VariantRequest(domain=domain, targets=targets, variants=variants, tasks_per_variant=tasks,
-                         complexity=complexity, seed=seed, baseline_model=baseline)
+    options = {"--variants": variants, "--tasks": tasks, "--complexity": complexity, "--seed": seed,
+               "--weakness": weakness, "--focus-tag": focus_tag, "DOMAIN": domain, "--baseline": baseline}
+    try:
+        targets = [WeaknessTarget(kind=k, focus_tags=list(focus_tag)) for k in weakness]
+        req = VariantRequest(domain=domain, targets=targets, variants=variants, tasks_per_variant=tasks,
+                             complexity=complexity, seed=seed, baseline_model=baseline)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = str(err["loc"][0]) if err["loc"] else ""
+        option = {"tasks_per_variant": "--tasks", "targets": "--weakness", "baseline_model": "--baseline",
+                  "kind": "--weakness", "focus_tags": "--focus-tag"}.get(field, f"--{field}".replace("_", "-"))
+        shown = options.get(option, err.get("input"))
+        console.print(f"[red]bad option[/red] {option} {shown!r}: {err['msg']}")
+        raise typer.Exit(2) from None
     from flows.settings import SettingsError, load_settings
 
     try:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -48,6 +51,44 @@ def _overrides(model: str | None, domains: list[str] | None, strategy: str | Non
         out["strategy"] = strategy
     _settings(**out)
     return out
+
+
+def _campaign_name(name: str, option: str) -> str:
+    from flows.models import CAMPAIGN_NAME
+
+    if not re.fullmatch(CAMPAIGN_NAME, name) or len(name) > 200 or name in (".", ".."):
+        print_line(console, f"bad campaign name {name!r} ({option}): use 1-200 letters, digits, '_', '.' "
+                   "or '-', not '.' or '..'")
+        raise typer.Exit(2)
+    return name
+
+
+@contextmanager
+def _lease(campaign: str, overrides: dict[str, Any]) -> Iterator[None]:
+    """Hold the campaign's lease around the flows, so a second trigger stops before starting any."""
+    from flows import steps
+    from flows.lease import CampaignBusy, campaign_lease
+    from registry import RegistryError
+
+    settings = _settings(**overrides)
+    try:
+        registry = steps.open_registry(settings)
+        with campaign_lease(registry, campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
+            yield
+    except CampaignBusy as exc:
+        print_line(console, f"not started: {exc}")
+        raise typer.Exit(3) from exc
+    except RegistryError as exc:
+        print_line(console, f"registry error: {exc}")
+        raise typer.Exit(2) from exc
+    except RuntimeError as exc:
+        if "ephemeral Prefect API server" not in str(exc):
+            raise
+        limit = os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "?")
+        print_line(console, f"Prefect's temporary API server did not start within {limit} s (a busy machine?): "
+                   "run a server (`prefect server start`, then set PREFECT_API_URL) or raise "
+                   "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")
+        raise typer.Exit(2) from exc
 
 
 def _quiet_prefect() -> None:
@@ -169,10 +210,12 @@ def round_command(
 ) -> None:
     """Run the campaign's next round now (a manual trigger)."""
     _quiet_prefect()
+    campaign = _campaign_name(campaign, "--campaign")
     overrides = _overrides(model, domain, strategy)
     settings = _settings(**overrides)
     _check_tracking(settings)
-    summaries = _run_rounds(campaign, 1, overrides, make_console(stderr=as_json))
+    with _lease(campaign, overrides):
+        summaries = _run_rounds(campaign, 1, overrides, make_console(stderr=as_json))
     if as_json:
         print_json(_result(campaign, summaries, settings))
         return
@@ -190,13 +233,15 @@ def campaign_command(
 ) -> None:
     """Run rounds until a stop rule fires (plateau, budget, target pass rate) or the round limit."""
     _quiet_prefect()
+    name = _campaign_name(name, "--name")
     overrides = _overrides(model, domain, strategy)
     settings = _settings(**overrides)
     _check_tracking(settings)
     from flows.models import CampaignParams
     from flows.round import campaign
 
-    summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
+    with _lease(name, overrides):
+        summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
     if as_json:
         print_json(_result(name, summaries, settings))
         return
@@ -220,6 +265,7 @@ def serve_command(
     """
     from flows.serving import ServeError, serve_campaign
 
+    campaign = _campaign_name(campaign, "--campaign")
     overrides = _overrides(model, domain, None)
     try:
         serve_campaign(campaign, cron, overrides, console)
@@ -237,6 +283,7 @@ def report_command(
     from flows.report import campaign_summaries, write_report
     from registry import RegistryError
 
+    campaign = _campaign_name(campaign, "CAMPAIGN")
     settings = _settings(**({"home": str(home)} if home else {}))
     folder = settings.home / "campaigns" / campaign
     try:

@@ -21,8 +21,10 @@ from arena.rollout import EpisodeKey
 from curriculum import History, RoundResult, StopRules, Wave, should_stop
 from diagnosis import WeaknessReport
 from flows import prefect_view, round_tracking, steps
+from flows.lease import campaign_lease
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
 from flows.settings import GymloopSettings, load_settings
+from flows.validity import check_invalid_share
 from registry import ModelInfo, Registry
 
 
@@ -81,6 +83,7 @@ def run_stage(settings: GymloopSettings, registry: Registry, round_id: int, stag
     futures = [batch_task.submit(round_id, stage, model.id, batch, overrides)
                for batch in steps.batches(todo, settings.batch_size)]
     ran = [r for f in futures for r in f.result().records]
+    check_invalid_share(settings, registry, round_id, stage)
     result = StageResult(stage=stage, planned=len(keys), ran=len(ran), reused=len(keys) - len(todo),
                          seconds=round(time.perf_counter() - started, 3))
     return result, ran
@@ -318,9 +321,14 @@ def _record(settings: GymloopSettings, registry: Registry, params: RoundParams, 
 @flow(name="campaign", flow_run_name=prefect_view.campaign_run_name)
 def campaign(params: CampaignParams) -> list[RoundSummary]:
     """Run rounds until a stop rule fires (plateau, budget, target pass rate) or the round limit."""
-    logger = get_run_logger()
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings)
+    with campaign_lease(registry, params.campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
+        return _campaign_rounds(params, settings, registry)
+
+
+def _campaign_rounds(params: CampaignParams, settings: GymloopSettings, registry: Registry) -> list[RoundSummary]:
+    logger = get_run_logger()
     info = registry.create_campaign(params.campaign, settings.public_dict(), exist_ok=True)
     finished = [r for r in registry.rounds(info.id) if r.status == "finished"]
     start = len(finished)
@@ -356,10 +364,11 @@ def next_round(params: CampaignParams) -> RoundSummary:
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings)
     info = registry.create_campaign(params.campaign, settings.public_dict(), exist_ok=True)
-    rounds = registry.rounds(info.id)
-    index = next((r.index for r in rounds if r.status != "finished"), len(rounds))
-    runner = curriculum_round.with_options(task_runner=_task_runner(settings))
-    with tags(*prefect_view.run_tags(params.campaign)):
-        summary = runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))
-    round_tracking.close_campaign(settings, params.campaign)
+    with campaign_lease(registry, params.campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
+        rounds = registry.rounds(info.id)
+        index = next((r.index for r in rounds if r.status != "finished"), len(rounds))
+        runner = curriculum_round.with_options(task_runner=_task_runner(settings))
+        with tags(*prefect_view.run_tags(params.campaign)):
+            summary = runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))
+        round_tracking.close_campaign(settings, params.campaign)
     return summary

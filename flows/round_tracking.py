@@ -17,6 +17,7 @@ from flows import steps
 from flows.models import RoundSummary
 from flows.report import campaign_summaries, write_plots, write_report
 from flows.settings import GymloopSettings
+from flows.store_setup import store_setup_lock
 from flows.tracking import CampaignTracker, check_reachable
 from registry import ModelInfo, Registry
 
@@ -29,7 +30,8 @@ def tracker_for(settings: GymloopSettings, campaign: str) -> CampaignTracker:
     """
     uri = settings.resolved_mlflow_uri()
     check_reachable(uri)
-    return CampaignTracker(uri, campaign, settings.home / "mlartifacts")
+    with store_setup_lock(uri):
+        return CampaignTracker(uri, campaign, settings.home / "mlartifacts")
 
 
 def open_round(settings: GymloopSettings, campaign: str, index: int) -> str:

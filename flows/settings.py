@@ -81,6 +81,11 @@ class GymloopSettings(BaseSettings):
         batch_size: Episodes per Prefect task.
         schedule: Cron schedule of the served deployment.
         seed: Campaign seed.
+        lease_wait_s: How long a round waits for another process advancing the same campaign before it
+            stops with a message naming that process.
+        lease_ttl_s: Seconds after which the lease of a process that stopped renewing it (killed) lapses.
+        max_invalid_share: Largest share of a stage's episodes that may be invalid (excluded from pass rates
+            and training, e.g. model-API failures); a round past it fails with the count and the causes.
     """
 
     model_config = SettingsConfigDict(env_prefix="GYMLOOP_", extra="forbid", validate_default=True)
@@ -119,6 +124,9 @@ class GymloopSettings(BaseSettings):
     batch_size: int = Field(default=500, ge=1)
     schedule: str = "0 2 * * *"
     seed: int = 0
+    max_invalid_share: float = Field(default=0.2, ge=0, le=1)
+    lease_wait_s: float = Field(default=0.0, ge=0)
+    lease_ttl_s: float = Field(default=120.0, ge=5)
 
     @field_validator("domains")
     @classmethod
@@ -126,6 +134,13 @@ class GymloopSettings(BaseSettings):
         unknown = [d for d in value if d not in BUILTIN_DOMAINS]
         if unknown or not value:
             raise ValueError(f"unknown domain(s) {unknown or value}; built-in: {', '.join(BUILTIN_DOMAINS)}")
+        return value
+
+    @field_validator("home")
+    @classmethod
+    def _home_is_a_folder(cls, value: Path) -> Path:
+        if value.exists() and not value.is_dir():
+            raise ValueError(f"{value} is a file; the gymloop home must be a folder")
         return value
 
     @field_validator("schedule")

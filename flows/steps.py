@@ -26,6 +26,7 @@ from curriculum import CurriculumConfig, GroupResult, History, Wave, plan_wave, 
 from diagnosis import DiagnosisContext, WeaknessReport, diagnose
 from factory_client import FactoryResult, VariantRequest, make_factory_client, targets_from_report
 from flows.settings import GymloopSettings, load_settings
+from flows.store_setup import store_setup_lock
 from registry import ModelInfo, Registry, WaveEntry, WeaknessEntry
 from trainers import GRPOTrainer, ModelRef, get_trainer, save_reference
 
@@ -35,7 +36,8 @@ EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
 
 @cache
 def _registry(url: str, home: str) -> Registry:
-    return Registry(url, home)
+    with store_setup_lock(url):
+        return Registry(url, home)
 
 
 def open_registry(settings: GymloopSettings) -> Registry:
