@@ -158,7 +158,7 @@ def remove_stale_staging(out_dir: Path) -> list[Path]:
 
 
 class _NaNGuard:
-    """A transformers callback that stops training at the first NaN or infinite loss."""
+    """A transformers callback that stops training at the first NaN or infinite loss or gradient norm."""
 
     def __init__(self) -> None:
         self.bad: tuple[int, float] | None = None
@@ -171,10 +171,11 @@ class _NaNGuard:
         class NaNLossCallback(TrainerCallback):  # type: ignore[misc]
             def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
                        **kwargs: Any) -> None:
-                loss = (logs or {}).get("loss")
-                if isinstance(loss, int | float) and not math.isfinite(loss):
-                    guard.bad = (int(state.global_step), float(loss))
-                    control.should_training_stop = True
+                for key in ("loss", "grad_norm"):
+                    value = (logs or {}).get(key)
+                    if isinstance(value, int | float) and not math.isfinite(value) and guard.bad is None:
+                        guard.bad = (int(state.global_step), float(value))
+                        control.should_training_stop = True
 
         return NaNLossCallback()
 
@@ -281,7 +282,8 @@ class TRLTrainer:
                 "learning_rate": config.learning_rate, "seed": config.seed,
                 "per_device_train_batch_size": config.per_device_train_batch_size,
                 "data_seed": config.seed, "report_to": [], "save_strategy": "no", "logging_steps": 1,
-                "gradient_checkpointing": False, "use_cpu": not _cuda(), "disable_tqdm": True}
+                "gradient_checkpointing": False, "logging_nan_inf_filter": False, "use_cpu": not _cuda(),
+                "disable_tqdm": True}
 
     def _peft(self) -> Any:
         if not self.config.lora:
@@ -358,8 +360,8 @@ class TRLTrainer:
     def _check_loss(guard: _NaNGuard, trainer: Any, method: str) -> None:
         if guard.bad is not None:
             step, loss = guard.bad
-            raise TrainerError(f"trl trainer ({method}): the loss became {loss} at step {step}; no checkpoint "
-                               "was written (lower the learning rate, check the checkpoint's weights)")
+            raise TrainerError(f"trl trainer ({method}): the loss (or its gradient) became {loss} at step {step}; "
+                               "no checkpoint was written (lower the learning rate, check the checkpoint's weights)")
 
     def _save(self, model: Any, tokenizer: Any, parent: ModelRef, staging: Path, stats: TRLStats) -> ModelRef:
         folder = staging / "model"
