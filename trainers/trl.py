@@ -99,8 +99,10 @@ class TRLStats(BaseModel):
         check_pass_rate: Pass rate of each assertion kind over the scored rollouts.
         tool_calls: Tool calls the environments served.
         env_seconds: Seconds spent in gymloop's environments (reset, tools, verify).
+        grpo_seconds: Wall-clock seconds inside GRPO's training loop (rollouts, rewards, updates).
+        grpo_steps: GRPO optimizer steps taken.
+        tokens: Tokens GRPO processed (prompts and completions), as TRL counts them.
         train_seconds: Wall-clock seconds of the training step.
-        final_loss: Last logged training loss.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -114,8 +116,10 @@ class TRLStats(BaseModel):
     check_pass_rate: dict[str, float] = Field(default_factory=dict)
     tool_calls: int = 0
     env_seconds: float = 0.0
+    grpo_seconds: float = 0.0
+    grpo_steps: int = 0
+    tokens: int = 0
     train_seconds: float = 0.0
-    final_loss: float | None = None
 
 
 class _VerdictLog:
@@ -345,8 +349,12 @@ class TRLTrainer:
         trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=[record_replies], args=args,
                               train_dataset=Dataset.from_list(rows), environment_factory=factory,
                               peft_config=self._peft(), callbacks=[guard.callback()])
+        started = time.perf_counter()
         trainer.train()
+        stats.grpo_seconds = round(time.perf_counter() - started, 3)
         self._check_loss(guard, trainer, "grpo")
+        stats.grpo_steps = int(trainer.state.global_step)
+        stats.tokens = int(max((log.get("num_tokens", 0) for log in trainer.state.log_history), default=0))
         log.summarize(stats)
         for cls in classes.values():
             cls.on_verdict = None
