@@ -37,7 +37,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--generations", type=int, default=4)
     args = parser.parse_args()
-    from tiny_lm import build_tiny_checkpoint, corpus_for
+    from tiny_lm import build_tiny_checkpoint, corpus_for  # type: ignore[import-not-found]
 
     pack = build_pack("helpdesk", seed=0)
     tasks = [t for t in pack.tasks if t.split == "train"][:4]
