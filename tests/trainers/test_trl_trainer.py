@@ -94,6 +94,12 @@ def test_sft_fine_tunes_on_verified_successes_only(pack, scripted, tmp_path):
     assert trainer.last_stats.sft_rows == 2 and new.version == 1
     assert new.params_hash != checkpoint_hash(scripted)
     load_checkpoint(new.artifact)
+    lora = TRLTrainer(tmp_path / "lora", [pack], small(method="sft", per_device_train_batch_size=1, lora=True))
+    merged = lora.train(ref_of(scripted), wave, episodes)
+    files = {p.name for p in (tmp_path / "lora" / merged.artifact.split("/")[-1]).iterdir()}
+    assert "model.safetensors" in files and "adapter_config.json" not in files
+    assert merged.params_hash != checkpoint_hash(scripted)
+    load_checkpoint(merged.artifact)
 
 
 def test_nan_loss_is_a_clear_error_and_leaves_no_checkpoint(pack, scripted, tmp_path):
