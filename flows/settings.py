@@ -24,6 +24,7 @@ from pydantic_settings import SettingsError as SourceError
 
 from arena.gyms import BUILTIN_DOMAINS
 from arena.redact import install_log_redaction, mask_url, register_secrets, url_secrets
+from trainers.trl import TRLConfig
 
 CONFIG_ENV = "GYMLOOP_CONFIG"
 """Variable naming the settings file (default: ./gymloop.toml)."""
@@ -48,7 +49,8 @@ class GymloopSettings(BaseSettings):
 
     Attributes:
         home: Folder for the registry, pack store, artifacts and the local MLflow store.
-        model: ``reference`` or a litellm model string.
+        model: ``reference``, a litellm model string, or ``transformers:<folder>`` for a local checkpoint played
+            in-process (and trained by the ``trl`` trainer).
         api_base: OpenAI-compatible server for local checkpoints.
         api_key: API key for the model provider (never logged).
         model_timeout_s: Request timeout for model calls.
@@ -69,8 +71,11 @@ class GymloopSettings(BaseSettings):
         tasks_per_variant: Tasks per requested variant.
         gate_k: Baseline attempts in the factory's quality gate.
         strategy: Curriculum strategy (targeted, uniform, bandit).
-        trainer: Trainer name (builtin, export, command).
+        trainer: Trainer name (builtin, export, command, trl).
         trainer_command: Command for the ``command`` trainer.
+        trl: Settings of the ``trl`` trainer (method, steps, LoRA, ...; ``[trl]`` in gymloop.toml).
+        local_max_new_tokens: Tokens a local checkpoint generates per turn in evaluation and rollouts.
+        local_max_steps: Model turns of a local checkpoint in one episode.
         max_rounds: Stop after this many rounds.
         plateau_rounds: Stop when lift stayed under ``plateau_lift`` this many rounds.
         plateau_lift: Lift under which a round counts as a plateau.
@@ -112,8 +117,11 @@ class GymloopSettings(BaseSettings):
     tasks_per_variant: int = Field(default=10, ge=1, le=200)
     gate_k: int = Field(default=5, ge=1, le=20)
     strategy: Literal["targeted", "uniform", "bandit"] = "targeted"
-    trainer: Literal["builtin", "export", "command"] = "builtin"
+    trainer: Literal["builtin", "export", "command", "trl"] = "builtin"
     trainer_command: list[str] = Field(default_factory=list)
+    trl: TRLConfig = Field(default_factory=TRLConfig)
+    local_max_new_tokens: int = Field(default=256, ge=1)
+    local_max_steps: int = Field(default=8, ge=1)
     max_rounds: int = Field(default=3, ge=1, le=1000)
     plateau_rounds: int = Field(default=2, ge=1)
     plateau_lift: float = Field(default=0.005, ge=0)
