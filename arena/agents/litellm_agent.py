@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from arena.agents._model_api import APIFailure, backoff_delay, classify
 from arena.agents.base import AgentRun, CallTool, ModelAPIError
 from arena.gym import Observation
+from arena.limits import report_call
 from arena.results import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -245,6 +246,7 @@ class LiteLLMAgent:
             except Exception as exc:  # every failure of the call is classified below
                 run.latency_s += time.perf_counter() - started
                 failure = classify(exc, litellm)
+                report_call(False, failure.kind)
                 if not failure.retryable or attempt >= config.max_retries:
                     raise episode.failed(failure, attempt + 1) from exc
                 if failure.retry_after is not None and failure.retry_after > config.max_retry_after_s:
@@ -260,6 +262,7 @@ class LiteLLMAgent:
                 attempt += 1
                 continue
             run.latency_s += time.perf_counter() - started
+            report_call(True)
             self._account(response, run)
             if not getattr(response, "choices", None):
                 raise episode.failed(APIFailure("server_error", "the model answered with no choices"), attempt + 1)
