@@ -66,10 +66,12 @@ def _campaign_line(name: str, settings: GymloopSettings) -> str:
 
 def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any]) -> list[RoundSummary]:
     from flows.round import next_round
+    from flows.run_guard import MeterColumn, guarded_run
 
     summaries: list[RoundSummary] = []
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console) as progress:
+    with guarded_run(load_settings(**overrides), campaign_name, console) as meter, \
+            Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                     MeterColumn(meter), console=console) as progress:
         bar = progress.add_task(f"campaign {campaign_name}", total=rounds)
         for index in range(rounds):
             progress.update(bar, description=f"campaign {campaign_name}: round {index + 1} of {rounds}")
@@ -119,9 +121,11 @@ def campaign_command(
     """Run rounds until a stop rule fires (plateau, budget, target pass rate) or the round limit."""
     _quiet_prefect()
     from flows.round import campaign
+    from flows.run_guard import guarded_run
 
     overrides = _overrides(model, domain, strategy)
-    summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
+    with guarded_run(load_settings(**overrides), name, console):
+        summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
     console.print(_table(summaries, f"campaign {name}"))
     if summaries:
         console.print(_campaign_line(name, load_settings(**overrides)))

@@ -21,6 +21,7 @@ from arena.rollout import EpisodeKey
 from curriculum import History, RoundResult, StopRules, Wave, should_stop
 from diagnosis import WeaknessReport
 from flows import steps
+from flows.live import retry_unless_stopped
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
 from flows.plots import RoundPoint, lift_plot, weakness_heatmap
 from flows.settings import GymloopSettings, load_settings
@@ -41,7 +42,8 @@ class EpisodeBatch:
         self.records = records
 
 
-@task(name="rollout-batch", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
+@task(name="rollout-batch", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE,
+      retry_condition_fn=retry_unless_stopped)
 def rollout_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
                   overrides: dict[str, Any]) -> EpisodeBatch:
     """Run one batch of episodes (those not yet recorded), record and return them; retried on failure."""

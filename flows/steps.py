@@ -21,10 +21,12 @@ from arena.agents.reference import PolicyParams, ReferencePolicy
 from arena.episode import EpisodeRecord
 from arena.metrics import Outcome, compute_metrics, metrics_by, paired_lift
 from arena.pack import Pack, build_pack
-from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
+from arena.rollout import EpisodeKey, run_episodes
 from curriculum import CurriculumConfig, GroupResult, History, Wave, plan_wave, task_refs
 from diagnosis import DiagnosisContext, WeaknessReport, diagnose
 from factory_client import FactoryResult, VariantRequest, make_factory_client, targets_from_report
+from flows.interrupt import batch_running
+from flows.live import EpisodeSink, rollout_config
 from flows.settings import GymloopSettings, load_settings
 from registry import ModelInfo, Registry, WaveEntry, WeaknessEntry
 from trainers import GRPOTrainer, ModelRef, get_trainer, save_reference
@@ -147,7 +149,7 @@ def batches(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
 
 def run_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
               overrides: dict[str, Any]) -> list[EpisodeRecord]:
-    """Run one batch of episodes not yet in the registry, record them and return them."""
+    """Run one batch of episodes not yet in the registry, record them as they finish and return them."""
     settings = load_settings(**overrides)
     registry = open_registry(settings)
     done = {(d.pack_id, d.task_id, d.seed, d.attempt) for d in registry.finished_episode_keys(round_id, stage=stage)}
@@ -156,10 +158,8 @@ def run_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[Epi
         return []
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
     agent = make_agent(registry.model(model_id), settings)
-    config = RolloutConfig(executor="inline", episode_timeout_s=max(30.0, settings.model_timeout_s * 4))
-    records = run_episodes(agent, packs, todo, config)
-    registry.record_episodes(round_id, records, stage=stage)
-    return records
+    with batch_running() as stop, EpisodeSink(registry, round_id, stage) as sink:
+        return run_episodes(agent, packs, todo, rollout_config(settings, agent), on_episode=sink, stop=stop)
 
 
 def copy_stage(registry: Registry, source_round: int, source_stage: str, round_id: int, stage: str,

@@ -74,6 +74,14 @@ class LiteLLMConfig(BaseModel):
     output_cost_per_token: float | None = Field(default=None, ge=0)
 
 
+PROBE_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {"name": "ping", "description": "Check that the service answers.",
+                 "parameters": {"type": "object", "properties": {}, "required": []}},
+}
+"""The one tool a preflight request offers, to check that the model accepts tools."""
+
+
 def _import_litellm() -> ModuleType:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
@@ -188,6 +196,31 @@ class LiteLLMAgent:
                 messages.append({"role": "tool", "tool_call_id": call_id, "content": tool_message_content(result)})
         run.stop_reason = "step_limit"
         return run.model_copy()
+
+    def probe(self, *, tools: bool = True, timeout_s: float = 20.0) -> AgentRun:
+        """Send one tiny request (offering one tool when ``tools``) with this agent's client and settings.
+
+        Returns:
+            The usage of the request.
+
+        Raises:
+            ModelAPIError: The request failed (not retried); ``kind`` classifies why and ``message`` says it.
+        """
+        litellm = self._lib()
+        request = self._request([{"role": "user", "content": "Reply with the word ok."}], [PROBE_TOOL] if tools else [],
+                                0)
+        request["timeout"] = min(timeout_s, self.config.timeout_s)
+        request["max_tokens"] = 16
+        run = AgentRun()
+        try:
+            response = litellm.completion(**request)
+        except Exception as exc:  # classified for the caller, which names the model and endpoint
+            failure = classify(exc, litellm)
+            raise ModelAPIError(failure.kind, failure.message, usage=run) from exc
+        self._account(response, run)
+        if not getattr(response, "choices", None):
+            raise ModelAPIError("server_error", "the model answered with no choices", usage=run)
+        return run
 
     def _lib(self) -> ModuleType:
         if self._litellm is None:
