@@ -2,13 +2,15 @@
 
 On the first SIGINT or SIGTERM, rollouts stop starting episodes and abandon those in flight, the
 episodes already finished are committed, the campaign's running round is marked ``interrupted`` in the
-registry, the command that resumes it is printed, and the process exits (130 for SIGINT, 143 for
-SIGTERM). The signal is seen through a wakeup file descriptor read by a watcher thread, so it acts even
+registry, the command that resumes it is printed, the exit handlers run (stopping Prefect's temporary
+API server) and the process exits (130 for SIGINT, 143 for SIGTERM) without waiting for threads stuck
+on a model call. The signal is seen through a wakeup file descriptor read by a watcher thread, so it acts even
 while Prefect's own SIGTERM handler is installed or the main thread waits on a stuck model call.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import socket
@@ -24,6 +26,9 @@ STOP = threading.Event()
 
 GRACE_S = 3.0
 """Seconds the running batches get to commit their finished episodes before the process exits."""
+
+EXIT_HANDLERS_S = 4.0
+"""Seconds the exit handlers get before the process ends anyway."""
 
 _ACTIVE = 0
 _ACTIVE_LOCK = threading.Lock()
@@ -45,6 +50,18 @@ def batch_running() -> Iterator[threading.Event]:
 def _batches_running() -> int:
     with _ACTIVE_LOCK:
         return _ACTIVE
+
+
+def _exit_now(code: int) -> None:
+    """Run the exit handlers (they stop Prefect's temporary API server), then end the process at once.
+
+    Threads blocked on a model call or a training command are not waited for.
+    """
+    cleanup = threading.Thread(target=atexit._run_exitfuncs, name="gymloop-exit", daemon=True)
+    cleanup.start()
+    cleanup.join(EXIT_HANDLERS_S)
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _note_signal(signum: int, frame: FrameType | None) -> None:
@@ -89,7 +106,7 @@ def stop_on_signals(on_stop: Callable[[str], str], *, exit_process: bool = True)
             message = f"stopped by {name}; the round could not be marked interrupted: {exc}"
         print(message, file=sys.stderr, flush=True)
         if exit_process:
-            os._exit(128 + signum)
+            _exit_now(128 + signum)
 
     watcher = threading.Thread(target=watch, name="gymloop-signals", daemon=True)
     watcher.start()
