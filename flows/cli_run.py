@@ -47,11 +47,14 @@ def _quiet_prefect() -> None:
 
 def _table(summaries: list[RoundSummary], title: str) -> Table:
     table = Table(title=title)
-    for col in ("round", "model in", "model out", "before", "after", "lift", "95% interval", "top weaknesses"):
+    for col in ("round", "model in", "model out", "before", "after", "lift", "95% interval", "tokens", "cost",
+                "top weaknesses"):
         table.add_column(col)
     for s in summaries:
         table.add_row(str(s.round_index), s.model_in, s.model_out, f"{s.before:.3f}", f"{s.after:.3f}",
-                      f"{s.lift:+.3f}", f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", ", ".join(s.weaknesses[:3]))
+                      f"{s.lift:+.3f}", f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]",
+                      f"{s.metrics.get('tokens', 0.0):.0f}", f"${s.metrics.get('cost_usd', 0.0):.4f}",
+                      ", ".join(s.weaknesses[:3]))
     return table
 
 

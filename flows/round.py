@@ -21,6 +21,7 @@ from arena.rollout import EpisodeKey
 from curriculum import History, RoundResult, StopRules, Wave, should_stop
 from diagnosis import WeaknessReport
 from flows import steps
+from flows.budget import budget_stop
 from flows.live import retry_unless_stopped
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
 from flows.plots import RoundPoint, lift_plot, weakness_heatmap
@@ -364,14 +365,17 @@ def campaign(params: CampaignParams) -> list[RoundSummary]:
                       target_pass_rate=settings.target_pass_rate, max_episodes=settings.episode_budget,
                       max_rounds=start + limit)
     runner = curriculum_round.with_options(task_runner=_task_runner(settings))
+    used = [r.details.get("summary", {}) for r in finished]
     for index in range(start, start + limit):
         decision = should_stop(results, rules)
-        if decision.stop:
-            logger.info("campaign %s stops before round %d: %s", params.campaign, index, decision.reason)
+        reason = decision.reason if decision.stop else budget_stop(settings, used)
+        if reason:
+            logger.info("campaign %s stops before round %d: %s", params.campaign, index, reason)
             break
         summary = runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))
         summaries.append(summary)
         results.append(_round_result(summary.model_dump(mode="json")))
+        used.append(summary.model_dump(mode="json"))
     return summaries
 
 
