@@ -147,9 +147,13 @@ def batches(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
     return [list(keys[i:i + size]) for i in range(0, len(keys), size)]
 
 
-def run_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
+def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
               overrides: dict[str, Any]) -> list[EpisodeRecord]:
-    """Run one batch of episodes not yet in the registry, record them as they finish and return them."""
+    """Run one batch of episodes not yet in the registry, record them as they finish and return them.
+
+    The registry is found from the settings (``overrides`` over gymloop.toml and GYMLOOP_*), never
+    from a URL passed in: task parameters must not carry secrets.
+    """
     settings = load_settings(**overrides)
     registry = open_registry(settings)
     done = {(d.pack_id, d.task_id, d.seed, d.attempt) for d in registry.finished_episode_keys(round_id, stage=stage)}
@@ -158,8 +162,15 @@ def run_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[Epi
         return []
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
     agent = make_agent(registry.model(model_id), settings)
+    config = rollout_config(settings, agent)
     with batch_running() as stop, EpisodeSink(registry, round_id, stage) as sink:
-        return run_episodes(agent, packs, todo, rollout_config(settings, agent), on_episode=sink, stop=stop)
+        if settings.arena_backend == "docker":
+            from arena.serve.docker_backend import run_episodes_in_docker
+
+            return run_episodes_in_docker(agent, packs, todo, config, image=settings.docker_image,
+                                          docker_host=settings.docker_host, token=settings.serve_token,
+                                          on_episode=sink)
+        return run_episodes(agent, packs, todo, config, on_episode=sink, stop=stop)
 
 
 def copy_stage(registry: Registry, source_round: int, source_stage: str, round_id: int, stage: str,
@@ -205,7 +216,7 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
     """Ask the factory for variants aimed at the report's weaknesses, one request per domain."""
     if settings.variants_per_round == 0 or not report.weaknesses:
         return []
-    client = make_factory_client(settings.factory_url)
+    client = make_factory_client(settings.factory_url, token=settings.factory_token)
     results = []
     for pack in base:
         targets = targets_from_report(report, domain=pack.manifest.domain, top=5)
