@@ -4,6 +4,12 @@ One failing episode never stops a batch: a crash, a hang or a timeout is recorde
 on that episode with its failure boundary (agent, model_api, environment,
 verifier). With the ``process`` executor a hung or dying episode is ended by
 killing its worker, which is replaced.
+
+Episodes that wait on a model server run concurrently inside one worker:
+``max_concurrency`` episodes in flight, each on its own thread, under an
+adaptive limit that backs off when the server is overloaded. A circuit breaker
+stops the batch when the model fails in ``max_model_failures`` consecutive
+episodes, and a stop event ends it at once (e.g. on SIGTERM).
 """
 
 from __future__ import annotations
@@ -16,7 +22,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,6 +31,7 @@ from arena.agents.base import Agent, AgentRun, ModelAPIError
 from arena.episode import EpisodeFailure, EpisodeRecord, episode_id
 from arena.gym import EnvironmentFailure, Gym
 from arena.gyms import registered_modules
+from arena.limits import AdaptiveLimit, reporting_to
 from arena.pack import Pack
 from arena.results import ToolResult
 from arena.task import Split
@@ -40,8 +46,12 @@ class RolloutConfig(BaseModel):
         k: Attempts per task and seed (for pass@k and pass^k).
         split: Only tasks of this split (``None`` for all).
         task_ids: Only these task ids (``None`` for all).
-        executor: ``inline`` (this thread), ``thread`` or ``process`` workers.
+        executor: ``inline`` (one worker, this process), ``thread`` or ``process`` workers.
         workers: Parallel workers for ``thread`` and ``process``.
+        max_concurrency: Episodes in flight inside one worker (``inline`` and ``thread``), for agents
+            that wait on a model server; an adaptive limit lowers it while the server is overloaded.
+        max_model_failures: Stop the batch (``ModelUnavailable``) when this many consecutive episodes fail
+            at the model API; ``None`` never stops.
         episode_timeout_s: Wall-clock limit per episode.
     """
 
@@ -53,6 +63,8 @@ class RolloutConfig(BaseModel):
     task_ids: list[str] | None = None
     executor: Literal["inline", "thread", "process"] = "inline"
     workers: int = Field(default=1, ge=1)
+    max_concurrency: int = Field(default=1, ge=1, le=4096)
+    max_model_failures: int | None = Field(default=None, ge=1)
     episode_timeout_s: float = Field(default=120.0, gt=0)
 
 
@@ -68,6 +80,10 @@ class EpisodeKey:
 
 class EpisodeTimeout(Exception):
     """The episode ran past its wall-clock limit."""
+
+
+class EpisodeCancelled(Exception):
+    """The batch was stopped while the episode ran."""
 
 
 def agent_seed(key: EpisodeKey) -> int:
@@ -106,7 +122,8 @@ def _record(gym: Gym, agent: Agent, key: EpisodeKey, run: AgentRun | None, start
     )
 
 
-def play_episode(gym: Gym, agent: Agent, key: EpisodeKey, *, timeout_s: float | None = None) -> EpisodeRecord:
+def play_episode(gym: Gym, agent: Agent, key: EpisodeKey, *, timeout_s: float | None = None,
+                 stop: threading.Event | None = None) -> EpisodeRecord:
     """Play one episode and return its record; never raises for a failing episode.
 
     Args:
@@ -114,6 +131,7 @@ def play_episode(gym: Gym, agent: Agent, key: EpisodeKey, *, timeout_s: float | 
         agent: The agent.
         key: Which task, seed and attempt.
         timeout_s: Wall-clock limit, enforced at each tool call.
+        stop: When set, the episode's next tool call ends it (the record is then discarded by the engine).
     """
     started = time.perf_counter()
     deadline = started + timeout_s if timeout_s else None
@@ -122,6 +140,8 @@ def play_episode(gym: Gym, agent: Agent, key: EpisodeKey, *, timeout_s: float | 
     def call_tool(name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
         if deadline is not None and time.perf_counter() > deadline:
             raise EpisodeTimeout(f"episode exceeded {timeout_s:g} s")
+        if stop is not None and stop.is_set():
+            raise EpisodeCancelled("the rollout was stopped")
         return gym.call_tool(name, arguments)
 
     run: AgentRun | None = None
@@ -135,6 +155,9 @@ def play_episode(gym: Gym, agent: Agent, key: EpisodeKey, *, timeout_s: float | 
         # valid, so an agent cannot hide a failing episode by crashing a tool.
         failure = EpisodeFailure(boundary="environment", kind="tool_crash", message=str(exc))
         return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""))
+    except EpisodeCancelled as exc:
+        failure = EpisodeFailure(boundary="agent", kind="cancelled", message=str(exc))
+        return _record(gym, agent, key, None, started, failure, True, None)
     except EpisodeTimeout as exc:
         failure = EpisodeFailure(boundary="agent", kind="episode_timeout", message=str(exc))
         return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""))
@@ -174,6 +197,7 @@ def run_rollouts(
     *,
     skip: Iterable[EpisodeKey] = (),
     on_episode: Callable[[EpisodeRecord], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[EpisodeRecord]:
     """Run every episode the config asks for and return the records in plan order.
 
@@ -183,11 +207,12 @@ def run_rollouts(
         config: Seeds, attempts, filters and executor.
         skip: Episodes already finished (e.g. recorded before a crash); not run again.
         on_episode: Called with each record as it finishes (progress, streaming writes).
+        stop: Set it to stop the rollout (see ``run_episodes``).
     """
     config = config or RolloutConfig()
     done = set(skip)
     keys = [k for k in plan_episodes(packs, config) if k not in done]
-    return run_episodes(agent, packs, keys, config, on_episode=on_episode)
+    return run_episodes(agent, packs, keys, config, on_episode=on_episode, stop=stop)
 
 
 def run_episodes(
@@ -197,18 +222,23 @@ def run_episodes(
     config: RolloutConfig | None = None,
     *,
     on_episode: Callable[[EpisodeRecord], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[EpisodeRecord]:
-    """Run exactly the episodes ``keys`` (e.g. one batch of a larger plan), in order.
+    """Run exactly the episodes ``keys`` (e.g. one batch of a larger plan) and return them in order.
 
     Args:
-        agent: The agent (picklable for the ``process`` executor).
+        agent: The agent (picklable for the ``process`` executor; thread-safe when episodes run concurrently).
         packs: Packs holding the keys' tasks.
         keys: Episodes to run.
-        config: Executor, workers and per-episode time limit (its seeds and filters are ignored).
-        on_episode: Called with each record as it finishes.
+        config: Executor, concurrency, circuit breaker and per-episode time limit (its seeds and filters are
+            ignored).
+        on_episode: Called with each record as it finishes (in finishing order, from the calling thread).
+        stop: Set it to stop the batch: no episode starts after it, episodes in flight are abandoned.
 
     Raises:
         KeyError: A key names a pack not in ``packs``.
+        RolloutStopped: ``stop`` was set; the episodes finished until then are on the exception.
+        ModelUnavailable: The circuit breaker opened; the episodes finished before the failing streak are on it.
     """
     config = config or RolloutConfig()
     keys = list(keys)
@@ -218,52 +248,191 @@ def run_episodes(
         raise KeyError(f"episodes name packs that were not given: {', '.join(m[:12] for m in missing)}")
     if not keys:
         return []
-    if config.executor == "process" and config.workers >= 1:
+    if config.executor == "process":
         return _run_processes(agent, by_id, keys, config, on_episode)
-    if config.executor == "thread" and config.workers > 1:
-        return _run_threads(agent, by_id, keys, config, on_episode)
-    gyms: dict[str, Gym] = {}
-    out = []
-    for key in keys:
-        gym = gyms.get(key.pack_id) or gyms.setdefault(key.pack_id, Gym.from_pack(by_id[key.pack_id]))
-        record = play_episode(gym, agent, key, timeout_s=config.episode_timeout_s)
-        if record.failure is not None and record.failure.boundary == "environment":
-            gyms.pop(key.pack_id).close()
-        out.append(record)
-        if on_episode:
-            on_episode(record)
-    for gym in gyms.values():
-        gym.close()
-    return out
+    slots = config.max_concurrency * (config.workers if config.executor == "thread" else 1)
+    return _Batch(agent, by_id, keys, config, on_episode, stop).run(slots)
 
 
-def _run_threads(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey], config: RolloutConfig,
-                 on_episode: Callable[[EpisodeRecord], None] | None) -> list[EpisodeRecord]:
-    local = threading.local()
+class RolloutStopped(Exception):
+    """A batch stopped before its end; ``records`` holds the episodes that finished (in plan order).
 
-    def one(key: EpisodeKey) -> EpisodeRecord:
-        gyms: dict[str, Gym] = getattr(local, "gyms", None) or {}
-        local.gyms = gyms
-        gym = gyms.get(key.pack_id) or gyms.setdefault(key.pack_id, Gym.from_pack(packs[key.pack_id]))
-        record = play_episode(gym, agent, key, timeout_s=config.episode_timeout_s)
-        if record.failure is not None and record.failure.boundary == "environment":
-            gyms.pop(key.pack_id).close()
+    Args:
+        reason: Why it stopped.
+        records: Episodes finished before the stop.
+    """
+
+    def __init__(self, reason: str, records: list[EpisodeRecord]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.records = records
+
+
+class ModelUnavailable(RolloutStopped):
+    """The circuit breaker opened: the model failed in ``max_model_failures`` consecutive episodes."""
+
+
+class _Breaker:
+    """Holds back a streak of model-API failures; opens when the streak reaches ``threshold``."""
+
+    def __init__(self, threshold: int | None) -> None:
+        self.threshold = threshold
+        self.streak: list[EpisodeRecord] = []
+        self.cause = ""
+
+    def feed(self, record: EpisodeRecord) -> list[EpisodeRecord]:
+        """Return the records that may be released now (a failing streak is released once it is broken)."""
+        if self.threshold is None:
+            return [record]
+        if record.failure is not None and record.failure.boundary == "model_api":
+            self.streak.append(record)
+            if len(self.streak) >= self.threshold:
+                failure = record.failure
+                self.cause = (f"the model failed in {len(self.streak)} consecutive episodes; last: {failure.kind}: "
+                              f"{failure.message[:300]}")
+            return []
+        released, self.streak = [*self.streak, record], []
+        return released
+
+    @property
+    def open(self) -> bool:
+        return bool(self.cause)
+
+
+class _GymPool:
+    """Idle gyms by pack, so concurrent episodes never share one (a gym plays one episode at a time)."""
+
+    def __init__(self, packs: dict[str, Pack]) -> None:
+        self._packs = packs
+        self._idle: dict[str, list[Gym]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, pack_id: str) -> Gym:
+        with self._lock:
+            idle = self._idle.get(pack_id)
+            if idle:
+                return idle.pop()
+        return Gym.from_pack(self._packs[pack_id])
+
+    def give(self, gym: Gym, *, broken: bool) -> None:
+        if broken:
+            gym.close()
+            return
+        with self._lock:
+            self._idle.setdefault(gym.pack.id, []).append(gym)
+
+    def close(self) -> None:
+        with self._lock:
+            for gyms in self._idle.values():
+                for gym in gyms:
+                    gym.close()
+            self._idle.clear()
+
+
+class _Batch:
+    """Runs a batch's episodes with up to ``slots`` in flight, each on its own daemon thread."""
+
+    def __init__(self, agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey], config: RolloutConfig,
+                 on_episode: Callable[[EpisodeRecord], None] | None, stop: threading.Event | None) -> None:
+        self.agent = agent
+        self.packs = packs
+        self.keys = keys
+        self.index_of = {key: index for index, key in enumerate(keys)}
+        self.config = config
+        self.on_episode = on_episode
+        self.stop = stop or threading.Event()
+        self.gyms = _GymPool(packs)
+        self.breaker = _Breaker(config.max_model_failures)
+        self.finished: queue.Queue[tuple[int, EpisodeRecord]] = queue.Queue()
+        self.records: dict[int, EpisodeRecord] = {}
+        self.running: dict[int, float] = {}
+        self.lock = threading.Lock()
+
+    def run(self, slots: int) -> list[EpisodeRecord]:
+        try:
+            if slots == 1:
+                self._inline()
+            else:
+                self._concurrent(AdaptiveLimit(slots))
+        finally:
+            self.gyms.close()
+        for record in self.breaker.streak:  # a failing streak too short to open the breaker is data
+            self._emit(self.index_of[_key(record)], record)
+        return [self.records[i] for i in range(len(self.keys))]
+
+    def _emit(self, index: int, record: EpisodeRecord) -> None:
+        self.records[index] = record
+        if self.on_episode:
+            self.on_episode(record)
+
+    def _settle(self, index: int, record: EpisodeRecord) -> None:
+        for released in self.breaker.feed(record):
+            self._emit(self.index_of[_key(released)], released)
+        if self.breaker.open:
+            raise ModelUnavailable(self.breaker.cause, self._so_far())
+        if self.stop.is_set():
+            raise RolloutStopped("the rollout was stopped", self._so_far())
+
+    def _so_far(self) -> list[EpisodeRecord]:
+        return [self.records[i] for i in sorted(self.records)]
+
+    def _play(self, key: EpisodeKey) -> EpisodeRecord:
+        gym = self.gyms.take(key.pack_id)
+        record = play_episode(gym, self.agent, key, timeout_s=self.config.episode_timeout_s, stop=self.stop)
+        self.gyms.give(gym, broken=record.failure is not None and record.failure.boundary == "environment")
         return record
 
-    out: list[EpisodeRecord] = []
-    pool = ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="rollout")
-    futures = [pool.submit(one, key) for key in keys]
-    grace = config.episode_timeout_s * 2
-    for key, future in zip(keys, futures, strict=True):
+    def _inline(self) -> None:
+        for index, key in enumerate(self.keys):
+            if self.stop.is_set():
+                raise RolloutStopped("the rollout was stopped", self._so_far())
+            self._settle(index, self._play(key))
+
+    def _thread(self, index: int, key: EpisodeKey, limit: AdaptiveLimit) -> None:
         try:
-            record = future.result(timeout=grace)
-        except TimeoutError:
-            record = _lost(key, packs, agent, "episode_timeout", f"episode hung past {grace:g} s; abandoned")
-        out.append(record)
-        if on_episode:
-            on_episode(record)
-    pool.shutdown(wait=False, cancel_futures=True)
-    return out
+            with reporting_to(limit):
+                record = self._play(key)
+        except BaseException as exc:  # a failure outside play_episode (e.g. building the gym) is this episode's
+            record = _lost(key, self.packs, self.agent, "crash", f"{type(exc).__name__}: {exc}")
+        with self.lock:
+            mine = self.running.pop(index, None) is not None
+        if mine:
+            limit.release()
+            self.finished.put((index, record))
+
+    def _concurrent(self, limit: AdaptiveLimit) -> None:
+        grace = self.config.episode_timeout_s * 2
+        following = 0
+        while len(self.records) + len(self.breaker.streak) < len(self.keys):
+            if self.stop.is_set():
+                raise RolloutStopped("the rollout was stopped", self._so_far())
+            while following < len(self.keys) and limit.try_acquire():
+                with self.lock:
+                    self.running[following] = time.monotonic()
+                threading.Thread(target=self._thread, args=(following, self.keys[following], limit),
+                                 name=f"episode-{following}", daemon=True).start()
+                following += 1
+            try:
+                index, record = self.finished.get(timeout=0.05)
+            except queue.Empty:
+                self._abandon_hung(grace, limit)
+                continue
+            self._settle(index, record)
+
+    def _abandon_hung(self, grace: float, limit: AdaptiveLimit) -> None:
+        now = time.monotonic()
+        with self.lock:
+            hung = [i for i, since in self.running.items() if now - since > grace]
+            for index in hung:
+                del self.running[index]
+        for index in hung:
+            limit.release()
+            message = f"episode hung past {grace:g} s; abandoned"
+            self.finished.put((index, _lost(self.keys[index], self.packs, self.agent, "episode_timeout", message)))
+
+
+def _key(record: EpisodeRecord) -> EpisodeKey:
+    return EpisodeKey(record.pack_id, record.task_id, record.seed, record.attempt)
 
 
 def _worker(agent: Agent, packs: dict[str, Pack], modules: dict[str, str], timeout_s: float, jobs: Any,

@@ -8,6 +8,7 @@ see; anything else is a bug in the environment and ends the episode.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import random
 import re
@@ -52,13 +53,18 @@ class ToolSpec(BaseModel):
     operation: Operation = "action"
 
     def openai_schema(self) -> dict[str, Any]:
-        """Return the OpenAI function-calling form of this tool."""
+        """Return the OpenAI function-calling form of this tool, as a copy the caller may change.
+
+        Model clients rewrite tool schemas in place for their provider (litellm drops
+        ``additionalProperties`` for some); handing them the spec's own dict would change the pack's
+        tools, and with them the content id of every pack built afterwards.
+        """
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.parameters,
+                "parameters": copy.deepcopy(self.parameters),
             },
         }
 

@@ -25,7 +25,8 @@ console = make_console()
 DEMO_OVERRIDES: dict[str, Any] = {"variants_per_round": 1, "tasks_per_variant": 8}
 """Settings of the offline demo campaign (reference policy, local factory, SQLite, local MLflow)."""
 
-ROUND_COLUMNS = ("round", "model in", "model out", "before", "after", "lift", "95% interval", "top weaknesses")
+ROUND_COLUMNS = ("round", "model in", "model out", "before", "after", "lift", "95% interval", "tokens", "cost",
+                 "top weaknesses")
 """Columns of the round tables (round numbers are the campaign's round indexes, as in MLflow and the report)."""
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (progress on stderr).")]
@@ -110,7 +111,8 @@ def _check_tracking(settings: GymloopSettings) -> None:
 def round_rows(summaries: list[RoundSummary]) -> list[list[str]]:
     """The round table's cells."""
     return [[str(s.round_index), s.model_in, s.model_out, f"{s.before:.3f}", f"{s.after:.3f}", f"{s.lift:+.3f}",
-             f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", ", ".join(s.weaknesses[:3])] for s in summaries]
+             f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", f"{s.metrics.get('tokens', 0.0):.0f}",
+             f"${s.metrics.get('cost_usd', 0.0):.4f}", ", ".join(s.weaknesses[:3])] for s in summaries]
 
 
 def _print_rounds(summaries: list[RoundSummary], title: str) -> None:
@@ -155,10 +157,12 @@ def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any], prog
 
     from flows.models import CampaignParams
     from flows.round import next_round
+    from flows.run_guard import MeterColumn, guarded_run
 
     summaries: list[Any] = []
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=progress_console, transient=True) as progress:
+    with guarded_run(_settings(**overrides), campaign_name, progress_console) as meter, \
+            Progress(*columns, MeterColumn(meter), console=progress_console, transient=True) as progress:
         bar = progress.add_task(f"campaign {campaign_name}", total=rounds)
         for done in range(rounds):
             progress.update(bar, description=f"campaign {campaign_name}: {done} of {rounds} rounds done")
@@ -239,8 +243,10 @@ def campaign_command(
     _check_tracking(settings)
     from flows.models import CampaignParams
     from flows.round import campaign
+    from flows.run_guard import guarded_run
 
-    with _lease(name, overrides):
+
+    with _lease(name, overrides), guarded_run(settings, name, make_console(stderr=as_json)):
         summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
     if as_json:
         print_json(_result(name, summaries, settings))

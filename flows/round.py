@@ -21,7 +21,9 @@ from arena.rollout import EpisodeKey
 from curriculum import History, RoundResult, StopRules, Wave, should_stop
 from diagnosis import WeaknessReport
 from flows import prefect_view, round_tracking, steps
+from flows.budget import budget_stop
 from flows.lease import campaign_lease
+from flows.live import retry_unless_stopped
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
 from flows.settings import GymloopSettings, load_settings
 from flows.validity import check_invalid_share
@@ -41,7 +43,8 @@ class EpisodeBatch:
         self.records = records
 
 
-@task(name="rollout-batch", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
+@task(name="rollout-batch", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE,
+      retry_condition_fn=retry_unless_stopped)
 def rollout_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
                   overrides: dict[str, Any]) -> EpisodeBatch:
     """Run one batch of episodes (those not yet recorded), record and return them; retried on failure."""
@@ -339,15 +342,18 @@ def _campaign_rounds(params: CampaignParams, settings: GymloopSettings, registry
                       target_pass_rate=settings.target_pass_rate, max_episodes=settings.episode_budget,
                       max_rounds=start + limit)
     runner = curriculum_round.with_options(task_runner=_task_runner(settings))
+    used = [r.details.get("summary", {}) for r in finished]
     for index in range(start, start + limit):
         decision = should_stop(results, rules)
-        if decision.stop:
-            logger.info("campaign %s stops before round %d: %s", params.campaign, index, decision.reason)
+        reason = decision.reason if decision.stop else budget_stop(settings, used)
+        if reason:
+            logger.info("campaign %s stops before round %d: %s", params.campaign, index, reason)
             break
         with tags(*prefect_view.run_tags(params.campaign)):
             summary = runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))
         summaries.append(summary)
         results.append(_round_result(summary.model_dump(mode="json")))
+        used.append(summary.model_dump(mode="json"))
     round_tracking.close_campaign(settings, params.campaign)
     return summaries
 

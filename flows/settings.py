@@ -54,6 +54,11 @@ class GymloopSettings(BaseSettings):
         api_base: OpenAI-compatible server for local checkpoints.
         api_key: API key for the model provider (never logged).
         model_timeout_s: Request timeout for model calls.
+        max_concurrency: LLM episodes in flight inside one rollout worker (an adaptive limit backs off on
+            429/503 and timeouts).
+        max_model_failures: Stop a stage when this many consecutive LLM episodes fail at the model API.
+        token_budget: Stop the campaign once its rounds used this many model tokens (``None``: no limit).
+        cost_budget: Stop the campaign once its rounds cost this many US dollars (``None``: no limit).
         domains: Gyms the campaign trains and evaluates in.
         registry_url: SQLAlchemy URL of the registry (default: SQLite under ``home``).
         mlflow_uri: MLflow tracking URI (default: SQLite under ``home``).
@@ -100,6 +105,10 @@ class GymloopSettings(BaseSettings):
     api_base: str | None = None
     api_key: SecretStr | None = None
     model_timeout_s: float = Field(default=60.0, gt=0)
+    max_concurrency: int = Field(default=32, ge=1, le=4096)
+    max_model_failures: int = Field(default=10, ge=1)
+    token_budget: int | None = Field(default=None, ge=1)
+    cost_budget: float | None = Field(default=None, gt=0)
     domains: list[str] = Field(default_factory=lambda: list(BUILTIN_DOMAINS))
     registry_url: str | None = None
     mlflow_uri: str | None = None

@@ -22,10 +22,12 @@ from arena.agents.transformers_agent import TransformersAgent, TransformersConfi
 from arena.episode import EpisodeRecord
 from arena.metrics import Outcome, compute_metrics, metrics_by, paired_lift
 from arena.pack import Pack, build_pack
-from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
+from arena.rollout import EpisodeKey, run_episodes
 from curriculum import CurriculumConfig, GroupResult, History, Wave, plan_wave, task_refs
 from diagnosis import DiagnosisContext, WeaknessReport, diagnose
 from factory_client import FactoryResult, VariantRequest, make_factory_client, targets_from_report
+from flows.interrupt import batch_running
+from flows.live import EpisodeSink, rollout_config
 from flows.settings import GymloopSettings, load_settings
 from flows.store_setup import store_setup_lock
 from registry import ModelInfo, Registry, WaveEntry, WeaknessEntry
@@ -161,7 +163,7 @@ def batches(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
 
 def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
               overrides: dict[str, Any]) -> list[EpisodeRecord]:
-    """Run one batch of episodes not yet in the registry, record them and return them.
+    """Run one batch of episodes not yet in the registry, record them as they finish and return them.
 
     The registry is found from the settings (``overrides`` over gymloop.toml and GYMLOOP_*), never
     from a URL passed in: task parameters must not carry secrets.
@@ -174,16 +176,15 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
         return []
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
     agent = make_agent(registry.model(model_id), settings)
-    config = RolloutConfig(executor="inline", episode_timeout_s=max(30.0, settings.model_timeout_s * 4))
-    if settings.arena_backend == "docker":
-        from arena.serve.docker_backend import run_episodes_in_docker
+    config = rollout_config(settings, agent)
+    with batch_running() as stop, EpisodeSink(registry, round_id, stage) as sink:
+        if settings.arena_backend == "docker":
+            from arena.serve.docker_backend import run_episodes_in_docker
 
-        records = run_episodes_in_docker(agent, packs, todo, config, image=settings.docker_image,
-                                         docker_host=settings.docker_host, token=settings.serve_token)
-    else:
-        records = run_episodes(agent, packs, todo, config)
-    registry.record_episodes(round_id, records, stage=stage)
-    return records
+            return run_episodes_in_docker(agent, packs, todo, config, image=settings.docker_image,
+                                          docker_host=settings.docker_host, token=settings.serve_token,
+                                          on_episode=sink)
+        return run_episodes(agent, packs, todo, config, on_episode=sink, stop=stop)
 
 
 def copy_stage(registry: Registry, source_round: int, source_stage: str, round_id: int, stage: str,

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arena.episode import EpisodeRecord
 
-RoundStatus = Literal["running", "finished", "failed"]
+RoundStatus = Literal["running", "finished", "failed", "interrupted"]
 """A round's state: ``running`` (started or resumed), ``finished`` or ``failed``."""
 
 DEFAULT_STAGE = "eval"
@@ -193,7 +193,7 @@ class RoundInfo(BaseModel):
         id: Registry id.
         campaign_id: Campaign id.
         index: Position in the campaign, from 0.
-        status: ``running``, ``finished`` or ``failed``.
+        status: ``running``, ``finished``, ``failed`` or ``interrupted`` (stopped by a signal; resumable).
         model_in_id: Model evaluated and trained from.
         model_out_id: Model the round produced, once finished.
         started_at: When it was (last) started (UTC).

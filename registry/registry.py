@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -420,15 +420,16 @@ class Registry:
             s.flush()
             return conv.round_info(row)
 
-    def fail_round(self, round_id: int, error: str) -> RoundInfo:
-        """Mark a round failed with the reason; ``start_round`` can resume it.
+    def fail_round(self, round_id: int, error: str, *,
+                   status: Literal["failed", "interrupted"] = "failed") -> RoundInfo:
+        """Mark a round failed (or ``interrupted`` by a signal) with the reason; ``start_round`` can resume it.
 
         Raises:
             RegistryError: Unknown round.
         """
-        with self._write(f"failing round {round_id}") as s:
+        with self._write(f"marking round {round_id} {status}") as s:
             row = self._round_row(s, round_id)
-            row.status, row.finished_at, row.error = "failed", utcnow(), error
+            row.status, row.finished_at, row.error = status, utcnow(), error
             s.flush()
             return conv.round_info(row)
 

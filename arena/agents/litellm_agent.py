@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from arena.agents._model_api import APIFailure, backoff_delay, classify
 from arena.agents.base import AgentRun, CallTool, ModelAPIError
 from arena.gym import Observation
+from arena.limits import report_call
 from arena.results import ToolResult
 from arena.text import clean_text
 
@@ -72,6 +73,14 @@ class LiteLLMConfig(BaseModel):
     seed: int | None = 0
     input_cost_per_token: float | None = Field(default=None, ge=0)
     output_cost_per_token: float | None = Field(default=None, ge=0)
+
+
+PROBE_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {"name": "ping", "description": "Check that the service answers.",
+                 "parameters": {"type": "object", "properties": {}, "required": []}},
+}
+"""The one tool a preflight request offers, to check that the model accepts tools."""
 
 
 def _import_litellm() -> ModuleType:
@@ -190,6 +199,31 @@ class LiteLLMAgent:
         run.stop_reason = "step_limit"
         return run.model_copy()
 
+    def probe(self, *, tools: bool = True, timeout_s: float = 20.0) -> AgentRun:
+        """Send one tiny request (offering one tool when ``tools``) with this agent's client and settings.
+
+        Returns:
+            The usage of the request.
+
+        Raises:
+            ModelAPIError: The request failed (not retried); ``kind`` classifies why and ``message`` says it.
+        """
+        litellm = self._lib()
+        request = self._request([{"role": "user", "content": "Reply with the word ok."}], [PROBE_TOOL] if tools else [],
+                                0)
+        request["timeout"] = min(timeout_s, self.config.timeout_s)
+        request["max_tokens"] = 16
+        run = AgentRun()
+        try:
+            response = litellm.completion(**request)
+        except Exception as exc:  # classified for the caller, which names the model and endpoint
+            failure = classify(exc, litellm)
+            raise ModelAPIError(failure.kind, failure.message, usage=run) from exc
+        self._account(response, run)
+        if not getattr(response, "choices", None):
+            raise ModelAPIError("server_error", "the model answered with no choices", usage=run)
+        return run
+
     def _lib(self) -> ModuleType:
         if self._litellm is None:
             self._litellm = _import_litellm()
@@ -247,6 +281,7 @@ class LiteLLMAgent:
             except Exception as exc:  # every failure of the call is classified below
                 run.latency_s += time.perf_counter() - started
                 failure = classify(exc, litellm)
+                report_call(False, failure.kind)
                 if not failure.retryable or attempt >= config.max_retries:
                     raise episode.failed(failure, attempt + 1) from exc
                 if failure.retry_after is not None and failure.retry_after > config.max_retry_after_s:
@@ -262,6 +297,7 @@ class LiteLLMAgent:
                 attempt += 1
                 continue
             run.latency_s += time.perf_counter() - started
+            report_call(True)
             self._account(response, run)
             if not getattr(response, "choices", None):
                 raise episode.failed(APIFailure("server_error", "the model answered with no choices"), attempt + 1)

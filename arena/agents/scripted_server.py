@@ -214,21 +214,34 @@ def _error_body(cue: ErrorCue) -> dict[str, Any]:
                       "param": None, "code": code}}
 
 
+class _Server(ThreadingHTTPServer):
+    """A threading HTTP server with a listen backlog deep enough for hundreds of concurrent clients."""
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 class ScriptedModelServer:
     """An OpenAI-compatible chat-completions server answering from a script.
+
+    Requests are served concurrently, one thread each, like a real model server.
 
     Args:
         script: Cues answered in order, or a function of each request's messages.
         default: Answer once a list script has run out; ``None`` answers HTTP 500
             naming the exhausted script (and records the request).
+        delay_s: Seconds every answer waits before it is written (a model's latency).
 
     Attributes:
         requests: Every request received, in order.
     """
 
-    def __init__(self, script: Script, *, default: Cue | None = None) -> None:
+    def __init__(self, script: Script, *, default: Cue | None = None, delay_s: float = 0.0) -> None:
         self._script = script
         self._default = default
+        self.delay_s = delay_s
+        self._in_flight = 0
+        self._peak = 0
         self._position = 0
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -249,6 +262,23 @@ class ScriptedModelServer:
         return f"http://{host!s}:{port}"
 
     @property
+    def peak_in_flight(self) -> int:
+        """Most requests the server was answering at once."""
+        with self._lock:
+            return self._peak
+
+    def entered(self) -> None:
+        """Count a request in flight (called by the request handler)."""
+        with self._lock:
+            self._in_flight += 1
+            self._peak = max(self._peak, self._in_flight)
+
+    def left(self) -> None:
+        """Count a request answered (called by the request handler)."""
+        with self._lock:
+            self._in_flight -= 1
+
+    @property
     def server_time_s(self) -> float:
         """Total seconds the server spent answering requests."""
         with self._lock:
@@ -259,8 +289,7 @@ class ScriptedModelServer:
         if self._httpd is not None:
             return self
         self._stopping.clear()
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        httpd.daemon_threads = True
+        httpd = _Server(("127.0.0.1", 0), _make_handler(self))
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="scripted-model-server", daemon=True)
@@ -335,10 +364,20 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                                            "type": "invalid_request_error", "param": None, "code": None}},
                            started, {})
                 return
+            server.entered()
+            try:
+                self._answer(body, started)
+            finally:
+                server.left()
+
+        def _answer(self, body: dict[str, Any], started: float) -> None:
+            path = self.path.split("?", 1)[0].rstrip("/")
             messages = body.get("messages", [])
             cue = server.next_cue(messages if isinstance(messages, list) else [])
             recorded = RecordedRequest(path=path, body=body, cue=cue)
             number = server.record(recorded)
+            if server.delay_s > 0:
+                server.wait(server.delay_s)
             while isinstance(cue, DelayCue):
                 server.wait(cue.seconds)
                 cue = cue.then

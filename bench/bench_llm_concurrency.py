@@ -1,0 +1,73 @@
+"""LLM rollouts against a model server answering in 200 ms: episodes/s against the concurrency/latency bound.
+
+The scripted OpenAI-compatible server runs in its own process (so gymloop's CPU is measured alone) and
+answers every request after ``--latency`` seconds. One-turn episodes (the model replies at once) run
+through litellm with ``max_concurrency`` in flight. The bound is ``concurrency / latency`` episodes/s;
+the target is a ratio >= 0.9. gymloop's own CPU per episode is this process's CPU time over the episodes.
+
+Run: python -m bench.bench_llm_concurrency [--concurrency 64 256] [--rounds 4] [--latency 0.2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import time
+from typing import Any
+
+TARGET = 0.9
+
+
+def _serve(latency: float, ready: Any, stop: Any) -> None:
+    from arena.agents.scripted_server import ReplyCue, ScriptedModelServer
+
+    with ScriptedModelServer(lambda m: ReplyCue("done", prompt_tokens=50, completion_tokens=5),
+                             delay_s=latency) as server:
+        ready.put(server.base_url)
+        stop.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[64, 256])
+    parser.add_argument("--rounds", type=int, default=4, help="Episodes per run = rounds x concurrency.")
+    parser.add_argument("--latency", type=float, default=0.2)
+    args = parser.parse_args()
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
+    from arena.pack import build_pack
+    from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
+
+    ctx = mp.get_context("spawn")
+    ready, stop = ctx.Queue(), ctx.Event()
+    server = ctx.Process(target=_serve, args=(args.latency, ready, stop), daemon=True)
+    server.start()
+    base_url = ready.get(timeout=120)
+    pack = build_pack("procurement", seed=0)
+    heldout = [t.id for t in pack.tasks if t.split == "heldout"]
+    agent = LiteLLMAgent(LiteLLMConfig(model="hosted_vllm/bench", api_base=base_url + "/v1", timeout_s=30))
+    warm = [EpisodeKey(pack.id, heldout[0], 0, a) for a in range(8)]
+    run_episodes(agent, [pack], warm, RolloutConfig(max_concurrency=8))
+    print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; latency {args.latency:g} s")
+    try:
+        for concurrency in args.concurrency:
+            total = args.rounds * concurrency
+            keys = [EpisodeKey(pack.id, heldout[i % len(heldout)], 1 + i // len(heldout), 0) for i in range(total)]
+            cpu, wall = time.process_time(), time.perf_counter()
+            records = run_episodes(agent, [pack], keys, RolloutConfig(max_concurrency=concurrency,
+                                                                      episode_timeout_s=120))
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            failed = sum(r.failure is not None for r in records)
+            rate, bound = total / wall, concurrency / args.latency
+            verdict = "meets" if rate / bound >= TARGET else "misses"
+            print(f"concurrency {concurrency}: {total} episodes in {wall:.2f} s = {rate:.1f} ep/s; bound "
+                  f"{bound:.0f} ep/s; ratio {rate / bound:.2f} ({verdict} target {TARGET}); gymloop CPU "
+                  f"{1000 * cpu / total:.1f} ms/episode; failures {failed}; load {os.getloadavg()[0]:.1f}")
+    finally:
+        stop.set()
+        server.join(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

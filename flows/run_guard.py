@@ -1,0 +1,103 @@
+"""What ``gymloop round`` and ``campaign`` do around their rounds: preflight, signals, the model breaker, a meter.
+
+- Before any episode, an LLM model must answer one tiny request with a tool (``flows.preflight``);
+  otherwise one line and exit code 2.
+- SIGINT/SIGTERM stop the run within seconds, mark the round ``interrupted`` and print the command that
+  resumes it (``flows.interrupt``).
+- When the circuit breaker stops a stage (the model failed in many consecutive episodes), the round is
+  marked ``failed`` with the cause, which is printed on one line; exit code 3.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+from rich.console import Console
+from rich.progress import ProgressColumn, Task
+from rich.text import Text
+
+from flows.interrupt import stop_on_signals
+from flows.live import RolloutMeter, metering
+from flows.settings import GymloopSettings
+
+MODEL_UNAVAILABLE_EXIT = 3
+"""Exit code when the circuit breaker stopped a round."""
+
+
+def resume_command() -> str:
+    """The command line that started this process, as ``gymloop ...`` (it resumes the same campaign)."""
+    return "gymloop " + shlex.join(sys.argv[1:])
+
+
+def check_model(settings: GymloopSettings, console: Console) -> None:
+    """Preflight the settings' model (nothing for the reference policy); exit 2 with one line if it fails."""
+    if settings.model == "reference":
+        return
+    from arena.agents.litellm_agent import LiteLLMConfig
+    from flows.preflight import PreflightError, preflight
+
+    config = LiteLLMConfig(model=settings.model, api_base=settings.api_base, api_key=settings.api_key,
+                           timeout_s=settings.model_timeout_s)
+    try:
+        preflight(config)
+    except PreflightError as exc:
+        console.print(f"[red]preflight failed:[/red] {exc}", soft_wrap=True, highlight=False)
+        raise typer.Exit(2) from exc
+
+
+def mark_stopped(settings: GymloopSettings, campaign: str, status: str, reason: str) -> list[int]:
+    """Mark the campaign's running rounds ``interrupted`` or ``failed`` with ``reason``; return their indexes."""
+    from flows import steps
+    from registry import RegistryError
+
+    registry = steps.open_registry(settings)
+    try:
+        info = registry.campaign(campaign)
+    except RegistryError:
+        return []
+    marked = []
+    for r in registry.rounds(info.id):
+        if r.status == "running":
+            registry.fail_round(r.id, reason, status="interrupted" if status == "interrupted" else "failed")
+            marked.append(r.index)
+    return marked
+
+
+class MeterColumn(ProgressColumn):
+    """A progress column showing episodes, episodes/s, tokens/s and errors of the running rollouts."""
+
+    def __init__(self, meter: RolloutMeter) -> None:
+        super().__init__()
+        self.meter = meter
+
+    def render(self, task: Task) -> Text:
+        """Render the meter's line."""
+        return Text(self.meter.line(), style="cyan")
+
+
+@contextmanager
+def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> Iterator[RolloutMeter]:
+    """Run rounds of ``campaign`` with preflight, signal handling, the breaker's exit and a live meter."""
+    from arena.rollout import ModelUnavailable
+
+    check_model(settings, console)
+
+    def on_stop(name: str) -> str:
+        marked = mark_stopped(settings, campaign, "interrupted", f"interrupted by {name}")
+        which = f"round {', '.join(map(str, marked))} of " if marked else ""
+        return (f"{name}: stopped {which}campaign {campaign}; finished episodes are kept. "
+                f"Resume with: {resume_command()}")
+
+    with stop_on_signals(on_stop), metering() as meter:
+        try:
+            yield meter
+        except ModelUnavailable as exc:
+            mark_stopped(settings, campaign, "failed", f"model unavailable: {exc.reason}")
+            where = settings.api_base or "the provider's default endpoint"
+            console.print(f"[red]model {settings.model} at {where} stopped the round:[/red] {exc.reason}",
+                          soft_wrap=True, highlight=False)
+            raise typer.Exit(MODEL_UNAVAILABLE_EXIT) from exc
