@@ -14,6 +14,7 @@ from types import ModuleType
 
 from arena.agents.base import ModelAPIError
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
+from arena.redact import mask_url
 from flows.agents import REFERENCE
 
 PROBE_TIMEOUT_S = 20.0
@@ -33,7 +34,7 @@ def _lib() -> ModuleType:
 
 
 def _endpoint(config: LiteLLMConfig) -> str:
-    return config.api_base or "the provider's default endpoint"
+    return mask_url(config.api_base) if config.api_base else "the provider's default endpoint"
 
 
 def _clean(text: str, config: LiteLLMConfig) -> str:

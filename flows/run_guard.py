@@ -82,6 +82,7 @@ class MeterColumn(ProgressColumn):
 @contextmanager
 def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> Iterator[RolloutMeter]:
     """Run rounds of ``campaign`` with preflight, signal handling, the breaker's exit and a live meter."""
+    from arena.redact import mask_url
     from arena.rollout import ModelUnavailable
 
     check_model(settings, console)
@@ -97,7 +98,7 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
             yield meter
         except ModelUnavailable as exc:
             mark_stopped(settings, campaign, "failed", f"model unavailable: {exc.reason}")
-            where = settings.api_base or "the provider's default endpoint"
+            where = mask_url(settings.api_base) if settings.api_base else "the provider's default endpoint"
             console.print(f"[red]model {settings.model} at {where} stopped the round:[/red] {exc.reason}",
                           soft_wrap=True, highlight=False)
             raise typer.Exit(MODEL_UNAVAILABLE_EXIT) from exc
