@@ -61,6 +61,7 @@ def _leaks(blob: bytes, where: str) -> list[str]:
     return found
 
 
+@pytest.mark.timeout(900)
 def test_a_round_and_a_report_write_no_secret_anywhere(request, gymloop_home, tmp_path):
     registry_url, pg_conninfo = _registry_url(request, gymloop_home)
     token = SecretStr(FACTORY_TOKEN)
