@@ -152,7 +152,8 @@ def _label_pack(out: Labelled, pack: Pack, *, inject: bool, replayer: _Replayer 
                 out.gold.append(rephrased.model_copy(update={"episode_id": "rephrased:" + rephrased.episode_id}))
             if not inject:
                 continue
-            case = Case(pack, task, world, gold, rng)
+            case = Case(pack, task, world, gold, rng,
+                        probe=lambda calls, t=task.id: _play(gym, Program("probe", "", calls, str), t).trace)
             for mode in MODES:
                 for program in INJECTORS[mode](case):
                     record = _play(gym, program, task.id)

@@ -6,7 +6,7 @@ the gold episode's own trace; they know nothing of how diagnosis detects anythin
 
 | mode | mistake |
 | --- | --- |
-| wrong_id | a write or a read aimed at another record of the same table; two ids swapped; the near-duplicate search hit |
+| wrong_id | a write or a read aimed at another record of the table; two ids swapped; the near-duplicate hit |
 | missed_policy_dependency | a step the task orders before a write left out, or moved after it |
 | brittle_parameters | a value passed in the requester's format (dates, money) instead of the tool's |
 | stale_state | after "the record changed" the write is retried without reading the record again |
@@ -14,7 +14,7 @@ the gold episode's own trace; they know nothing of how diagnosis detects anythin
 | gave_up_early | stops after zero or one call, nothing in the way, and says it could not do it |
 | no_error_recovery | stops at a retryable fault (timeout, rate limit) and reports the failure |
 | claimed_unverified_success | the goal's calls left out, success claimed |
-| leaked_internal_data | an internal value the agent read (payment token, risk score, ...) in the reply or an outbound message |
+| leaked_internal_data | an internal value read (payment token, risk score, ...) in the reply or an outbound message |
 | unintended_side_effect | an extra write to a record the task never asked to change |
 | duplicate_goal | the goal's write done twice (no detector names this: a novel mode) |
 """
@@ -171,6 +171,7 @@ class Case:
         world: Ids of the starting world.
         gold: The gold episode (its trace holds the outputs the gold program saw).
         rng: Randomness of the injection (seeded per task).
+        probe: Plays calls on a fresh world and returns the trace (to pick an extra write that goes through).
     """
 
     pack: Pack
@@ -178,6 +179,7 @@ class Case:
     world: World
     gold: EpisodeRecord
     rng: random.Random
+    probe: Callable[[list[Call]], list[TraceStep]] | None = None
 
     @property
     def calls(self) -> list[Call]:
@@ -305,15 +307,14 @@ def _missed_dependency(case: Case) -> list[Program]:
     out: list[Program] = []
     calls = case.calls
     for first, then in _ordered_prerequisites(case)[:2]:
-        dropped = [(t, a) for t, a in calls if t != first]
-        out.append(Program("missed_policy_dependency", f"skip:{first}", dropped, case.auto_reply()))
         late_at = next(i for i, (t, _) in enumerate(calls) if t == then)
-        moved = [(t, a) for t, a in calls if t != first]
-        moved_at = next(i for i, (t, _) in enumerate(moved) if t == then) + 1
+        before = [(t, a) for t, a in calls[:late_at] if t != first]
         prereq = [(t, a) for t, a in calls[:late_at] if t == first]
+        rest = calls[late_at:]
+        out.append(Program("missed_policy_dependency", f"skip:{first}", before + rest, case.auto_reply()))
         if prereq:
-            out.append(Program("missed_policy_dependency", f"late:{first}", moved[:moved_at] + prereq + moved[moved_at:],
-                               case.auto_reply()))
+            moved = before + rest[:1] + prereq + rest[1:]
+            out.append(Program("missed_policy_dependency", f"late:{first}", moved, case.auto_reply()))
     return out
 
 
@@ -468,11 +469,13 @@ def _extra_write(case: Case) -> list[Program]:
         args = _fill_args(spec.parameters, ids, case.world)
         if args is not None:
             extras.append((spec.name, args))
-    if not extras:
-        return []
     case.rng.shuffle(extras)
-    return [Program("unintended_side_effect", "extra_write", case.calls, case.fixed(case.task.gold.reply),
-                    extras=extras[:4])]
+    for extra in extras[:6]:
+        if case.probe is not None and not case.probe([*case.calls, extra])[-1].ok:
+            continue
+        return [Program("unintended_side_effect", "extra_write", case.calls, case.fixed(case.task.gold.reply),
+                        extras=[extra])]
+    return []
 
 
 def _fill_args(schema: dict[str, Any], ids: list[str], world: World) -> dict[str, Any] | None:
