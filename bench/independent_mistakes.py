@@ -128,7 +128,8 @@ class World:
         table = self.table_of.get(value)
         if table is None:
             return None
-        choices = [v for v in self.ids[table] if v != value]
+        prefix = value.split("-", 1)[0]
+        choices = [v for v in self.ids[table] if v != value and v.split("-", 1)[0] == prefix]
         return rng.choice(choices) if choices else None
 
 
@@ -306,7 +307,10 @@ def _ordered_prerequisites(case: Case) -> list[tuple[str, str]]:
 def _missed_dependency(case: Case) -> list[Program]:
     out: list[Program] = []
     calls = case.calls
+    searched = {t.removeprefix("search_").rstrip("s") for t, _ in calls if t.startswith("search_")}
     for first, then in _ordered_prerequisites(case)[:2]:
+        if first.removeprefix("get_") in searched:
+            continue  # fetching a search hit is search_without_fetch's mistake, not this one
         late_at = next(i for i, (t, _) in enumerate(calls) if t == then)
         before = [(t, a) for t, a in calls[:late_at] if t != first]
         prereq = [(t, a) for t, a in calls[:late_at] if t == first]
@@ -330,12 +334,15 @@ def _brittle(case: Case) -> list[Program]:
                 raw_by_tool.setdefault(intended.tool, {})[name] = str(value["raw"])
     calls = case.calls
     for i, (tool, args) in enumerate(calls):
-        if tool in raw_by_tool:
+        if tool in raw_by_tool and tool not in _faulted(case, ("timeout", "rate_limit", "data_conflict")):
             changed = {**args, **raw_by_tool[tool]}
             program = calls[:i] + [(tool, changed), (tool, changed)] + calls[i + 1:]
             out.append(Program("brittle_parameters", "raw_format", program, case.auto_reply()))
             break
+    faulted = _faulted(case, ("timeout", "rate_limit", "data_conflict"))
     for i, (tool, args) in enumerate(calls):
+        if tool in faulted:
+            continue
         money = [k for k in _MONEY_ARGS if isinstance(args.get(k), int | float) and not isinstance(args.get(k), bool)]
         if tool in case.writes() and money:
             changed = {**args, money[0]: f"{case.rng.choice(('€', '$', ''))}{args[money[0]]:,.2f} total"}
@@ -366,11 +373,16 @@ def _stale(case: Case) -> list[Program]:
 
 def _search_without_fetch(case: Case) -> list[Program]:
     calls = case.calls
-    searched = {t.removeprefix("search_").rstrip("s") for t, _ in calls if t.startswith("search_")}
-    fetched = [(t, a) for t, a in calls if t.startswith("get_") and t.removeprefix("get_") in searched]
-    if not fetched:
+    searched: set[str] = set()
+    dropped: list[Call] = []
+    for tool, args in calls:
+        if tool.startswith("get_") and tool.removeprefix("get_") in searched:
+            continue
+        if tool.startswith("search_"):
+            searched.add(tool.removeprefix("search_").rstrip("s"))
+        dropped.append((tool, args))
+    if len(dropped) == len(calls):
         return []
-    dropped = [(t, a) for t, a in calls if (t, a) not in fetched]
     return [Program("search_without_fetch", "no_fetch", dropped, case.auto_reply())]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from arena.episode import EpisodeRecord
 from arena.results import TraceStep
 from arena.task import ResponseAssertion, Task
-from diagnosis._reference import Reference, attempted, call_key, id_values, matches, reference
+from diagnosis._reference import Reference, attempted, id_values, reference
 from diagnosis._reply import read_reply
 from diagnosis._trace import (
     error_argument,
@@ -32,7 +32,7 @@ from diagnosis.models import Evidence, Tag
 
 _MAX_EVIDENCE = 5
 _INTERNAL_KEY = re.compile(r"internal|secret|private|password|token|ssn|margin|cost_price|risk|fraud|bank|iban|"
-                           r"account_number|tax_id", re.IGNORECASE)
+                           r"account_number", re.IGNORECASE)
 _BLOCKING = frozenset({"fault", "conflict", "not_found", "validation", "policy", "permission"})
 
 
@@ -84,6 +84,8 @@ class WrongIdDetector:
                     evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                              note=f"passed {value!r} where an id is required"))
                 elif (step.error is not None and step.error.kind == "not_found"
+                      and error_argument(step) in (arg, None)
+                      and not (isinstance(value, str) and is_created_id(value))
                       and not later_ok(trace, step.index, step.tool)):
                     evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                              note=f"id {value!r} does not exist"))
@@ -119,7 +121,7 @@ class WrongIdDetector:
                         out.append(Evidence(step=step.index, tool=step.tool, argument=arg, note=note))
                 for arg, value in step.arguments.items():
                     expected = ref.ids_by_call.get((step.tool, arg))
-                    if not expected or not step.write:
+                    if not expected:
                         continue
                     for v in id_values(arg, value):
                         if v in ref.ids and v not in expected:
@@ -189,7 +191,7 @@ class MissedPolicyDependencyDetector:
         """
         task = ctx.task(episode.pack_id, episode.task_id)
         if task is not None and task.gold.steps:
-            return _tag(self.name, self._against_task(episode.trace, reference(task)))
+            return _tag(self.name, self._against_task(episode.trace, reference(task), ctx))
         trace = episode.trace
         evidence: list[Evidence] = []
         effect_failed = episode.verdict is None or bool({"state", "trace"} & failed_assertion_kinds(episode))
@@ -212,13 +214,17 @@ class MissedPolicyDependencyDetector:
         return _tag(self.name, evidence)
 
     @staticmethod
-    def _against_task(trace: list[TraceStep], ref: Reference) -> list[Evidence]:
+    def _against_task(trace: list[TraceStep], ref: Reference, ctx: DiagnosisContext) -> list[Evidence]:
+        searched = {ctx.tool(s.tool).entity for s in trace if s.ok and ctx.tool(s.tool).operation == "search"}
         out: list[Evidence] = []
         for before, then in ref.order:
-            first = next((s for s in trace if matches(s, then) and attempted(s)), None)
-            if first is None or any(matches(s, before) for s in trace[:first.index]):
+            first = next((s for s in trace if s.tool == then.tool and attempted(s)), None)
+            if first is None or any(s.tool == before.tool for s in trace[:first.index]):
                 continue
-            late = any(matches(s, before) for s in trace[first.index + 1:])
+            info = ctx.tool(before.tool)
+            if info.operation == "get" and info.entity in searched:
+                continue  # a search hit used without fetching it: search_without_fetch's case
+            late = any(s.tool == before.tool for s in trace[first.index + 1:])
             out.append(Evidence(step=first.index, tool=first.tool, argument=before.tool,
                                 note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before.tool}"
                                      + (" (called only afterwards)" if late else ", which the task requires first")))
@@ -332,7 +338,7 @@ class SearchWithoutFetchDetector:
             getter = ctx.get_tool_for(info.entity)
             if getter is None or later_ok(trace, step.index, getter):
                 continue
-            if task is not None and task.gold.steps and getter not in reference(task).tools:
+            if task is not None and task.gold.steps and not _gold_fetches_after_search(task, step.tool, getter):
                 continue
             found = summaries(step.output)
             note = (f"search found {len(found)} summaries, never called {getter}" if found
@@ -341,6 +347,14 @@ class SearchWithoutFetchDetector:
             arg = next(iter(step.arguments), None)
             evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg, note=note))
         return _tag(self.name, evidence)
+
+
+def _gold_fetches_after_search(task: Task, search: str, getter: str) -> bool:
+    """Whether the task's own program fetches the searched entity after searching (else the search suffices)."""
+    tools = [s.tool for s in task.gold.steps]
+    if search not in tools:
+        return getter in tools
+    return getter in tools[tools.index(search) + 1:]
 
 
 class GaveUpEarlyDetector:
@@ -359,18 +373,18 @@ class GaveUpEarlyDetector:
         if any(s.error is not None and s.error.kind in _BLOCKING for s in trace):
             return []
         task = ctx.task(episode.pack_id, episode.task_id)
-        reading = read_reply(episode.reply)
+        reading = read_reply(episode.reply, question=task is not None and not task.intent.calls)
         if reading.claims_success:
             return []
         if task is not None and task.gold.steps:
             ref = reference(task)
-            made = {call_key(s) for s in trace}
-            missing = [c for c in ref.calls if c not in made]
+            made = {s.tool for s in trace}
+            missing = [tool for tool, _ in ref.calls if tool not in made]
             attempted_goal = any(s.tool in ref.goal_tools for s in trace)
             if ref.does_goal and not attempted_goal:
                 what = ", ".join(sorted(ref.goal_tools & ref.tools))
-            elif missing and reading.admits_failure:
-                what = ", ".join(sorted({tool for tool, _ in missing}))
+            elif missing and reading.admits_failure and not self._unresolved_search(episode, ctx):
+                what = ", ".join(sorted(set(missing)))
             else:
                 return []
         else:
@@ -431,7 +445,7 @@ class UnintendedSideEffectDetector:
 
     @staticmethod
     def _culprit(writes: list[TraceStep], key: str) -> tuple[TraceStep | None, str | None]:
-        for step in writes:
+        for step in reversed(writes):
             for arg, value in step.arguments.items():
                 if value == key:
                     return step, arg
@@ -454,10 +468,15 @@ class ClaimedUnverifiedSuccessDetector:
         reads the task's program makes succeeded. Without the task: no write succeeded while the state is
         wrong, or the reply fails its response check restating nothing any tool returned.
         """
-        if episode.verdict is None or not read_reply(episode.reply).claims_success:
+        if episode.verdict is None:
+            return []
+        task = ctx.task(episode.pack_id, episode.task_id)
+        question = task is not None and not task.intent.calls
+        reading = read_reply(episode.reply, question=question)
+        answers = question and bool(episode.reply.strip()) and not reading.admits_failure
+        if not (reading.claims_success or answers):
             return []
         note = f"reply claims success: {episode.reply[:80]!r}"
-        task = ctx.task(episode.pack_id, episode.task_id)
         if task is not None and task.gold.steps:
             ref = reference(task)
             if ref.goal_tools:
