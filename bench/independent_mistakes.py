@@ -263,10 +263,11 @@ def _wrong_id(case: Case) -> list[Program]:
     for i, step in enumerate(case.gold.trace):
         if not step.tool.startswith("search_") or not isinstance(step.output, dict | list):
             continue
-        hits = [v for v in _id_values(step.output)] + _hit_ids(step.output)
+        hits = _hit_ids(step.output)
         later = {v for _t, a in calls[i + 1:] for v in _id_values(a)}
         chosen = [h for h in hits if h in later]
-        others = [h for h in dict.fromkeys(hits) if h not in later and case.world.table_of.get(h)]
+        table = case.world.table_of.get(chosen[0]) if chosen else None
+        others = [h for h in dict.fromkeys(hits) if h not in later and table and case.world.table_of.get(h) == table]
         if chosen and others:
             swap = {chosen[0]: others[0]}
             changed = calls[:i + 1] + [(t, _replace(a, swap)) for t, a in calls[i + 1:]]
@@ -389,6 +390,8 @@ def _search_without_fetch(case: Case) -> list[Program]:
 def _gave_up(case: Case) -> list[Program]:
     calls = case.calls
     stop = min(case.rng.choice((0, 1)), len(calls))
+    if stop and calls[0][0].startswith("search_"):
+        stop = 0  # stopping right after a search is also a search without fetch: keep the label single
     gold_errors = [s for s in case.gold.trace[:stop] if not s.ok]
     if len(calls) <= stop or gold_errors or not case.task.intent.calls:
         return []

@@ -17,13 +17,15 @@ _SPLIT = re.compile(r"(?<=[.!?;:])\s+|\n+|,\s*(?:but|however|although|though)\s+
 _FAILURE = re.compile(
     r"\b(?:cannot|can'?t|couldn'?t|could not|unable|not able|wasn'?t able|weren'?t able|failed|fails?|failure|rejected|"
     r"declined|refused|denied|unsuccessful|unfortunately|sorry|impossible|not possible|wasn'?t possible|error|"
-    r"timed out|didn'?t go through|did not go through|still pending|try again|(?:did not|didn'?t|will not|won'?t)"
+    r"timed out|didn'?t go through|did not go through|still pending|try again|unchanged|untouched|"
+    r"(?:don'?t|do not) (?:have|know)|(?:did not|didn'?t|will not|won'?t)"
     r"\s+(?:\w+ly\s+)?\w+)\b",
     re.IGNORECASE,
 )
 _NOT_DONE = re.compile(
     r"\b(?:not|never|no|n't|hasn'?t|haven'?t|wasn'?t|weren'?t|didn'?t|isn'?t|aren'?t)\s+(?:\w+ly\s+)?(?:yet\s+)?"
-    r"(?:been\s+|be\s+)?(?:\w+ed|sent|paid|made|set|done|issued|found|able)\b",
+    r"(?:been\s+|be\s+)?(?:\w+ed|sent|paid|made|set|done|issued|found|able)\b"
+    r"|\b(?:nothing|none)\s+(?:of it\s+)?(?:was|were|has been|have been|is|got)\s+(?:\w+ed|sent|paid|made|set|done)\b",
     re.IGNORECASE,
 )
 _FUTURE = re.compile(r"\b(?:will|shall|going to|once|as soon as|if|unless|would|should|please)\b", re.IGNORECASE)

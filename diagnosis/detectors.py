@@ -340,6 +340,8 @@ class SearchWithoutFetchDetector:
                 continue
             if task is not None and task.gold.steps and not _gold_fetches_after_search(task, step.tool, getter):
                 continue
+            if not _acted_on_search(episode, step, task):
+                continue
             found = summaries(step.output)
             note = (f"search found {len(found)} summaries, never called {getter}" if found
                     else f"search found nothing, never called {getter}")
@@ -355,6 +357,30 @@ def _gold_fetches_after_search(task: Task, search: str, getter: str) -> bool:
     if search not in tools:
         return getter in tools
     return getter in tools[tools.index(search) + 1:]
+
+
+def _is_question(task: Task | None, ctx: DiagnosisContext) -> bool:
+    """Whether the task asks for an answer: its goal calls (if any) only read."""
+    return task is not None and all(ctx.tool(c.tool).mode == "read" for c in task.intent.calls)
+
+
+def _acted_on_search(episode: EpisodeRecord, step: TraceStep, task: Task | None) -> bool:
+    """Whether the agent went on from a search: later calls, an answer, a refusal, or a reply built on its hits.
+
+    A search followed by nothing but an admission of failure is giving up, not using a search hit.
+    """
+    if step.index < len(episode.trace) - 1 or not read_reply(episode.reply).admits_failure:
+        return True
+    if task is not None and read_reply(task.gold.reply).admits_failure:
+        return True  # the right answer is a refusal, which the agent gave on what the search showed
+    query = " ".join(str(v) for v in step.arguments.values()).casefold()
+    for summary in summaries(step.output):
+        for value in summary.values():
+            text = str(value)
+            if (isinstance(value, str) and len(text) >= 3 and not is_id_like(text) and text.casefold() not in query
+                    and mentions(episode.reply, text)):
+                return True
+    return False
 
 
 class GaveUpEarlyDetector:
@@ -373,8 +399,9 @@ class GaveUpEarlyDetector:
         if any(s.error is not None and s.error.kind in _BLOCKING for s in trace):
             return []
         task = ctx.task(episode.pack_id, episode.task_id)
-        reading = read_reply(episode.reply, question=task is not None and not task.intent.calls)
-        if reading.claims_success:
+        question = _is_question(task, ctx)
+        reading = read_reply(episode.reply, question=question)
+        if reading.claims_success or (question and episode.reply.strip() and not reading.admits_failure):
             return []
         if task is not None and task.gold.steps:
             ref = reference(task)
@@ -407,11 +434,13 @@ class GaveUpEarlyDetector:
 
     @staticmethod
     def _unresolved_search(episode: EpisodeRecord, ctx: DiagnosisContext) -> bool:
+        task = ctx.task(episode.pack_id, episode.task_id)
         for step in episode.trace:
             info = ctx.tool(step.tool)
             if info.operation == "search" and info.entity is not None:
                 getter = ctx.get_tool_for(info.entity)
-                if getter is not None and not later_ok(episode.trace, step.index, getter):
+                if (getter is not None and not later_ok(episode.trace, step.index, getter)
+                        and _acted_on_search(episode, step, task)):
                     return True
         return False
 
@@ -439,6 +468,10 @@ class UnintendedSideEffectDetector:
             else:
                 evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                          note=f"{where} outside the allowed write-set"))
+        if own:
+            needed = own | reference(task).goal_tools if task is not None else own
+            evidence.extend(Evidence(step=s.index, tool=s.tool, note=f"{s.tool} is a write the task never needs")
+                            for s in writes if s.tool not in needed and not any(e.step == s.index for e in evidence))
         if not evidence and not own and "side_effects" in failed_assertion_kinds(episode):
             evidence.append(Evidence(note="side-effect assertion failed"))
         return _tag(self.name, evidence)
@@ -471,7 +504,7 @@ class ClaimedUnverifiedSuccessDetector:
         if episode.verdict is None:
             return []
         task = ctx.task(episode.pack_id, episode.task_id)
-        question = task is not None and not task.intent.calls
+        question = _is_question(task, ctx)
         reading = read_reply(episode.reply, question=question)
         answers = question and bool(episode.reply.strip()) and not reading.admits_failure
         if not (reading.claims_success or answers):
