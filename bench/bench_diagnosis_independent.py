@@ -29,7 +29,7 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,8 +41,19 @@ from arena.agents.scripted_server import ReplyCue, ScriptedModelServer, ToolCall
 from arena.episode import EpisodeRecord
 from arena.gym import Gym
 from arena.pack import Pack, build_pack
+from arena.results import TraceStep
 from arena.rollout import EpisodeKey, play_episode
-from bench.independent_mistakes import INJECTORS, MODES, NOVEL_MODE, Case, Program, ProgramAgent, World, gold_program
+from bench.independent_mistakes import (
+    INJECTORS,
+    MODES,
+    NOVEL_MODE,
+    Call,
+    Case,
+    Program,
+    ProgramAgent,
+    World,
+    gold_program,
+)
 from diagnosis import BUILTIN_DETECTORS, DiagnosisContext, diagnose
 
 PRECISION_TARGET = 0.9
@@ -137,6 +148,13 @@ def label(domains: Sequence[str], world_seeds: Sequence[int], gold_seeds: Sequen
     return out
 
 
+def _prober(gym: Gym, task_id: str) -> Callable[[list[Call]], list[TraceStep]]:
+    def probe(calls: list[Call]) -> list[TraceStep]:
+        return _play(gym, Program("probe", "", calls, str), task_id).trace
+
+    return probe
+
+
 def _label_pack(out: Labelled, pack: Pack, *, inject: bool, replayer: _Replayer | None) -> None:
     world = World.of(pack)
     with Gym(pack) as gym:
@@ -152,8 +170,7 @@ def _label_pack(out: Labelled, pack: Pack, *, inject: bool, replayer: _Replayer 
                 out.gold.append(rephrased.model_copy(update={"episode_id": "rephrased:" + rephrased.episode_id}))
             if not inject:
                 continue
-            case = Case(pack, task, world, gold, rng,
-                        probe=lambda calls, t=task.id: _play(gym, Program("probe", "", calls, str), t).trace)
+            case = Case(pack, task, world, gold, rng, probe=_prober(gym, task.id))
             for mode in MODES:
                 for program in INJECTORS[mode](case):
                     record = _play(gym, program, task.id)

@@ -30,6 +30,30 @@ def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], Dia
     return records, steps.diagnosis_context(packs)
 
 
+def _episode_context(episodes: Path, packs_dir: Path | None, console: Console) -> DiagnosisContext:
+    """The diagnosis context of the packs the episodes came from; warns loudly about the ones not found."""
+    from flows import steps
+    from flows.diagnose_packs import EpisodePacks, find_packs
+    from flows.settings import load_settings
+
+    wanted = EpisodePacks.of(iter_episodes_jsonl(episodes))
+    try:
+        found = find_packs(wanted, packs_dir=packs_dir, store_root=load_settings().home / "packs")
+    except FileNotFoundError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--packs") from exc
+    for pack_id, source in sorted(found.sources.items()):
+        console.print(f"pack {pack_id[:12]} ({wanted.domains[pack_id]}): {source}")
+    if found.missing:
+        lost = sum(found.missing.values())
+        console.print(
+            f"[bold red]WARNING:[/] {lost} of {sum(wanted.episodes.values())} episodes come from "
+            f"{len(found.missing)} pack(s) not found ({', '.join(p[:12] for p in sorted(found.missing))}): they are "
+            "diagnosed without their tasks, tools and dependency graph, so wrong_id, missed_policy_dependency and "
+            "claimed_unverified_success lose most of their recall. Pass --packs FOLDER, or point GYMLOOP_HOME at "
+            "the home whose pack store holds them.")
+    return steps.diagnosis_context(found.packs)
+
+
 def render_table(report: WeaknessReport) -> Table:
     """Return the ranked weaknesses as a rich table."""
     table = Table(title=f"Weaknesses ({report.failures} agent failures of {report.episodes} episodes)")
@@ -50,6 +74,7 @@ def diagnose_command(
     out: Annotated[Path, typer.Option("--out", help="Where to write the report as JSON.")] = Path("weaknesses.json"),
     markdown: Annotated[bool, typer.Option("--markdown", help="Also write Markdown beside --out.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the clustering and the bootstrap.")] = 0,
+    packs: Annotated[Path | None, typer.Option("--packs", help="Folder of the packs the episodes came from.")] = None,
 ) -> None:
     """Diagnose failed episodes into ranked weaknesses; print them and write the report."""
     console = Console()
@@ -59,7 +84,8 @@ def diagnose_command(
     if episodes is not None:
         if not episodes.is_file():
             raise typer.BadParameter(f"episodes file {episodes} does not exist", param_hint="--episodes")
-        report = diagnose(iter_episodes_jsonl(episodes, skipped), seed=seed)
+        ctx = _episode_context(episodes, packs, console)
+        report = diagnose(iter_episodes_jsonl(episodes, skipped), ctx, seed=seed)
     else:
         records, ctx = _round_episodes(int(str(round_id)), stage)
         report = diagnose(records, ctx, seed=seed, round_id=str(round_id))
