@@ -477,10 +477,17 @@ def _extra_write(case: Case) -> list[Program]:
     used = {t for t, _ in case.calls}
     forbidden = {c.tool for a in case.task.assertions if isinstance(a, TraceAssertion) for c in a.forbidden}
     ids = list(dict.fromkeys(v for _t, a in case.calls for v in _id_values(a)))
+    edges = case.pack.graph.get("edges", case.pack.graph.get("links", []))
+    needs = {e["target"]: set() for e in edges}
+    for edge in edges:
+        if int(edge.get("weight", 1)) >= 3:
+            needs[edge["target"]].add(edge["source"])
     extras: list[Call] = []
     for spec in sorted(case.pack.tools, key=lambda s: s.name):
         if spec.mode != "write" or spec.name in used or spec.name in forbidden:
             continue
+        if needs.get(spec.name, set()) - used:
+            continue  # skipping the extra write's own prerequisite would also be a missed dependency
         args = _fill_args(spec.parameters, ids, case.world)
         if args is not None:
             extras.append((spec.name, args))

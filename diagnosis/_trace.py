@@ -16,6 +16,7 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 _CODE = re.compile(r"^[A-Z0-9_]+$")
 
+_SUCCESS_WORDS = re.compile(r"\b(?:all done|done|completed?|success(?:ful(?:ly)?)?|all set|finished)\b", re.IGNORECASE)
 _UNKNOWN_TOOL = "unknown tool"
 _MIN_FACT = 3
 
@@ -111,7 +112,7 @@ def _values(output: Any) -> Iterator[str]:
 
 def reply_states_observed_fact(episode: EpisodeRecord) -> bool:
     """Whether the reply, beyond its words of success, restates a value some successful tool call returned."""
-    rest = episode.reply.casefold()
+    rest = _SUCCESS_WORDS.sub(" ", episode.reply).casefold()
     for step in episode.trace:
         if not step.ok:
             continue

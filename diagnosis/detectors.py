@@ -213,10 +213,18 @@ class MissedPolicyDependencyDetector:
                                          if step.error else "policy refused"))
         return _tag(self.name, evidence)
 
-    @staticmethod
-    def _against_task(trace: list[TraceStep], ref: Reference, ctx: DiagnosisContext) -> list[Evidence]:
+    def _against_task(self, trace: list[TraceStep], ref: Reference, ctx: DiagnosisContext) -> list[Evidence]:
         searched = {ctx.tool(s.tool).entity for s in trace if s.ok and ctx.tool(s.tool).operation == "search"}
         out: list[Evidence] = []
+        for step in trace:
+            refused = step.error is not None and step.error.kind == "policy"
+            if step.tool in ref.tools or not (step.ok or refused):
+                continue
+            for before in ctx.prerequisites.get(step.tool, []):
+                if not self._satisfied(trace, step, before):
+                    out.append(Evidence(step=step.index, tool=step.tool, argument=before,
+                                        note=f"{step.tool} {'ran' if step.ok else 'was refused'} without "
+                                             f"prerequisite {before} (a call the task's program never makes)"))
         for before, then in ref.order:
             first = next((s for s in trace if s.tool == then.tool and attempted(s)), None)
             if first is None or any(s.tool == before.tool for s in trace[:first.index]):
@@ -340,8 +348,6 @@ class SearchWithoutFetchDetector:
                 continue
             if task is not None and task.gold.steps and not _gold_fetches_after_search(task, step.tool, getter):
                 continue
-            if not _acted_on_search(episode, step, task):
-                continue
             found = summaries(step.output)
             note = (f"search found {len(found)} summaries, never called {getter}" if found
                     else f"search found nothing, never called {getter}")
@@ -352,35 +358,16 @@ class SearchWithoutFetchDetector:
 
 
 def _gold_fetches_after_search(task: Task, search: str, getter: str) -> bool:
-    """Whether the task's own program fetches the searched entity after searching (else the search suffices)."""
+    """Whether the task's program fetches the searched entity after searching (else its search hits suffice)."""
     tools = [s.tool for s in task.gold.steps]
     if search not in tools:
-        return getter in tools
+        return True  # a search the program never needs: the record was to be reached by its id
     return getter in tools[tools.index(search) + 1:]
 
 
 def _is_question(task: Task | None, ctx: DiagnosisContext) -> bool:
     """Whether the task asks for an answer: its goal calls (if any) only read."""
     return task is not None and all(ctx.tool(c.tool).mode == "read" for c in task.intent.calls)
-
-
-def _acted_on_search(episode: EpisodeRecord, step: TraceStep, task: Task | None) -> bool:
-    """Whether the agent went on from a search: later calls, an answer, a refusal, or a reply built on its hits.
-
-    A search followed by nothing but an admission of failure is giving up, not using a search hit.
-    """
-    if step.index < len(episode.trace) - 1 or not read_reply(episode.reply).admits_failure:
-        return True
-    if task is not None and read_reply(task.gold.reply).admits_failure:
-        return True  # the right answer is a refusal, which the agent gave on what the search showed
-    query = " ".join(str(v) for v in step.arguments.values()).casefold()
-    for summary in summaries(step.output):
-        for value in summary.values():
-            text = str(value)
-            if (isinstance(value, str) and len(text) >= 3 and not is_id_like(text) and text.casefold() not in query
-                    and mentions(episode.reply, text)):
-                return True
-    return False
 
 
 class GaveUpEarlyDetector:
@@ -434,13 +421,11 @@ class GaveUpEarlyDetector:
 
     @staticmethod
     def _unresolved_search(episode: EpisodeRecord, ctx: DiagnosisContext) -> bool:
-        task = ctx.task(episode.pack_id, episode.task_id)
         for step in episode.trace:
             info = ctx.tool(step.tool)
             if info.operation == "search" and info.entity is not None:
                 getter = ctx.get_tool_for(info.entity)
-                if (getter is not None and not later_ok(episode.trace, step.index, getter)
-                        and _acted_on_search(episode, step, task)):
+                if getter is not None and not later_ok(episode.trace, step.index, getter):
                     return True
         return False
 
@@ -512,10 +497,13 @@ class ClaimedUnverifiedSuccessDetector:
         note = f"reply claims success: {episode.reply[:80]!r}"
         if task is not None and task.gold.steps:
             ref = reference(task)
+            bare = ("response" in failed_assertion_kinds(episode) and not re.search(r"\d", episode.reply)
+                    and not reply_states_observed_fact(episode))
             if ref.goal_tools:
                 tried = [s for s in episode.trace if s.tool in ref.goal_tools]
                 if any(s.ok for s in tried):
-                    return []
+                    return [Tag(kind=self.name, evidence=[Evidence(note=note + "; it states nothing the tools "
+                                                                               "returned")])] if bare else []
                 if tried:
                     last = tried[-1]
                     return [Tag(kind=self.name, evidence=[Evidence(step=last.index, tool=last.tool,
@@ -525,6 +513,9 @@ class ClaimedUnverifiedSuccessDetector:
             if reads and not any(s.ok and s.tool in reads for s in episode.trace):
                 return [Tag(kind=self.name, evidence=[Evidence(note=note + "; it read none of the records it "
                                                                            "reports on")])]
+            if bare and reading.claims_success:
+                return [Tag(kind=self.name, evidence=[Evidence(note=note + "; it states nothing the tools "
+                                                                           "returned")])]
             return []
         failed_kinds = failed_assertion_kinds(episode)
         goals = _goal_tools(task)
