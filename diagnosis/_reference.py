@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena.results import TraceStep
 from arena.task import CallPattern, Task, TraceAssertion
+
+_PROMPT_ID = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+\b")
 
 
 def id_values(name: str, value: Any) -> Iterator[str]:
@@ -26,7 +29,7 @@ class Reference:
     Attributes:
         tools: Tools the gold program calls.
         goal_tools: Tools the requester's goal consists of (the intent's calls).
-        ids: Every id the gold program passes.
+        ids: Every id the gold program passes or the request mentions.
         ids_by_call: Ids the gold program passes per (tool, argument).
         calls: The gold program's calls, in order.
         order: (before, then) call patterns the task's trace checks order.
@@ -57,13 +60,15 @@ def _build(task: Task) -> Reference:
         for name, value in step.arguments.items():
             for v in id_values(name, value):
                 by_call.setdefault((step.tool, name), set()).add(v)
+    mentioned = {r.mention for r in task.intent.refs if r.mention_kind == "id" and not r.mention.startswith("$")}
+    mentioned.update(m.group(0) for m in _PROMPT_ID.finditer(task.prompt))
     order = tuple(
         (a.required[i], a.required[j]) for a in task.assertions if isinstance(a, TraceAssertion) for i, j in a.order
     )
     return Reference(
         tools=frozenset(s.tool for s in task.gold.steps),
         goal_tools=frozenset(c.tool for c in task.intent.calls),
-        ids=frozenset(v for values in by_call.values() for v in values),
+        ids=frozenset(v for values in by_call.values() for v in values) | mentioned,
         ids_by_call={k: frozenset(v) for k, v in by_call.items()},
         calls=tuple(calls),
         order=order,

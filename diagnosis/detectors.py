@@ -221,7 +221,7 @@ class MissedPolicyDependencyDetector:
             if step.tool in ref.tools or not (step.ok or refused):
                 continue
             for before in ctx.prerequisites.get(step.tool, []):
-                if not self._satisfied(trace, step, before):
+                if before in ref.tools and not self._satisfied(trace, step, before):
                     out.append(Evidence(step=step.index, tool=step.tool, argument=before,
                                         note=f"{step.tool} {'ran' if step.ok else 'was refused'} without "
                                              f"prerequisite {before} (a call the task's program never makes)"))
@@ -346,7 +346,7 @@ class SearchWithoutFetchDetector:
             getter = ctx.get_tool_for(info.entity)
             if getter is None or later_ok(trace, step.index, getter):
                 continue
-            if task is not None and task.gold.steps and not _gold_fetches_after_search(task, step.tool, getter):
+            if task is not None and task.gold.steps and not _should_fetch(task, step.tool, getter, trace):
                 continue
             found = summaries(step.output)
             note = (f"search found {len(found)} summaries, never called {getter}" if found
@@ -357,12 +357,18 @@ class SearchWithoutFetchDetector:
         return _tag(self.name, evidence)
 
 
-def _gold_fetches_after_search(task: Task, search: str, getter: str) -> bool:
-    """Whether the task's program fetches the searched entity after searching (else its search hits suffice)."""
+def _should_fetch(task: Task, search: str, getter: str, trace: list[TraceStep]) -> bool:
+    """Whether the task's program fetches what the agent searched for (else its search hits suffice).
+
+    A search the program never makes means the record was to be reached by its id; a program that fetches
+    before searching wants the record fetched at some point.
+    """
     tools = [s.tool for s in task.gold.steps]
     if search not in tools:
-        return True  # a search the program never needs: the record was to be reached by its id
-    return getter in tools[tools.index(search) + 1:]
+        return True
+    if getter in tools[tools.index(search) + 1:]:
+        return True
+    return getter in tools and not any(s.ok and s.tool == getter for s in trace)
 
 
 def _is_question(task: Task | None, ctx: DiagnosisContext) -> bool:
@@ -454,7 +460,8 @@ class UnintendedSideEffectDetector:
                 evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                          note=f"{where} outside the allowed write-set"))
         if own:
-            needed = own | reference(task).goal_tools if task is not None else own
+            goals = reference(task).goal_tools if task is not None else frozenset()
+            needed = own | goals | {p for g in goals for p in ctx.prerequisites.get(g, [])}
             evidence.extend(Evidence(step=s.index, tool=s.tool, note=f"{s.tool} is a write the task never needs")
                             for s in writes if s.tool not in needed and not any(e.step == s.index for e in evidence))
         if not evidence and not own and "side_effects" in failed_assertion_kinds(episode):
