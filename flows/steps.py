@@ -145,9 +145,13 @@ def batches(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
     return [list(keys[i:i + size]) for i in range(0, len(keys), size)]
 
 
-def run_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
+def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
               overrides: dict[str, Any]) -> list[EpisodeRecord]:
-    """Run one batch of episodes not yet in the registry, record them and return them."""
+    """Run one batch of episodes not yet in the registry, record them and return them.
+
+    The registry is found from the settings (``overrides`` over gymloop.toml and GYMLOOP_*), never
+    from a URL passed in: task parameters must not carry secrets.
+    """
     settings = load_settings(**overrides)
     registry = open_registry(settings)
     done = {(d.pack_id, d.task_id, d.seed, d.attempt) for d in registry.finished_episode_keys(round_id, stage=stage)}
@@ -157,7 +161,13 @@ def run_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[Epi
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
     agent = make_agent(registry.model(model_id), settings)
     config = RolloutConfig(executor="inline", episode_timeout_s=max(30.0, settings.model_timeout_s * 4))
-    records = run_episodes(agent, packs, todo, config)
+    if settings.arena_backend == "docker":
+        from arena.serve.docker_backend import run_episodes_in_docker
+
+        records = run_episodes_in_docker(agent, packs, todo, config, image=settings.docker_image,
+                                         docker_host=settings.docker_host, token=settings.serve_token)
+    else:
+        records = run_episodes(agent, packs, todo, config)
     registry.record_episodes(round_id, records, stage=stage)
     return records
 
@@ -205,7 +215,7 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
     """Ask the factory for variants aimed at the report's weaknesses, one request per domain."""
     if settings.variants_per_round == 0 or not report.weaknesses:
         return []
-    client = make_factory_client(settings.factory_url)
+    client = make_factory_client(settings.factory_url, token=settings.factory_token)
     results = []
     for pack in base:
         targets = targets_from_report(report, domain=pack.manifest.domain, top=5)
