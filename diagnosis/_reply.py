@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _SPLIT = re.compile(r"(?<=[.!?;:])\s+|\n+|,\s*(?:but|however|although|though)\s+|\s+but\s+", re.IGNORECASE)
 _FAILURE = re.compile(
@@ -72,6 +73,7 @@ def clauses(reply: str) -> list[str]:
     return [c.strip(" ,-—") for c in _SPLIT.split(reply) if c and c.strip(" ,-—")]
 
 
+@lru_cache(maxsize=65_536)
 def read_reply(reply: str, *, question: bool = False) -> ReplyReading:
     """Read ``reply`` as claims and admissions.
 
@@ -79,6 +81,8 @@ def read_reply(reply: str, *, question: bool = False) -> ReplyReading:
         reply: The agent's final reply.
         question: The request is a question: a negated state ("is not shared") is part of the answer, and only
             a reported failure ("I couldn't find ...") is an admission.
+
+    Readings are cached: agents repeat their replies, and a reply is read by several detectors.
     """
     claims: list[str] = []
     admissions: list[str] = []
