@@ -478,7 +478,7 @@ def _extra_write(case: Case) -> list[Program]:
     forbidden = {c.tool for a in case.task.assertions if isinstance(a, TraceAssertion) for c in a.forbidden}
     ids = list(dict.fromkeys(v for _t, a in case.calls for v in _id_values(a)))
     edges = case.pack.graph.get("edges", case.pack.graph.get("links", []))
-    needs = {e["target"]: set() for e in edges}
+    needs: dict[str, set[str]] = {e["target"]: set() for e in edges}
     for edge in edges:
         if int(edge.get("weight", 1)) >= 3:
             needs[edge["target"]].add(edge["source"])

@@ -220,11 +220,11 @@ class MissedPolicyDependencyDetector:
             refused = step.error is not None and step.error.kind == "policy"
             if step.tool in ref.tools or not (step.ok or refused):
                 continue
-            for before in ctx.prerequisites.get(step.tool, []):
-                if before in ref.tools and not self._satisfied(trace, step, before):
-                    out.append(Evidence(step=step.index, tool=step.tool, argument=before,
+            for needed in ctx.prerequisites.get(step.tool, []):
+                if needed in ref.tools and not self._satisfied(trace, step, needed):
+                    out.append(Evidence(step=step.index, tool=step.tool, argument=needed,
                                         note=f"{step.tool} {'ran' if step.ok else 'was refused'} without "
-                                             f"prerequisite {before} (a call the task's program never makes)"))
+                                             f"prerequisite {needed} (a call the task's program never makes)"))
         for before, then in ref.order:
             first = next((s for s in trace if s.tool == then.tool and attempted(s)), None)
             if first is None or any(s.tool == before.tool for s in trace[:first.index]):
