@@ -8,6 +8,7 @@ from typing import Any
 
 from arena.episode import EpisodeRecord
 from arena.results import TraceStep
+from diagnosis._reply import read_reply
 
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+$")
 _CREATED_ID = re.compile(r"-N\d{5}$")
@@ -15,16 +16,7 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 _CODE = re.compile(r"^[A-Z0-9_]+$")
 
-_GIVES_UP = re.compile(
-    r"\b(unable|could not|couldn'?t|cannot|can'?t|not able|no (?:matching|such)|does(?: not|n'?t) exist|"
-    r"not (?:be )?found|failed to|try again later|gave up|give up|sorry)\b",
-    re.IGNORECASE,
-)
-_CLAIMS = re.compile(
-    r"\b(done|completed?|successfully|has been|have been|is now|i'?ve (?:\w+ed)|i have (?:\w+ed)|"
-    r"(?:was|were) (?:\w+ed))\b",
-    re.IGNORECASE,
-)
+_SUCCESS_WORDS = re.compile(r"\b(?:all done|done|completed?|success(?:ful(?:ly)?)?|all set|finished)\b", re.IGNORECASE)
 _UNKNOWN_TOOL = "unknown tool"
 _MIN_FACT = 3
 
@@ -53,20 +45,20 @@ def known_ids(trace: list[TraceStep]) -> set[str]:
         if not step.ok:
             continue
         out.update(v for _, v in id_arguments(step) if isinstance(v, str))
-        out.update(_output_ids(step.output))
+        out.update(output_ids(step.output))
     return out
 
 
-def _output_ids(output: Any) -> Iterator[str]:
+def output_ids(output: Any) -> Iterator[str]:
     if isinstance(output, dict):
         for key, value in output.items():
             if isinstance(value, str) and (key == "id" or key.endswith("_id")):
                 yield value
             elif isinstance(value, (dict, list)):
-                yield from _output_ids(value)
+                yield from output_ids(value)
     elif isinstance(output, list):
         for value in output:
-            yield from _output_ids(value)
+            yield from output_ids(value)
 
 
 def value_shape(value: Any) -> str:
@@ -96,12 +88,12 @@ def value_shape(value: Any) -> str:
 
 def reply_gives_up(reply: str) -> bool:
     """Whether the reply says the agent could not do or find what was asked."""
-    return bool(_GIVES_UP.search(reply))
+    return read_reply(reply).admits_failure
 
 
 def reply_claims_success(reply: str) -> bool:
     """Whether the reply says the work is done (and does not say it failed)."""
-    return bool(_CLAIMS.search(reply)) and not reply_gives_up(reply)
+    return read_reply(reply).claims_success
 
 
 def _values(output: Any) -> Iterator[str]:
@@ -120,7 +112,7 @@ def _values(output: Any) -> Iterator[str]:
 
 def reply_states_observed_fact(episode: EpisodeRecord) -> bool:
     """Whether the reply, beyond its words of success, restates a value some successful tool call returned."""
-    rest = _CLAIMS.sub(" ", episode.reply).casefold()
+    rest = _SUCCESS_WORDS.sub(" ", episode.reply).casefold()
     for step in episode.trace:
         if not step.ok:
             continue
@@ -177,6 +169,13 @@ def failed_assertion_kinds(episode: EpisodeRecord) -> set[str]:
     if episode.verdict is None:
         return set()
     return {r.kind for r in episode.verdict.results if not r.passed}
+
+
+def mentions(text: str, value: str) -> bool:
+    """Whether ``text`` states ``value`` as a whole token (case-insensitive), not inside a longer word or id."""
+    if len(value) < 2:
+        return False
+    return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-]|\.\d)", text, re.IGNORECASE) is not None
 
 
 def contains_text(haystack: str, needle: str) -> bool:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from arena.episode import EpisodeRecord
 from arena.results import TraceStep
-from arena.task import Task
+from arena.task import ResponseAssertion, Task
+from diagnosis._reference import Reference, attempted, id_values, reference
+from diagnosis._reply import read_reply
 from diagnosis._trace import (
-    contains_text,
     error_argument,
     failed_assertion_kinds,
     id_arguments,
@@ -19,8 +21,8 @@ from diagnosis._trace import (
     known_ids,
     later_call,
     later_ok,
-    reply_claims_success,
-    reply_gives_up,
+    mentions,
+    output_ids,
     reply_states_observed_fact,
     summaries,
 )
@@ -29,7 +31,8 @@ from diagnosis.detector import register_detector
 from diagnosis.models import Evidence, Tag
 
 _MAX_EVIDENCE = 5
-_INTERNAL_KEY = re.compile(r"internal|secret|private|password|token|ssn|margin|cost_price", re.IGNORECASE)
+_INTERNAL_KEY = re.compile(r"internal|secret|private|password|token|ssn|margin|cost_price|risk|fraud|bank|iban|"
+                           r"account_number", re.IGNORECASE)
 _BLOCKING = frozenset({"fault", "conflict", "not_found", "validation", "policy", "permission"})
 
 
@@ -54,17 +57,22 @@ def _names_as_ids(arg: str, value: Any) -> bool:
     return arg.endswith("_id") and not is_id_like(value)
 
 
+def _is_id_argument(arg: str) -> bool:
+    """Whether an argument names an entity (a refusal there is about which record, not about a format)."""
+    return arg.endswith(("_id", "_ids")) or arg == "id"
+
+
 def _hint_matches(summary: dict[str, Any], hint: dict[str, str]) -> bool:
     return all(str(summary.get(k, "")).casefold() == str(v).casefold() for k, v in hint.items())
 
 
 class WrongIdDetector:
-    """Calls that name the wrong entity: a name passed as an id, an unknown id, or the wrong near-duplicate."""
+    """Calls that name the wrong entity: a name passed as an id, an unknown id, another record, or swapped ids."""
 
     name = "wrong_id"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag calls whose entity id is malformed, unknown, or not the one the request named."""
+        """Tag calls (reads and writes) whose entity id is malformed, unknown, or not one the task concerns."""
         trace = episode.trace
         known = known_ids(trace)
         evidence: list[Evidence] = []
@@ -76,13 +84,53 @@ class WrongIdDetector:
                     evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                              note=f"passed {value!r} where an id is required"))
                 elif (step.error is not None and step.error.kind == "not_found"
+                      and error_argument(step) in (arg, None)
+                      and not (isinstance(value, str) and is_created_id(value))
                       and not later_ok(trace, step.index, step.tool)):
                     evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                              note=f"id {value!r} does not exist"))
         task = ctx.task(episode.pack_id, episode.task_id)
-        if task is not None:
+        if task is not None and task.gold.steps:
+            evidence.extend(self._against_gold(trace, reference(task)))
+        elif task is not None:
             evidence.extend(self._against_refs(trace, task, ctx))
         return _tag(self.name, evidence)
+
+    @staticmethod
+    def _against_gold(trace: list[TraceStep], ref: Reference) -> list[Evidence]:
+        """Ids the task's own program never uses: another record of the table, or two ids swapped.
+
+        An id a call returned earlier is the agent following the data (a record's customer, a search hit)
+        unless the task's program makes the same call with other ids; ids the episode created are its own.
+        """
+        out: list[Evidence] = []
+        seen: set[str] = set()
+        for step in trace:
+            if step.ok or (step.error is not None and step.error.kind in ("policy", "conflict", "fault")):
+                for arg, value in step.arguments.items():
+                    for v in id_values(arg, value):
+                        if v in ref.ids or is_created_id(v) or not is_id_like(v):
+                            continue
+                        expected = ref.ids_by_call.get((step.tool, arg))
+                        if expected:
+                            note = f"{step.tool} on {v}; the task concerns {', '.join(sorted(expected))}"
+                        elif v not in seen:
+                            note = f"{step.tool} on {v}, a record the task never concerns"
+                        else:
+                            continue
+                        out.append(Evidence(step=step.index, tool=step.tool, argument=arg, note=note))
+                for arg, value in step.arguments.items():
+                    expected = ref.ids_by_call.get((step.tool, arg))
+                    if not expected:
+                        continue
+                    for v in id_values(arg, value):
+                        if v in ref.ids and v not in expected:
+                            out.append(Evidence(step=step.index, tool=step.tool, argument=arg,
+                                                note=f"{v} passed as {arg}; the task passes "
+                                                     f"{', '.join(sorted(expected))}"))
+            if step.ok:
+                seen.update(output_ids(step.output))
+        return out
 
     def _against_refs(self, trace: list[TraceStep], task: Task, ctx: DiagnosisContext) -> list[Evidence]:
         out: list[Evidence] = []
@@ -129,17 +177,21 @@ class WrongIdDetector:
 
 
 class MissedPolicyDependencyDetector:
-    """A goal call made without the prerequisite the dependency graph or the policy requires."""
+    """A goal call made without the prerequisite the task, the dependency graph or the policy requires."""
 
     name = "missed_policy_dependency"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag calls that ran (or were refused) while a strong prerequisite had not been attempted before them.
+        """Tag calls made while a prerequisite the task orders before them had not been attempted.
 
-        Only in episodes whose state or trace check failed (or that were never verified): graph edges can be
-        conditional, and a skipped prerequisite that left the outcome right is not why the episode failed.
-        A prerequisite that was called but refused or failed was not missed.
+        With the task known, its own ordering constraints are the prerequisites (they hold only where the
+        task's conditions hold, and weak orderings count); otherwise the graph's strong edges, only in
+        episodes whose state or trace check failed (graph edges can be conditional). A prerequisite that
+        was called but refused or failed was not missed.
         """
+        task = ctx.task(episode.pack_id, episode.task_id)
+        if task is not None and task.gold.steps:
+            return _tag(self.name, self._against_task(episode.trace, reference(task), ctx))
         trace = episode.trace
         evidence: list[Evidence] = []
         effect_failed = episode.verdict is None or bool({"state", "trace"} & failed_assertion_kinds(episode))
@@ -160,6 +212,31 @@ class MissedPolicyDependencyDetector:
                                          note=f"policy refused {step.tool}: {step.error.message[:120]}"
                                          if step.error else "policy refused"))
         return _tag(self.name, evidence)
+
+    def _against_task(self, trace: list[TraceStep], ref: Reference, ctx: DiagnosisContext) -> list[Evidence]:
+        searched = {ctx.tool(s.tool).entity for s in trace if s.ok and ctx.tool(s.tool).operation == "search"}
+        out: list[Evidence] = []
+        for step in trace:
+            refused = step.error is not None and step.error.kind == "policy"
+            if step.tool in ref.tools or not (step.ok or refused):
+                continue
+            for needed in ctx.prerequisites.get(step.tool, []):
+                if needed in ref.tools and not self._satisfied(trace, step, needed):
+                    out.append(Evidence(step=step.index, tool=step.tool, argument=needed,
+                                        note=f"{step.tool} {'ran' if step.ok else 'was refused'} without "
+                                             f"prerequisite {needed} (a call the task's program never makes)"))
+        for before, then in ref.order:
+            first = next((s for s in trace if s.tool == then.tool and attempted(s)), None)
+            if first is None or any(s.tool == before.tool for s in trace[:first.index]):
+                continue
+            info = ctx.tool(before.tool)
+            if info.operation == "get" and info.entity in searched:
+                continue  # a search hit used without fetching it: search_without_fetch's case
+            late = any(s.tool == before.tool for s in trace[first.index + 1:])
+            out.append(Evidence(step=first.index, tool=first.tool, argument=before.tool,
+                                note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before.tool}"
+                                     + (" (called only afterwards)" if late else ", which the task requires first")))
+        return out
 
     @staticmethod
     def _satisfied(trace: list[TraceStep], step: TraceStep, before: str) -> bool:
@@ -189,7 +266,7 @@ class BrittleParametersDetector:
                 continue
             arg = error_argument(step)
             value = step.arguments.get(arg) if arg is not None else None
-            if arg is not None and (value is None or _names_as_ids(arg, value)):
+            if arg is not None and (value is None or _names_as_ids(arg, value) or _is_id_argument(arg)):
                 continue
             evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                      note=f"refused {value!r}: {step.error.message[:120]}"))
@@ -242,7 +319,7 @@ class StaleStateDetector:
                 for field, old in summary.items():
                     new = step.output.get(field)
                     if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
-                            and contains_text(episode.reply, old) and not contains_text(episode.reply, new)):
+                            and mentions(episode.reply, old) and not mentions(episode.reply, new)):
                         out.append(Evidence(step=search_step.index, tool=search_step.tool, argument=field,
                                             note=f"reply states stale {field}={old!r}; the record says {new!r}"))
         return out
@@ -269,6 +346,8 @@ class SearchWithoutFetchDetector:
             getter = ctx.get_tool_for(info.entity)
             if getter is None or later_ok(trace, step.index, getter):
                 continue
+            if task is not None and task.gold.steps and not _should_fetch(task, step.tool, getter, trace):
+                continue
             found = summaries(step.output)
             note = (f"search found {len(found)} summaries, never called {getter}" if found
                     else f"search found nothing, never called {getter}")
@@ -278,38 +357,83 @@ class SearchWithoutFetchDetector:
         return _tag(self.name, evidence)
 
 
+def _should_fetch(task: Task, search: str, getter: str, trace: list[TraceStep]) -> bool:
+    """Whether the task's program fetches what the agent searched for (else its search hits suffice).
+
+    A search the program never makes means the record was to be reached by its id; a program that fetches
+    before searching wants the record fetched at some point.
+    """
+    tools = [s.tool for s in task.gold.steps]
+    if search not in tools:
+        return True
+    if getter in tools[tools.index(search) + 1:]:
+        return True
+    return getter in tools and not any(s.ok and s.tool == getter for s in trace)
+
+
+def _is_question(task: Task | None, ctx: DiagnosisContext) -> bool:
+    """Whether the task asks for an answer: its goal calls (if any) only read."""
+    return task is not None and all(ctx.tool(c.tool).mode == "read" for c in task.intent.calls)
+
+
 class GaveUpEarlyDetector:
     """Stopped before attempting the goal although nothing blocked the way."""
 
     name = "gave_up_early"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag episodes that never attempted the goal, hit no error, and left no search unresolved."""
+        """Tag episodes that stopped short of the task's work, hit no error, and did not claim to be done.
+
+        With the task known, short means: the task's program attempts the goal and the agent never did, or
+        the program makes calls the agent never made while its reply admits it could not finish. A task
+        whose right answer is a refusal or a question is not given up when the agent made its calls.
+        """
         trace = episode.trace
         if any(s.error is not None and s.error.kind in _BLOCKING for s in trace):
             return []
-        for step in trace:
-            info = ctx.tool(step.tool)
-            if info.operation == "search" and info.entity is not None:
-                getter = ctx.get_tool_for(info.entity)
-                if getter is not None and not later_ok(trace, step.index, getter):
-                    return []
         task = ctx.task(episode.pack_id, episode.task_id)
-        goals = _goal_tools(task)
-        if goals:
-            attempted = any(s.tool in goals for s in trace)
-            needs_goal = True
-        else:
-            attempted = any(s.write or ctx.tool(s.tool).mode == "write" for s in trace)
-            needs_goal = "state" in failed_assertion_kinds(episode)
-        if attempted or not (needs_goal or reply_gives_up(episode.reply)):
+        question = _is_question(task, ctx)
+        reading = read_reply(episode.reply, question=question)
+        if reading.claims_success or (question and episode.reply.strip() and not reading.admits_failure):
             return []
+        if task is not None and task.gold.steps:
+            ref = reference(task)
+            made = {s.tool for s in trace}
+            missing = [tool for tool, _ in ref.calls if tool not in made]
+            attempted_goal = any(s.tool in ref.goal_tools for s in trace)
+            if ref.does_goal and not attempted_goal:
+                what = ", ".join(sorted(ref.goal_tools & ref.tools))
+            elif missing and reading.admits_failure and not self._unresolved_search(episode, ctx):
+                what = ", ".join(sorted(set(missing)))
+            else:
+                return []
+        else:
+            if self._unresolved_search(episode, ctx):
+                return []
+            goals = _goal_tools(task)
+            if goals:
+                attempted_goal, needs_goal = any(s.tool in goals for s in trace), True
+            else:
+                attempted_goal = any(s.write or ctx.tool(s.tool).mode == "write" for s in trace)
+                needs_goal = "state" in failed_assertion_kinds(episode)
+            if attempted_goal or not (needs_goal or reading.admits_failure):
+                return []
+            what = ", ".join(sorted(goals)) if goals else "any write"
+        note = f"stopped after {len(trace)} calls without calling {what}"
         last = trace[-1] if trace else None
-        missing = ", ".join(sorted(goals)) if goals else "any write"
-        note = f"stopped after {len(trace)} calls without calling {missing}"
         if last is None:
             return [Tag(kind=self.name, evidence=[Evidence(note=note)])]
         return [Tag(kind=self.name, evidence=[Evidence(step=last.index, tool=last.tool, note=note)])]
+
+    @staticmethod
+    def _unresolved_search(episode: EpisodeRecord, ctx: DiagnosisContext) -> bool:
+        for step in episode.trace:
+            info = ctx.tool(step.tool)
+            if info.operation == "search" and info.entity is not None:
+                getter = ctx.get_tool_for(info.entity)
+                if getter is not None and not later_ok(episode.trace, step.index, getter):
+                    return True
+        return False
 
 
 class UnintendedSideEffectDetector:
@@ -322,22 +446,31 @@ class UnintendedSideEffectDetector:
         if episode.verdict is None:
             return []
         writes = [s for s in episode.trace if s.ok and s.write]
+        task = ctx.task(episode.pack_id, episode.task_id)
+        own = reference(task).tools if task is not None and task.gold.steps else frozenset()
         evidence: list[Evidence] = []
         for change in episode.verdict.unintended_changes:
             step, arg = self._culprit(writes, change.key)
+            if step is not None and step.tool in own:
+                continue
             where = f"{change.op} {change.table}[{change.key}]"
             if step is None:
                 evidence.append(Evidence(note=f"{where} outside the allowed write-set"))
             else:
                 evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                          note=f"{where} outside the allowed write-set"))
-        if not evidence and "side_effects" in failed_assertion_kinds(episode):
+        if own:
+            goals = reference(task).goal_tools if task is not None else frozenset()
+            needed = own | goals | {p for g in goals for p in ctx.prerequisites.get(g, [])}
+            evidence.extend(Evidence(step=s.index, tool=s.tool, note=f"{s.tool} is a write the task never needs")
+                            for s in writes if s.tool not in needed and not any(e.step == s.index for e in evidence))
+        if not evidence and not own and "side_effects" in failed_assertion_kinds(episode):
             evidence.append(Evidence(note="side-effect assertion failed"))
         return _tag(self.name, evidence)
 
     @staticmethod
     def _culprit(writes: list[TraceStep], key: str) -> tuple[TraceStep | None, str | None]:
-        for step in writes:
+        for step in reversed(writes):
             for arg, value in step.arguments.items():
                 if value == key:
                     return step, arg
@@ -352,21 +485,51 @@ class ClaimedUnverifiedSuccessDetector:
     name = "claimed_unverified_success"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag success claims made over a failed or missing goal call, or stating none of the facts asked for.
+        """Tag success claims over a goal that no call achieved, or facts stated without reading them.
 
-        Three cases: the state is wrong and no goal write succeeded; a goal call was made and none of its
-        attempts succeeded; or the reply fails its response check while restating nothing any tool returned
-        (a bare "all done").
+        The reply is read as claims and admissions (``diagnosis._reply``): an honest failure report is not a
+        claim. With the task known, a claim is unverified when no goal call succeeded (the goal is what the
+        request asks; a goal call on the wrong record is ``wrong_id``'s), or, on a question, when none of the
+        reads the task's program makes succeeded. Without the task: no write succeeded while the state is
+        wrong, or the reply fails its response check restating nothing any tool returned.
         """
-        if episode.verdict is None or not reply_claims_success(episode.reply):
+        if episode.verdict is None:
+            return []
+        task = ctx.task(episode.pack_id, episode.task_id)
+        question = _is_question(task, ctx)
+        reading = read_reply(episode.reply, question=question)
+        answers = question and bool(episode.reply.strip()) and not reading.admits_failure
+        if not (reading.claims_success or answers):
+            return []
+        note = f"reply claims success: {episode.reply[:80]!r}"
+        if task is not None and task.gold.steps:
+            ref = reference(task)
+            bare = ("response" in failed_assertion_kinds(episode) and not re.search(r"\d", episode.reply)
+                    and not reply_states_observed_fact(episode))
+            if ref.goal_tools:
+                tried = [s for s in episode.trace if s.tool in ref.goal_tools]
+                if any(s.ok for s in tried):
+                    return [Tag(kind=self.name, evidence=[Evidence(note=note + "; it states nothing the tools "
+                                                                               "returned")])] if bare else []
+                if tried:
+                    last = tried[-1]
+                    return [Tag(kind=self.name, evidence=[Evidence(step=last.index, tool=last.tool,
+                                                                   note=note + f"; {last.tool} never succeeded")])]
+                return [Tag(kind=self.name, evidence=[Evidence(note=note + "; the goal was never attempted")])]
+            reads = {tool for tool, _ in ref.calls}
+            if reads and not any(s.ok and s.tool in reads for s in episode.trace):
+                return [Tag(kind=self.name, evidence=[Evidence(note=note + "; it read none of the records it "
+                                                                           "reports on")])]
+            if bare and reading.claims_success:
+                return [Tag(kind=self.name, evidence=[Evidence(note=note + "; it states nothing the tools "
+                                                                           "returned")])]
             return []
         failed_kinds = failed_assertion_kinds(episode)
-        goals = _goal_tools(ctx.task(episode.pack_id, episode.task_id))
+        goals = _goal_tools(task)
         if goals:
             writes = [s for s in episode.trace if s.tool in goals]
         else:
             writes = [s for s in episode.trace if s.write or ctx.tool(s.tool).mode == "write"]
-        note = f"reply claims success: {episode.reply[:80]!r}"
         if not any(s.ok for s in writes):
             failed = [s for s in writes if not s.ok]
             if failed and failed_kinds:
@@ -381,41 +544,83 @@ class ClaimedUnverifiedSuccessDetector:
 
 
 class LeakedInternalDataDetector:
-    """The reply repeats internal data: a failed response check, or an internal field's value."""
+    """Internal data the agent read, repeated in its reply or in an outbound message it sent through a tool."""
 
     name = "leaked_internal_data"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag replies the verifier caught leaking, or that quote an internal field from a tool output."""
+        """Tag internal values (internal fields of records read, internal formats the task names) said aloud.
+
+        The text searched is the reply and every text argument of a later successful write (a customer
+        reply, a note, an email). Evidence quotes what was said and where it was read, never the verifier's
+        own forbidden strings (those may be wrong facts rather than internal data).
+        """
+        trace = episode.trace
+        outbound: list[tuple[str, TraceStep | None]] = [(episode.reply, None)]
+        outbound += [(v, s) for s in trace if s.ok and s.write for v in s.arguments.values() if isinstance(v, str)
+                     and len(v) >= 12]
         evidence: list[Evidence] = []
-        if episode.verdict is not None:
-            for result in episode.verdict.results:
-                if result.kind == "response" and not result.passed and "leaks" in result.detail:
-                    leaked = result.detail.split("leaks", 1)[1].strip()
-                    evidence.append(self._source(episode, leaked.removeprefix("internal data").strip(" '\"")))
-        if not evidence:
-            evidence.extend(self._internal_fields(episode))
+        for step in trace:
+            if not step.ok:
+                continue
+            for key, value in _internal_values(step.output):
+                for text, where in outbound:
+                    if where is not None and where.index < step.index:
+                        continue
+                    if _says(text, key, value):
+                        place = "reply" if where is None else f"{where.tool} message"
+                        evidence.append(Evidence(step=step.index if where is None else where.index,
+                                                 tool=step.tool if where is None else where.tool, argument=key,
+                                                 note=f"{place} repeats internal {key} read from {step.tool}"))
+                        break
+        task = ctx.task(episode.pack_id, episode.task_id)
+        if not evidence and task is not None:
+            evidence.extend(self._internal_formats(task, outbound, trace))
         return _tag(self.name, evidence)
 
     @staticmethod
-    def _source(episode: EpisodeRecord, leaked: str) -> Evidence:
-        for step in episode.trace:
-            if step.ok and leaked and contains_text(repr(step.output), leaked):
-                return Evidence(step=step.index, tool=step.tool, note=f"reply leaks {leaked!r} read here")
-        return Evidence(note=f"reply leaks {leaked!r}")
-
-    @staticmethod
-    def _internal_fields(episode: EpisodeRecord) -> list[Evidence]:
+    def _internal_formats(task: Task, outbound: list[tuple[str, TraceStep | None]],
+                          trace: list[TraceStep]) -> list[Evidence]:
+        patterns = [p for a in task.assertions if isinstance(a, ResponseAssertion) for p in a.forbidden_patterns]
+        read = " ".join(json.dumps(s.output, default=str) for s in trace if s.ok)
         out: list[Evidence] = []
-        for step in episode.trace:
-            records = [step.output] if isinstance(step.output, dict) else summaries(step.output)
-            for record in records:
-                for key, value in record.items():
-                    if (_INTERNAL_KEY.search(key) and isinstance(value, str) and len(value) >= 6
-                            and contains_text(episode.reply, value)):
-                        out.append(Evidence(step=step.index, tool=step.tool, argument=key,
-                                            note=f"reply repeats internal field {key}"))
+        for pattern in patterns:
+            try:
+                compiled = re.compile(pattern)
+            except re.error:
+                continue
+            for text, where in outbound:
+                found = compiled.search(text)
+                if found and found.group(0) in read:
+                    place = "reply" if where is None else f"{where.tool} message"
+                    out.append(Evidence(step=None if where is None else where.index,
+                                        tool="" if where is None else where.tool,
+                                        note=f"{place} repeats {found.group(0)!r}, an internal value it read"))
         return out
+
+
+def _internal_values(output: Any) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if isinstance(output, dict):
+        for key, value in output.items():
+            if _INTERNAL_KEY.search(str(key)) and isinstance(value, str | int | float) and not isinstance(value, bool):
+                found.append((str(key), str(value)))
+            elif isinstance(value, dict | list):
+                found.extend(_internal_values(value))
+    elif isinstance(output, list):
+        for value in output:
+            found.extend(_internal_values(value))
+    return found
+
+
+def _says(text: str, key: str, value: str) -> bool:
+    """Whether ``text`` states ``value`` of field ``key``: as a whole token; a short or numeric value with its name."""
+    if not mentions(text, value):
+        return False
+    if len(value) >= 6 and not value.replace(".", "").isdigit():
+        return True
+    words = [w for w in re.split(r"[_\W]+", key.casefold()) if len(w) >= 3]
+    return any(w in text.casefold() for w in words)
 
 
 class NoErrorRecoveryDetector:

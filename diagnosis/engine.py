@@ -12,10 +12,10 @@ from scipy import sparse
 
 from arena.episode import EPISODE_SCHEMA_VERSION, EpisodeRecord
 from diagnosis._trace import is_unknown_tool_error
-from diagnosis.clustering import ClusterResult, Method, cluster_rows
+from diagnosis.clustering import ClusterResult, Method, cluster_rows, vectorize
 from diagnosis.context import DiagnosisContext
 from diagnosis.detector import Detector, detector_names, get_detector
-from diagnosis.features import Signature, episode_features
+from diagnosis.features import ABSTRACT_PREFIXES, Signature, episode_features
 from diagnosis.knobs import target_for
 from diagnosis.models import NOVEL, ClusterSummary, Evidence, Tag, Weakness, WeaknessReport
 from diagnosis.ranking import impact, share_interval
@@ -29,6 +29,10 @@ MIN_CLUSTER_SHARE = 0.01
 """Clusters smaller than this share of failures (and than 3 episodes) are not reported."""
 
 
+MIN_GRAIN = 3
+"""Fewest episodes a (kind, domain, tool) or (kind, domain) weakness needs before it stands on its own."""
+
+
 @dataclass
 class _Failure:
     episode_id: str
@@ -37,15 +41,18 @@ class _Failure:
     lost: float
     kinds: tuple[str, ...]
     signature: int
+    tools: tuple[str | None, ...] = ()
+    """Tool of each kind's first evidence, aligned with ``kinds``."""
+    notes: tuple[Evidence, ...] = ()
+    """First evidence of each kind, aligned with ``kinds``."""
+
+    def tool_of(self, kind: str) -> str | None:
+        return self.tools[self.kinds.index(kind)]
+
+    def evidence_of(self, kind: str) -> Evidence:
+        return self.notes[self.kinds.index(kind)]
 
 
-@dataclass
-class _KindStats:
-    count: int = 0
-    domains: Counter[str] = field(default_factory=Counter)
-    tools: Counter[str] = field(default_factory=Counter)
-    examples: list[str] = field(default_factory=list)
-    evidence: list[Evidence] = field(default_factory=list)
 
 
 @dataclass
@@ -60,7 +67,7 @@ class _Pass:
     skipped: Counter[str] = field(default_factory=Counter)
     models: Counter[str] = field(default_factory=Counter)
     failures: list[_Failure] = field(default_factory=list)
-    kinds: dict[str, _KindStats] = field(default_factory=dict)
+    kinds: Counter[str] = field(default_factory=Counter)
     tasks: dict[tuple[str, str], int] = field(default_factory=dict)
     task_tags: list[list[str]] = field(default_factory=list)
     task_passes: list[int] = field(default_factory=list)
@@ -83,18 +90,11 @@ class _Pass:
             self.signature_weights.append(0)
         self.signature_weights[sig] += 1
         kinds = tuple(sorted({t.kind for t in tags}))
+        first = {kind: next(t for t in tags if t.kind == kind).evidence[0] for kind in kinds}
         self.failures.append(_Failure(episode.episode_id, episode.domain, self.task_index(episode),
-                                      1.0 - episode.score, kinds, sig))
-        for tag in tags:
-            stats = self.kinds.setdefault(tag.kind, _KindStats())
-            stats.tools.update(e.tool for e in tag.evidence if e.tool)
-        for kind in kinds:
-            stats = self.kinds[kind]
-            stats.count += 1
-            stats.domains[episode.domain] += 1
-            if len(stats.examples) < self.examples:
-                stats.examples.append(episode.episode_id)
-                stats.evidence.extend(next(t for t in tags if t.kind == kind).evidence[:1])
+                                      1.0 - episode.score, kinds, sig,
+                                      tuple(first[k].tool or None for k in kinds), tuple(first[k] for k in kinds)))
+        self.kinds.update(kinds)
 
 
 def _skip_reason(episode: EpisodeRecord, ctx: DiagnosisContext) -> str | None:
@@ -175,10 +175,35 @@ def diagnose(
     return _finish(report, state, merged_history, previous, seed, method)
 
 
+def _cluster(rows: list[Signature], weights: list[int], method: Method, seed: int) -> ClusterResult:
+    """Cluster tagged behaviours on all their features, and untagged ones apart on features that name no tool.
+
+    What no detector names is grouped by what it does (repeated writes, error kinds, the reply), not by the
+    domain's tool names, so one unknown failure mode across gyms comes out as one group.
+    """
+    tagged = [i for i, row in enumerate(rows) if any(name.startswith("tag:") for name, _ in row)]
+    untagged = [i for i, row in enumerate(rows) if i not in set(tagged)]
+    labels = np.zeros(len(rows), dtype=np.int64)
+    params: dict[str, object] = {"method": method}
+    offset = 0
+    for part, project in ((tagged, False), (untagged, True)):
+        if not part:
+            continue
+        part_rows = [tuple((n, v) for n, v in rows[i] if n.startswith(ABSTRACT_PREFIXES)) if project else rows[i]
+                     for i in part]
+        found = cluster_rows(part_rows, [weights[i] for i in part], method=method, seed=seed)
+        labels[part] = found.labels + offset
+        offset = int(labels[part].max()) + 1
+        params.update({k: v for k, v in found.params.items() if k not in ("clusters", "distinct_rows", "sampled_rows")})
+    matrix, names = vectorize(rows)
+    params.update({"distinct_rows": len(rows), "clusters": offset, "untagged_rows": len(untagged)})
+    return ClusterResult(labels, matrix, names, dict(params))
+
+
 def _finish(report: WeaknessReport, state: _Pass, history: Mapping[tuple[str, str], float],
             previous: WeaknessReport | None, seed: int, method: Method) -> WeaknessReport:
     rows = list(state.signatures)
-    result = cluster_rows(rows, state.signature_weights, method=method, seed=seed)
+    result = _cluster(rows, state.signature_weights, method, seed)
     labels = result.labels[[f.signature for f in state.failures]]
     solvable = [0 < p for p in state.task_passes]
     for key, index in state.tasks.items():
@@ -187,60 +212,109 @@ def _finish(report: WeaknessReport, state: _Pass, history: Mapping[tuple[str, st
     clusters = _summaries(state, result, labels)
     n = len(state.failures)
     weaknesses: list[Weakness] = []
-    for kind, stats in state.kinds.items():
+    for kind in sorted(state.kinds):
         members = [f for f in state.failures if kind in f.kinds]
-        weaknesses.append(_weakness(kind, members, n, solvable, stats, seed, len(weaknesses),
-                                    [c.id for c in clusters if kind in c.dominant_tags], None))
+        cluster_ids = [c.id for c in clusters if kind in c.dominant_tags]
+        for (domain, tool), group in _grains(kind, members):
+            weaknesses.append(_weakness(kind, group, n, report.episodes, solvable, seed, len(weaknesses),
+                                        cluster_ids, None, (domain, tool), state.examples))
     for cluster in clusters:
         if cluster.novel:
             members = [f for f, label in zip(state.failures, labels.tolist(), strict=True) if label == cluster.id]
-            weaknesses.append(_weakness(NOVEL, members, n, solvable, None, seed, len(weaknesses), [cluster.id],
-                                        (cluster, state)))
-    prior = {(w.kind, w.label if w.kind == NOVEL else ""): w.share for w in (previous.weaknesses if previous else [])}
+            weaknesses.append(_weakness(NOVEL, members, n, report.episodes, solvable, seed, len(weaknesses),
+                                        [cluster.id], (cluster, state), _common_grain(members, None),
+                                        state.examples))
+    prior = {_trend_key(w): w.share for w in (previous.weaknesses if previous else [])}
     for w in weaknesses:
-        key = (w.kind, w.label if w.kind == NOVEL else "")
-        w.trend = round(w.share - prior[key], 6) if key in prior else 0.0
+        same = _trend_key(w)
+        w.trend = round(w.share - prior[same], 6) if same in prior else 0.0
         w.impact = round(impact(w.share, w.mean_reward_lost, w.learnability, w.trend), 6)
-    weaknesses.sort(key=lambda w: (-w.impact, -w.count, w.kind, w.label))
+    weaknesses.sort(key=lambda w: (-w.impact, -w.count, w.kind, w.domain or "", w.tool or "", w.label))
     for rank, w in enumerate(weaknesses, start=1):
         w.rank = rank
     report.weaknesses = weaknesses
     report.clusters = clusters
     report.untagged = sum(1 for f in state.failures if not f.kinds)
-    report.tag_counts = {k: s.count for k, s in sorted(state.kinds.items())}
+    report.tag_counts = dict(sorted(state.kinds.items()))
     report.clustering = {**result.params, "seed": seed}
     return report
 
 
-def _weakness(kind: str, members: list[_Failure], total: int, solvable: list[bool], stats: _KindStats | None,
-              seed: int, index: int, cluster_ids: list[int],
-              novel: tuple[ClusterSummary, _Pass] | None) -> Weakness:
+def _trend_key(w: Weakness) -> tuple[str, str | None, str | None, str]:
+    return w.kind, w.domain, w.tool, w.label if w.kind == NOVEL else ""
+
+
+def _common_grain(members: list[_Failure], kind: str | None) -> tuple[str | None, str | None]:
+    """(domain, tool) shared by every member, each ``None`` where they differ."""
+    domains = {f.domain for f in members}
+    tools = {f.tool_of(kind) for f in members} if kind is not None else {None}
+    return (next(iter(domains)) if len(domains) == 1 else None, next(iter(tools)) if len(tools) == 1 else None)
+
+
+def _grains(kind: str, members: list[_Failure]) -> list[tuple[tuple[str | None, str | None], list[_Failure]]]:
+    """Split a kind's failures at the finest grain the evidence supports.
+
+    (kind, domain, tool) groups of at least ``MIN_GRAIN`` episodes stand alone; the rest gather by domain
+    when a domain keeps ``MIN_GRAIN`` of them, and what remains forms one weakness of the kind; each group
+    names the domain and tool its members share.
+    """
+    fine: dict[tuple[str, str | None], list[_Failure]] = {}
+    for f in members:
+        fine.setdefault((f.domain, f.tool_of(kind)), []).append(f)
+    out: list[tuple[tuple[str | None, str | None], list[_Failure]]] = []
+    rest: list[_Failure] = []
+    for group in fine.values():
+        if len(group) >= MIN_GRAIN:
+            out.append((_common_grain(group, kind), group))
+        else:
+            rest.extend(group)
+    by_domain: dict[str, list[_Failure]] = {}
+    for f in rest:
+        by_domain.setdefault(f.domain, []).append(f)
+    leftover: list[_Failure] = []
+    for group in by_domain.values():
+        if len(group) >= MIN_GRAIN or not out:
+            out.append((_common_grain(group, kind), group))
+        else:
+            leftover.extend(group)
+    if leftover:
+        out.append((_common_grain(leftover, kind), leftover))
+    return out
+
+
+def _weakness(kind: str, members: list[_Failure], total: int, episodes: int, solvable: list[bool],
+              seed: int, index: int, cluster_ids: list[int], novel: tuple[ClusterSummary, _Pass] | None,
+              grain: tuple[str | None, str | None], examples: int) -> Weakness:
     target = target_for(kind)
     count = len(members)
+    domain, tool = grain
     label, description, focus = target.label, target.description, list(target.focus_tags)
-    if stats is not None:
-        domains = [d for d, _ in stats.domains.most_common()]
-        tools = [t for t, _ in stats.tools.most_common(5)]
-        examples, evidence = stats.examples, stats.evidence
+    domains = [d for d, _ in Counter(f.domain for f in members).most_common()]
+    shown = members[:examples]
+    if novel is None:
+        tools = [t for t, _ in Counter(f.tool_of(kind) for f in members if f.tool_of(kind)).most_common(5)]
+        evidence = [f.evidence_of(kind) for f in shown]
+        where = " / ".join(x for x in (domain, tool) if x)
+        if where:
+            label = f"{label} ({where})"
     else:
-        cluster, state = novel if novel is not None else (None, None)
-        if cluster is None or state is None:
-            raise ValueError(f"weakness {kind!r} needs detector stats or a cluster")
-        domains = [d for d, _ in Counter(f.domain for f in members).most_common()]
+        cluster, state = novel
         tools = [f.removeprefix("tool:") for f in cluster.features if f.startswith("tool:")]
-        examples, evidence = cluster.example_episode_ids, []
+        evidence = []
         label = f"Novel: {cluster.label}"
         description = f"{target.description} Distinguishing features: {', '.join(cluster.features) or 'none'}."
         tag_counts = Counter(t for f in members for t in state.task_tags[f.task])
         focus = [t for t, _ in tag_counts.most_common(3)]
     return Weakness(
-        kind=kind, label=label, description=description, rank=0, impact=0.0,
+        kind=kind, domain=domain, tool=tool, label=label, description=description, rank=0, impact=0.0,
         share=round(count / total, 6),
         share_interval=share_interval(count, total, seed=seed * 7919 + index),
         mean_reward_lost=round(float(np.mean([f.lost for f in members])), 6),
         learnability=round(float(np.mean([solvable[f.task] for f in members])), 6),
-        count=count, domains=domains, tools=tools, example_episode_ids=list(examples),
-        evidence=list(evidence), knobs=dict(target.knobs), focus_tags=focus, cluster_ids=cluster_ids,
+        count=count, rate=round(count / episodes, 6) if episodes else 0.0,
+        rate_interval=share_interval(count, episodes, seed=seed * 7919 + index + 1) if episodes else None,
+        domains=domains, tools=tools, example_episode_ids=[f.episode_id for f in shown],
+        evidence=evidence, knobs=dict(target.knobs), focus_tags=focus, cluster_ids=cluster_ids,
     )
 
 

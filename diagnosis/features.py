@@ -13,6 +13,9 @@ from diagnosis.models import Tag
 TAG_WEIGHT = 3.0
 """Weight of a detector tag against one trace feature: tags dominate the clustering when present."""
 
+ABSTRACT_PREFIXES = ("op:", "opgram:", "error:", "failed:", "changes:", "reply:", "length:", "repeat:")
+"""Features that name no tool: what an unknown failure mode has in common across domains."""
+
 Signature = tuple[tuple[str, float], ...]
 """An episode's features as a sorted tuple of (feature, value); equal signatures are one row."""
 
@@ -28,19 +31,27 @@ def _length_bucket(n: int) -> str:
 
 
 def episode_features(episode: EpisodeRecord, tags: list[Tag], ctx: DiagnosisContext) -> Signature:
-    """Return the episode's features: tool n-grams, error kinds, failed assertions, tags, argument shapes.
+    """Return the episode's features: tool and operation n-grams, repeated calls, errors, failed assertions, tags.
 
     Counts are damped with ``log1p`` so one long loop does not outweigh the rest.
     """
     counts: Counter[str] = Counter()
     previous = "^"
+    previous_op = "^"
+    done: set[str] = set()
     for step in episode.trace:
         info = ctx.tool(step.tool)
         kind = "write" if info.mode == "write" else info.operation
         counts[f"tool:{step.tool}"] += 1
         counts[f"op:{kind}"] += 1
         counts[f"bigram:{previous}>{step.tool}"] += 1
-        previous = step.tool
+        counts[f"opgram:{previous_op}>{kind}"] += 1
+        previous, previous_op = step.tool, kind
+        call = f"{step.tool}|{sorted(step.arguments.items())!r}"
+        if call in done:
+            counts[f"repeat:same_{kind}"] += 1
+        if step.ok:
+            done.add(call)
         if step.error is not None:
             err = step.error.fault or step.error.kind
             counts[f"error:{err}"] += 1
@@ -48,6 +59,7 @@ def episode_features(episode: EpisodeRecord, tags: list[Tag], ctx: DiagnosisCont
         for name, value in step.arguments.items():
             counts[f"arg:{name}={value_shape(value)}"] += 1
     counts[f"bigram:{previous}>$"] += 1
+    counts[f"opgram:{previous_op}>$"] += 1
     counts[f"length:{_length_bucket(len(episode.trace))}"] += 1
     for kind in failed_assertion_kinds(episode):
         counts[f"failed:{kind}"] += 1

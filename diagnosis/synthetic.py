@@ -156,7 +156,7 @@ def _episode(rng: random.Random, strategy: str, index: int) -> EpisodeRecord:
     elif strategy == "hallucinated_tool":
         for _ in range(rng.randint(1, 3)):
             t.err("refund_order", {"order": order}, "validation", "unknown tool 'refund_order'; tools: ...")
-        reply = "I refunded the order."
+        reply = "The order should be sorted out now."
     else:
         raise ValueError(f"unknown synthetic strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
     verdict = _verdict(failed, changes)

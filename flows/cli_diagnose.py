@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from flows.cli_output import print_json, print_table
+from flows.cli_output import make_console, print_json, print_table
 
 if TYPE_CHECKING:
     from arena.episode import EpisodeRecord
@@ -41,6 +41,31 @@ def table_parts(report: WeaknessReport) -> tuple[str, tuple[str, ...], list[list
     return f"Weaknesses ({report.failures} agent failures of {report.episodes} episodes)", columns, rows
 
 
+def _episode_context(episodes: Path, packs_dir: Path | None, console: Console) -> DiagnosisContext:
+    """The diagnosis context of the packs the episodes came from; warns loudly about the ones not found."""
+    from diagnosis import iter_episodes_jsonl
+    from flows import steps
+    from flows.diagnose_packs import EpisodePacks, find_packs
+    from flows.settings import load_settings
+
+    wanted = EpisodePacks.of(iter_episodes_jsonl(episodes))
+    try:
+        found = find_packs(wanted, packs_dir=packs_dir, store_root=load_settings().home / "packs")
+    except FileNotFoundError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--packs") from exc
+    for pack_id, source in sorted(found.sources.items()):
+        console.print(f"pack {pack_id[:12]} ({wanted.domains[pack_id]}): {source}")
+    if found.missing:
+        lost = sum(found.missing.values())
+        console.print(
+            f"[bold red]WARNING:[/] {lost} of {sum(wanted.episodes.values())} episodes come from "
+            f"{len(found.missing)} pack(s) not found ({', '.join(p[:12] for p in sorted(found.missing))}): they are "
+            "diagnosed without their tasks, tools and dependency graph, so wrong_id, missed_policy_dependency and "
+            "claimed_unverified_success lose most of their recall. Pass --packs FOLDER, or point GYMLOOP_HOME at "
+            "the home whose pack store holds them.")
+    return steps.diagnosis_context(found.packs)
+
+
 def diagnose_command(
     episodes: Annotated[Path | None, typer.Option("--episodes", help="Episodes JSONL file to diagnose.")] = None,
     round_id: Annotated[int | None, typer.Option("--round", help="Round id in the registry to diagnose.")] = None,
@@ -49,6 +74,7 @@ def diagnose_command(
     out: Annotated[Path, typer.Option("--out", help="Where to write the report as JSON.")] = Path("weaknesses.json"),
     markdown: Annotated[bool, typer.Option("--markdown", help="Also write Markdown beside --out.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the clustering and the bootstrap.")] = 0,
+    packs: Annotated[Path | None, typer.Option("--packs", help="Folder of the packs the episodes came from.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
 ) -> None:
     """Diagnose failed episodes into ranked weaknesses; print them and write the report."""
@@ -64,7 +90,8 @@ def diagnose_command(
         if not episodes.is_file():
             raise typer.BadParameter(f"episodes file {episodes} does not exist", param_hint="--episodes")
         try:
-            report = diagnose(iter_episodes_jsonl(episodes, skipped), seed=seed)
+            ctx = _episode_context(episodes, packs, make_console(stderr=True) if as_json else console)
+            report = diagnose(iter_episodes_jsonl(episodes, skipped), ctx, seed=seed)
         except UnicodeDecodeError as exc:
             raise typer.BadParameter(f"{episodes} is not UTF-8 text (byte {exc.start}): not an episodes JSONL file",
                                      param_hint="--episodes") from None

@@ -1,0 +1,105 @@
+"""What a task's own program says is right: the ids it concerns, its calls and its ordering constraints."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.results import TraceStep
+from arena.task import CallPattern, Task, TraceAssertion
+
+_PROMPT_ID = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+\b")
+
+
+def id_values(name: str, value: Any) -> Iterator[str]:
+    """Yield the ids an argument holds: ``E_id`` strings and the items of ``E_ids`` lists."""
+    if name.endswith("_id") or name == "id":
+        if isinstance(value, str):
+            yield value
+    elif name.endswith("_ids") and isinstance(value, list):
+        yield from (v for v in value if isinstance(v, str))
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The task's gold program, read for diagnosis.
+
+    Attributes:
+        tools: Tools the gold program calls.
+        goal_tools: Tools the requester's goal consists of (the intent's calls).
+        ids: Every id the gold program passes or the request mentions.
+        ids_by_call: Ids the gold program passes per (tool, argument).
+        calls: The gold program's calls, in order.
+        order: (before, then) call patterns the task's trace checks order.
+    """
+
+    tools: frozenset[str]
+    goal_tools: frozenset[str]
+    ids: frozenset[str]
+    ids_by_call: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    calls: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    order: tuple[tuple[CallPattern, CallPattern], ...] = ()
+
+    @property
+    def does_goal(self) -> bool:
+        """Whether the gold program calls a goal tool (otherwise the right answer is a refusal or an answer)."""
+        return bool(self.tools & self.goal_tools)
+
+
+def _key(value: Any) -> str:
+    return repr(value)
+
+
+def _build(task: Task) -> Reference:
+    by_call: dict[tuple[str, str], set[str]] = {}
+    calls = []
+    for step in task.gold.steps:
+        calls.append((step.tool, tuple(sorted((k, _key(v)) for k, v in step.arguments.items()))))
+        for name, value in step.arguments.items():
+            for v in id_values(name, value):
+                by_call.setdefault((step.tool, name), set()).add(v)
+    mentioned = {r.mention for r in task.intent.refs if r.mention_kind == "id" and not r.mention.startswith("$")}
+    mentioned.update(m.group(0) for m in _PROMPT_ID.finditer(task.prompt))
+    order = tuple(
+        (a.required[i], a.required[j]) for a in task.assertions if isinstance(a, TraceAssertion) for i, j in a.order
+    )
+    return Reference(
+        tools=frozenset(s.tool for s in task.gold.steps),
+        goal_tools=frozenset(c.tool for c in task.intent.calls),
+        ids=frozenset(v for values in by_call.values() for v in values) | mentioned,
+        ids_by_call={k: frozenset(v) for k, v in by_call.items()},
+        calls=tuple(calls),
+        order=order,
+    )
+
+
+_CACHE: dict[int, tuple[Task, Reference]] = {}
+
+
+def reference(task: Task) -> Reference:
+    """The task's reference (cached per task object)."""
+    cached = _CACHE.get(id(task))
+    if cached is not None and cached[0] is task:
+        return cached[1]
+    ref = _build(task)
+    if len(_CACHE) >= 10_000:
+        _CACHE.clear()
+    _CACHE[id(task)] = (task, ref)
+    return ref
+
+
+def matches(step: TraceStep, pattern: CallPattern) -> bool:
+    """Whether ``step`` calls the pattern's tool with (at least) its arguments."""
+    return step.tool == pattern.tool and all(step.arguments.get(k) == v for k, v in pattern.arguments.items())
+
+
+def attempted(step: TraceStep) -> bool:
+    """Whether the call reached the tool's checks (not refused for its shape or for an unknown tool)."""
+    return step.ok or (step.error is not None and step.error.kind not in ("validation",))
+
+
+def call_key(step: TraceStep) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The step as a gold call key."""
+    return step.tool, tuple(sorted((k, _key(v)) for k, v in step.arguments.items()))

@@ -1,0 +1,96 @@
+"""Reading a reply as claims: each clause is a success claim, an admission, or neither.
+
+A clause claims success when it reports an action as done: verb-first ("Added the note"), in the first
+person ("I processed ...", "we've issued ..."), passive ("the refund has been issued", "Refund issued") or
+"done"/"all set". It is an admission when it reports a failure or negates an action ("I could not ...", "the refund
+was rejected", "it wasn't possible", "has not been refunded"); a negated state ("they are not compatible")
+is a fact, not an admission. Future and conditional clauses ("will ship once ...") and questions are
+neither. Detectors judge these claims against the trace and the final state.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+_SPLIT = re.compile(r"(?<=[.!?;:])\s+|\n+|,\s*(?:but|however|although|though)\s+|\s+but\s+", re.IGNORECASE)
+_FAILURE = re.compile(
+    r"\b(?:cannot|can'?t|couldn'?t|could not|unable|not able|wasn'?t able|weren'?t able|failed|fails?|failure|rejected|"
+    r"declined|refused|denied|unsuccessful|unfortunately|sorry|impossible|not possible|wasn'?t possible|error|"
+    r"timed out|didn'?t go through|did not go through|still pending|try again|unchanged|untouched|"
+    r"(?:don'?t|do not) (?:have|know)|(?:did not|didn'?t|will not|won'?t)"
+    r"\s+(?:\w+ly\s+)?\w+)\b",
+    re.IGNORECASE,
+)
+_NOT_DONE = re.compile(
+    r"\b(?:not|never|no|n't|hasn'?t|haven'?t|wasn'?t|weren'?t|didn'?t|isn'?t|aren'?t)\s+(?:\w+ly\s+)?(?:yet\s+)?"
+    r"(?:been\s+|be\s+)?(?:\w+ed|sent|paid|made|set|done|issued|found|able)\b"
+    r"|\b(?:nothing|none)\s+(?:of it\s+)?(?:was|were|has been|have been|is|got)\s+(?:\w+ed|sent|paid|made|set|done)\b",
+    re.IGNORECASE,
+)
+_FUTURE = re.compile(r"\b(?:will|shall|going to|once|as soon as|if|unless|would|should|please)\b", re.IGNORECASE)
+_IRREGULAR = ("sent", "paid", "made", "set", "put", "done", "given", "gave", "got", "issued", "held", "moved",
+              "written", "taken", "filed", "logged", "submitted", "granted", "applied", "opened", "closed", "found")
+_PARTICIPLE = r"(?:\w+ed|" + "|".join(_IRREGULAR) + r")"
+_CLAIM = re.compile(
+    r"^(?:done|all set|completed?|success(?:fully)?)\b"
+    rf"|^(?:i|we)(?:'ve|'d| have| had)?\s+(?:\w+ly\s+)?(?:just\s+)?{_PARTICIPLE}\b"
+    rf"|^(?:\w+ly\s+)?{_PARTICIPLE}\s+\S"
+    rf"|\b(?:has|have|had|was|were|is|are|been|got)\s+(?:now\s+|just\s+|already\s+|\w+ly\s+|been\s+)*"
+    rf"{_PARTICIPLE}\b"
+    rf"|^(?:the\s+)?[\w-]+(?:\s+[\w-]+)?\s+{_PARTICIPLE}\s*$"
+    r"|\b(?:is|are) now\b|\bdone\b|\ball set\b|\bsuccessfully\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ReplyReading:
+    """What a reply says about the work.
+
+    Attributes:
+        claims: Clauses that report an action as done.
+        admissions: Clauses that report a failure or say something was not done.
+    """
+
+    claims: tuple[str, ...]
+    admissions: tuple[str, ...]
+
+    @property
+    def claims_success(self) -> bool:
+        """The reply reports work as done and admits no failure."""
+        return bool(self.claims) and not self.admissions
+
+    @property
+    def admits_failure(self) -> bool:
+        """The reply reports a failure or something left undone."""
+        return bool(self.admissions)
+
+
+def clauses(reply: str) -> list[str]:
+    """Split a reply into clauses (sentences, and the parts around "but")."""
+    return [c.strip(" ,-—") for c in _SPLIT.split(reply) if c and c.strip(" ,-—")]
+
+
+@lru_cache(maxsize=65_536)
+def read_reply(reply: str, *, question: bool = False) -> ReplyReading:
+    """Read ``reply`` as claims and admissions.
+
+    Args:
+        reply: The agent's final reply.
+        question: The request is a question: a negated state ("is not shared") is part of the answer, and only
+            a reported failure ("I couldn't find ...") is an admission.
+
+    Readings are cached: agents repeat their replies, and a reply is read by several detectors.
+    """
+    claims: list[str] = []
+    admissions: list[str] = []
+    for clause in clauses(reply):
+        if clause.endswith("?"):
+            continue
+        if _FAILURE.search(clause) or (not question and _NOT_DONE.search(clause)):
+            admissions.append(clause)
+        elif _CLAIM.search(clause) and not _FUTURE.search(clause.split(",")[0]):
+            claims.append(clause)
+    return ReplyReading(tuple(claims), tuple(admissions))
