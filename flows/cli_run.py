@@ -13,15 +13,21 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from flows.models import CampaignParams, RoundSummary
+from flows.cli_control import campaign_control_line, lift_table, run_with_progress
+from flows.models import CampaignParams, Control, RoundSummary
 from flows.report import write_report
 from flows.settings import GymloopSettings, SettingsError, load_settings
 from registry import RegistryError
 
 console = Console()
 
-DEMO_OVERRIDES: dict[str, Any] = {"variants_per_round": 1, "tasks_per_variant": 8}
-"""Settings of the offline demo campaign (reference policy, local factory, SQLite, local MLflow)."""
+DEMO_OVERRIDES: dict[str, Any] = {"variants_per_round": 1, "tasks_per_variant": 8, "wave_budget": 360}
+"""Settings of the offline demo campaign (reference policy, local factory, SQLite, local MLflow); its wave
+(60 tasks x k 6) is smaller than the pool, so the planner really chooses."""
+
+ControlOption = Annotated[Control, typer.Option(
+    help="Control arm run beside the targeted one (same budget, starting model and held-out suite): "
+         "uniform, random-variants or none.")]
 
 
 def _overrides(model: str | None, domains: list[str] | None, strategy: str | None) -> dict[str, Any]:
@@ -81,6 +87,7 @@ def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any]) -> l
 def demo_command(
     rounds: Annotated[int, typer.Option(min=1, help="Rounds to run.")] = 3,
     home: Annotated[Path | None, typer.Option(help="Folder for the demo's registry and MLflow store.")] = None,
+    control: ControlOption = "uniform",
 ) -> None:
     """Run an offline campaign: reference policy, local factory, SQLite registry, local MLflow store."""
     _quiet_prefect()
@@ -90,9 +97,13 @@ def demo_command(
         overrides["home"] = str(home)
     settings = load_settings(**overrides)
     started = time.perf_counter()
-    summaries = _run_rounds(name, rounds, overrides)
+    paired = run_with_progress(console, name, rounds, overrides, control) if control != "none" else []
+    summaries = [p.targeted for p in paired] or _run_rounds(name, rounds, overrides)
     console.print(_table(summaries, f"{name}: held-out lift per round ({time.perf_counter() - started:.0f} s)"))
     console.print(_campaign_line(name, settings))
+    if paired:
+        console.print(lift_table(paired, f"{name}: targeting lift per round against the {control} control"))
+        console.print(campaign_control_line(settings, name, control))
     console.print(f"report: gymloop report {name}" + (f" --home {home}" if home else ""))
     console.print(f"open MLflow: mlflow ui --backend-store-uri {settings.resolved_mlflow_uri()}")
 
@@ -115,9 +126,21 @@ def campaign_command(
     model: Annotated[str | None, typer.Option(help="'reference' or a litellm model string.")] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Gym (repeatable).")] = None,
     strategy: Annotated[str | None, typer.Option(help="targeted, uniform or bandit.")] = None,
+    control: ControlOption = "none",
 ) -> None:
     """Run rounds until a stop rule fires (plateau, budget, target pass rate) or the round limit."""
     _quiet_prefect()
+    if control != "none":
+        overrides = _overrides(model, domain, strategy)
+        settings = load_settings(**overrides)
+        paired = run_with_progress(console, name, rounds or settings.max_rounds, overrides, control, stop_rules=True)
+        console.print(_table([p.targeted for p in paired], f"campaign {name}"))
+        if paired:
+            console.print(_campaign_line(name, settings))
+            console.print(lift_table(paired, f"campaign {name}: targeting lift per round against the {control} "
+                                             "control"))
+            console.print(campaign_control_line(settings, name, control))
+        return
     from flows.round import campaign
 
     overrides = _overrides(model, domain, strategy)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+Control = Literal["uniform", "random-variants", "none"]
+"""Control arms a campaign may run beside its targeted arm (see ``flows.control``)."""
 
 
 class RoundParams(BaseModel):

@@ -21,6 +21,7 @@ from arena.rollout import EpisodeKey
 from curriculum import History, RoundResult, StopRules, Wave, should_stop
 from diagnosis import WeaknessReport
 from flows import steps
+from flows.control import campaign_pack_ids, record_variants, tracking_names
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
 from flows.plots import RoundPoint, lift_plot, weakness_heatmap
 from flows.settings import GymloopSettings, load_settings
@@ -149,6 +150,7 @@ def _generate(params: RoundParams, report: WeaknessReport) -> list[str]:
     packs = factory_request(settings, report, base, model, params.round_index)
     for pack in packs:
         steps.add_pack(registry, pack)
+    record_variants(settings, params.campaign, params.round_index, [p.id for p in packs])
     return [p.id for p in packs]
 
 
@@ -156,7 +158,8 @@ def _plan(params: RoundParams, report: WeaknessReport) -> Wave:
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params)
-    wave = steps.plan(report, _pool(registry, settings), _history(settings, params), settings, params.round_index)
+    pool = _pool(registry, settings, params)
+    wave = steps.plan(report, pool, _history(settings, params), settings, params.round_index)
     registry.record_wave(round_info.id, steps.wave_entries(wave),
                          {"strategy": wave.strategy, "message": wave.message, "k": wave.k, "budget": wave.budget})
     steps.write_json(steps.round_dir(settings, params.campaign, params.round_index) / "wave.json",
@@ -177,7 +180,7 @@ def _train(params: RoundParams, wave: Wave, fresh: list[EpisodeRecord] | None = 
         records = registry.round_episodes(round_info.id, stage=steps.TRAIN)
     steps.write_json(folder / "history.json",
                      steps.update_history(_history(settings, params), wave, records).model_dump(mode="json"))
-    ref = steps.train(settings, model, wave, records, _pool(registry, settings), folder)
+    ref = steps.train(settings, model, wave, records, _pool(registry, settings, params), folder)
     if ref.name == model.name and steps.version_label(ref) == model.version:
         return model.id
     return steps.register_ref(registry, ref, model.id).id
@@ -225,9 +228,12 @@ def _history(settings: GymloopSettings, params: RoundParams) -> History:
     return History.model_validate_json(path.read_text()) if path.is_file() else History()
 
 
-def _pool(registry: Registry, settings: GymloopSettings) -> list[Pack]:
+def _pool(registry: Registry, settings: GymloopSettings, params: RoundParams) -> list[Pack]:
+    """Packs of the campaign's gyms: those not derived from another, and the variants this campaign added."""
     wanted = set(settings.domains)
-    return [steps.load_pack(registry, p.id) for p in registry.list_packs() if p.domain in wanted]
+    own = campaign_pack_ids(settings, params.campaign, params.round_index)
+    return [steps.load_pack(registry, p.id) for p in registry.list_packs()
+            if p.domain in wanted and (p.parent is None or p.id in own)]
 
 
 @flow(name="curriculum-round")
@@ -309,7 +315,8 @@ def _record(settings: GymloopSettings, registry: Registry, params: RoundParams, 
 def _track(settings: GymloopSettings, registry: Registry, params: RoundParams, summary: RoundSummary,
            report: WeaknessReport, variant_ids: list[str]) -> None:
     folder = steps.round_dir(settings, params.campaign, params.round_index)
-    tracker = CampaignTracker(settings.resolved_mlflow_uri(), params.campaign, settings.home / "mlartifacts")
+    experiment, arm = tracking_names(params.campaign, settings.arm)
+    tracker = CampaignTracker(settings.resolved_mlflow_uri(), experiment, settings.home / "mlartifacts", arm=arm)
     if params.round_index == 0:
         tracker.log_campaign_params(settings.public_dict())
     wave = Wave.model_validate_json((folder / "wave.json").read_text())

@@ -56,6 +56,9 @@ class GymloopSettings(BaseSettings):
         tasks_per_variant: Tasks per requested variant.
         gate_k: Baseline attempts in the factory's quality gate.
         strategy: Curriculum strategy (targeted, uniform, bandit).
+        arm: The arm this campaign plays: ``targeted`` (the loop as configured), or a control arm run beside a
+            targeted campaign (``uniform``: uniform waves over the base pool, no variants; ``random-variants``:
+            untargeted variants, uniform waves); see ``flows.control``.
         trainer: Trainer name (builtin, export, command).
         trainer_command: Command for the ``command`` trainer.
         max_rounds: Stop after this many rounds.
@@ -91,6 +94,7 @@ class GymloopSettings(BaseSettings):
     tasks_per_variant: int = Field(default=10, ge=1, le=200)
     gate_k: int = Field(default=5, ge=1, le=20)
     strategy: Literal["targeted", "uniform", "bandit"] = "targeted"
+    arm: Literal["targeted", "uniform", "random-variants"] = "targeted"
     trainer: Literal["builtin", "export", "command"] = "builtin"
     trainer_command: list[str] = Field(default_factory=list)
     max_rounds: int = Field(default=3, ge=1, le=1000)

@@ -42,9 +42,11 @@ class CampaignTracker:
         uri: MLflow tracking URI.
         campaign: Campaign name; the experiment is ``gymloop/<campaign>``.
         artifact_root: Folder for artifacts (defaults next to a SQLite store).
+        arm: The campaign's arm (``targeted`` or a control); each arm has its own parent run, tagged ``arm``,
+            in the same experiment, so both arms' metrics (same names) compare side by side.
     """
 
-    def __init__(self, uri: str, campaign: str, artifact_root: Path | None = None) -> None:
+    def __init__(self, uri: str, campaign: str, artifact_root: Path | None = None, arm: str = "targeted") -> None:
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
         self.experiment_name = f"gymloop/{campaign}"
@@ -54,16 +56,20 @@ class CampaignTracker:
         else:
             location = artifact_root.resolve().as_uri() if artifact_root else None
             self.experiment_id = self.client.create_experiment(self.experiment_name, artifact_location=location)
+        self.arm = arm
         self.parent_id = self._parent_run(campaign)
 
     def _parent_run(self, campaign: str) -> str:
         runs = self.client.search_runs(
-            [self.experiment_id], filter_string="tags.gymloop_kind = 'campaign'", max_results=1
+            [self.experiment_id], filter_string=f"tags.gymloop_kind = 'campaign' and tags.arm = '{self.arm}'",
+            max_results=1,
         )
         if runs:
             run_id: str = runs[0].info.run_id
             return run_id
-        run = self.client.create_run(self.experiment_id, run_name=campaign, tags={"gymloop_kind": "campaign"})
+        name = campaign if self.arm == "targeted" else f"{campaign} ({self.arm})"
+        run = self.client.create_run(self.experiment_id, run_name=name,
+                                     tags={"gymloop_kind": "campaign", "arm": self.arm})
         return str(run.info.run_id)
 
     def log_campaign_params(self, params: Mapping[str, Any]) -> None:
@@ -81,8 +87,9 @@ class CampaignTracker:
         if runs:
             return str(runs[0].info.run_id)
         run = self.client.create_run(
-            self.experiment_id, run_name=f"round-{index}",
-            tags={"gymloop_kind": "round", "gymloop_round": str(index), "mlflow.parentRunId": self.parent_id},
+            self.experiment_id, run_name=f"round-{index}" if self.arm == "targeted" else f"round-{index} ({self.arm})",
+            tags={"gymloop_kind": "round", "gymloop_round": str(index), "mlflow.parentRunId": self.parent_id,
+                  "arm": self.arm},
         )
         return str(run.info.run_id)
 
