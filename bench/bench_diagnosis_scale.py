@@ -4,7 +4,9 @@ Each size runs in its own subprocess (peak RSS from ``resource.getrusage``). Epi
 EpisodeRecords with eleven injected strategies (diagnosis/synthetic.py), generated lazily and diagnosed in
 one streaming pass; generation time is measured separately and subtracted. Targets: 100,000 episodes in
 <= 60 s with peak memory <= 2 GiB. The method comparison clusters the same feature rows with each
-algorithm and reports time and adjusted Rand index against the injected strategies.
+algorithm and reports time and adjusted Rand index against the injected strategies, twice: with the detector
+tags among the features (as ``diagnose`` clusters) and without them. On this synthetic set each strategy
+maps to one tag, so the first figure is helped by the tags; the second is the clustering's own.
 
 Run: python bench/bench_diagnosis_scale.py [--sizes 1000,10000,100000]
 """
@@ -38,7 +40,7 @@ def _child(n: int) -> None:
                       "peak_mb": peak_mb, "weaknesses": len(report.weaknesses), "clusters": len(report.clusters)}))
 
 
-def _methods(n: int) -> list[dict[str, float | str]]:
+def _methods(n: int, with_tags: bool = True) -> list[dict[str, float | str]]:
     from sklearn.metrics import adjusted_rand_score
 
     from diagnosis import BUILTIN_DETECTORS, METHODS, cluster_rows, episode_features
@@ -47,7 +49,7 @@ def _methods(n: int) -> list[dict[str, float | str]]:
     ctx = context()
     rows, labels = [], []
     for episode, strategy in synthetic_failures(n, seed=2):
-        tags = [t for d in BUILTIN_DETECTORS for t in d.detect(episode, ctx)]
+        tags = [t for d in BUILTIN_DETECTORS for t in d.detect(episode, ctx)] if with_tags else []
         rows.append(episode_features(episode, tags, ctx))
         labels.append(strategy)
     distinct = list(dict.fromkeys(rows))
@@ -82,11 +84,13 @@ def main() -> None:
         row = json.loads(done.stdout.strip().splitlines()[-1])
         print(f"{n:>9} {row['diagnosis_s']:>12.2f} {row['generation_s']:>13.2f} {row['peak_mb']:>8.0f} "
               f"{row['diagnosis_s'] / TIME_TARGET_S:>11.3f} {row['peak_mb'] / MEMORY_TARGET_MB:>13.3f}")
-    print("\nclustering method comparison (same feature rows):")
-    for n in (1000, 10000):
-        for m in _methods(n):
-            print(f"  n={m['n']:>6} {m['method']:>14}: {m['seconds']:.3f} s, ARI {m['ari']:.3f}, "
-                  f"{m['clusters']} clusters over {m['distinct']} distinct rows")
+    for with_tags in (True, False):
+        features = "with detector tags, as diagnose clusters" if with_tags else "trace features alone, no tags"
+        print(f"\nclustering method comparison (same feature rows; {features}):")
+        for n in (1000, 10000):
+            for m in _methods(n, with_tags):
+                print(f"  n={m['n']:>6} {m['method']:>14}: {m['seconds']:.3f} s, ARI {m['ari']:.3f}, "
+                      f"{m['clusters']} clusters over {m['distinct']} distinct rows")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 Run: ``python bench/bench_factory.py [--domain tracker] [--variants 50] [--tasks 10]``.
 Prints the wall time as a ratio of the 60 s target (<= 1.0 meets it) and the acceptance rate of each gate.
+The timed figure starts after the base pack is built (the factory builds it once and reuses it for every
+request); the base-pack build is timed apart and printed, with the total including it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ def main() -> None:
     request = VariantRequest(domain=args.domain, targets=targets, variants=args.variants,
                              tasks_per_variant=args.tasks, seed=1, baseline_model=args.baseline)
     factory = LocalFactory()
+    base_start = time.perf_counter()
     factory.base_pack(args.domain)
+    base_s = time.perf_counter() - base_start
     start = time.perf_counter()
     result = factory.request(request, timeout=3600)
     elapsed = time.perf_counter() - start
@@ -39,7 +43,11 @@ def main() -> None:
     report = result.gate_report
     print(f"factory: {args.variants} variants x {args.tasks} tasks ({args.domain}, gate k={request.gate.k}, "
           f"baseline {args.baseline})")
-    print(f"time: {elapsed:.1f} s vs target {TARGET_S:.0f} s -> ratio {elapsed / TARGET_S:.2f} (<= 1.0 meets it)")
+    print(f"time: {elapsed:.1f} s vs target {TARGET_S:.0f} s -> ratio {elapsed / TARGET_S:.2f} (<= 1.0 meets it; "
+          "base-pack build excluded)")
+    total = elapsed + base_s
+    print(f"base-pack build (once per factory, excluded above): {base_s:.1f} s; total with it {total:.1f} s -> "
+          f"ratio {total / TARGET_S:.2f}")
     print(f"candidates gated: {report.candidates}, accepted: {report.accepted} "
           f"({report.acceptance_rate:.1%}), packs: {len(result.packs)}, dropped variants: "
           f"{len(report.dropped_variants)}")

@@ -6,9 +6,11 @@ import time
 from typing import Any, TypeVar
 
 import httpx
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
+from arena.http_auth import bearer_headers
 from arena.pack import Pack
+from arena.redact import mask_url, redact_text
 from factory_client.archive import ArchiveLimits, load_archive
 from factory_client.base import FactoryClient, FactoryResult
 from factory_client.errors import (
@@ -42,12 +44,14 @@ class HttpFactoryClient:
         backoff: First backoff in seconds; doubles per retry (a 429's ``Retry-After`` is honoured, capped).
         limits: Archive limits every downloaded pack must respect.
         poll_interval: Seconds between status polls in ``request``.
+        token: Bearer token the factory requires (sent on every request, never shown).
     """
 
     def __init__(
         self,
         base_url: str,
         *,
+        token: SecretStr | None = None,
         timeout: float = 30.0,
         retries: int = 3,
         backoff: float = 0.25,
@@ -57,11 +61,13 @@ class HttpFactoryClient:
         if retries < 0:
             raise ValueError(f"retries must be >= 0, got {retries}")
         self.base_url = base_url.rstrip("/")
+        self.shown_url = mask_url(self.base_url)
         self.retries = retries
         self.backoff = backoff
         self.limits = limits or ArchiveLimits()
         self.poll_interval = poll_interval
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, follow_redirects=False)
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, follow_redirects=False,
+                                  headers=bearer_headers(token))
 
     def __enter__(self) -> HttpFactoryClient:
         return self
@@ -81,15 +87,15 @@ class HttpFactoryClient:
                 response = self._http.request(method, path, json=body)
             except httpx.TransportError as exc:
                 if attempt >= self.retries:
-                    where = f"{method} {self.base_url}{path}"
-                    raise FactoryError(f"{where} failed after {attempt + 1} tries: {exc}") from exc
+                    where = f"{method} {self.shown_url}{path}"
+                    raise FactoryError(f"{where} failed after {attempt + 1} tries: {redact_text(str(exc))}") from exc
                 delay = self.backoff * 2**attempt
             else:
                 if response.status_code not in RETRY_STATUSES:
                     return response
                 if attempt >= self.retries:
                     raise FactoryError(
-                        f"{method} {self.base_url}{path} answered {response.status_code} after {attempt + 1} tries: "
+                        f"{method} {self.shown_url}{path} answered {response.status_code} after {attempt + 1} tries: "
                         f"{_detail(response)}"
                     )
                 delay = self.backoff * 2**attempt
@@ -103,6 +109,9 @@ class HttpFactoryClient:
             attempt += 1
 
     def _json(self, response: httpx.Response, model: type[_M], what: str) -> _M:
+        if response.status_code == 401:
+            raise FactoryError(f"{what}: the factory at {self.shown_url} answered 401: its token is missing or "
+                               "wrong (set the factory_token setting, GYMLOOP_FACTORY_TOKEN)")
         if response.status_code >= 400:
             message = f"{what}: the factory answered {response.status_code}: {_detail(response)}"
             if response.status_code == 409 and "idempotency" in message:
@@ -190,7 +199,7 @@ class HttpFactoryClient:
                     return b"".join(chunks)
             except httpx.TransportError as exc:
                 if attempt >= self.retries:
-                    raise FactoryError(f"download of pack {pack_id[:16]} failed: {exc}") from exc
+                    raise FactoryError(f"download of pack {pack_id[:16]} failed: {redact_text(str(exc))}") from exc
                 attempt += 1
                 time.sleep(self.backoff * 2 ** (attempt - 1))
 
@@ -206,7 +215,7 @@ class HttpFactoryClient:
         packs = []
         for info in listing.packs:
             pack = load_archive(self.download(info.id), pack_id=info.id, sha256=info.sha256, limits=self.limits,
-                                source=self.base_url)
+                                source=self.shown_url)
             if pack.manifest.domain != info.domain:
                 raise PackRefused(info.id, f"domain {pack.manifest.domain!r} differs from the listed {info.domain!r}")
             if len(pack.tasks) != info.tasks:
@@ -254,15 +263,16 @@ def _detail(response: httpx.Response) -> str:
     return str(body)[:200]
 
 
-def make_factory_client(url: str | None = None, **options: Any) -> FactoryClient:
+def make_factory_client(url: str | None = None, *, token: SecretStr | None = None, **options: Any) -> FactoryClient:
     """Return the factory to use: ``HttpFactoryClient(url)`` when a URL is set, else the local factory.
 
     Args:
         url: The remote factory's URL, or ``None``/empty for the embedded ``LocalFactory``.
+        token: Bearer token of the remote factory (ignored by the local one).
         **options: Passed to the chosen class.
     """
     if url:
-        return HttpFactoryClient(url, **options)
+        return HttpFactoryClient(url, token=token, **options)
     from factory_client.local import LocalFactory
 
     return LocalFactory(**options)

@@ -15,7 +15,9 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from pydantic import SecretStr
 
+from arena.http_auth import BearerTokenMiddleware
 from factory_client.errors import FactoryError, FactoryProtocolError, IdempotencyConflict, RequestFailed
 from factory_client.local import GENERATOR_VERSION, LocalFactory
 from factory_client.protocol import (
@@ -35,8 +37,13 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def create_app(factory: LocalFactory | None = None) -> FastAPI:
-    """Build the factory's HTTP app around ``factory`` (a new ``LocalFactory`` by default)."""
+def create_app(factory: LocalFactory | None = None, *, token: SecretStr | None = None) -> FastAPI:
+    """Build the factory's HTTP app around ``factory`` (a new ``LocalFactory`` by default).
+
+    Args:
+        factory: The factory served.
+        token: Bearer token every request must carry (``None``: no check, for loopback only).
+    """
     local = factory or LocalFactory()
     app = FastAPI(
         title="gymloop factory",
@@ -46,6 +53,8 @@ def create_app(factory: LocalFactory | None = None) -> FastAPI:
         "sha256 in the listing).",
     )
     app.state.factory = local
+    if token is not None:
+        app.add_middleware(BearerTokenMiddleware, token=token)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -29,11 +29,25 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to bind (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
 ) -> None:
-    """Serve the embedded local factory over HTTP (routes under /v1)."""
+    """Serve the embedded local factory over HTTP (routes under /v1).
+
+    Requests must carry ``Authorization: Bearer <serve_token>`` when the ``serve_token`` setting
+    (``GYMLOOP_SERVE_TOKEN``) is set; serving beyond loopback without one is refused.
+    """
     import uvicorn
 
-    console.print(f"gymloop factory on http://{host}:{port}/v1")
-    uvicorn.run(create_app(LocalFactory()), host=host, port=port, log_level="info")
+    from arena.http_auth import ServeAuthError, check_bind
+    from flows.settings import SettingsError, load_settings
+
+    try:
+        token = load_settings().serve_token
+        check_bind(host, token)
+    except (SettingsError, ServeAuthError) as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from exc
+    access = "bearer token required" if token is not None else "no token: loopback only"
+    console.print(f"gymloop factory on http://{host}:{port}/v1 ({access})", highlight=False)
+    uvicorn.run(create_app(LocalFactory(), token=token), host=host, port=port, log_level="info")
 
 
 @app.command("openapi")
@@ -55,7 +69,9 @@ def request(
     complexity: Annotated[int, typer.Option(help="Complexity level 1-5.")] = 3,
     seed: Annotated[int, typer.Option(help="Generation seed.")] = 0,
     baseline: Annotated[str, typer.Option(help="Baseline model for the gate.")] = "reference",
-    url: Annotated[str | None, typer.Option(help="Remote factory URL (default: the local factory).")] = None,
+    url: Annotated[str | None, typer.Option(
+        help="Remote factory URL (default: the factory_url setting, else the local factory); "
+        "its token is the factory_token setting.")] = None,
     out: Annotated[Path | None, typer.Option(help="Folder to write the accepted packs into.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the request.")] = 600.0,
 ) -> None:
@@ -65,7 +81,14 @@ def request(
     targets = [WeaknessTarget(kind=k, focus_tags=list(focus_tag)) for k in weakness]
     req = VariantRequest(domain=domain, targets=targets, variants=variants, tasks_per_variant=tasks,
                          complexity=complexity, seed=seed, baseline_model=baseline)
-    client = make_factory_client(url)
+    from flows.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        console.print(f"[red]bad setting:[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+    client = make_factory_client(url or settings.factory_url, token=settings.factory_token)
     try:
         result = client.request(req, timeout=timeout)
     except FactoryError as exc:

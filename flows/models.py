@@ -4,7 +4,26 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from arena.redact import url_secrets
+from flows.settings import SECRET_SETTINGS, URL_SETTINGS
+
+
+def no_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Refuse flow-parameter overrides that carry secrets: Prefect stores and shows flow parameters.
+
+    Raises:
+        ValueError: An override is a secret setting, or a URL setting holding a password or token.
+    """
+    for name, value in overrides.items():
+        if name in SECRET_SETTINGS:
+            raise ValueError(f"override {name!r} is a secret: set it in gymloop.toml or GYMLOOP_{name.upper()} "
+                             "where the flow runs, never as a flow parameter")
+        if name in URL_SETTINGS and isinstance(value, str) and url_secrets(value):
+            raise ValueError(f"override {name!r} holds a URL with a password or token: set it in gymloop.toml or "
+                             f"GYMLOOP_{name.upper()} where the flow runs, never as a flow parameter")
+    return overrides
 
 Control = Literal["uniform", "random-variants", "none"]
 """Control arms a campaign may run beside its targeted arm (see ``flows.control``)."""
@@ -25,6 +44,8 @@ class RoundParams(BaseModel):
     round_index: int = Field(ge=0)
     overrides: dict[str, Any] = Field(default_factory=dict)
 
+    _no_secrets = field_validator("overrides")(no_secret_overrides)
+
 
 class CampaignParams(BaseModel):
     """A campaign: rounds until a stop rule fires.
@@ -40,6 +61,8 @@ class CampaignParams(BaseModel):
     campaign: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.-]+$")
     rounds: int | None = Field(default=None, ge=1)
     overrides: dict[str, Any] = Field(default_factory=dict)
+
+    _no_secrets = field_validator("overrides")(no_secret_overrides)
 
 
 class StageResult(BaseModel):

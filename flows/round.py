@@ -43,10 +43,10 @@ class EpisodeBatch:
 
 
 @task(name="rollout-batch", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE)
-def rollout_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
+def rollout_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
                   overrides: dict[str, Any]) -> EpisodeBatch:
     """Run one batch of episodes (those not yet recorded), record and return them; retried on failure."""
-    return EpisodeBatch(steps.run_batch(url, round_id, stage, model_id, keys, overrides))
+    return EpisodeBatch(steps.run_batch(round_id, stage, model_id, keys, overrides))
 
 
 @task(name="factory-request", retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE)
@@ -80,7 +80,7 @@ def run_stage(settings: GymloopSettings, registry: Registry, round_id: int, stag
     started = time.perf_counter()
     done = {(k.pack_id, k.task_id, k.seed, k.attempt) for k in registry.finished_episode_keys(round_id, stage=stage)}
     todo = [k for k in keys if (k.pack_id, k.task_id, k.seed, k.attempt) not in done]
-    futures = [rollout_batch.submit(settings.resolved_registry_url(), round_id, stage, model.id, batch, overrides)
+    futures = [rollout_batch.submit(round_id, stage, model.id, batch, overrides)
                for batch in steps.batches(todo, settings.batch_size)]
     ran = [r for f in futures for r in f.result().records]
     result = StageResult(stage=stage, planned=len(keys), ran=len(ran), reused=len(keys) - len(todo),

@@ -20,9 +20,16 @@ from pydantic_settings import (
 )
 
 from arena.gyms import BUILTIN_DOMAINS
+from arena.redact import install_log_redaction, mask_url, register_secrets, url_secrets
 
 CONFIG_ENV = "GYMLOOP_CONFIG"
 """Variable naming the settings file (default: ./gymloop.toml)."""
+
+SECRET_SETTINGS = frozenset({"api_key", "factory_token", "serve_token"})
+"""Settings that are secrets themselves: never printed, logged, stored or passed as flow parameters."""
+
+URL_SETTINGS = frozenset({"api_base", "registry_url", "mlflow_uri", "factory_url"})
+"""Settings whose URLs may carry secrets (userinfo, token-like query values): shown masked."""
 
 
 class SettingsError(ValueError):
@@ -144,12 +151,23 @@ class GymloopSettings(BaseSettings):
         return self.mlflow_uri or f"sqlite:///{self.home / 'mlflow.db'}"
 
     def public_dict(self) -> dict[str, Any]:
-        """Settings safe to log: secrets removed."""
-        secret = {"api_key", "factory_token", "serve_token"}
-        data = self.model_dump(mode="json", exclude=secret)
-        for name in sorted(secret):
+        """Settings safe to print, log or record: secret settings become ``<name>_set`` flags, URLs are masked."""
+        data = self.model_dump(mode="json", exclude=set(SECRET_SETTINGS))
+        for name in sorted(SECRET_SETTINGS):
             data[f"{name}_set"] = getattr(self, name) is not None
+        for name in URL_SETTINGS:
+            if isinstance(data.get(name), str):
+                data[name] = mask_url(data[name])
         return data
+
+    def secret_values(self) -> list[str]:
+        """Every secret these settings hold: secret settings and the secret parts of URL settings."""
+        values = [v.get_secret_value() for v in (getattr(self, n) for n in SECRET_SETTINGS) if v is not None]
+        for name in URL_SETTINGS:
+            url = getattr(self, name)
+            if url:
+                values.extend(url_secrets(url))
+        return values
 
 
 def load_settings(**overrides: Any) -> GymloopSettings:
@@ -159,7 +177,7 @@ def load_settings(**overrides: Any) -> GymloopSettings:
         SettingsError: A setting is invalid or unknown.
     """
     try:
-        return GymloopSettings(**{k: v for k, v in overrides.items() if v is not None})
+        settings = GymloopSettings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -169,6 +187,9 @@ def load_settings(**overrides: Any) -> GymloopSettings:
         raise SettingsError("; ".join(problems)) from exc
     except (OSError, ValueError) as exc:
         raise SettingsError(f"cannot read settings file {_config_file()}: {exc}") from exc
+    register_secrets(settings.secret_values())
+    install_log_redaction()
+    return settings
 
 
 def _source_of(name: str, overrides: dict[str, Any]) -> str:

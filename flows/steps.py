@@ -145,9 +145,13 @@ def batches(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
     return [list(keys[i:i + size]) for i in range(0, len(keys), size)]
 
 
-def run_batch(url: str, round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
+def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
               overrides: dict[str, Any]) -> list[EpisodeRecord]:
-    """Run one batch of episodes not yet in the registry, record them and return them."""
+    """Run one batch of episodes not yet in the registry, record them and return them.
+
+    The registry is found from the settings (``overrides`` over gymloop.toml and GYMLOOP_*), never
+    from a URL passed in: task parameters must not carry secrets.
+    """
     settings = load_settings(**overrides)
     registry = open_registry(settings)
     done = {(d.pack_id, d.task_id, d.seed, d.attempt) for d in registry.finished_episode_keys(round_id, stage=stage)}
@@ -209,7 +213,7 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
     untargeted = settings.arm == "random-variants"
     if settings.variants_per_round == 0 or settings.arm == "uniform" or not (report.weaknesses or untargeted):
         return []
-    client = make_factory_client(settings.factory_url)
+    client = make_factory_client(settings.factory_url, token=settings.factory_token)
     results = []
     for pack in base:
         targets = [] if untargeted else targets_from_report(report, domain=pack.manifest.domain, top=5)

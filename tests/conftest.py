@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 
 _HOME = tempfile.mkdtemp(prefix="gymloop-tests-")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -14,3 +15,14 @@ os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
 os.environ["PREFECT_HOME"] = os.path.join(_HOME, "prefect")
 os.environ["GYMLOOP_HOME"] = os.path.join(_HOME, "gymloop")
 os.environ["MLFLOW_TRACKING_URI"] = "sqlite:///" + os.path.join(_HOME, "mlflow.db")
+
+
+import pytest  # noqa: E402
+
+from tests.pg_server import PgServer, pg_server_fixture  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A throwaway PostgreSQL server for the session (skips with the reason when none can start)."""
+    yield from pg_server_fixture()

@@ -1,0 +1,25 @@
+"""Gyms as services: episodes as sessions over MCP, an OpenEnv environment and Docker containers.
+
+Every surface runs the same :class:`~arena.gym.Gym` dispatch and verifier; the OpenEnv surface is in
+:mod:`arena.serve.openenv_surface` (imported on demand: openenv-core is heavy) and the Docker image and
+backend in :mod:`arena.serve.docker_image` and :mod:`arena.serve.docker_backend`.
+"""
+
+from arena.serve.mcp_surface import EPISODE_TOOLS, McpGym, build_mcp_server
+from arena.serve.runner import http_app, serve_http, serve_stdio
+from arena.serve.session import EpisodeOutcome, GymService, ServeError, TaskSummary, outcome_of, resolve_pack
+
+__all__ = [
+    "EPISODE_TOOLS",
+    "EpisodeOutcome",
+    "GymService",
+    "McpGym",
+    "ServeError",
+    "TaskSummary",
+    "build_mcp_server",
+    "http_app",
+    "outcome_of",
+    "resolve_pack",
+    "serve_http",
+    "serve_stdio",
+]

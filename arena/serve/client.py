@@ -1,0 +1,135 @@
+"""Client side of a served gym: connect the MCP SDK's own client, and play episodes from sync code.
+
+:class:`RemoteGym` runs an MCP client on a private event loop thread so that gymloop's synchronous
+agents (``agent.run_episode(observation, call_tool)``) can play a gym served elsewhere (a container).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Coroutine
+from contextlib import AsyncExitStack
+from typing import Any, TypeVar
+
+import mcp_types as types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from pydantic import SecretStr
+
+from arena.gym import Observation
+from arena.http_auth import bearer_headers
+from arena.results import ToolResult
+from arena.serve.mcp_surface import END_EPISODE, EPISODE_ARG, START_EPISODE
+from arena.serve.session import EpisodeOutcome, ServeError
+
+T = TypeVar("T")
+
+
+def http_client(url: str, token: SecretStr | None = None) -> Client:
+    """An MCP SDK client for a gym served over streamable HTTP at ``url`` (sends the bearer token)."""
+    transport = streamable_http_client(url, http_client=create_mcp_http_client(headers=bearer_headers(token)))
+    return Client(transport)
+
+
+def tool_text(result: types.CallToolResult) -> str:
+    """The text of a served tool's result."""
+    block = result.content[0] if result.content else None
+    return block.text if isinstance(block, types.TextContent) else ""
+
+
+class RemoteGym:
+    """A gym served over MCP, played from synchronous code (one episode at a time).
+
+    Args:
+        client: An MCP client (not yet entered), e.g. from :func:`http_client`.
+        timeout_s: Limit for any one request.
+    """
+
+    def __init__(self, client: Client, *, timeout_s: float = 60.0) -> None:
+        self._client = client
+        self._timeout_s = timeout_s
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="remote-gym", daemon=True)
+        self._stack = AsyncExitStack()
+        self._handle: str | None = None
+
+    def __enter__(self) -> RemoteGym:
+        self._thread.start()
+        try:
+            self._run(self._stack.enter_async_context(self._client))
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Disconnect and stop the loop thread."""
+        if self._thread.is_alive():
+            try:
+                self._run(self._stack.aclose())
+            except Exception:  # the server may already be gone; the connection is closed either way
+                pass
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+        self._loop.close()
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return future.result(timeout=self._timeout_s)
+        except TimeoutError as exc:
+            future.cancel()
+            raise ServeError(f"the served gym did not answer within {self._timeout_s:g} s") from exc
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        return self._run(self._client.call_tool(name, arguments))
+
+    def start(self, task_id: str, seed: int) -> Observation:
+        """Start an episode; returns the observation.
+
+        Raises:
+            ServeError: The server refused (unknown task, too many episodes).
+        """
+        result = self._call(START_EPISODE, {"task_id": task_id, "seed": seed})
+        if result.is_error:
+            raise ServeError(tool_text(result))
+        payload = json.loads(tool_text(result))
+        self._handle = payload[EPISODE_ARG]
+        return Observation.model_validate(payload["observation"])
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
+        """One tool call of the running episode, through the server's gym dispatch.
+
+        Raises:
+            ServeError: The episode is gone (environment failure, server restarted).
+        """
+        if isinstance(arguments, str):
+            try:
+                parsed = json.loads(arguments)
+            except json.JSONDecodeError:
+                parsed = arguments
+            arguments = parsed if isinstance(parsed, dict) else {"_raw": arguments}
+        result = self._call(name, {**(arguments or {}), EPISODE_ARG: self._handle or ""})
+        text = tool_text(result)
+        try:
+            return ToolResult.model_validate_json(text)
+        except ValueError as exc:
+            raise ServeError(text) from exc
+
+    def finish(self, reply: str) -> EpisodeOutcome:
+        """End the episode with ``reply``; returns the verdict and the trace.
+
+        Raises:
+            ServeError: The server refused.
+        """
+        result = self._call(END_EPISODE, {EPISODE_ARG: self._handle or "", "reply": reply})
+        self._handle = None
+        if result.is_error:
+            raise ServeError(tool_text(result))
+        return EpisodeOutcome.model_validate_json(tool_text(result))

@@ -1,0 +1,91 @@
+"""Run a served gym: MCP over stdio, or MCP (and optionally OpenEnv) over HTTP on one port.
+
+HTTP surfaces sit behind :class:`~arena.http_auth.BearerTokenMiddleware`, and :func:`~arena.http_auth.check_bind`
+refuses a non-loopback address without a token before anything binds.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import anyio
+from mcp.server.stdio import stdio_server
+from pydantic import SecretStr
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from arena.http_auth import BearerTokenMiddleware, check_bind
+from arena.serve.mcp_surface import McpGym, build_mcp_server
+from arena.serve.session import GymService, ServeError
+
+MCP_PATH = "/mcp"
+OPENENV_PATH = "/openenv"
+HEALTH_PATH = "/health"
+
+
+def serve_stdio(service: GymService) -> None:
+    """Serve ``service`` as an MCP server on this process's stdin/stdout until the client closes it."""
+    server = build_mcp_server(service)
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(run)
+
+
+def http_app(service: GymService, token: SecretStr | None, *, host: str = "127.0.0.1",
+             openenv: bool = False) -> ASGIApp:
+    """One ASGI app: MCP at ``/mcp``, OpenEnv at ``/openenv`` (when asked), ``/health``; all behind the token.
+
+    Raises:
+        ServeError: The pack cannot be served.
+    """
+    handlers = McpGym(service)
+    server = build_mcp_server(service, handlers)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "gym": service.name, "pack_id": service.pack.id,
+                             "episodes": service.active()})
+
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, custom_starlette_routes=[Route(HEALTH_PATH, health)]
+    )
+    if openenv:
+        from arena.serve.openenv_surface import openenv_app
+
+        app.mount(OPENENV_PATH, openenv_app(handlers, max_sessions=service.max_sessions))
+    return BearerTokenMiddleware(app, token)
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail early, in one line, when ``host:port`` cannot be bound.
+
+    Raises:
+        ServeError: The port is in use or the address is not this machine's.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            why = "is in use" if exc.errno == 98 else f"cannot be bound ({exc.strerror})"
+            raise ServeError(f"port {port} on {host} {why}; choose another with --port") from exc
+
+
+def serve_http(service: GymService, *, host: str, port: int, token: SecretStr | None, openenv: bool = False) -> None:
+    """Serve ``service`` over HTTP until interrupted.
+
+    Raises:
+        arena.http_auth.ServeAuthError: A non-loopback ``host`` without a token.
+        ServeError: The port cannot be bound, or the pack cannot be served.
+    """
+    import uvicorn
+
+    check_bind(host, token)
+    check_port(host, port)
+    app = http_app(service, token, host=host, openenv=openenv)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

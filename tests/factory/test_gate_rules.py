@@ -1,0 +1,111 @@
+"""Each quality gate refuses the candidate it exists for, and the baseline band holds on its edges."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from factory_helpers import GoldReplayAgent
+from guard_domain import GUARDED, guarded_pack, scoped_task, states_done, with_tasks
+
+from arena.domain import Domain
+from arena.gym import Gym
+from arena.pack import Pack
+from arena.task import GoldStep, SideEffectAssertion, StateAssertion, Task, TraceAssertion, WriteScope
+from arena.toolkit import ToolContext, tool
+from factory_client import GateConfig, GateReport, HeldoutIndex, QualityGate
+
+READ = GoldStep(tool="get_account", arguments={"account_id": "ACC-1"})
+NOTE = GoldStep(tool="set_note", arguments={"account_id": "ACC-1", "note": "hello"})
+NOTE_SET = StateAssertion(description="note set", sql="SELECT note FROM accounts WHERE id = 'ACC-1'",
+                          expected=[["hello"]])
+NOTE_SCOPE = SideEffectAssertion(allowed=[WriteScope(table="accounts", ids=["ACC-1"], columns=["note"])])
+
+
+@pytest.fixture(scope="module")
+def pack() -> Pack:
+    return guarded_pack()
+
+
+def _gate(task: Task, pack: Pack, *, config: GateConfig | None = None, passes: int = 3,
+          domain: Domain = GUARDED) -> tuple[bool, GateReport]:
+    candidates = with_tasks(pack, task)
+    gate = QualityGate(config or GateConfig(), HeldoutIndex([]), GoldReplayAgent(passes, [candidates]))
+    report = GateReport()
+    with Gym(candidates, domain) as gym:
+        accepted = gate.check(gym, task, variant=0, report=report)
+    return accepted, report
+
+
+def _rejected_by(report: GateReport) -> str:
+    assert len(report.rejections) == 1
+    return report.rejections[0].gate
+
+
+def test_a_sound_writing_task_passes_every_gate(pack: Pack):
+    task = scoped_task("sound", [NOTE_SET, NOTE_SCOPE, states_done()], gold=[READ, NOTE])
+    accepted, report = _gate(task, pack)
+    assert accepted and report.accepted == 1 and not report.rejections
+    assert all(count.accepted == 1 for count in report.gates.values())
+
+
+def test_a_task_the_null_agent_passes_is_refused(pack: Pack):
+    task = scoped_task("vacuous", [TraceAssertion(description="nothing required")], gold=[READ])
+    accepted, report = _gate(task, pack)
+    assert not accepted and _rejected_by(report) == "null_fails"
+    assert "null agent" in report.rejections[0].reason
+    assert report.gates["gold_passes"].accepted == 1 and report.gates["replay_deterministic"].checked == 0
+
+
+def test_a_writing_task_without_a_side_effect_assertion_is_refused(pack: Pack):
+    task = scoped_task("unbounded", [NOTE_SET, states_done()], gold=[READ, NOTE])
+    accepted, report = _gate(task, pack)
+    assert not accepted and _rejected_by(report) == "ground_truth"
+    assert report.gates["gold_passes"].accepted == 1 and report.gates["null_fails"].checked == 0
+
+
+def test_a_read_only_task_needs_no_side_effect_assertion(pack: Pack):
+    task = scoped_task("reader", [states_done(), TraceAssertion(description="reads", required=[])], gold=[READ])
+    accepted, report = _gate(task, pack)
+    assert accepted, report.rejections
+
+
+def test_a_task_whose_gold_program_fails_is_refused(pack: Pack):
+    task = scoped_task("broken", [NOTE_SET, NOTE_SCOPE, states_done()], gold=[READ])
+    accepted, report = _gate(task, pack)
+    assert not accepted and _rejected_by(report) == "gold_passes"
+    assert report.gates["ground_truth"].checked == 0
+
+
+_COUNTER = itertools.count()
+
+
+@tool(mode="read", entity="account", operation="get")
+def get_account(ctx: ToolContext, account_id: str) -> dict[str, Any]:
+    """Fetch one account, with a visit number that differs on every call (a non-deterministic tool).
+
+    Args:
+        account_id: Account id.
+    """
+    return {"id": account_id, "visit": next(_COUNTER)}
+
+
+FLAKY = replace(GUARDED, tools={**GUARDED.tools, "get_account": get_account})
+
+
+def test_a_task_whose_gold_replays_differ_is_refused(pack: Pack):
+    task = scoped_task("flaky", [states_done()], gold=[READ])
+    accepted, report = _gate(task, pack, domain=FLAKY)
+    assert not accepted and _rejected_by(report) == "replay_deterministic"
+
+
+@pytest.mark.parametrize(("passes", "accepted"), [(0, False), (1, True), (2, True), (3, True), (4, False)])
+def test_baseline_band_is_inclusive_at_both_edges(pack: Pack, passes: int, accepted: bool):
+    task = scoped_task("banded", [NOTE_SET, NOTE_SCOPE, states_done()], gold=[READ, NOTE])
+    ok, report = _gate(task, pack, config=GateConfig(k=4, band_min=1, band_max=3), passes=passes)
+    assert ok is accepted
+    assert report.baseline_passes == {str(passes): 1}
+    if not accepted:
+        assert _rejected_by(report) == "baseline_band" and f"passed {passes} of 4" in report.rejections[0].reason

@@ -1,0 +1,69 @@
+import json
+
+import pytest
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from flows.cli import app
+from flows.models import CampaignParams, RoundParams
+from flows.settings import load_settings
+
+SECRET_SETTINGS = {
+    "api_key": "sk-unit-APIKEY-1234",
+    "factory_token": "unit-FACTORY-token",
+    "serve_token": "unit-SERVE-token",
+    "registry_url": "postgresql+psycopg://gym:unit-DB-pass@db/gymloop",
+    "mlflow_uri": "http://user:unit-MLFLOW-pass@mlflow:5000",
+    "factory_url": "https://unit-USERINFO-token@factory.internal:8765",
+    "api_base": "http://127.0.0.1:8000/v1?api_key=unit-QUERY-token",
+}
+PLAIN = ["sk-unit-APIKEY-1234", "unit-FACTORY-token", "unit-SERVE-token", "unit-DB-pass", "unit-MLFLOW-pass",
+         "unit-USERINFO-token", "unit-QUERY-token"]
+
+
+def test_public_settings_hold_no_secret_but_say_where_connections_go(gymloop_home) -> None:
+    settings = load_settings(**SECRET_SETTINGS)
+    public = json.dumps(settings.public_dict())
+    for secret in PLAIN:
+        assert secret not in public
+    data = settings.public_dict()
+    assert data["registry_url"] == "postgresql+psycopg://gym:***@db/gymloop"
+    assert data["mlflow_uri"] == "http://user:***@mlflow:5000"
+    assert data["factory_url"] == "https://***@factory.internal:8765"
+    assert data["api_base"] == "http://127.0.0.1:8000/v1?api_key=***"
+    assert data["api_key_set"] is True and data["serve_token_set"] is True and data["factory_token_set"] is True
+    assert sorted(settings.secret_values()) == sorted(PLAIN)
+
+
+def test_unset_secrets_are_flagged_as_unset(gymloop_home) -> None:
+    data = load_settings().public_dict()
+    assert data["api_key_set"] is False and data["factory_token_set"] is False
+    assert "api_key" not in data
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("api_key", "sk-x-12345"), ("factory_token", "tok-12345"), ("serve_token", "tok-12345"),
+     ("registry_url", "postgresql+psycopg://gym:pw-12345@db/g"), ("api_base", "http://h/v1?token=t-12345")],
+)
+def test_flow_parameters_refuse_secrets(name: str, value: str) -> None:
+    for model in (RoundParams, CampaignParams):
+        extra = {"round_index": 0} if model is RoundParams else {}
+        with pytest.raises(ValidationError, match=f"override '{name}'") as info:
+            model(campaign="c", overrides={name: value}, **extra)
+        assert value not in str(info.value).split("input_value")[0]
+
+
+def test_flow_parameters_accept_urls_without_secrets() -> None:
+    params = RoundParams(campaign="c", round_index=0, overrides={"registry_url": "postgresql+psycopg://gym@db/g"})
+    assert params.overrides["registry_url"] == "postgresql+psycopg://gym@db/g"
+
+
+def test_serving_beyond_loopback_without_a_token_is_refused(gymloop_home, monkeypatch) -> None:
+    monkeypatch.delenv("GYMLOOP_SERVE_TOKEN", raising=False)
+    result = CliRunner().invoke(app, ["factory", "serve", "--host", "0.0.0.0", "--port", "1"])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert "refusing to serve on 0.0.0.0 without a token" in lines[0]
+    assert "GYMLOOP_SERVE_TOKEN" in lines[0]

@@ -1,0 +1,93 @@
+"""Served-gym fixtures: reference episodes played in-process, and live HTTP servers on loopback."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from pydantic import SecretStr
+
+from arena.gym import Gym
+from arena.gyms import BUILTIN_DOMAINS
+from arena.pack import Pack, build_pack
+from arena.serve import GymService, http_app, outcome_of
+from arena.task import Task
+
+Call = tuple[str, dict[str, Any]]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def write_task(pack: Pack) -> Task:
+    """A task whose gold program writes (so shared worlds would show)."""
+    specs = {s.name: s for s in pack.tools}
+    return next(t for t in pack.tasks if any(specs[s.tool].mode == "write" for s in t.gold.steps))
+
+
+def episode_calls(task: Task) -> list[Call]:
+    """The gold program with bad calls in front: wrong arguments and an unknown tool."""
+    first = task.gold.steps[0]
+    bad: list[Call] = [(first.tool, {**first.arguments, "__unexpected__": 1}), ("no_such_tool", {"x": 1})]
+    return bad + [(s.tool, dict(s.arguments)) for s in task.gold.steps]
+
+
+def reference(pack: Pack, task: Task, seed: int, calls: list[Call], reply: str) -> tuple[list[str], str]:
+    """The episode played in-process on a plain gym: each call's result JSON and the outcome JSON."""
+    with Gym.from_pack(pack) as gym:
+        gym.reset(task.id, seed=seed)
+        results = [gym.call_tool(name, dict(args)).model_dump_json() for name, args in calls]
+        verdict = gym.verify(reply)
+        return results, outcome_of(gym, seed, reply, verdict).model_dump_json()
+
+
+@pytest.fixture(scope="session")
+def packs() -> dict[str, Pack]:
+    return {d: build_pack(d, seed=0) for d in BUILTIN_DOMAINS}
+
+
+class LiveServer:
+    """A served gym's HTTP app under uvicorn on a loopback port, in a thread."""
+
+    def __init__(self, service: GymService, token: SecretStr | None = None, openenv: bool = False) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(http_app(service, token, openenv=openenv), host="127.0.0.1", port=self.port,
+                                log_level="warning", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("served gym did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def live_servers(packs: dict[str, Pack]) -> Iterator[dict[str, LiveServer]]:
+    servers = {d: LiveServer(GymService(p)) for d, p in packs.items()}
+    for server in servers.values():
+        server.__enter__()
+    for server in servers.values():
+        assert httpx.get(server.url + "/health", timeout=10).json()["status"] == "ok"
+    yield servers
+    for server in servers.values():
+        server.__exit__()
