@@ -11,10 +11,16 @@ from flows.round import next_round
 from flows.settings import load_settings
 from registry import Registry
 
+pytestmark = pytest.mark.timeout(1200)  # two arms' rounds: twice a round's time, more on a loaded machine
+
+
+ARMS = {**SMALL, "wave_budget": 120}
+"""A wave (20 tasks x k 6) smaller than the pool, so both arms spend the whole budget."""
+
 
 @pytest.fixture()
 def paired(prefect_harness, gymloop_home):
-    return run_paired("arms", 1, SMALL, "uniform", next_round), load_settings(**SMALL)
+    return run_paired("arms", 1, ARMS, "uniform", next_round), load_settings(**ARMS)
 
 
 def _keys(registry: Registry, round_id: int, stage: str) -> list[tuple[str, str, int, int]]:
