@@ -214,10 +214,9 @@ def write_control_section(settings: GymloopSettings, campaign: str, comparisons:
 
 def log_comparison(settings: GymloopSettings, campaign: str, comparison: ArmComparison) -> None:
     """Log the targeting lift on the targeted arm's round run in MLflow."""
-    from flows.tracking import CampaignTracker
+    from flows.round_tracking import tracker_for
 
-    tracker = CampaignTracker(settings.resolved_mlflow_uri(), campaign, settings.home / "mlartifacts")
-    tracker.log_round(comparison.round_index, {}, comparison_metrics(comparison), [])
+    tracker_for(settings, campaign).log_metrics(comparison.round_index, comparison_metrics(comparison))
 
 
 RoundRunner = Callable[[CampaignParams], RoundSummary]
