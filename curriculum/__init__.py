@@ -2,7 +2,7 @@
 
 from curriculum._fill import PlanContext
 from curriculum.bandit import arm_weights, learning_progress, update_bandit
-from curriculum.matching import band_score, estimated_success, matches, uniform_drop
+from curriculum.matching import band_score, estimated_success, grain_label, matches, uniform_drop
 from curriculum.models import (
     ArmStats,
     BanditState,
@@ -53,6 +53,7 @@ __all__ = [
     "band_score",
     "estimated_success",
     "get_strategy",
+    "grain_label",
     "learning_progress",
     "matches",
     "plan_wave",

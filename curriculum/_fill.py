@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from curriculum.matching import band_score, estimated_success, matches
+from curriculum.matching import band_score, estimated_success, grain_label, matches
 from curriculum.models import CurriculumConfig, History, Source, TaskRef, WaveEntry
 from diagnosis import Weakness, WeaknessReport
 
@@ -57,7 +57,8 @@ def _band_text(success: float | None, ctx: PlanContext) -> str:
 
 def _overlap(task: TaskRef, weakness: Weakness) -> str:
     shared = sorted(set(task.tags) & set(weakness.focus_tags))
-    return f"tags {', '.join(shared)}" if shared else f"domain {task.domain}"
+    via = f"tags {', '.join(shared)}" if shared else f"domain {task.domain}"
+    return f"{via}, tool {weakness.tool}" if weakness.tool and weakness.tool in task.tools else via
 
 
 def _ranked(ctx: PlanContext, tasks: list[TaskRef],
@@ -96,29 +97,32 @@ def eligible(ctx: PlanContext, picked: _Picked) -> list[TaskRef]:
 
 def fill_targeted(ctx: PlanContext, picked: _Picked, weights: dict[str, float], slots: int,
                   why: dict[str, str]) -> int:
-    """Give each weakness kind its quota of matching tasks; returns slots left.
+    """Give each weighted weakness its quota of matching tasks; returns slots left.
 
-    Within a kind, tasks in the learnability band go first, then tasks that also exercise more of the
-    other weighted kinds (see ``_ranked``).
+    ``weights`` are keyed by a weakness's grain label (``grain_label``) or by its kind (the first weakness of
+    that kind). Within a weakness, tasks in the learnability band go first, then tasks that also exercise more
+    of the other weighted weaknesses (see ``_ranked``).
     """
-    by_kind: dict[str, Weakness] = {}
+    by_label: dict[str, Weakness] = {}
     for w in ctx.report.weaknesses:
-        by_kind.setdefault(w.kind, w)
-    share = quotas({k: v for k, v in weights.items() if k in by_kind}, slots)
-    targeted = [by_kind[k] for k in share]
+        by_label.setdefault(grain_label(w), w)
+        by_label.setdefault(w.kind, w)
+    share = quotas({k: v for k, v in weights.items() if k in by_label}, slots)
+    targeted = [by_label[k] for k in share]
     left = 0
-    for kind in sorted(share, key=lambda k: (by_kind[k].rank, k)):
-        weakness = by_kind[kind]
+    for label in sorted(share, key=lambda k: (by_label[k].rank, k)):
+        weakness = by_label[label]
         candidates = [t for t in eligible(ctx, picked) if matches(t, weakness)]
-        wanted = share[kind] + left
-        chosen = _ranked(ctx, candidates, [w for w in targeted if w.kind != kind])[:wanted]
-        if len(chosen) < wanted and share[kind]:
-            ctx.notes.append(f"weakness {kind!r} has {len(candidates)} matching task(s) for {wanted} slot(s)")
+        wanted = share[label] + left
+        chosen = _ranked(ctx, candidates, [w for w in targeted if w is not weakness])[:wanted]
+        if len(chosen) < wanted and share[label]:
+            ctx.notes.append(f"weakness {label!r} has {len(candidates)} matching task(s) for {wanted} slot(s)")
         for task, success, _ in chosen:
             picked.add(WaveEntry(
-                pack_id=task.pack_id, task_id=task.task_id, weight=0.0, source="targeted", weakness=kind,
-                estimated_success=success,
-                reason=f"targets {kind} ({why[kind]}); via {_overlap(task, weakness)}; {_band_text(success, ctx)}",
+                pack_id=task.pack_id, task_id=task.task_id, weight=0.0, source="targeted", weakness=weakness.kind,
+                grain=grain_label(weakness), estimated_success=success,
+                reason=f"targets {label} ({why[label]}); via {_overlap(task, weakness)}; "
+                       f"{_band_text(success, ctx)}",
             ))
         left = wanted - len(chosen)
     return left

@@ -6,14 +6,29 @@ from curriculum.models import CurriculumConfig, History, TaskRef
 from diagnosis import Weakness
 
 
-def matches(task: TaskRef, weakness: Weakness) -> bool:
-    """Whether a task exercises a weakness.
+def grain_label(weakness: Weakness) -> str:
+    """A weakness's grain as text: ``kind``, ``kind@domain`` or ``kind@domain/tool``."""
+    if weakness.domain is None and weakness.tool is None:
+        return weakness.kind
+    return f"{weakness.kind}@{weakness.domain or '*'}" + (f"/{weakness.tool}" if weakness.tool else "")
 
-    A task matches when its tags intersect the weakness's ``focus_tags``; a weakness without focus
-    tags (e.g. a novel cluster) matches the tasks of the domains its evidence came from.
+
+def matches(task: TaskRef, weakness: Weakness) -> bool:
+    """Whether a task exercises a weakness, at the weakness's grain.
+
+    A weakness with a ``domain`` matches only that domain's tasks, and one with a ``tool`` only tasks whose
+    gold program calls that tool (a task listing no tools is not excluded by the tool). Within that, a task
+    matches when its tags intersect the weakness's ``focus_tags``; a weakness without focus tags matches the
+    tasks of its grain, or when it names no grain, of the domains its evidence came from.
     """
+    if weakness.domain is not None and task.domain != weakness.domain:
+        return False
+    if weakness.tool is not None and task.tools and weakness.tool not in task.tools:
+        return False
     if weakness.focus_tags:
         return bool(set(task.tags) & set(weakness.focus_tags))
+    if weakness.domain is not None or weakness.tool is not None:
+        return True
     return bool(weakness.domains) and task.domain in weakness.domains
 
 

@@ -23,6 +23,7 @@ class TaskRef(BaseModel):
         category: Task category.
         tags: Task tags (what the task exercises).
         split: ``train`` or ``heldout``; held-out tasks are never scheduled.
+        tools: Tools the task's gold program calls (the grain a weakness at one tool is matched on).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -33,6 +34,7 @@ class TaskRef(BaseModel):
     category: str = ""
     tags: tuple[str, ...] = ()
     split: Literal["train", "heldout"] = "train"
+    tools: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -50,6 +52,7 @@ class WaveEntry(BaseModel):
         reason: Human-readable reason for the choice.
         source: ``targeted``, ``replay`` or ``explore``.
         weakness: Weakness kind the task targets (``None`` unless targeted).
+        grain: The targeted weakness's grain, ``kind@domain/tool`` (``None`` unless targeted).
         estimated_success: Success estimated from history (``None`` when never tried).
     """
 
@@ -61,6 +64,7 @@ class WaveEntry(BaseModel):
     reason: str
     source: Source
     weakness: str | None = None
+    grain: str | None = None
     estimated_success: float | None = None
 
     @property
@@ -245,7 +249,8 @@ class CurriculumConfig(BaseModel):
         targeted: Fraction of the wave's tasks aimed at weaknesses.
         replay: Fraction replayed from earlier waves.
         explore: Fraction explored (the rest of the pool).
-        focus: Weakness kinds the targeted strategy concentrates its targeted slots on (highest impact first).
+        focus: Weaknesses (at their grain: kind, domain, tool) the targeted strategy concentrates its targeted
+            slots on, highest impact first.
         band_low: Lower bound of the learnability band (estimated success).
         band_high: Upper bound of the learnability band.
         recheck_after: Rounds after which a task dropped for uniform scores may be scheduled again.

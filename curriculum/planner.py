@@ -16,7 +16,7 @@ from diagnosis import WeaknessReport
 def task_refs(packs: Sequence[Pack], *, split: str | None = "train") -> list[TaskRef]:
     """The tasks of some packs as curriculum task references (train split by default; ``None``: all)."""
     return [TaskRef(pack_id=p.id, task_id=t.id, domain=p.manifest.domain, category=t.category,
-                    tags=tuple(t.tags), split=t.split)
+                    tags=tuple(t.tags), split=t.split, tools=tuple(dict.fromkeys(s.tool for s in t.gold.steps)))
             for p in packs for t in p.tasks if split is None or t.split == split]
 
 

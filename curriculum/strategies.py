@@ -7,6 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from curriculum._fill import PlanContext, mix, sample_uniform
 from curriculum.bandit import arm_weights, update_bandit
+from curriculum.matching import grain_label
 from curriculum.models import BanditState, WaveEntry
 from diagnosis import Weakness
 
@@ -27,20 +28,21 @@ class TargetedStrategy:
     """Targeted slots on the weaknesses with the highest expected learning gain; replay and exploration fill the rest.
 
     The report's ``impact`` (share x reward lost x learnability x trend) is the expected gain of practising a
-    weakness. The targeted slots go to the ``config.focus`` kinds of highest impact, split in proportion to
-    impact: spreading a small wave over every weakness gives each too few groups to move it.
+    weakness. The targeted slots go to the ``config.focus`` weaknesses of highest impact, at their grain
+    (kind, domain, tool), split in proportion to impact: spreading a small wave over every weakness gives each
+    too few groups to move it.
     """
 
     name = "targeted"
 
     def choose(self, ctx: PlanContext) -> tuple[list[WaveEntry], BanditState | None]:
-        """Weigh the ``focus`` highest-impact weakness kinds by impact (first weakness of a kind counts)."""
+        """Weigh the ``focus`` highest-impact weaknesses by impact (the first weakness of a grain counts)."""
         first: dict[str, Weakness] = {}
         for w in ctx.report.weaknesses:
-            first.setdefault(w.kind, w)
-        top = sorted(first.values(), key=lambda w: (-w.impact, w.rank, w.kind))[:ctx.config.focus]
-        weights = {w.kind: max(w.impact, 1e-6) for w in top}
-        why = {w.kind: f"rank {w.rank}, impact {w.impact:.3f}, share {w.share:.2f}" for w in top}
+            first.setdefault(grain_label(w), w)
+        top = sorted(first.items(), key=lambda item: (-item[1].impact, item[1].rank, item[0]))[:ctx.config.focus]
+        weights = {label: max(w.impact, 1e-6) for label, w in top}
+        why = {label: f"rank {w.rank}, impact {w.impact:.3f}, rate {w.rate:.2f} per episode" for label, w in top}
         return mix(ctx, weights, why), None
 
 

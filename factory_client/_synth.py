@@ -1,18 +1,19 @@
 """Variant synthesis for the local factory: targets to knobs, graph-guided task choice, pack assembly.
 
-* **Variants per target.** Variants are shared among the targets in proportion to their weights
-  (largest remainder, ties by kind); each variant has a primary target whose focus tags and knobs
-  dominate, with the other targets' knobs filling in what it leaves unset, higher weight first.
-* **Complexity.** Level 3 is neutral: a target's rate knob (``*_rate``) is scaled by
-  ``complexity / 3``; the world's messiness layers the targets leave unset are raised to
-  ``COMPLEXITY_RATES[knob] * complexity``. Rates are capped at ``MAX_RATE``. Only knobs the
-  domain documents are passed on.
+* **Variants per target, isolated.** Variants are shared among the targets in proportion to their
+  weights (largest remainder, ties by kind); each variant has a primary target whose focus tags and
+  knobs it turns on. Every other trap (``ISOLATED_OFF``: the messiness rates) is turned off, so the
+  decision the target names is the one the variant exercises; other targets get variants of their own.
+* **Complexity.** Level 3 is neutral: the primary target's rate knobs (``*_rate``) are scaled by
+  ``complexity / 3`` and capped at ``MAX_RATE``. An untargeted variant (no targets) instead gets the
+  world's messiness layers at ``COMPLEXITY_RATES[knob] * complexity``. Only knobs the domain documents
+  are passed on.
 * **Task choice.** The tool dependency graph (networkx) scores each candidate task: tags shared
-  with the primary target's focus tags, gold-program tools that are (or are strong prerequisites
-  of) the tools named in the weakness evidence, and the longest strong-prerequisite chain the gold
-  program walks (counted twice for ``missed_policy_dependency`` and ``gave_up_early``). Candidates
-  are ordered by score, a repeated goal losing half a point per repeat so one template does not
-  fill a pack, ties broken by a seeded hash.
+  with the primary target's focus tags, calling the tool of the primary target's grain (3 points),
+  gold-program tools that are (or are strong prerequisites of) the tools named in the weakness
+  evidence, and the longest strong-prerequisite chain the gold program walks (counted twice for
+  ``missed_policy_dependency`` and ``gave_up_early``). Candidates are ordered by score, a repeated
+  goal losing half a point per repeat so one template does not fill a pack, ties broken by a seeded hash.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ COMPLEXITY_RATES: dict[str, float] = {
     "fault_rate": 0.05,
 }
 """Messiness added per complexity level to the knobs no target sets."""
+
+ISOLATED_OFF: dict[str, float] = {name: 0.0 for name in COMPLEXITY_RATES}
+"""Values of the traps an isolated (targeted) variant leaves off unless its primary target turns them on."""
 
 MAX_RATE = 0.5
 """Highest rate knob value the factory asks for."""
@@ -77,17 +81,20 @@ def variant_knobs(
     request: VariantRequest, primary: WeaknessTarget | None, domain: Domain, known_tags: set[str],
     tasks_per_template: int,
 ) -> Knobs:
-    """Knobs of one variant: the primary target's, then the other targets', then the complexity layers."""
+    """Knobs of one variant: the primary target's on and every other trap off, or the complexity layers."""
     supported = set(domain.knobs)
     knobs: Knobs = {}
-    ordered = sorted(request.targets, key=lambda t: (t is not primary, -t.weight, t.kind))
-    for target in ordered:
-        for name, value in target.knobs.items():
-            if name in supported and name not in knobs:
+    if primary is not None:
+        for name, value in primary.knobs.items():
+            if name in supported:
                 knobs[name] = _scale(name, value, request.complexity)
-    for name, per_level in COMPLEXITY_RATES.items():
-        if name in supported and name not in knobs:
-            knobs[name] = round(min(MAX_RATE, per_level * request.complexity), 4)
+        for name, off in ISOLATED_OFF.items():
+            if name in supported and name not in knobs:
+                knobs[name] = off
+    else:
+        for name, per_level in COMPLEXITY_RATES.items():
+            if name in supported:
+                knobs[name] = round(min(MAX_RATE, per_level * request.complexity), 4)
     if primary is not None and "focus_tags" in supported:
         tags = [t for t in primary.focus_tags if t in known_tags]
         if tags:
@@ -131,9 +138,12 @@ def rank_tasks(pack: Pack, request: VariantRequest, primary: WeaknessTarget | No
         reach |= nx.ancestors(strong, tool)
     chain_weight = 2.0 if primary is not None and primary.kind in CHAIN_KINDS else 1.0
 
+    grain_tool = primary.tool if primary is not None else None
+
     def base_score(task: Task) -> float:
         tools = {s.tool for s in task.gold.steps}
         score = 2.0 * len(focus & set(task.tags))
+        score += 3.0 if grain_tool is not None and grain_tool in tools else 0.0
         score += len(tools & reach)
         score += chain_weight * _chain_length(strong, tools & set(strong.nodes))
         return score

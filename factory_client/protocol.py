@@ -52,6 +52,8 @@ class WeaknessTarget(BaseModel):
         knobs: World knobs and the values that target it (unknown knobs of a domain are ignored).
         tools: Tools named in the evidence; tasks whose gold program reaches them rank higher.
         evidence: Observations from the failed episodes.
+        domain: Domain of the weakness's grain (kind, domain, tool), when it has one.
+        tool: Tool of the weakness's grain: the variant's tasks call it (they rank first).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -62,6 +64,8 @@ class WeaknessTarget(BaseModel):
     knobs: dict[str, Any] = Field(default_factory=dict)
     tools: list[str] = Field(default_factory=list, max_length=100)
     evidence: list[TargetEvidence] = Field(default_factory=list, max_length=100)
+    domain: str | None = Field(default=None, max_length=80)
+    tool: str | None = Field(default=None, max_length=200)
 
 
 class GateConfig(BaseModel):

@@ -18,7 +18,7 @@ def targets_from_report(
     """Convert a ``WeaknessReport`` (model or plain dict) into weighted weakness targets.
 
     Each weakness's weight is its impact (falling back to its share when the impact is 0);
-    its knobs, focus tags, tools and evidence carry over.
+    its grain (domain, tool), knobs, focus tags, tools and evidence carry over.
 
     Args:
         report: The report, as the pydantic model or its JSON-shaped dict.
@@ -32,7 +32,8 @@ def targets_from_report(
     model = report if isinstance(report, WeaknessReport) else WeaknessReport.model_validate(report)
     weaknesses = sorted(model.weaknesses, key=lambda w: (w.rank, w.kind))
     if domain is not None:
-        weaknesses = [w for w in weaknesses if not w.domains or domain in w.domains]
+        weaknesses = [w for w in weaknesses if (w.domain == domain if w.domain is not None
+                                                 else not w.domains or domain in w.domains)]
     if top is not None:
         weaknesses = weaknesses[:top]
     targets = []
@@ -43,7 +44,9 @@ def targets_from_report(
             weight=max(weight, min_weight),
             focus_tags=list(w.focus_tags),
             knobs=dict(w.knobs),
-            tools=list(w.tools),
+            tools=list(dict.fromkeys([*([w.tool] if w.tool else []), *w.tools])),
+            domain=w.domain,
+            tool=w.tool,
             evidence=[TargetEvidence(tool=e.tool, argument=e.argument, note=e.note) for e in w.evidence],
         ))
     return targets

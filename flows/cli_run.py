@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flows.cli_output import make_console, print_json, print_line, print_table
+from flows.models import Control
 
 if TYPE_CHECKING:
     from flows.models import RoundSummary
@@ -22,8 +23,13 @@ if TYPE_CHECKING:
 
 console = make_console()
 
-DEMO_OVERRIDES: dict[str, Any] = {"variants_per_round": 1, "tasks_per_variant": 8}
-"""Settings of the offline demo campaign (reference policy, local factory, SQLite, local MLflow)."""
+DEMO_OVERRIDES: dict[str, Any] = {"variants_per_round": 1, "tasks_per_variant": 8, "wave_budget": 360}
+"""Settings of the offline demo campaign (reference policy, local factory, SQLite, local MLflow); its wave
+(60 tasks x k 6) is smaller than the pool, so the planner really chooses."""
+
+ControlOption = Annotated[Control, typer.Option(
+    help="Control arm run beside the targeted one (same budget, starting model and held-out suite): "
+         "uniform, random-variants or none.")]
 
 ROUND_COLUMNS = ("round", "model in", "model out", "before", "after", "lift", "95% interval", "tokens", "cost",
                  "top weaknesses")
@@ -186,6 +192,7 @@ def _result(name: str, summaries: list[RoundSummary], settings: GymloopSettings,
 def demo_command(
     rounds: Annotated[int, typer.Option(min=1, help="Rounds to run.")] = 3,
     home: Annotated[Path | None, typer.Option(help="Folder for the demo's registry and MLflow store.")] = None,
+    control: ControlOption = "uniform",
     as_json: JsonOption = False,
 ) -> None:
     """Run an offline campaign: reference policy, local factory, SQLite registry, local MLflow store."""
@@ -196,13 +203,31 @@ def demo_command(
         overrides["home"] = str(home)
     settings = _settings(**overrides)
     started = time.perf_counter()
-    summaries = _run_rounds(name, rounds, overrides, make_console(stderr=as_json))
+    paired = []
+    if control != "none":
+        from flows.cli_control import run_with_progress
+
+        paired = run_with_progress(make_console(stderr=as_json), name, rounds, overrides, control)
+    summaries = [p.targeted for p in paired] or _run_rounds(name, rounds, overrides, make_console(stderr=as_json))
     if as_json:
-        print_json(_result(name, summaries, settings, home))
+        data = _result(name, summaries, settings, home)
+        data["control"] = [p.comparison.model_dump(mode="json") for p in paired if p.comparison is not None]
+        print_json(data)
         return
     _print_rounds(summaries, f"{name}: held-out lift per round ({time.perf_counter() - started:.0f} s)")
     print_line(console, _campaign_line(name, settings))
+    _print_control(paired, name, settings, control)
     _closing(name, settings, home)
+
+
+def _print_control(paired: list[Any], name: str, settings: GymloopSettings, control: str) -> None:
+    """The targeting lift per round against the control, and for the campaign (nothing without a control)."""
+    if not paired:
+        return
+    from flows.cli_control import campaign_control_line, lift_table
+
+    console.print(lift_table(paired, f"{name}: targeting lift per round against the {control} control"))
+    print_line(console, campaign_control_line(settings, name, control))
 
 
 def round_command(
@@ -233,6 +258,7 @@ def campaign_command(
     model: Annotated[str | None, typer.Option(help="'reference' or a litellm model string.")] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Gym (repeatable).")] = None,
     strategy: Annotated[str | None, typer.Option(help="targeted, uniform or bandit.")] = None,
+    control: ControlOption = "none",
     as_json: JsonOption = False,
 ) -> None:
     """Run rounds until a stop rule fires (plateau, budget, target pass rate) or the round limit."""
@@ -242,6 +268,23 @@ def campaign_command(
     settings = _settings(**overrides)
     _check_tracking(settings)
     from flows.models import CampaignParams
+
+    if control != "none":
+        from flows.cli_control import run_with_progress
+
+        with _lease(name, overrides):
+            paired = run_with_progress(make_console(stderr=as_json), name, rounds or settings.max_rounds, overrides,
+                                       control, stop_rules=True)
+        if as_json:
+            data = _result(name, [p.targeted for p in paired], settings)
+            data["control"] = [p.comparison.model_dump(mode="json") for p in paired if p.comparison is not None]
+            print_json(data)
+            return
+        _print_rounds([p.targeted for p in paired], f"campaign {name}")
+        print_line(console, _campaign_line(name, settings))
+        _print_control(paired, name, settings, control)
+        _closing(name, settings)
+        return
     from flows.round import campaign
     from flows.run_guard import guarded_run
 

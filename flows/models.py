@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
@@ -38,6 +38,9 @@ def no_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"override {name!r} holds a URL with a password or token: set it in gymloop.toml or "
                              f"GYMLOOP_{name.upper()} where the flow runs, never as a flow parameter")
     return overrides
+
+Control = Literal["uniform", "random-variants", "none"]
+"""Control arms a campaign may run beside its targeted arm (see ``flows.control``)."""
 
 
 class RoundParams(BaseModel):

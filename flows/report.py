@@ -73,6 +73,9 @@ def write_report(folder: Path, campaign: str, headline: str = "") -> Path:
             f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}] | {', '.join(s.weaknesses[:3])} | {s.variants} | "
             f"{s.wave_size} |"
         )
+    control = folder / "control.md"
+    if control.is_file():
+        lines += ["", control.read_text().rstrip("\n")]
     lines += ["", f"![lift per round]({lift_png.name})", "", f"![weaknesses by round]({heat_png.name})", "",
               HEATMAP_NOTE, ""]
     out = folder / "report.md"

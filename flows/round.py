@@ -22,6 +22,7 @@ from curriculum import History, RoundResult, StopRules, Wave, should_stop
 from diagnosis import WeaknessReport
 from flows import prefect_view, round_tracking, steps
 from flows.budget import budget_stop
+from flows.control import campaign_pack_ids, record_variants
 from flows.lease import campaign_lease
 from flows.live import retry_unless_stopped
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
@@ -154,6 +155,7 @@ def _generate(params: RoundParams, report: WeaknessReport) -> list[str]:
     packs = factory_request(settings, report, base, model, params.round_index)
     for pack in packs:
         steps.add_pack(registry, pack)
+    record_variants(settings, params.campaign, params.round_index, [p.id for p in packs])
     return [p.id for p in packs]
 
 
@@ -161,7 +163,8 @@ def _plan(params: RoundParams, report: WeaknessReport) -> Wave:
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params)
-    wave = steps.plan(report, _pool(registry, settings), _history(settings, params), settings, params.round_index)
+    pool = _pool(registry, settings, params)
+    wave = steps.plan(report, pool, _history(settings, params), settings, params.round_index)
     registry.record_wave(round_info.id, steps.wave_entries(wave),
                          {"strategy": wave.strategy, "message": wave.message, "k": wave.k, "budget": wave.budget})
     steps.write_json(steps.round_dir(settings, params.campaign, params.round_index) / "wave.json",
@@ -182,7 +185,7 @@ def _train(params: RoundParams, wave: Wave, fresh: list[EpisodeRecord] | None = 
         records = registry.round_episodes(round_info.id, stage=steps.TRAIN)
     steps.write_json(folder / "history.json",
                      steps.update_history(_history(settings, params), wave, records).model_dump(mode="json"))
-    ref = steps.train(settings, model, wave, records, _pool(registry, settings), folder)
+    ref = steps.train(settings, model, wave, records, _pool(registry, settings, params), folder)
     if ref.name == model.name and steps.version_label(ref) == model.version:
         return model.id
     return steps.register_ref(registry, ref, model.id).id
@@ -230,9 +233,12 @@ def _history(settings: GymloopSettings, params: RoundParams) -> History:
     return History.model_validate_json(path.read_text()) if path.is_file() else History()
 
 
-def _pool(registry: Registry, settings: GymloopSettings) -> list[Pack]:
+def _pool(registry: Registry, settings: GymloopSettings, params: RoundParams) -> list[Pack]:
+    """Packs of the campaign's gyms: those not derived from another, and the variants this campaign added."""
     wanted = set(settings.domains)
-    return [steps.load_pack(registry, p.id) for p in registry.list_packs() if p.domain in wanted]
+    own = campaign_pack_ids(settings, params.campaign, params.round_index)
+    return [steps.load_pack(registry, p.id) for p in registry.list_packs()
+            if p.domain in wanted and (p.parent is None or p.id in own)]
 
 
 @flow(name="curriculum-round", flow_run_name=prefect_view.round_run_name, on_failure=[round_tracking.round_failed])

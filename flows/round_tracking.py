@@ -28,10 +28,13 @@ def tracker_for(settings: GymloopSettings, campaign: str) -> CampaignTracker:
     Raises:
         TrackingUnavailable: The tracking server does not answer.
     """
+    from flows.control import tracking_names
+
     uri = settings.resolved_mlflow_uri()
     check_reachable(uri)
+    experiment, arm = tracking_names(campaign, settings.arm)
     with store_setup_lock(uri):
-        return CampaignTracker(uri, campaign, settings.home / "mlartifacts")
+        return CampaignTracker(uri, experiment, settings.home / "mlartifacts", arm=arm)
 
 
 def open_round(settings: GymloopSettings, campaign: str, index: int) -> str:

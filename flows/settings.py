@@ -76,6 +76,9 @@ class GymloopSettings(BaseSettings):
         tasks_per_variant: Tasks per requested variant.
         gate_k: Baseline attempts in the factory's quality gate.
         strategy: Curriculum strategy (targeted, uniform, bandit).
+        arm: The arm this campaign plays: ``targeted`` (the loop as configured), or a control arm run beside a
+            targeted campaign (``uniform``: uniform waves over the base pool, no variants; ``random-variants``:
+            untargeted variants, uniform waves); see ``flows.control``.
         trainer: Trainer name (builtin, export, command, trl).
         trainer_command: Command for the ``command`` trainer.
         trl: Settings of the ``trl`` trainer (method, steps, LoRA, ...; ``[trl]`` in gymloop.toml).
@@ -126,6 +129,7 @@ class GymloopSettings(BaseSettings):
     tasks_per_variant: int = Field(default=10, ge=1, le=200)
     gate_k: int = Field(default=5, ge=1, le=20)
     strategy: Literal["targeted", "uniform", "bandit"] = "targeted"
+    arm: Literal["targeted", "uniform", "random-variants"] = "targeted"
     trainer: Literal["builtin", "export", "command", "trl"] = "builtin"
     trainer_command: list[str] = Field(default_factory=list)
     trl: TRLConfig = Field(default_factory=TRLConfig)

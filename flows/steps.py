@@ -227,14 +227,18 @@ def weakness_entries(report: WeaknessReport) -> list[WeaknessEntry]:
 
 def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: Sequence[Pack],
                       model: ModelInfo, round_index: int) -> list[FactoryResult]:
-    """Ask the factory for variants aimed at the report's weaknesses, one request per domain."""
-    if settings.variants_per_round == 0 or not report.weaknesses:
+    """Ask the factory for variants aimed at the report's weaknesses, one request per domain.
+
+    A ``uniform`` control arm asks for none; a ``random-variants`` control arm asks for untargeted ones.
+    """
+    untargeted = settings.arm == "random-variants"
+    if settings.variants_per_round == 0 or settings.arm == "uniform" or not (report.weaknesses or untargeted):
         return []
     client = make_factory_client(settings.factory_url, token=settings.factory_token)
     results = []
     for pack in base:
-        targets = targets_from_report(report, domain=pack.manifest.domain, top=5)
-        if not targets:
+        targets = [] if untargeted else targets_from_report(report, domain=pack.manifest.domain, top=5)
+        if not targets and not untargeted:
             continue
         # The gate's baseline is the current model's parameters, given inline: a request (and so the packs'
         # provenance and ids) must not depend on where the gymloop home happens to be.
@@ -244,7 +248,8 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
             domain=pack.manifest.domain, targets=targets, variants=settings.variants_per_round,
             tasks_per_variant=settings.tasks_per_variant, seed=settings.seed * 1000 + round_index,
             parent_pack_id=pack.id, baseline_model="reference", baseline_params=inline,
-            idempotency_key=f"{pack.manifest.domain}-{round_index}-{model.params_hash or model.id}",
+            idempotency_key=f"{pack.manifest.domain}-{round_index}-{model.params_hash or model.id}"
+                            + ("-untargeted" if untargeted else ""),
         )
         results.append(client.request(request, timeout=600.0))
     return results
@@ -252,8 +257,9 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
 
 def plan(report: WeaknessReport, pool_packs: Sequence[Pack], history: History, settings: GymloopSettings,
          round_index: int) -> Wave:
-    """Plan the round's wave over the training tasks of the pool."""
-    config = CurriculumConfig(strategy=settings.strategy, budget=settings.wave_budget, k=settings.train_k,
+    """Plan the round's wave over the training tasks of the pool (a control arm plans uniform waves)."""
+    strategy = settings.strategy if settings.arm == "targeted" else "uniform"
+    config = CurriculumConfig(strategy=strategy, budget=settings.wave_budget, k=settings.train_k,
                               seed=settings.seed * 1000 + round_index)
     history = history.model_copy(deep=True)
     if not history.waves or history.waves[-1].round_index != round_index - 1:

@@ -100,9 +100,11 @@ class CampaignTracker:
         campaign: Campaign name; the experiment is ``gymloop/<campaign>``.
         artifact_root: Folder for artifacts of a local store. A tracking server keeps its own artifact store,
             so teammates can open the plots and reports.
+        arm: The campaign's arm (``targeted`` or a control); each arm has its own parent run, tagged ``arm``,
+            in the same experiment, so both arms' metrics (same names) compare side by side.
     """
 
-    def __init__(self, uri: str, campaign: str, artifact_root: Path | None = None) -> None:
+    def __init__(self, uri: str, campaign: str, artifact_root: Path | None = None, arm: str = "targeted") -> None:
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
         self.campaign = campaign
@@ -118,16 +120,20 @@ class CampaignTracker:
                 tags={"mlflow.note.content": f"gymloop campaign {campaign}: one nested run per curriculum round",
                       "gymloop_campaign": campaign, "mlflow.experimentKind": "custom_model_development"},
             )
+        self.arm = arm
         self.parent_id = self._parent_run(campaign)
 
     def _parent_run(self, campaign: str) -> str:
         runs = self.client.search_runs(
-            [self.experiment_id], filter_string="tags.gymloop_kind = 'campaign'", max_results=1
+            [self.experiment_id], filter_string=f"tags.gymloop_kind = 'campaign' and tags.arm = '{self.arm}'",
+            max_results=1,
         )
         if runs:
             return str(runs[0].info.run_id)
-        run = self.client.create_run(self.experiment_id, run_name=campaign,
-                                     tags={"gymloop_kind": "campaign", "gymloop_campaign": campaign, **source_tags()})
+        name = campaign if self.arm == "targeted" else f"{campaign} ({self.arm})"
+        run = self.client.create_run(self.experiment_id, run_name=name,
+                                     tags={"gymloop_kind": "campaign", "gymloop_campaign": campaign, "arm": self.arm,
+                                           **source_tags()})
         return str(run.info.run_id)
 
     def log_campaign_params(self, params: Mapping[str, Any]) -> None:
@@ -152,9 +158,9 @@ class CampaignTracker:
         if found is not None:
             return str(found.info.run_id)
         run = self.client.create_run(
-            self.experiment_id, run_name=f"round-{index}",
+            self.experiment_id, run_name=f"round-{index}" if self.arm == "targeted" else f"round-{index} ({self.arm})",
             tags={"gymloop_kind": "round", "gymloop_round": str(index), "gymloop_campaign": self.campaign,
-                  "mlflow.parentRunId": self.parent_id, **source_tags()},
+                  "mlflow.parentRunId": self.parent_id, "arm": self.arm, **source_tags()},
         )
         return str(run.info.run_id)
 
@@ -182,6 +188,12 @@ class CampaignTracker:
             self.client.log_artifact(run_id, str(path))
         self.client.set_terminated(run_id, "FINISHED")
         return run_id
+
+    def log_metrics(self, index: int, metrics: Mapping[str, float]) -> None:
+        """Add metrics (step = round index) to a round's run and the parent run, e.g. the targeting lift."""
+        points = _ordered_metrics(metrics, index)
+        self.client.log_batch(self.round_run(index), metrics=points)
+        self.client.log_batch(self.parent_id, metrics=points)
 
     def log_datasets(self, run_id: str, datasets: Sequence[tuple[Any, str]]) -> None:
         """Log datasets (``mlflow.data`` datasets with their context, e.g. ``eval``, ``train``) as run inputs."""

@@ -3,7 +3,9 @@
 Rollouts are grouped by (pack, task). Within a group each rollout's advantage is its reward minus the
 group mean, over the group's standard deviation; groups whose rollouts all scored the same carry no
 signal and are skipped. For every decision a rollout took, the gradient of the log-probability of the
-chosen strategy with respect to the logits at that decision key is ``onehot(choice) - softmax(logits)``.
+chosen strategy with respect to the logits at that decision key is ``onehot(choice) - softmax(logits)``, where the
+logits are the shared skill plus the offset of the decision's tool; the step goes to the shared skill in the
+share of the parameters' ``transfer`` and to the tool's offset in the rest.
 Updates run for a few epochs with a ratio clip against the starting probabilities (as in PPO) and a
 cap on the norm of each key's step. Everything iterates in a fixed order, so the result depends only on
 the inputs.
@@ -19,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.agents.reference import PolicyParams
+from arena.agents.reference import PolicyParams, grain_key
 from arena.episode import EpisodeRecord
 from curriculum import Wave
 from trainers.base import register_trainer
@@ -107,7 +109,7 @@ def _softmax(row: dict[str, float]) -> dict[str, float]:
 
 
 class _Sample(BaseModel):
-    decisions: list[tuple[str, str]]
+    decisions: list[tuple[str, str, str]]
     advantage: float
     weight: float
 
@@ -136,7 +138,7 @@ def group_samples(rollouts: Sequence[EpisodeRecord], wave: Wave, config: GRPOCon
         stats.groups += 1
         weight = weights.get(key, 1.0)
         for r, reward in zip(members, rewards, strict=True):
-            decisions = [(str(d["key"]), str(d["choice"])) for d in r.decisions]
+            decisions = [(str(d["key"]), str(d["choice"]), str(d.get("tool") or "")) for d in r.decisions]
             samples.append(_Sample(decisions=decisions, advantage=(reward - mean) / (std + config.eps),
                                    weight=weight))
             stats.episodes += 1
@@ -155,38 +157,60 @@ def grpo_update(params: PolicyParams, samples: Sequence[_Sample], config: GRPOCo
         TrainerError: A decision names a key or strategy the parameters do not have.
     """
     logits = {k: dict(v) for k, v in params.logits.items()}
+    offsets = {k: dict(v) for k, v in params.offsets.items()}
     for sample in samples:
-        for key, choice in sample.decisions:
+        for key, choice, _ in sample.decisions:
             if key not in logits or choice not in logits[key]:
                 raise TrainerError(f"rollout decision {key!r} -> {choice!r} is not a parameter of {params.ref}")
-    old = {k: _softmax(v) for k, v in logits.items()}
+    shared, own = params.transfer, 1.0 - params.transfer
+    old: dict[tuple[str, str], dict[str, float]] = {}
+    for sample in samples:
+        for key, _, tool in sample.decisions:
+            if (key, tool) not in old:
+                old[(key, tool)] = params.probabilities(key, tool)
     for _ in range(config.epochs):
         grad: dict[str, dict[str, float]] = {}
+        offset_grad: dict[str, dict[str, float]] = {}
+        current = params.model_copy(update={"logits": logits, "offsets": offsets})
         for sample in samples:
             if not sample.decisions:
                 continue
             scale = sample.weight * sample.advantage / len(sample.decisions) / max(batch_size or len(samples), 1)
-            for key, choice in sample.decisions:
-                probs = _softmax(logits[key])
-                ratio = probs[choice] / max(old[key][choice], 1e-12)
+            for key, choice, tool in sample.decisions:
+                probs = current.probabilities(key, tool)
+                ratio = probs[choice] / max(old[(key, tool)][choice], 1e-12)
                 stats.decisions += 1
                 if (sample.advantage > 0 and ratio > 1 + config.clip_ratio) or (
                         sample.advantage < 0 and ratio < 1 - config.clip_ratio):
                     stats.clipped += 1
                     continue
-                row = grad.setdefault(key, {s: 0.0 for s in probs})
-                for s, p in probs.items():
-                    row[s] += scale * ratio * ((1.0 if s == choice else 0.0) - p)
-        for key in sorted(grad):
-            step = {s: config.learning_rate * g for s, g in grad[key].items()}
-            norm = math.sqrt(sum(x * x for x in step.values()))
-            if norm > config.max_step_norm:
-                step = {s: x * config.max_step_norm / norm for s, x in step.items()}
-            for s, x in step.items():
-                logits[key][s] += x
-    stats.keys_changed = sum(1 for k in logits if logits[k] != params.logits[k])
-    return params.model_copy(update={"logits": logits, "version": params.version + 1,
+                step = {s: scale * ratio * ((1.0 if s == choice else 0.0) - p) for s, p in probs.items()}
+                if shared > 0:
+                    row = grad.setdefault(key, {s: 0.0 for s in probs})
+                    for s, g in step.items():
+                        row[s] += shared * g
+                if own > 0 and tool:
+                    row = offset_grad.setdefault(grain_key(key, tool), {s: 0.0 for s in probs})
+                    for s, g in step.items():
+                        row[s] += own * g
+        _apply(logits, grad, config)
+        _apply(offsets, offset_grad, config)
+    stats.keys_changed = sum(1 for k in logits if logits[k] != params.logits[k]) + sum(
+        1 for k in offsets if offsets[k] != params.offsets.get(k))
+    return params.model_copy(update={"logits": logits, "offsets": offsets, "version": params.version + 1,
                                      "parent": params.content_hash()})
+
+
+def _apply(table: dict[str, dict[str, float]], grad: dict[str, dict[str, float]], config: GRPOConfig) -> None:
+    """Add one epoch's steps to the rows of ``table`` (new rows start at 0), each step's norm capped."""
+    for key in sorted(grad):
+        step = {s: config.learning_rate * g for s, g in grad[key].items()}
+        norm = math.sqrt(sum(x * x for x in step.values()))
+        if norm > config.max_step_norm:
+            step = {s: x * config.max_step_norm / norm for s, x in step.items()}
+        row = table.setdefault(key, {s: 0.0 for s in step})
+        for s, x in step.items():
+            row[s] += x
 
 
 class GRPOTrainer:

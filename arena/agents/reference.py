@@ -6,9 +6,13 @@ decision point samples a strategy from logits indexed by (decision kind,
 context feature). Its strategies include the failure modes agents show in
 enterprise software: searching but never fetching by id, skipping required
 prerequisite steps, passing a name where an id is required, trusting stale
-summaries, giving up after a timeout, leaking internal data. Parameters are
-shared by feature, so practice on tasks that exercise one weakness improves
-every task sharing it and leaves the others alone.
+summaries, giving up after a timeout, leaking internal data.
+
+How it learns (the assumptions, stated in docs/architecture.md): a decision's logits are a shared skill
+(per decision kind and context) plus an offset for the tool it concerns. Training moves the shared skill by
+``transfer`` of each update and the tool's offset by the rest, so ``transfer`` 1 (the default) is one skill
+for every tool of every gym and 0 is a separate skill per tool. Starting competence may be uneven: given
+grains start at their own slip.
 """
 
 from __future__ import annotations
@@ -134,31 +138,38 @@ class PolicyParams(BaseModel):
     version: int = 0
     logits: dict[str, dict[str, float]] = Field(default_factory=dict)
     parent: str | None = None
+    offsets: dict[str, dict[str, float]] = Field(default_factory=dict)
+    transfer: float = Field(default=1.0, ge=0.0, le=1.0)
 
     @classmethod
-    def initial(cls, slips: dict[str, float] | None = None) -> PolicyParams:
+    def initial(cls, slips: dict[str, float] | None = None, *, grain_slips: dict[str, float] | None = None,
+                transfer: float = 1.0) -> PolicyParams:
         """Starting parameters: the documented failure modes as tendencies, so most held-out tasks fail.
 
         Args:
             slips: Probability of a careless strategy at each ``"kind|context"`` key (default
                 ``STARTING_SLIPS``; unlisted keys slip with ``DEFAULT_SLIP``). The slip goes mostly
                 to the key's documented failure mode, the rest to the other careless strategies.
+            grain_slips: Uneven starting competence: the slip at ``"kind|context@tool"`` grains that start
+                elsewhere than their shared key (held as that tool's offset).
+            transfer: Share of each training update that moves the shared skill (the rest moves the offset
+                of the decision's tool).
+
+        Raises:
+            ValueError: A grain names an unknown decision key, naming it.
         """
         table = STARTING_SLIPS if slips is None else slips
-        logits: dict[str, dict[str, float]] = {}
-        for kind, contexts in CONTEXTS.items():
-            for context in contexts:
-                key = _key(kind, context)
-                careful = _careful(kind, context)
-                slip = min(0.99, max(0.01, table.get(key, DEFAULT_SLIP)))
-                documented = {m[key] for m in FAILURE_MODES.values() if key in m and m[key] != careful}
-                others = [st for st in STRATEGIES[kind] if st != careful]
-                weights = {st: (4.0 if st in documented else 1.0) for st in others}
-                total = sum(weights.values())
-                row = {st: math.log(slip * w / total) for st, w in weights.items()}
-                row[careful] = math.log(1.0 - slip)
-                logits[key] = row
-        return cls(logits=logits)
+        logits = {_key(kind, context): _slip_row(kind, context, table.get(_key(kind, context), DEFAULT_SLIP))
+                  for kind, contexts in CONTEXTS.items() for context in contexts}
+        offsets: dict[str, dict[str, float]] = {}
+        for grain, slip in sorted((grain_slips or {}).items()):
+            key, _, tool = grain.partition("@")
+            if key not in logits or not tool:
+                raise ValueError(f"grain {grain!r} is not 'kind|context@tool' with a known decision key")
+            kind, _, context = key.partition("|")
+            target = _slip_row(kind, context, slip)
+            offsets[grain] = {s: target[s] - logits[key][s] for s in target}
+        return cls(logits=logits, offsets=offsets, transfer=transfer)
 
     @classmethod
     def expert(cls) -> PolicyParams:
@@ -183,17 +194,27 @@ class PolicyParams(BaseModel):
             params.logits[key] = {s: (0.0 if s == strategy else -50.0) for s in params.logits[key]}
         return params.model_copy(update={"name": f"reference-{mode}"})
 
-    def probabilities(self, key: str) -> dict[str, float]:
-        """Softmax of the logits at one decision key."""
-        row = self.logits[key]
+    def row(self, key: str, tool: str = "") -> dict[str, float]:
+        """The logits at a decision key for one tool: the shared skill plus the tool's offset, if any."""
+        offset = self.offsets.get(grain_key(key, tool)) if tool else None
+        if offset is None:
+            return self.logits[key]
+        return {s: v + offset.get(s, 0.0) for s, v in self.logits[key].items()}
+
+    def probabilities(self, key: str, tool: str = "") -> dict[str, float]:
+        """Softmax of the logits at one decision key (for one tool: shared skill plus its offset)."""
+        row = self.row(key, tool)
         top = max(row.values())
         exp = {s: math.exp(v - top) for s, v in row.items()}
         total = sum(exp.values())
         return {s: e / total for s, e in exp.items()}
 
     def content_hash(self) -> str:
-        """sha256 of the logits (16 hex digits), identifying these parameters."""
-        data = json.dumps(self.logits, sort_keys=True).encode()
+        """sha256 of the logits, offsets and transfer (16 hex digits), identifying these parameters."""
+        content: dict[str, Any] = {"logits": self.logits}
+        if self.offsets or self.transfer != 1.0:
+            content.update(offsets=self.offsets, transfer=self.transfer)
+        data = json.dumps(content["logits"] if len(content) == 1 else content, sort_keys=True).encode()
         return hashlib.sha256(data).hexdigest()[:16]
 
     @property
@@ -240,6 +261,25 @@ class PolicyParams(BaseModel):
         return params
 
 
+def grain_key(key: str, tool: str) -> str:
+    """The ``"kind|context@tool"`` name of a decision key at one tool."""
+    return f"{key}@{tool}"
+
+
+def _slip_row(kind: str, context: str, slip: float) -> dict[str, float]:
+    """Logits with ``slip`` on the careless strategies, mostly on the key's documented failure mode."""
+    key = _key(kind, context)
+    careful = _careful(kind, context)
+    slip = min(0.99, max(0.01, slip))
+    documented = {m[key] for m in FAILURE_MODES.values() if key in m and m[key] != careful}
+    others = [st for st in STRATEGIES[kind] if st != careful]
+    weights = {st: (4.0 if st in documented else 1.0) for st in others}
+    total = sum(weights.values())
+    row = {st: math.log(slip * w / total) for st, w in weights.items()}
+    row[careful] = math.log(1.0 - slip)
+    return row
+
+
 def _careful(kind: str, context: str) -> str:
     if kind == "after_error":
         return CORRECT_AFTER_ERROR[context]
@@ -270,6 +310,7 @@ class _Episode:
         self.failures: list[str] = []
         self.decisions: list[dict[str, Any]] = []
         self.calls = 0
+        self.goal_tool: str | None = None
         self.done_calls: set[str] = set()
         self.prereqs = self._strong_prerequisites(observation.graph)
 
@@ -281,12 +322,13 @@ class _Episode:
                 out.setdefault(edge["target"], []).append(edge["source"])
         return out
 
-    def decide(self, kind: str, context: str) -> str:
+    def decide(self, kind: str, context: str, tool: str | None = None) -> str:
         key = _key(kind, context)
-        probs = self.params.probabilities(key)
+        where = tool or ""
+        probs = self.params.probabilities(key, where)
         choices = STRATEGIES[kind]
         pick = self.rng.choices(choices, weights=[probs[c] for c in choices])[0]
-        self.decisions.append({"key": key, "choice": pick})
+        self.decisions.append({"key": key, "choice": pick, "tool": where})
         return pick
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
@@ -349,7 +391,7 @@ class _Episode:
         if len(hits) == 1:
             return hits[0]
         hint = {k: str(v).casefold() for k, v in ref.get("hint", {}).items()}
-        choice = self.decide("pick_candidate", "several")
+        choice = self.decide("pick_candidate", "several", self.tool_for(ref["entity"], "search"))
         if choice == "match_hint" and hint:
             def score(hit: dict[str, Any]) -> int:
                 return sum(str(hit.get(k, "")).casefold() == v for k, v in hint.items())
@@ -365,19 +407,20 @@ class _Episode:
             ref = {**ref, "mention": str(found), "mention_kind": "id"}
             self.refs[ref["name"]] = ref
         if ref["mention_kind"] == "id":
-            if self.tool_for(ref["entity"], "search") is None or self.decide("resolve_id", "id") == "get_by_id":
+            search = self.tool_for(ref["entity"], "search")
+            if search is None or self.decide("resolve_id", "id", self.tool_for(ref["entity"], "get")) == "get_by_id":
                 self.fetch(ref, ref["mention"])
                 return
             hits = self.search(ref)
             if hits:
                 self.fetch(ref, str(self.pick(ref, hits).get("id")))
                 return
-            if self.decide("after_empty_search", "id") == "give_up":
+            if self.decide("after_empty_search", "id", search) == "give_up":
                 raise _GaveUp(f"no {ref['entity']} matches {ref['mention']}")
             self.fetch(ref, ref["mention"])
             return
         context = "hinted" if ref.get("hint") else "plain"
-        strategy = self.decide("resolve_text", context)
+        strategy = self.decide("resolve_text", context, self.tool_for(ref["entity"], "search"))
         if strategy == "use_mention_as_id":
             self.fetch(ref, ref["mention"])
             return
@@ -397,7 +440,7 @@ class _Episode:
     # goal calls -----------------------------------------------------------------------------------
     def value(self, raw: Any) -> Any:
         if isinstance(raw, dict) and set(raw) == {"format", "raw"}:
-            if self.decide("format", raw["format"]) == "convert":
+            if self.decide("format", raw["format"], self.goal_tool) == "convert":
                 return convert(raw["format"], raw["raw"])
             return raw["raw"]
         if isinstance(raw, str) and raw.startswith("$"):
@@ -419,6 +462,7 @@ class _Episode:
 
     def run_goal(self, call: dict[str, Any]) -> None:
         tool = call["tool"]
+        self.goal_tool = tool
         raw = call.get("arguments", {})
         prereqs = self.prereqs.get(tool, [])
         # Prerequisites run first, so the goal's arguments and condition may read their outputs.
@@ -459,7 +503,7 @@ class _Episode:
                 return
         if tool + json.dumps(args, sort_keys=True, default=str) in self.done_calls:
             return
-        if self.decide("prerequisite", "strong") == "skip":
+        if self.decide("prerequisite", "strong", tool) == "skip":
             return
         result = self.call_with_recovery(tool, args)
         if result.ok:
@@ -475,7 +519,7 @@ class _Episode:
             context = error.fault if error.kind == "fault" and error.fault else error.kind
             if context not in CORRECT_AFTER_ERROR:
                 return result
-            move = self.decide("after_error", context)
+            move = self.decide("after_error", context, tool)
             if move == "give_up":
                 raise _GaveUp(f"{tool} failed: {error.message}")
             if move == "explain":
@@ -525,7 +569,8 @@ class _Episode:
     def reply(self) -> str:
         report: list[str] = self.intent.get("report", [])
         sensitive = any(_INTERNAL_KEYS.search(k) for rec in self.records.values() for k in rec)
-        style = self.decide("reply", "sensitive" if sensitive else "plain")
+        calls = self.intent.get("calls", [])
+        style = self.decide("reply", "sensitive" if sensitive else "plain", calls[0]["tool"] if calls else None)
         if style == "claim_done":
             return "All done: your request has been completed."
         lines = []

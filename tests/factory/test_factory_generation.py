@@ -41,7 +41,7 @@ def test_variants_follow_the_target_weights():
     assert allocate([], 2) == [None, None]
 
 
-def test_knobs_mix_targets_and_scale_with_complexity():
+def test_isolated_knobs_turn_on_only_the_primary_target_and_scale_with_complexity():
     domain = get_domain(DOMAIN)
     primary = WeaknessTarget(kind="wrong_id", weight=1.0, focus_tags=["near_duplicate", "no_such_tag"],
                              knobs={"near_duplicate_rate": 0.3, "unknown_knob": 1})
@@ -49,11 +49,13 @@ def test_knobs_mix_targets_and_scale_with_complexity():
     request = VariantRequest(domain=DOMAIN, targets=[other, primary], complexity=5)
     knobs = variant_knobs(request, primary, domain, {"near_duplicate", "prerequisite"}, 2)
     assert knobs["near_duplicate_rate"] == 0.5  # the primary's 0.3 scaled by 5/3, capped
-    assert knobs["stale_rate"] == 0.5
+    assert knobs["stale_rate"] == 0.0 and knobs["fault_rate"] == 0.0 and knobs["legacy_format_rate"] == 0.0
     assert knobs["focus_tags"] == ["near_duplicate"]
     assert "unknown_knob" not in knobs and knobs["heldout_fraction"] == 0.0
     low = variant_knobs(request.model_copy(update={"complexity": 1}), primary, domain, set(), 2)
-    assert low["near_duplicate_rate"] == 0.1 and low["fault_rate"] == 0.05
+    assert low["near_duplicate_rate"] == 0.1 and low["fault_rate"] == 0.0
+    untargeted = variant_knobs(VariantRequest(domain=DOMAIN, complexity=1), None, domain, set(), 2)
+    assert untargeted["fault_rate"] == 0.05 and untargeted["stale_rate"] == 0.04
 
 
 def test_targeted_variants_concentrate_on_the_weakness(local_factory: LocalFactory):
@@ -64,6 +66,20 @@ def test_targeted_variants_concentrate_on_the_weakness(local_factory: LocalFacto
     tags = [t.tags for p in result.packs for t in p.tasks]
     assert tags and all("prerequisite" in t for t in tags)
     assert result.packs[0].manifest.knobs["prerequisite_depth"] == 3
+
+
+def test_isolated_variant_pack_turns_on_only_its_targeted_knob(local_factory: LocalFactory):
+    target = WeaknessTarget(kind="brittle_parameters", focus_tags=["legacy_format"], knobs={"legacy_format_rate": 0.4},
+                            domain=DOMAIN, tool="release_version")
+    request = small_request(targets=[target], variants=1, tasks_per_variant=3,
+                            gate=GateConfig(k=1, band_min=0, band_max=1))
+    result = local_factory.request(request, timeout=120)
+    knobs = result.packs[0].manifest.knobs
+    traps = {k: v for k, v in knobs.items() if k.endswith("_rate")}
+    assert traps["legacy_format_rate"] == 0.4
+    assert {k for k, v in traps.items() if v} == {"legacy_format_rate"}
+    assert all("legacy_format" in t.tags for t in result.packs[0].tasks)
+    assert any("release_version" in {s.tool for s in t.gold.steps} for t in result.packs[0].tasks)
 
 
 def test_targets_from_a_weakness_report_dict():

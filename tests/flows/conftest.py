@@ -9,7 +9,8 @@ def prefect_harness():
     """One Prefect test harness (a temporary API server) for the whole session."""
     from prefect.testing.utilities import prefect_test_harness
 
-    with prefect_test_harness(server_startup_timeout=120):
+    timeout = int(os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120"))
+    with prefect_test_harness(server_startup_timeout=timeout):
         yield
 
 
