@@ -136,7 +136,7 @@ def test_mlflow_runs_finish_with_real_durations_inputs_models_and_the_campaign_l
     assert [client.get_logged_model(m).tags["gymloop_model"] for m in outputs] == [s.model_out for s in summaries]
     versions = sorted(client.search_model_versions("name = 'gymloop-c2'"), key=lambda v: int(v.version))
     assert [v.run_id for v in versions] == [r.info.run_id for r in nested]
-    assert [v.model_id for v in versions] == outputs
+    assert [v.source for v in versions] == [client.get_logged_model(m).artifact_location for m in outputs]
     metrics = parent.data.metrics
     assert {"campaign_lift", "campaign_lift_low", "campaign_lift_high"} <= set(metrics)
     assert metrics["campaign_lift_low"] <= metrics["campaign_lift"] <= metrics["campaign_lift_high"]
