@@ -390,11 +390,17 @@ class Gym:
 
 
 def _clip(args: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in args.items():
-        if isinstance(value, str):
-            if len(value) > 200:
-                value = value[:200] + f"...<{len(value)} chars>"
-            value = value.encode("utf-8", "backslashreplace").decode("utf-8")
-        out[key] = value
-    return out
+    return {key: _clip_value(value) for key, value in args.items()}
+
+
+def _clip_value(value: Any) -> Any:
+    """Shorten long strings and escape invalid Unicode, at any depth, so the trace stays serializable."""
+    if isinstance(value, str):
+        if len(value) > 200:
+            value = value[:200] + f"...<{len(value)} chars>"
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {key: _clip_value(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_clip_value(v) for v in value]
+    return value

@@ -14,6 +14,7 @@ from rich.table import Table
 from arena.conformance import check_pack
 from arena.gyms import available_domains, get_domain
 from arena.pack import Pack, PackError, build_pack, read_pack
+from flows import cli_gyms_serve
 
 app = typer.Typer(help="Built-in gyms: list them, check them, show a pack.", no_args_is_help=True)
 console = Console()
@@ -122,3 +123,7 @@ def show(pack_ref: Annotated[str, typer.Argument(metavar="PACK", help="A pack fo
     for fault in pack.faults:
         faults.add_row(fault.id, fault.kind, fault.tool, str(fault.on_call), str(fault.times))
     console.print(faults)
+
+
+app.command("serve")(cli_gyms_serve.serve)
+app.command("image")(cli_gyms_serve.image)

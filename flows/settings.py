@@ -57,6 +57,9 @@ class GymloopSettings(BaseSettings):
         factory_url: URL of a remote factory (default: the embedded local factory).
         factory_token: Bearer token sent to a remote factory (never logged).
         serve_token: Bearer token the HTTP surfaces gymloop serves require (factory, gym servers; never logged).
+        arena_backend: Where rollouts play: ``local`` (in this process) or ``docker`` (gym containers).
+        docker_image: Gym image the docker backend runs (any gym image serves every pack).
+        docker_host: Docker daemon URL (default: ``DOCKER_HOST`` or the local socket).
         eval_k: Attempts per held-out task.
         eval_seeds: Episode seeds of the held-out evaluation.
         train_k: Rollouts per task in a training group.
@@ -95,6 +98,9 @@ class GymloopSettings(BaseSettings):
     factory_url: str | None = None
     factory_token: SecretStr | None = None
     serve_token: SecretStr | None = None
+    arena_backend: Literal["local", "docker"] = "local"
+    docker_image: str = "gymloop-gym-helpdesk:latest"
+    docker_host: str | None = None
     eval_k: int = Field(default=4, ge=1, le=64)
     eval_seeds: list[int] = Field(default_factory=lambda: [0])
     train_k: int = Field(default=6, ge=2, le=64)

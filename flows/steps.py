@@ -173,7 +173,13 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
     agent = make_agent(registry.model(model_id), settings)
     config = RolloutConfig(executor="inline", episode_timeout_s=max(30.0, settings.model_timeout_s * 4))
-    records = run_episodes(agent, packs, todo, config)
+    if settings.arena_backend == "docker":
+        from arena.serve.docker_backend import run_episodes_in_docker
+
+        records = run_episodes_in_docker(agent, packs, todo, config, image=settings.docker_image,
+                                         docker_host=settings.docker_host, token=settings.serve_token)
+    else:
+        records = run_episodes(agent, packs, todo, config)
     registry.record_episodes(round_id, records, stage=stage)
     return records
 

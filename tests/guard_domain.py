@@ -100,6 +100,22 @@ def close_account(ctx: ToolContext, account_id: str) -> dict[str, Any]:
     return {"account_id": account_id}
 
 
+@tool(mode="write", entity="account", operation="update")
+def tag_account(ctx: ToolContext, account_id: str, tags: list[str],
+                labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """Write tags (and labels) into an account's note.
+
+    Args:
+        account_id: Account id.
+        tags: Tags to write.
+        labels: Labels to write after the tags.
+    """
+    get_account.fn(ctx, account_id)
+    text = ",".join(tags + [f"{k}={v}" for k, v in sorted((labels or {}).items())])
+    ctx.conn.execute("UPDATE accounts SET note = ? WHERE id = ?", (text, account_id))
+    return {"account_id": account_id}
+
+
 ALL_PERMISSIONS = ["audit", "billing", "admin"]
 """Every permission some tool of the domain needs."""
 
@@ -110,7 +126,9 @@ def _generate(seed: int, knobs: dict[str, Any]) -> World:
     conn.executemany("INSERT INTO accounts VALUES (?, ?, ?, '')",
                      [(f"ACC-{i}", f"Owner {i}", 100.0 * i) for i in range(1, 6)])
     conn.commit()
-    faults = [FaultSpec(id="get-window", kind="timeout", tool="get_account", on_call=2, times=2)]
+    faults = [FaultSpec(id="get-window", kind="timeout", tool="get_account", on_call=2, times=2),
+              FaultSpec(id="note-rate", kind="rate_limit", tool="set_note", retry_after=2.5),
+              FaultSpec(id="note-conflict", kind="data_conflict", tool="set_note")]
     return World(state_db=conn.serialize(), tasks=[scoped_task("base", [])], faults=faults,
                  clock_start="2025-06-15T09:00:00")
 

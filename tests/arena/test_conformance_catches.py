@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from guard_domain import GUARDED, guarded_pack, scoped_task, states_done, with_tasks
 
-from arena.conformance import ConformanceReport, check_pack
+from arena.conformance import ConformanceReport, check_pack, check_task
+from arena.gym import Gym, Observation
 from arena.pack import Pack
+from arena.results import ToolResult
 from arena.task import GoldStep, SideEffectAssertion, StateAssertion, TraceAssertion, WriteScope
 from arena.toolkit import ToolContext, tool
 
@@ -79,3 +81,77 @@ def test_task_ids_restrict_the_check(pack: Pack):
     report = check_pack(with_tasks(pack, *tasks), domain=GUARDED, task_ids=["a"])
     assert report.tasks == 1 and report.passed
     assert {r.task_id for r in report.results} == {"a"}
+
+
+class _LenientGym(Gym):
+    """Takes calls of unknown tools as successes."""
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
+        result = super().call_tool(name, arguments)
+        if name == "__no_such_tool__":
+            return ToolResult(ok=True, output={})
+        return result
+
+
+class _EndlessGym(Gym):
+    """Accepts calls after the episode ended."""
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
+        result = super().call_tool(name, arguments)
+        if result.error is not None and result.error.kind == "ended":
+            return ToolResult(ok=True, output={})
+        return result
+
+
+class _SloppyGym(Gym):
+    """Writes a row whenever it refuses a call."""
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
+        result = super().call_tool(name, arguments)
+        if not result.ok and not self.ended and name != "set_note":
+            super().call_tool("set_note", {"account_id": "ACC-3", "note": "oops"})
+        return result
+
+
+class _LeakyGym(Gym):
+    """Starts episodes of seed 1 from a changed world."""
+
+    def reset(self, task_id: str, *, seed: int = 0) -> Observation:
+        observation = super().reset(task_id, seed=seed)
+        if seed == 1:
+            super().call_tool("set_note", {"account_id": "ACC-4", "note": "left over"})
+        return observation
+
+
+@pytest.mark.parametrize(("gym_class", "flagged"), [
+    (_LenientGym, {"bad_call:unknown_tool"}),
+    (_EndlessGym, {"bad_call:ended"}),
+    (_LeakyGym, {"isolated_start_after_episode"}),
+])
+def test_a_misbehaving_runtime_is_flagged(pack: Pack, gym_class: type[Gym], flagged: set[str]):
+    task = scoped_task("sound", SOUND, gold=[READ, NOTE])
+    with gym_class(with_tasks(pack, task), GUARDED) as gym:
+        failed = {r.check for r in check_task(gym, task, gym.template_hash()) if not r.passed}
+    assert failed == flagged
+
+
+def test_bad_calls_that_change_the_world_are_flagged(pack: Pack):
+    task = scoped_task("sound", SOUND, gold=[READ, NOTE], permissions=[])
+    with _SloppyGym(with_tasks(pack, task), GUARDED) as gym:
+        results = check_task(gym, task, gym.template_hash())
+    failed = {r.check for r in results if not r.passed}
+    assert {"bad_call:unknown_tool", "bad_call:permission_denied", "bad_calls_leave_world"} <= failed
+    detail = next(r.detail for r in results if r.check == "bad_call:unknown_tool")
+    assert "world unchanged=False" in detail
+
+
+def test_bad_calls_cover_every_kind_on_a_string_argument(pack: Pack):
+    task = scoped_task("sound", SOUND, gold=[READ, NOTE], permissions=["audit"])
+    with Gym(with_tasks(pack, task), GUARDED) as gym:
+        checks = {r.check for r in check_task(gym, task, gym.template_hash())}
+    expected = {"unknown_tool", "malformed_json", "not_an_object", "wrong_type", "nan", "infinity", "huge_string",
+                "lone_surrogate", "unexpected_argument", "missing_argument", "hostile_text_0", "hostile_text_1",
+                "hostile_text_2", "permission_denied", "ended"}
+    assert {f"bad_call:{c}" for c in expected} <= checks
+    assert {"isolated_start", "gold_passes", "replay_deterministic", "isolated_start_after_episode", "null_fails",
+            "bad_calls_leave_world"} <= checks

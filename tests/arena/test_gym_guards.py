@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import pytest
 from guard_domain import ALL_PERMISSIONS, GUARDED, guarded_pack, scoped_task, with_tasks
 
-from arena.gym import Gym
+from arena.gym import MAX_ARGUMENT_CHARS, EnvironmentFailure, Gym
 from arena.pack import Pack
 from arena.task import GoldStep
+from arena.toolkit import ToolContext, tool
 
 CALLS = {
     "get_account": {"account_id": "ACC-1"},
@@ -16,6 +20,7 @@ CALLS = {
     "set_balance": {"account_id": "ACC-1", "balance": 5.0},
     "open_account": {"owner": "Bea"},
     "close_account": {"account_id": "ACC-1"},
+    "tag_account": {"account_id": "ACC-1", "tags": ["a"], "labels": {"k": "v"}},
 }
 """A valid call of every tool of the guarded domain."""
 
@@ -108,3 +113,104 @@ def test_calls_after_verify_are_refused_for_every_tool(pack: Pack):
             result = gym.call_tool(name, args)
             assert result.error is not None and result.error.kind == "ended", name
         assert gym.changed_rows() == 0
+
+
+def _gym(pack: Pack, faults: list[str] | None = None) -> Gym:
+    return Gym(with_tasks(pack, scoped_task("t", [], faults=faults)), GUARDED)
+
+
+@pytest.mark.parametrize(("note", "ok"), [("x" * MAX_ARGUMENT_CHARS, True), ("x" * (MAX_ARGUMENT_CHARS + 1), False)])
+def test_string_length_limit_is_inclusive(pack: Pack, note: str, ok: bool):
+    with _gym(pack) as gym:
+        gym.reset("t")
+        result = gym.call_tool("set_note", {"account_id": "ACC-1", "note": note})
+        assert result.ok is ok
+        if not ok:
+            assert result.error is not None and result.error.kind == "validation"
+            assert str(MAX_ARGUMENT_CHARS) in result.error.message and gym.changed_rows() == 0
+            recorded = gym.trace[-1].arguments["note"]
+            assert len(recorded) < 300 and recorded.endswith(f"<{MAX_ARGUMENT_CHARS + 1} chars>")
+
+
+@pytest.mark.parametrize("args", [
+    {"account_id": "ACC-1", "tags": ["ok", "y" * (MAX_ARGUMENT_CHARS + 1)]},
+    {"account_id": "ACC-1", "tags": ["ok"], "labels": {"k": "bad\ud800"}},
+    {"account_id": "ACC-1", "tags": ["bad\ud800"]},
+], ids=["long string in a list", "lone surrogate in a dict", "lone surrogate in a list"])
+def test_bad_strings_nested_in_lists_and_objects_are_refused(pack: Pack, args: dict[str, Any]):
+    with _gym(pack) as gym:
+        gym.reset("t")
+        result = gym.call_tool("tag_account", args)
+        assert result.error is not None and result.error.kind == "validation" and gym.changed_rows() == 0
+        gym.trace[-1].model_dump_json()
+
+
+def test_arguments_may_come_as_json_text_or_none(pack: Pack):
+    with _gym(pack) as gym:
+        gym.reset("t")
+        assert gym.call_tool("get_account", '{"account_id": "ACC-2"}').output["id"] == "ACC-2"
+        missing = gym.call_tool("get_account", None)
+        assert missing.error is not None and missing.error.kind == "validation"
+        assert "account_id" in missing.error.message
+        assert gym.trace[-1].arguments == {}
+        nan = gym.call_tool("set_balance", '{"account_id": "ACC-1", "balance": NaN}')
+        assert nan.error is not None and nan.error.kind == "validation" and "NaN" in nan.error.message
+
+
+def test_a_rate_limit_names_its_wait(pack: Pack):
+    with _gym(pack, ["note-rate"]) as gym:
+        gym.reset("t")
+        first = gym.call_tool("set_note", CALLS["set_note"])
+        assert first.error is not None and first.error.fault == "rate_limit" and first.error.retryable
+        assert "rate limit exceeded" in first.error.message and "retry after 2.5s" in first.error.message
+        assert gym.call_tool("set_note", CALLS["set_note"]).ok
+
+
+def test_a_data_conflict_clears_only_after_a_get(pack: Pack):
+    with _gym(pack, ["note-conflict"]) as gym:
+        gym.reset("t")
+        first = gym.call_tool("set_note", CALLS["set_note"])
+        assert first.error is not None and first.error.fault == "data_conflict" and first.error.retryable
+        assert gym.call_tool("audit_account", CALLS["audit_account"]).ok
+        again = gym.call_tool("set_note", CALLS["set_note"])
+        assert again.error is not None and again.error.kind == "conflict" and again.error.retryable
+        assert gym.call_tool("get_account", CALLS["get_account"]).ok
+        assert gym.call_tool("set_note", CALLS["set_note"]).ok and gym.changed_rows() == 1
+
+
+@tool(mode="read", entity="account", operation="get")
+def get_account(ctx: ToolContext, account_id: str) -> dict[str, Any]:
+    """A read tool with a bug.
+
+    Args:
+        account_id: Account id.
+    """
+    raise KeyError(account_id)
+
+
+def test_a_crashing_read_tool_ends_the_episode(pack: Pack):
+    broken = replace(GUARDED, tools={**GUARDED.tools, "get_account": get_account})
+    with Gym(with_tasks(pack, scoped_task("t", [])), broken) as gym:
+        gym.reset("t")
+        with pytest.raises(EnvironmentFailure, match="get_account crashed: KeyError"):
+            gym.call_tool("get_account", CALLS["get_account"])
+        assert gym.ended
+        assert gym.call_tool("get_account", CALLS["get_account"]).error.kind == "ended"
+
+
+def test_reset_names_an_unknown_task_and_each_episode_restarts_the_clock_and_ids(pack: Pack):
+    with _gym(pack) as gym:
+        with pytest.raises(KeyError, match="nope"):
+            gym.reset("nope")
+        with pytest.raises(RuntimeError, match="reset"):
+            gym.verify("")
+        clocks = []
+        for _ in range(2):
+            gym.reset("t", seed=3)
+            opened = gym.call_tool("open_account", CALLS["open_account"])
+            assert opened.output == {"account_id": "ACC-N00001"}
+            clocks.append([s.clock for s in gym.trace])
+            gym.call_tool("get_account", CALLS["get_account"])
+            assert gym.trace[1].clock > gym.trace[0].clock
+        assert clocks[0] == clocks[1]
+        assert gym.task.id == "t" and not gym.ended

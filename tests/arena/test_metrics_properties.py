@@ -10,7 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.metrics import Outcome, compute_metrics, paired_lift, pass_at_k, pass_hat_k, per_task_pass_rate
+from arena.episode import EpisodeFailure, EpisodeRecord
+from arena.metrics import (
+    Outcome,
+    compute_metrics,
+    metrics_by,
+    outcome,
+    paired_lift,
+    pass_at_k,
+    pass_hat_k,
+    per_task_pass_rate,
+)
+from arena.results import Verdict
 
 
 def _outcomes(passes: list[tuple[int, int]], *, pack: str = "P") -> list[Outcome]:
@@ -36,6 +47,7 @@ attempt_counts = st.lists(st.tuples(st.integers(0, 6), st.integers(1, 6)).map(la
 
 
 @given(attempt_counts)
+@settings(deadline=None)
 def test_pass_at_k_and_pass_hat_k_match_enumeration_of_every_k_subset(tasks: list[tuple[int, int]]):
     for c, n in tasks:
         results = [True] * c + [False] * (n - c)
@@ -50,7 +62,7 @@ def test_pass_at_k_and_pass_hat_k_match_enumeration_of_every_k_subset(tasks: lis
 
 
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=15))
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)
 def test_paired_lift_is_after_minus_before_averaged_over_tasks(counts: list[tuple[int, int]]):
     before = _outcomes([(b, 4) for b, _ in counts])
     after = _outcomes([(a, 4) for _, a in counts])
@@ -147,3 +159,69 @@ def test_an_explicit_k_leaves_out_tasks_with_fewer_attempts():
     metrics = compute_metrics(_outcomes([(1, 1), (4, 4)]), k=2, rounds=100)
     assert metrics.k == 2 and metrics.pass_at_k.n == 1 and metrics.pass_hat_k.value == 1.0
     assert compute_metrics([], rounds=10).pass_rate.n == 0
+
+
+def test_same_seed_same_intervals_and_an_empty_sample_is_all_zero():
+    before, after = _outcomes([(1, 4), (2, 4), (0, 4), (4, 4)]), _outcomes([(3, 4), (2, 4), (1, 4), (4, 4)])
+    assert paired_lift(before, after) == paired_lift(before, after)
+    assert compute_metrics(after) == compute_metrics(after)
+    for empty in (paired_lift(before, _outcomes([(1, 1)], pack="other")), compute_metrics([]).pass_rate,
+                  compute_metrics([]).mean_score):
+        assert (empty.value, empty.low, empty.high, empty.n) == (0.0, 0.0, 0.0, 0)
+    assert compute_metrics([]).k == 1 and compute_metrics([]).episodes == 0
+
+
+def test_failures_of_one_boundary_add_up():
+    outcomes = [Outcome(pack_id="P", task_id=f"t{i}", passed=False, score=0.0, failure_boundary="environment")
+                for i in range(3)]
+    assert compute_metrics(outcomes, rounds=10).failures_by_boundary == {"environment": 3}
+
+
+def test_records_are_read_field_by_field():
+    verdict = Verdict(passed=True, score=1.0, side_effect_penalty=0.0, results=[], changes=[])
+    record = EpisodeRecord(episode_id="e", pack_id="P", domain="helpdesk", task_id="t", split="heldout",
+                           category="lookup", seed=0, agent="a", model_ref="m", verdict=verdict, invalid=True,
+                           failure=EpisodeFailure(boundary="model_api", kind="timeout", message="slow"),
+                           tokens_in=3, tokens_out=4, cost=0.5)
+    assert outcome(record) == Outcome(pack_id="P", task_id="t", domain="helpdesk", category="lookup", passed=True,
+                                      score=1.0, invalid=True, failure_boundary="model_api", tokens=7, cost=0.5)
+    unverified = record.model_copy(update={"verdict": None, "failure": None, "invalid": False})
+    assert outcome(unverified).passed is False and outcome(unverified).failure_boundary is None
+
+
+def test_metrics_by_group_episodes_under_every_key_they_map_to():
+    outcomes = [o.model_copy(update={"domain": "a" if o.task_id == "t0" else "b"})
+                for o in _outcomes([(1, 2), (2, 2), (0, 2)])]
+    groups = metrics_by(outcomes, lambda o: [o.domain, "all"], rounds=50)
+    assert list(groups) == ["a", "all", "b"]
+    assert groups["a"].pass_rate.value == 0.5 and groups["b"].pass_rate.value == 0.5
+    assert groups["all"].episodes == 6 and groups["b"].pass_rate.n == 2
+    assert groups["all"] == compute_metrics(outcomes, rounds=50)
+
+
+def _varied() -> tuple[list[Outcome], list[Outcome]]:
+    rng = random.Random(7)
+    counts = [(rng.randint(0, 4), rng.randint(0, 4)) for _ in range(60)]
+    return _outcomes([(b, 4) for b, _ in counts]), _outcomes([(a, 4) for _, a in counts])
+
+
+def test_every_interval_is_reproducible_from_its_seed_and_moves_with_it():
+    before, after = _varied()
+    assert paired_lift(before, after) == paired_lift(before, after)
+    assert paired_lift(before, after, seed=3) != paired_lift(before, after, seed=4)
+    metrics = compute_metrics(after, k=2)
+    assert metrics == compute_metrics(after, k=2)
+    moved = compute_metrics(after, k=2, seed=9)
+    for name in ("pass_rate", "mean_score", "pass_at_k", "pass_hat_k"):
+        assert (getattr(moved, name).low, getattr(moved, name).high) != (getattr(metrics, name).low,
+                                                                         getattr(metrics, name).high), name
+
+
+def test_metrics_by_passes_k_rounds_and_seed_through():
+    _, after = _varied()
+    tagged = [o.model_copy(update={"domain": "even" if int(o.task_id[1:]) % 2 else "odd"}) for o in after]
+    groups = metrics_by(tagged, lambda o: [o.domain], k=2, rounds=300, seed=5)
+    for name, group in groups.items():
+        members = [o for o in tagged if o.domain == name]
+        assert group == compute_metrics(members, k=2, rounds=300, seed=5)
+        assert group.k == 2

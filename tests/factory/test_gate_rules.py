@@ -109,3 +109,49 @@ def test_baseline_band_is_inclusive_at_both_edges(pack: Pack, passes: int, accep
     assert report.baseline_passes == {str(passes): 1}
     if not accepted:
         assert _rejected_by(report) == "baseline_band" and f"passed {passes} of 4" in report.rejections[0].reason
+
+
+def test_the_baseline_is_resolved_from_the_request(tmp_path):
+    from arena.agents.reference import PolicyParams
+    from factory_client import VariantRequest
+    from factory_client.gate import resolve_baseline
+
+    def params(**fields: Any) -> PolicyParams:
+        agent = resolve_baseline(VariantRequest(domain="tracker", targets=[], **fields))
+        return agent.params  # type: ignore[attr-defined,no-any-return]
+
+    assert params() == PolicyParams.initial()
+    assert params(baseline_model="reference-expert") == PolicyParams.expert()
+    assert params(baseline_model="reference-failure:wrong_id") == PolicyParams.with_failure("wrong_id")
+    saved = PolicyParams.with_failure("stale_state").save(tmp_path / "p.json")
+    assert params(baseline_model=str(saved)) == PolicyParams.with_failure("stale_state")
+    inline = PolicyParams.expert().model_dump(mode="json")
+    assert params(baseline_model="reference", baseline_params=inline) == PolicyParams.expert()
+    with pytest.raises(ValueError, match="'gpt-nothing'"):
+        params(baseline_model="gpt-nothing")
+
+
+def test_the_content_hash_ignores_ids_splits_and_tags_but_not_prompts():
+    from factory_client.gate import task_content_hash
+
+    task = scoped_task("a", [states_done()], gold=[READ])
+    renamed = task.model_copy(update={"id": "b", "split": "heldout", "tags": ["x"]})
+    assert task_content_hash(task) == task_content_hash(renamed)
+    assert task_content_hash(task) != task_content_hash(task.model_copy(update={"prompt": "Another request."}))
+    assert task_content_hash(task) != task_content_hash(task.model_copy(update={"assertions": [
+        *task.assertions[:2], NOTE_SET]}))
+
+
+@pytest.mark.parametrize(("jaccard", "ratio", "refused"), [(0.5, 0.99, True), (0.99, 0.5, True), (0.99, 0.99, False)])
+def test_near_duplicate_thresholds_are_inclusive(jaccard: float, ratio: float, refused: bool):
+    from factory_client.gate import token_jaccard
+
+    held = scoped_task("held", [states_done()]).model_copy(update={"split": "heldout",
+                                                                   "prompt": "close alpha beta gamma delta now"})
+    twin = held.model_copy(update={"split": "train", "prompt": "close alpha beta gamma delta later"})
+    assert token_jaccard(held.prompt, twin.prompt) == pytest.approx(5 / 7)
+    config = GateConfig(near_duplicate_jaccard=jaccard, near_duplicate_ratio=ratio)
+    assert (HeldoutIndex([held]).leak(twin, config) is not None) is refused
+    exact = GateConfig(near_duplicate_jaccard=5 / 7, near_duplicate_ratio=0.99)
+    assert HeldoutIndex([held]).leak(twin, exact) is not None
+    assert len(HeldoutIndex([held, twin])) == 1
