@@ -69,6 +69,8 @@ CASES = [
      [CLOSE_1], True),
     ("a later scope of the table allows the row", [NOTE_ON_ACC_1, WriteScope(table="accounts", ids=["ACC-2"])],
      [NOTE_2], True),
+    ("a later scope of the table allows the columns",
+     [NOTE_ON_ACC_1, WriteScope(table="accounts", ids=["ACC-1"], columns=["note", "balance"])], [BALANCE_1], True),
     ("no write-set at all", [], [NOTE_1], False),
     ("nothing changed", [], [], True),
 ]
