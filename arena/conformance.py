@@ -2,8 +2,10 @@
 
 For each task: the gold program passes; a null agent (no calls, empty reply)
 fails; two seeded replays give identical traces, final hashes and verdicts;
-the episode starts from the template world whatever ran before; and every kind
-of bad call leaves the world unchanged.
+the episode starts from the template world whatever ran before; every kind
+of bad call leaves the world unchanged; and no adversarial agent of
+``arena.adversarial`` (null, claim success, dump everything, paste the
+records, random writes, injection) passes.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.adversarial import audit_task
 from arena.domain import Domain
 from arena.gym import Gym
 from arena.pack import Pack
@@ -25,7 +28,7 @@ class CheckResult(BaseModel):
     Attributes:
         task_id: Task checked (empty for pack-level checks).
         check: Check name (``gold_passes``, ``null_fails``, ``replay_deterministic``,
-            ``isolated_start``, ``bad_call:<kind>``).
+            ``isolated_start``, ``bad_call:<kind>``, ``adversary:<strategy>``).
         passed: Whether the check held.
         detail: Why it failed.
     """
@@ -148,6 +151,9 @@ def check_task(gym: Gym, task: Task, template_hash: str) -> list[CheckResult]:
     ended = gym.call_tool(task.gold.steps[0].tool if task.gold.steps else "__none__", {})
     add("bad_call:ended", not ended.ok and ended.error is not None and ended.error.kind == "ended",
         "a call after the episode ended was not refused")
+    for audit in audit_task(gym, task):
+        why = f"a tool crashed on its arguments: {audit.crash}" if audit.crash else f"passes (score {audit.score:.2f})"
+        add(f"adversary:{audit.adversary}", audit.holds, f"the {audit.adversary} agent: {why}")
     return results
 
 

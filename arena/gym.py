@@ -17,11 +17,27 @@ from arena.gyms import get_domain
 from arena.pack import Pack
 from arena.results import ToolErrorInfo, ToolResult, TraceStep, Verdict
 from arena.task import Task
+from arena.text import clean_text
 from arena.toolkit import ToolContext, ToolError, ToolSpec
 from arena.verify import CHANGE_LOG, ChangeDiff, ReadOnlyGuard, judge
 
 MAX_ARGUMENT_CHARS = 10_000
 """Longest string argument a tool accepts."""
+
+MAX_ARGUMENTS_JSON_CHARS = 200_000
+"""Longest JSON text of a whole arguments object."""
+
+MAX_NESTING = 16
+"""Deepest nesting of lists and objects in tool arguments."""
+
+MAX_VALUES = 2_000
+"""Most values (leaves, lists and objects together) in one call's arguments."""
+
+SQLITE_INT_MIN, SQLITE_INT_MAX = -(2**63), 2**63 - 1
+"""Range of the integers a tool argument may hold (what the world's SQLite stores)."""
+
+MAX_TOOL_NAME_CHARS = 200
+"""Longest tool name kept on the trace (longer names are unknown tools anyway)."""
 
 
 class EnvironmentFailure(RuntimeError):
@@ -75,6 +91,8 @@ def _install_change_log(conn: sqlite3.Connection) -> dict[str, str | None]:
 
 
 def _bad_string(value: Any) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool) and not SQLITE_INT_MIN <= value <= SQLITE_INT_MAX:
+        return f"an integer of {value.bit_length()} bits is out of range (at most 64-bit integers are accepted)"
     if isinstance(value, str):
         if len(value) > MAX_ARGUMENT_CHARS:
             return f"string of {len(value)} characters exceeds the limit of {MAX_ARGUMENT_CHARS}"
@@ -92,6 +110,28 @@ def _bad_string(value: Any) -> str | None:
             bad = _bad_string(v)
             if bad:
                 return bad
+    return None
+
+
+def _shape_error(value: Any) -> str | None:
+    """Why ``value`` is too deep, too large or keyed by non-strings; checked without recursion."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            return f"arguments hold more than {MAX_VALUES} values"
+        if isinstance(item, dict):
+            if depth >= MAX_NESTING:
+                return f"arguments are nested deeper than {MAX_NESTING} levels"
+            if not all(isinstance(k, str) for k in item):
+                return "argument names must be strings"
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            if depth >= MAX_NESTING:
+                return f"arguments are nested deeper than {MAX_NESTING} levels"
+            stack.extend((v, depth + 1) for v in item)
     return None
 
 
@@ -239,15 +279,18 @@ class Gym:
     def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
         """Validate and run one tool call, recording it on the trace.
 
-        Bad calls (unknown tool, malformed JSON, wrong types, oversized or
-        invalid strings, missing arguments, permission denied, policy refusal,
-        calls after the episode ended) return an error ``ToolResult`` and leave
-        the world unchanged.
+        Bad calls (unknown tool, a tool name that is not a string, malformed JSON, arguments nested too deep
+        or too large, wrong types, oversized or invalid strings, missing arguments, permission denied, policy
+        refusal, calls after the episode ended) return an error ``ToolResult`` and leave the world unchanged.
 
         Raises:
-            EnvironmentFailure: The tool implementation itself crashed.
+            EnvironmentFailure: The tool implementation itself crashed (ending the episode).
         """
         args, error = self._parse_arguments(arguments)
+        if not isinstance(name, str):
+            error = error or f"tool name must be a string, got {type(name).__name__}"
+            name = repr(name)
+        name = clean_text(name[:MAX_TOOL_NAME_CHARS])
         if self._ended or self._ctx is None:
             return self._record(name, args, None, ToolErrorInfo(kind="ended", message="the episode has ended"))
         ctx = self._ctx
@@ -259,13 +302,21 @@ class Gym:
         if arguments is None:
             return {}, None
         if isinstance(arguments, str):
+            if len(arguments) > MAX_ARGUMENTS_JSON_CHARS:
+                return ({"_raw": arguments[:200]},
+                        f"arguments of {len(arguments)} characters exceed the limit of {MAX_ARGUMENTS_JSON_CHARS}")
             try:
                 parsed = json.loads(arguments, parse_constant=_refuse_constant)
             except (json.JSONDecodeError, ValueError) as exc:
                 return {"_raw": arguments[:200]}, f"malformed JSON arguments: {exc}"
+            except RecursionError:
+                return {"_raw": arguments[:200]}, f"arguments are nested deeper than {MAX_NESTING} levels"
             arguments = parsed
         if not isinstance(arguments, dict):
-            return {"_raw": repr(arguments)[:200]}, "arguments must be a JSON object"
+            return {"_raw": _preview(arguments)}, "arguments must be a JSON object"
+        shape = _shape_error(arguments)
+        if shape is not None:
+            return {"_raw": _preview(arguments)}, shape
         return arguments, None
 
     def _dispatch(self, name: str, args: dict[str, Any], error: str | None, ctx: ToolContext) -> ToolResult:
@@ -356,7 +407,7 @@ class Gym:
     ) -> ToolResult:
         clock = self._ctx.now.isoformat() if self._ctx is not None else ""
         if error is not None:
-            args = _clip(args)
+            args = {clean_text(str(k))[:200]: _clip(v, 1) for k, v in args.items()}
         # Every field is built here from checked values: skip re-validation on this hot path.
         self._trace.append(TraceStep.model_construct(
             index=len(self._trace), tool=name, arguments=args, ok=error is None,
@@ -367,11 +418,14 @@ class Gym:
     def verify(self, reply: str) -> Verdict:
         """End the episode and judge it: final state, trace, side effects and reply.
 
+        A reply that is not a string counts as an empty reply; lone surrogates in it are replaced.
+
         Raises:
             RuntimeError: No episode was started.
         """
         task = self.task
         self._ended = True
+        reply = clean_text(reply) if isinstance(reply, str) else ""
         self.verdict = judge(task, self._conn, self._trace, reply, self._diff, self._guard)
         return self.verdict
 
@@ -389,18 +443,25 @@ class Gym:
         return logical_hash(self._base)
 
 
-def _clip(args: dict[str, Any]) -> dict[str, Any]:
-    return {key: _clip_value(value) for key, value in args.items()}
+def _preview(value: Any) -> str:
+    """A short, always-serialisable preview of a value that could not be taken as arguments."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"<{type(value).__name__} nested too deep>"
+    return clean_text(text[:200])
 
 
-def _clip_value(value: Any) -> Any:
-    """Shorten long strings and escape invalid Unicode, at any depth, so the trace stays serializable."""
+def _clip(value: Any, depth: int = 0) -> Any:
+    """Refused arguments as kept on the trace: long strings cut, lone surrogates replaced, deep values summarised."""
     if isinstance(value, str):
         if len(value) > 200:
             value = value[:200] + f"...<{len(value)} chars>"
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return clean_text(value)
+    if depth >= 4 and isinstance(value, (dict, list, tuple)):
+        return _preview(value)
     if isinstance(value, dict):
-        return {key: _clip_value(v) for key, v in value.items()}
-    if isinstance(value, list):
-        return [_clip_value(v) for v in value]
+        return {clean_text(str(k))[:200]: _clip(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clip(v, depth + 1) for v in value]
     return value

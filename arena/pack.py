@@ -300,6 +300,8 @@ def _parse_json(source: str | Path, name: str, data: bytes) -> Any:
         raise PackError(source, name, f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
     except ValueError as exc:
         raise PackError(source, name, f"malformed JSON: {exc}") from exc
+    except RecursionError:
+        raise PackError(source, name, "JSON nested too deep") from None
 
 
 def _model(source: str | Path, name: str, model: type[BaseModel], data: Any) -> Any:

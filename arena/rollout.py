@@ -29,6 +29,7 @@ from arena.gyms import registered_modules
 from arena.pack import Pack
 from arena.results import ToolResult
 from arena.task import Split
+from arena.text import clean_text
 
 
 class RolloutConfig(BaseModel):
@@ -130,14 +131,17 @@ def play_episode(gym: Gym, agent: Agent, key: EpisodeKey, *, timeout_s: float | 
         failure = EpisodeFailure(boundary="model_api", kind=exc.kind, message=exc.message)
         return _record(gym, agent, key, exc.usage, started, failure, exc.invalid, None)
     except EnvironmentFailure as exc:
+        # A tool crashed on the agent's own arguments: a bug in that tool, and the agent's failed episode. It stays
+        # valid, so an agent cannot hide a failing episode by crashing a tool.
         failure = EpisodeFailure(boundary="environment", kind="tool_crash", message=str(exc))
-        return _record(gym, agent, key, None, started, failure, True, None)
+        return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""))
     except EpisodeTimeout as exc:
         failure = EpisodeFailure(boundary="agent", kind="episode_timeout", message=str(exc))
         return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""))
     except Exception as exc:  # an agent bug is recorded on its episode, never raised into the batch
         failure = EpisodeFailure(boundary="agent", kind="crash", message=f"{type(exc).__name__}: {exc}")
         return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""))
+    run.reply = clean_text(run.reply) if isinstance(run.reply, str) else ""
     try:
         verdict = gym.verify(run.reply)
     except Exception as exc:  # a verifier bug must not count against the agent

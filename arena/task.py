@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Split = Literal["train", "heldout"]
 
@@ -208,6 +209,14 @@ class ResponseAssertion(BaseModel):
         must_not_include: Substrings that must not appear (case-insensitive).
         forbidden_patterns: Regular expressions (e.g. internal id formats)
             that must not match.
+        max_chars: Longest reply accepted (``None``: no limit); a reply padded with
+            whole records fails.
+        id_pattern: Regular expression of the world's record ids (``None``: no id rule).
+            Every id the reply names must be in ``allowed_ids`` or be the id of a
+            record the episode's own successful writes returned: a reply that
+            states other entities' records fails.
+        allowed_ids: The ids a reply may name (the request's, the gold reply's and
+            the gold program's arguments).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -217,6 +226,30 @@ class ResponseAssertion(BaseModel):
     must_include: list[list[str]] = Field(default_factory=list)
     must_not_include: list[str] = Field(default_factory=list)
     forbidden_patterns: list[str] = Field(default_factory=list)
+    max_chars: int | None = Field(default=None, ge=1)
+    id_pattern: str | None = Field(default=None, max_length=500)
+    allowed_ids: list[str] = Field(default_factory=list)
+
+    @field_validator("forbidden_patterns")
+    @classmethod
+    def _patterns_compile(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            _compiles(pattern)
+        return patterns
+
+    @field_validator("id_pattern")
+    @classmethod
+    def _id_pattern_compiles(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            _compiles(pattern)
+        return pattern
+
+
+def _compiles(pattern: str) -> None:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"pattern {pattern[:80]!r} is not a valid regular expression: {exc}") from None
 
 
 Assertion = Annotated[

@@ -105,8 +105,16 @@ def check_trace(trace: list[TraceStep], assertion: TraceAssertion) -> tuple[bool
     return True, ""
 
 
-def check_response(reply: str, assertion: ResponseAssertion) -> tuple[bool, str]:
-    """Check that the reply states every required fact and leaks nothing forbidden."""
+def check_response(
+    reply: str, assertion: ResponseAssertion, own_ids: frozenset[str] = frozenset()
+) -> tuple[bool, str]:
+    """Check that the reply states every required fact, leaks nothing forbidden and names no other record.
+
+    Args:
+        reply: The agent's final reply.
+        assertion: The response assertion.
+        own_ids: Ids the episode itself produced (see ``episode_ids``).
+    """
     text = reply.casefold()
     for alternatives in assertion.must_include:
         if not any(alt.casefold() in text for alt in alternatives):
@@ -118,7 +126,40 @@ def check_response(reply: str, assertion: ResponseAssertion) -> tuple[bool, str]
         match = re.search(pattern, reply)
         if match:
             return False, f"reply leaks internal data {match.group(0)!r}"
+    if assertion.max_chars is not None and len(reply) > assertion.max_chars:
+        return False, f"reply of {len(reply)} characters exceeds the limit of {assertion.max_chars}"
+    if assertion.id_pattern is not None:
+        allowed = {i.upper() for i in assertion.allowed_ids} | own_ids
+        foreign = sorted({m.group(0).upper() for m in re.finditer(assertion.id_pattern, reply)} - allowed)
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            return False, f"reply leaks records the request is not about: {shown}"
     return True, ""
+
+
+def episode_ids(trace: list[TraceStep], pattern: str) -> frozenset[str]:
+    """Ids the episode itself produced: in the outputs of its successful writes and in the system's refusals.
+
+    A reply may name them: the records the agent wrote, and the records a refusal gave as its reason.
+    """
+    found: set[str] = set()
+    for step in trace:
+        if step.ok and step.write:
+            text = _flat_text(step.output)
+        elif step.error is not None and step.error.kind in ("policy", "permission"):
+            text = step.error.message
+        else:
+            continue
+        found.update(m.group(0).upper() for m in re.finditer(pattern, text))
+    return frozenset(found)
+
+
+def _flat_text(value: Any) -> str:
+    if isinstance(value, dict):
+        return " ".join(f"{k} {_flat_text(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return " ".join(_flat_text(v) for v in value)
+    return str(value)
 
 
 class ChangeDiff:
@@ -221,7 +262,8 @@ def _judge(
         elif isinstance(assertion, TraceAssertion):
             ok, detail = check_trace(trace, assertion)
         elif isinstance(assertion, ResponseAssertion):
-            ok, detail = check_response(reply, assertion)
+            own = episode_ids(trace, assertion.id_pattern) if assertion.id_pattern is not None else frozenset()
+            ok, detail = check_response(reply, assertion, own)
         else:
             ok = not unintended
             detail = "; ".join(f"{c.op} {c.table}[{c.key}] {','.join(c.columns)}".strip() for c in unintended[:10])

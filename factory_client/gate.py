@@ -9,8 +9,10 @@ Gates, in order (a candidate stops at the first it fails):
 3. ``ground_truth``: the assertions agree with that run: every row the gold run changed is inside
    the declared write-set, and a task whose gold program writes declares some write.
 4. ``null_fails``: a null agent (no calls, empty reply) fails.
-5. ``replay_deterministic``: a second gold run gives the same trace and the same verdict.
-6. ``baseline_band``: ``k`` attempts by the current model pass between ``band_min`` and ``band_max``.
+5. ``adversaries_fail``: every adversarial agent of ``arena.adversarial`` (claim success, paste the
+   records, dump everything, random writes, injection) fails: the same audit the conformance checker runs.
+6. ``replay_deterministic``: a second gold run gives the same trace and the same verdict.
+7. ``baseline_band``: ``k`` attempts by the current model pass between ``band_min`` and ``band_max``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from arena.adversarial import audit_task
 from arena.agents.base import Agent
 from arena.agents.reference import PolicyParams, ReferencePolicy
 from arena.conformance import run_gold
@@ -155,6 +158,8 @@ class QualityGate:
         gym.reset(task.id, seed=0)
         null = gym.verify("")
         yield "null_fails", "a null agent (no calls, empty reply) passes" if null.passed else None
+        broken = [f"{r.adversary} ({r.crash or 'passes'})" for r in audit_task(gym, task) if not r.holds]
+        yield "adversaries_fail", f"adversarial agents are not stopped: {'; '.join(broken)}" if broken else None
         again = run_gold(gym, task, seed=0)
         same = trace == [s.model_dump() for s in gym.trace] and again == verdict
         yield "replay_deterministic", None if same else "two gold replays with seed 0 differ"

@@ -16,7 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 PROTOCOL_VERSION = 1
 """The factory protocol version this gymloop speaks."""
 
-GATES = ("no_leakage", "gold_passes", "ground_truth", "null_fails", "replay_deterministic", "baseline_band")
+GATES = (
+    "no_leakage", "gold_passes", "ground_truth", "null_fails", "adversaries_fail", "replay_deterministic",
+    "baseline_band",
+)
 """The quality gates, in the order a candidate task meets them."""
 
 RequestState = Literal["queued", "running", "done", "failed"]

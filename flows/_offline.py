@@ -10,8 +10,10 @@ OFFLINE_DEFAULTS = {
     "MLFLOW_DISABLE_TELEMETRY": "true",
     "DO_NOT_TRACK": "true",
     "FASTMCP_CHECK_FOR_UPDATES": "off",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "600",
 }
-"""Variables that keep libraries from reaching the internet on import or at run time."""
+"""Variables that keep libraries from reaching the internet on import or at run time, and give Prefect's
+temporary API server time to start on a loaded machine (its own limit, 20 s, failed every round under load)."""
 
 
 def apply_offline_defaults() -> None:

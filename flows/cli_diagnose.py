@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from arena.episode import EpisodeRecord
-from diagnosis import DiagnosisContext, WeaknessReport, diagnose, iter_episodes_jsonl
-from registry import RegistryError
+from flows.cli_output import print_json, print_table
+
+if TYPE_CHECKING:
+    from arena.episode import EpisodeRecord
+    from diagnosis import DiagnosisContext, WeaknessReport
 
 
 def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], DiagnosisContext]:
     """A registry round's episodes of one stage, with the tools, graphs and tasks of their packs."""
     from flows import steps
     from flows.settings import load_settings
+    from registry import RegistryError
 
     registry = steps.open_registry(load_settings())
     try:
@@ -30,16 +32,13 @@ def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], Dia
     return records, steps.diagnosis_context(packs)
 
 
-def render_table(report: WeaknessReport) -> Table:
-    """Return the ranked weaknesses as a rich table."""
-    table = Table(title=f"Weaknesses ({report.failures} agent failures of {report.episodes} episodes)")
-    for column in ("rank", "kind", "label", "share (95% CI)", "lost", "learn.", "impact", "count"):
-        table.add_column(column, justify="right" if column in ("rank", "lost", "learn.", "impact", "count") else "left")
-    for w in report.weaknesses:
-        ci = w.share_interval
-        table.add_row(str(w.rank), w.kind, w.label, f"{w.share:.1%} ({ci.low:.1%}–{ci.high:.1%})",
-                      f"{w.mean_reward_lost:.2f}", f"{w.learnability:.2f}", f"{w.impact:.4f}", str(w.count))
-    return table
+def table_parts(report: WeaknessReport) -> tuple[str, tuple[str, ...], list[list[str]]]:
+    """The ranked weaknesses as a title, columns and rows (for a table that never cuts a value)."""
+    columns = ("rank", "kind", "label", "share (95% CI)", "lost", "learn.", "impact", "count")
+    rows = [[str(w.rank), w.kind, w.label, f"{w.share:.1%} ({w.share_interval.low:.1%}–{w.share_interval.high:.1%})",
+             f"{w.mean_reward_lost:.2f}", f"{w.learnability:.2f}", f"{w.impact:.4f}", str(w.count)]
+            for w in report.weaknesses]
+    return f"Weaknesses ({report.failures} agent failures of {report.episodes} episodes)", columns, rows
 
 
 def diagnose_command(
@@ -50,16 +49,28 @@ def diagnose_command(
     out: Annotated[Path, typer.Option("--out", help="Where to write the report as JSON.")] = Path("weaknesses.json"),
     markdown: Annotated[bool, typer.Option("--markdown", help="Also write Markdown beside --out.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the clustering and the bootstrap.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
 ) -> None:
     """Diagnose failed episodes into ranked weaknesses; print them and write the report."""
-    console = Console()
+    from diagnosis import diagnose, iter_episodes_jsonl
+
+    console = Console(highlight=False)
     if (episodes is None) == (round_id is None):
         raise typer.BadParameter("give exactly one of --episodes FILE or --round ID")
     skipped: Counter[str] = Counter()
     if episodes is not None:
+        if episodes.is_dir():
+            raise typer.BadParameter(f"{episodes} is a folder, not an episodes JSONL file", param_hint="--episodes")
         if not episodes.is_file():
             raise typer.BadParameter(f"episodes file {episodes} does not exist", param_hint="--episodes")
-        report = diagnose(iter_episodes_jsonl(episodes, skipped), seed=seed)
+        try:
+            report = diagnose(iter_episodes_jsonl(episodes, skipped), seed=seed)
+        except UnicodeDecodeError as exc:
+            raise typer.BadParameter(f"{episodes} is not UTF-8 text (byte {exc.start}): not an episodes JSONL file",
+                                     param_hint="--episodes") from None
+        except RecursionError:
+            raise typer.BadParameter(f"{episodes} holds JSON nested too deep to be an episode record",
+                                     param_hint="--episodes") from None
     else:
         records, ctx = _round_episodes(int(str(round_id)), stage)
         report = diagnose(records, ctx, seed=seed, round_id=str(round_id))
@@ -67,7 +78,10 @@ def diagnose_command(
         report.skipped[reason] = report.skipped.get(reason, 0) + count
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report.to_json(), encoding="utf-8")
-    console.print(render_table(report))
+    if as_json:
+        print_json(report.model_dump(mode="json"))
+        return
+    print_table(console, *table_parts(report), right=("rank", "lost", "learn.", "impact", "count"))
     if report.skipped:
         console.print("[yellow]skipped:[/] " + ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items())))
     console.print(f"report written to {out}")

@@ -3,39 +3,49 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
 
-from arena.episode import EpisodeRecord
-from arena.gyms import available_domains
-from arena.metrics import Estimate, Metrics, compute_metrics, metrics_by
-from arena.pack import build_pack
-from arena.rollout import RolloutConfig, plan_episodes, run_rollouts
-from flows.agents import make_agent
+from flows.cli_output import make_console, print_json, print_line, print_table
 
-console = Console()
+if TYPE_CHECKING:
+    from arena.episode import EpisodeRecord
+    from arena.metrics import Estimate, Metrics
+
+console = make_console()
 
 
-def _row(table: Table, label: str, m: Metrics) -> None:
+def _row(label: str, m: Metrics) -> list[str]:
     def fmt(e: Estimate) -> str:
         return f"{e.value:.2f} [{e.low:.2f}, {e.high:.2f}]"
 
-    table.add_row(label, str(m.episodes), str(m.invalid), fmt(m.pass_rate), fmt(m.mean_score), fmt(m.pass_at_k),
-                  fmt(m.pass_hat_k))
+    return [label, str(m.episodes), str(m.invalid), fmt(m.pass_rate), fmt(m.mean_score), fmt(m.pass_at_k),
+            fmt(m.pass_hat_k)]
 
 
-def write_jsonl(records: list[EpisodeRecord], path: Path) -> None:
-    """Write episode records as JSON lines (atomically)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(record.model_dump_json() + "\n")
-    tmp.replace(path)
+class EpisodeWriter:
+    """Writes episodes to a JSON-lines file as they finish, so an interrupted run keeps what it played.
+
+    Args:
+        path: The file (created with its folder; an existing file is replaced).
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.written = 0
+        self._fh = path.open("w", encoding="utf-8")
+
+    def write(self, record: EpisodeRecord) -> None:
+        """Append one episode and flush it to disk."""
+        self._fh.write(record.model_dump_json() + "\n")
+        self._fh.flush()
+        self.written += 1
+
+    def close(self) -> None:
+        """Close the file."""
+        self._fh.close()
 
 
 def eval_command(
@@ -48,32 +58,57 @@ def eval_command(
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server for local checkpoints.")] = None,
     params: Annotated[Path | None, typer.Option(help="Reference-policy parameter file.")] = None,
     out: Annotated[Path, typer.Option(help="Where to write the episodes (JSONL).")] = Path("episodes.jsonl"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON on stdout.")] = False,
 ) -> None:
     """Evaluate MODEL on tasks x seeds x k attempts, print metrics and write the episodes."""
+    from rich.progress import Progress
+
+    from arena.gyms import available_domains
+    from arena.metrics import compute_metrics, metrics_by
+    from arena.pack import build_pack
+    from arena.rollout import RolloutConfig, plan_episodes, run_rollouts
+    from flows.agents import make_agent
+
     domains = domain or available_domains()
     unknown = [d for d in domains if d not in available_domains()]
     if unknown:
         raise typer.BadParameter(f"unknown domain(s) {unknown}; built-in: {available_domains()}", param_hint="--domain")
     if split not in ("train", "heldout", "all"):
         raise typer.BadParameter(f"split {split!r} is not train, heldout or all", param_hint="--split")
-    agent = make_agent(model, api_base=api_base, params_path=params)
+    try:
+        agent = make_agent(model, api_base=api_base, params_path=params)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--params") from None
     packs = [build_pack(d, seed=0) for d in domains]
     config = RolloutConfig(
         seeds=seeds or [0], k=k, split=None if split == "all" else split,
         executor="process" if workers > 1 else "inline", workers=workers,
     )
     total = len(plan_episodes(packs, config))
-    with Progress(console=console, transient=True) as progress:
-        bar = progress.add_task(f"evaluating {agent.model_ref}", total=total)
-        records = run_rollouts(agent, packs, config, on_episode=lambda _: progress.advance(bar))
-    write_jsonl(records, out)
-    table = Table(title=f"{agent.model_ref}: {split} split, k={k}")
-    for col in ("group", "episodes", "invalid", "pass rate", "mean score", f"pass@{k}", f"pass^{k}"):
-        table.add_column(col)
-    _row(table, "all", compute_metrics(records, k=k))
-    for name, m in metrics_by(records, lambda r: [r.domain], k=k).items():
-        _row(table, f"domain {name}", m)
-    for name, m in metrics_by(records, lambda r: [r.category], k=k).items():
-        _row(table, f"category {name}", m)
-    console.print(table)
-    console.print(f"wrote {len(records)} episodes to {out}")
+    try:
+        writer = EpisodeWriter(out)
+    except OSError as exc:
+        raise typer.BadParameter(f"{out}: cannot write episodes there ({exc.strerror})", param_hint="--out") from None
+
+    def finished(record: EpisodeRecord) -> None:
+        writer.write(record)
+        progress.advance(bar)
+
+    try:
+        with Progress(console=make_console(stderr=True), transient=True) as progress:
+            bar = progress.add_task(f"evaluating {agent.model_ref}", total=total)
+            records = run_rollouts(agent, packs, config, on_episode=finished)
+    finally:
+        writer.close()
+    groups = {"all": compute_metrics(records, k=k)}
+    groups.update({f"domain {n}": m for n, m in metrics_by(records, lambda r: [r.domain], k=k).items()})
+    groups.update({f"category {n}": m for n, m in metrics_by(records, lambda r: [r.category], k=k).items()})
+    if as_json:
+        data: dict[str, Any] = {"model": agent.model_ref, "split": split, "k": k, "episodes_file": str(out),
+                                "groups": {name: m.model_dump(mode="json") for name, m in groups.items()}}
+        print_json(data)
+        return
+    print_table(console, f"{agent.model_ref}: {split} split, k={k}",
+                ("group", "episodes", "invalid", "pass rate", "mean score", f"pass@{k}", f"pass^{k}"),
+                [_row(name, m) for name, m in groups.items()])
+    print_line(console, f"wrote {len(records)} episodes to {out}")

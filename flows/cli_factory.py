@@ -7,17 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
-
-from factory_client import (
-    FactoryError,
-    LocalFactory,
-    VariantRequest,
-    WeaknessTarget,
-    create_app,
-    make_factory_client,
-    openapi_schema,
-)
 
 app = typer.Typer(help="The environment factory: serve it, export its schema, request variants.",
                   no_args_is_help=True)
@@ -37,6 +28,7 @@ def serve(
     import uvicorn
 
     from arena.http_auth import ServeAuthError, check_bind
+    from factory_client import LocalFactory, create_app
     from flows.settings import SettingsError, load_settings
 
     try:
@@ -55,6 +47,8 @@ def openapi(
     out: Annotated[Path, typer.Option(help="Where to write the schema.")] = Path("docs/factory-openapi.json"),
 ) -> None:
     """Write the factory protocol's OpenAPI schema."""
+    from factory_client import openapi_schema
+
     out.write_text(json.dumps(openapi_schema(), indent=2, sort_keys=True) + "\n")
     console.print(f"wrote {out}")
 
@@ -77,10 +71,22 @@ def request(
 ) -> None:
     """Request targeted variants and print the gate's report."""
     from arena.pack import write_pack
+    from factory_client import FactoryError, VariantRequest, WeaknessTarget, make_factory_client
 
-    targets = [WeaknessTarget(kind=k, focus_tags=list(focus_tag)) for k in weakness]
-    req = VariantRequest(domain=domain, targets=targets, variants=variants, tasks_per_variant=tasks,
-                         complexity=complexity, seed=seed, baseline_model=baseline)
+    options = {"--variants": variants, "--tasks": tasks, "--complexity": complexity, "--seed": seed,
+               "--weakness": weakness, "--focus-tag": focus_tag, "DOMAIN": domain, "--baseline": baseline}
+    try:
+        targets = [WeaknessTarget(kind=k, focus_tags=list(focus_tag)) for k in weakness]
+        req = VariantRequest(domain=domain, targets=targets, variants=variants, tasks_per_variant=tasks,
+                             complexity=complexity, seed=seed, baseline_model=baseline)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = str(err["loc"][0]) if err["loc"] else ""
+        option = {"tasks_per_variant": "--tasks", "targets": "--weakness", "baseline_model": "--baseline",
+                  "kind": "--weakness", "focus_tags": "--focus-tag"}.get(field, f"--{field}".replace("_", "-"))
+        shown = options.get(option, err.get("input"))
+        console.print(f"[red]bad option[/red] {option} {shown!r}: {err['msg']}")
+        raise typer.Exit(2) from None
     from flows.settings import SettingsError, load_settings
 
     try:

@@ -5,21 +5,25 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from arena.conformance import check_pack
-from arena.gyms import available_domains, get_domain
-from arena.pack import Pack, PackError, build_pack, read_pack
+from flows import cli_gyms_serve
+
+if TYPE_CHECKING:
+    from arena.pack import Pack
 
 app = typer.Typer(help="Built-in gyms: list them, check them, show a pack.", no_args_is_help=True)
 console = Console()
 
 
 def _load(target: str) -> Pack:
+    from arena.gyms import available_domains
+    from arena.pack import build_pack, read_pack
+
     path = Path(target)
     if path.is_dir():
         return read_pack(path)
@@ -42,6 +46,9 @@ def _table_counts(pack: Pack) -> list[tuple[str, int]]:
 @app.command("list")
 def list_gyms() -> None:
     """List the built-in gyms with their tools, tables and tasks."""
+    from arena.gyms import available_domains, get_domain
+    from arena.pack import build_pack
+
     table = Table(title="Built-in gyms")
     for col in ("domain", "description", "tools", "tables", "entities", "train", "heldout"):
         table.add_column(col)
@@ -63,6 +70,10 @@ def check(
     ] = None,
 ) -> None:
     """Run the conformance checker over every task of one gym (or all of them)."""
+    from arena.conformance import check_pack
+    from arena.gyms import available_domains
+    from arena.pack import PackError
+
     targets = [domain] if domain else available_domains()
     failed = 0
     summary = Table(title="Conformance")
@@ -74,7 +85,8 @@ def check(
         except PackError as exc:
             console.print(f"[red]refused:[/red] {exc}")
             raise typer.Exit(2) from exc
-        report = check_pack(pack)
+        with console.status(f"checking {pack.manifest.domain} ({len(pack.tasks)} tasks)"):
+            report = check_pack(pack)
         summary.add_row(pack.id[:12], report.domain, str(report.tasks), str(len(report.results)),
                         str(len(report.failures)))
         for failure in report.failures[:50]:
@@ -90,6 +102,8 @@ def check(
 @app.command("show")
 def show(pack_ref: Annotated[str, typer.Argument(metavar="PACK", help="A pack folder or a built-in domain.")]) -> None:
     """Show a pack: tables, tools, task counts by split and category, faults."""
+    from arena.pack import PackError
+
     try:
         pack = _load(pack_ref)
     except PackError as exc:
@@ -122,3 +136,7 @@ def show(pack_ref: Annotated[str, typer.Argument(metavar="PACK", help="A pack fo
     for fault in pack.faults:
         faults.add_row(fault.id, fault.kind, fault.tool, str(fault.on_call), str(fault.times))
     console.print(faults)
+
+
+app.command("serve")(cli_gyms_serve.serve)
+app.command("image")(cli_gyms_serve.image)

@@ -1,26 +1,27 @@
 """``gymloop registry``: apply schema migrations and show what the registry holds.
 
-The database URL comes from ``--url``, else ``GYMLOOP_REGISTRY_URL``, else
-SQLite at ``<GYMLOOP_HOME>/registry.db`` (``~/.gymloop`` by default).
+The database URL comes from ``--url``, else the ``registry_url`` setting (``GYMLOOP_REGISTRY_URL`` or
+gymloop.toml), else SQLite at ``<home>/registry.db`` (``~/.gymloop`` by default).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from registry import Registry, RegistryError
+if TYPE_CHECKING:
+    from registry import Registry
 
 app = typer.Typer(help="The lineage registry: upgrade its schema, show its status.", no_args_is_help=True)
 console = Console(soft_wrap=True)
 
 UrlOption = Annotated[
     str | None,
-    typer.Option("--url", help="SQLAlchemy database URL (default: $GYMLOOP_REGISTRY_URL, else SQLite in the home)."),
+    typer.Option("--url", help="SQLAlchemy database URL (default: the registry_url setting, else SQLite in the home)."),
 ]
 HomeOption = Annotated[
     Path | None, typer.Option("--home", help="gymloop home folder (default: $GYMLOOP_HOME, else ~/.gymloop).")
@@ -28,6 +29,15 @@ HomeOption = Annotated[
 
 
 def _open(url: str | None, home: Path | None, *, auto_upgrade: bool) -> Registry:
+    from flows.cli_run import _settings
+    from registry import Registry, RegistryError
+
+    settings = _settings(**({"home": str(home)} if home else {}))
+    url = url or settings.resolved_registry_url()
+    home = home or settings.home
+    if not auto_upgrade and url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+        console.print(f"error: no registry at {url} yet (create it: gymloop registry upgrade)", highlight=False)
+        raise typer.Exit(code=1)
     try:
         return Registry(url, home, auto_upgrade=auto_upgrade)
     except RegistryError as exc:

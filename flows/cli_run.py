@@ -1,27 +1,44 @@
-"""``gymloop demo | round | campaign | serve | report``: run the loop by hand or on a schedule."""
+"""``gymloop demo | round | campaign | serve | report | mlflow-ui``: run the loop by hand or on a schedule."""
 
 from __future__ import annotations
 
 import logging
 import os
+import re
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from flows.models import CampaignParams, RoundSummary
-from flows.report import write_report
-from flows.settings import GymloopSettings, SettingsError, load_settings
-from registry import RegistryError
+from flows.cli_output import make_console, print_json, print_line, print_table
 
-console = Console()
+if TYPE_CHECKING:
+    from flows.models import RoundSummary
+    from flows.settings import GymloopSettings
+
+console = make_console()
 
 DEMO_OVERRIDES: dict[str, Any] = {"variants_per_round": 1, "tasks_per_variant": 8}
 """Settings of the offline demo campaign (reference policy, local factory, SQLite, local MLflow)."""
+
+ROUND_COLUMNS = ("round", "model in", "model out", "before", "after", "lift", "95% interval", "top weaknesses")
+"""Columns of the round tables (round numbers are the campaign's round indexes, as in MLflow and the report)."""
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (progress on stderr).")]
+
+
+def _settings(**overrides: Any) -> GymloopSettings:
+    from flows.settings import SettingsError, load_settings
+
+    try:
+        return load_settings(**overrides)
+    except SettingsError as exc:
+        print_line(console, f"bad setting: {exc}")
+        raise typer.Exit(2) from exc
 
 
 def _overrides(model: str | None, domains: list[str] | None, strategy: str | None) -> dict[str, Any]:
@@ -32,12 +49,46 @@ def _overrides(model: str | None, domains: list[str] | None, strategy: str | Non
         out["domains"] = domains
     if strategy:
         out["strategy"] = strategy
-    try:
-        load_settings(**out)
-    except SettingsError as exc:
-        console.print(f"[red]bad setting:[/red] {exc}")
-        raise typer.Exit(2) from exc
+    _settings(**out)
     return out
+
+
+def _campaign_name(name: str, option: str) -> str:
+    from flows.models import CAMPAIGN_NAME
+
+    if not re.fullmatch(CAMPAIGN_NAME, name) or len(name) > 200 or name in (".", ".."):
+        print_line(console, f"bad campaign name {name!r} ({option}): use 1-200 letters, digits, '_', '.' "
+                   "or '-', not '.' or '..'")
+        raise typer.Exit(2)
+    return name
+
+
+@contextmanager
+def _lease(campaign: str, overrides: dict[str, Any]) -> Iterator[None]:
+    """Hold the campaign's lease around the flows, so a second trigger stops before starting any."""
+    from flows import steps
+    from flows.lease import CampaignBusy, campaign_lease
+    from registry import RegistryError
+
+    settings = _settings(**overrides)
+    try:
+        registry = steps.open_registry(settings)
+        with campaign_lease(registry, campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
+            yield
+    except CampaignBusy as exc:
+        print_line(console, f"not started: {exc}")
+        raise typer.Exit(3) from exc
+    except RegistryError as exc:
+        print_line(console, f"registry error: {exc}")
+        raise typer.Exit(2) from exc
+    except RuntimeError as exc:
+        if "ephemeral Prefect API server" not in str(exc):
+            raise
+        limit = os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "?")
+        print_line(console, f"Prefect's temporary API server did not start within {limit} s (a busy machine?): "
+                   "run a server (`prefect server start`, then set PREFECT_API_URL) or raise "
+                   "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")
+        raise typer.Exit(2) from exc
 
 
 def _quiet_prefect() -> None:
@@ -45,42 +96,93 @@ def _quiet_prefect() -> None:
     logging.getLogger("mlflow").setLevel(logging.WARNING)
 
 
-def _table(summaries: list[RoundSummary], title: str) -> Table:
-    table = Table(title=title)
-    for col in ("round", "model in", "model out", "before", "after", "lift", "95% interval", "top weaknesses"):
-        table.add_column(col)
-    for s in summaries:
-        table.add_row(str(s.round_index), s.model_in, s.model_out, f"{s.before:.3f}", f"{s.after:.3f}",
-                      f"{s.lift:+.3f}", f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", ", ".join(s.weaknesses[:3]))
-    return table
+def _check_tracking(settings: GymloopSettings) -> None:
+    """Stop before any round runs when the MLflow tracking server does not answer."""
+    from flows.tracking import TrackingUnavailable, check_reachable
+
+    try:
+        check_reachable(settings.resolved_mlflow_uri())
+    except TrackingUnavailable as exc:
+        print_line(console, f"error: {exc}")
+        raise typer.Exit(2) from exc
+
+
+def round_rows(summaries: list[RoundSummary]) -> list[list[str]]:
+    """The round table's cells."""
+    return [[str(s.round_index), s.model_in, s.model_out, f"{s.before:.3f}", f"{s.after:.3f}", f"{s.lift:+.3f}",
+             f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", ", ".join(s.weaknesses[:3])] for s in summaries]
+
+
+def _print_rounds(summaries: list[RoundSummary], title: str) -> None:
+    print_table(console, title, ROUND_COLUMNS, round_rows(summaries), right=("round", "before", "after", "lift"))
+
+
+def _campaign_lift(name: str, settings: GymloopSettings) -> dict[str, float]:
+    from flows import steps
+
+    before, after, lift, low, high = steps.campaign_lift(steps.open_registry(settings), name, settings.seed)
+    return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high}
 
 
 def _campaign_line(name: str, settings: GymloopSettings) -> str:
-    from flows import steps
+    from flows.round_tracking import campaign_headline
 
-    registry = steps.open_registry(settings)
-    before, after, lift, low, high = steps.campaign_lift(registry, name, settings.seed)
-    return (f"campaign {name}: held-out pass rate {before:.3f} -> {after:.3f}, lift {lift:+.3f} "
-            f"(95% interval [{low:+.3f}, {high:+.3f}], paired over the same held-out tasks)")
+    lift = _campaign_lift(name, settings)
+    return campaign_headline(name, lift["before"], lift["after"], lift["lift"], lift["lift_low"], lift["lift_high"])
 
 
-def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any]) -> list[RoundSummary]:
+def _where(name: str, settings: GymloopSettings, home: Path | None = None) -> dict[str, str]:
+    """Where a campaign's results are: its report, its MLflow store and experiment, and how to open them."""
+    report = settings.home / "campaigns" / name / "report.md"
+    home_env = f"GYMLOOP_HOME={home} " if home else ""
+    from arena.redact import mask_url
+
+    return {"report": str(report), "mlflow_uri": mask_url(settings.resolved_mlflow_uri()),
+            "mlflow_experiment": f"gymloop/{name}",
+            "open_mlflow": f"{home_env}gymloop mlflow-ui", "rewrite_report": f"gymloop report {name}"
+            + (f" --home {home}" if home else "")}
+
+
+def _closing(name: str, settings: GymloopSettings, home: Path | None = None) -> None:
+    where = _where(name, settings, home)
+    print_line(console, f"report: {where['report']}")
+    print_line(console, f"MLflow: experiment {where['mlflow_experiment']} in {where['mlflow_uri']}")
+    print_line(console, f"open MLflow: {where['open_mlflow']}")
+
+
+def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any], progress_console: Any) -> list[Any]:
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from flows.models import CampaignParams
     from flows.round import next_round
 
-    summaries: list[RoundSummary] = []
+    summaries: list[Any] = []
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console) as progress:
+    with Progress(*columns, console=progress_console, transient=True) as progress:
         bar = progress.add_task(f"campaign {campaign_name}", total=rounds)
-        for index in range(rounds):
-            progress.update(bar, description=f"campaign {campaign_name}: round {index + 1} of {rounds}")
-            summaries.append(next_round(CampaignParams(campaign=campaign_name, overrides=overrides)))
+        for done in range(rounds):
+            progress.update(bar, description=f"campaign {campaign_name}: {done} of {rounds} rounds done")
+            summary = next_round(CampaignParams(campaign=campaign_name, overrides=overrides))
+            summaries.append(summary)
             progress.advance(bar)
+            progress_console.print(f"round {summary.round_index}: lift {summary.lift:+.3f} "
+                                   f"({summary.before:.3f} -> {summary.after:.3f})", highlight=False)
     return summaries
+
+
+def _result(name: str, summaries: list[RoundSummary], settings: GymloopSettings,
+            home: Path | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"campaign": name, "rounds": [s.model_dump(mode="json") for s in summaries],
+                            **_where(name, settings, home)}
+    if summaries:
+        data["campaign_lift"] = _campaign_lift(name, settings)
+    return data
 
 
 def demo_command(
     rounds: Annotated[int, typer.Option(min=1, help="Rounds to run.")] = 3,
     home: Annotated[Path | None, typer.Option(help="Folder for the demo's registry and MLflow store.")] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Run an offline campaign: reference policy, local factory, SQLite registry, local MLflow store."""
     _quiet_prefect()
@@ -88,13 +190,15 @@ def demo_command(
     overrides = dict(DEMO_OVERRIDES)
     if home is not None:
         overrides["home"] = str(home)
-    settings = load_settings(**overrides)
+    settings = _settings(**overrides)
     started = time.perf_counter()
-    summaries = _run_rounds(name, rounds, overrides)
-    console.print(_table(summaries, f"{name}: held-out lift per round ({time.perf_counter() - started:.0f} s)"))
-    console.print(_campaign_line(name, settings))
-    console.print(f"report: gymloop report {name}" + (f" --home {home}" if home else ""))
-    console.print(f"open MLflow: mlflow ui --backend-store-uri {settings.resolved_mlflow_uri()}")
+    summaries = _run_rounds(name, rounds, overrides, make_console(stderr=as_json))
+    if as_json:
+        print_json(_result(name, summaries, settings, home))
+        return
+    _print_rounds(summaries, f"{name}: held-out lift per round ({time.perf_counter() - started:.0f} s)")
+    print_line(console, _campaign_line(name, settings))
+    _closing(name, settings, home)
 
 
 def round_command(
@@ -102,11 +206,21 @@ def round_command(
     model: Annotated[str | None, typer.Option(help="'reference' or a litellm model string.")] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Gym (repeatable).")] = None,
     strategy: Annotated[str | None, typer.Option(help="targeted, uniform or bandit.")] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Run the campaign's next round now (a manual trigger)."""
     _quiet_prefect()
-    summaries = _run_rounds(campaign, 1, _overrides(model, domain, strategy))
-    console.print(_table(summaries, f"{campaign}: round {summaries[0].round_index}"))
+    campaign = _campaign_name(campaign, "--campaign")
+    overrides = _overrides(model, domain, strategy)
+    settings = _settings(**overrides)
+    _check_tracking(settings)
+    with _lease(campaign, overrides):
+        summaries = _run_rounds(campaign, 1, overrides, make_console(stderr=as_json))
+    if as_json:
+        print_json(_result(campaign, summaries, settings))
+        return
+    _print_rounds(summaries, f"campaign {campaign}: round {summaries[0].round_index}")
+    _closing(campaign, settings)
 
 
 def campaign_command(
@@ -115,16 +229,26 @@ def campaign_command(
     model: Annotated[str | None, typer.Option(help="'reference' or a litellm model string.")] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Gym (repeatable).")] = None,
     strategy: Annotated[str | None, typer.Option(help="targeted, uniform or bandit.")] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Run rounds until a stop rule fires (plateau, budget, target pass rate) or the round limit."""
     _quiet_prefect()
+    name = _campaign_name(name, "--name")
+    overrides = _overrides(model, domain, strategy)
+    settings = _settings(**overrides)
+    _check_tracking(settings)
+    from flows.models import CampaignParams
     from flows.round import campaign
 
-    overrides = _overrides(model, domain, strategy)
-    summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
-    console.print(_table(summaries, f"campaign {name}"))
+    with _lease(name, overrides):
+        summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
+    if as_json:
+        print_json(_result(name, summaries, settings))
+        return
+    _print_rounds(summaries, f"campaign {name}")
     if summaries:
-        console.print(_campaign_line(name, load_settings(**overrides)))
+        print_line(console, _campaign_line(name, settings))
+    _closing(name, settings)
 
 
 def serve_command(
@@ -135,43 +259,63 @@ def serve_command(
 ) -> None:
     """Serve a Prefect deployment that runs the campaign's next round on a cron schedule.
 
-    Needs a Prefect server (``prefect server start``; PREFECT_API_URL pointing at it). Trigger a round by
-    hand with ``prefect deployment run 'next-round/<campaign>'``.
+    Needs a Prefect server (``prefect server start``; PREFECT_API_URL pointing at it). One round of a campaign
+    runs at a time: a trigger while a round runs waits for it. Trigger a round by hand with
+    ``prefect deployment run 'next-round/<campaign>'``.
     """
-    from prefect import serve
-    from prefect.deployments.runner import RunnerDeployment
+    from flows.serving import ServeError, serve_campaign
 
-    from flows.round import next_round
-
+    campaign = _campaign_name(campaign, "--campaign")
     overrides = _overrides(model, domain, None)
-    settings = load_settings(**overrides)
-    schedule = cron or settings.schedule
-    if len(schedule.split()) != 5:
-        console.print(f"[red]bad setting:[/red] cron schedule {schedule!r} must have five fields")
-        raise typer.Exit(2)
-    deployment = next_round.to_deployment(
-        name=campaign, cron=schedule,
-        parameters={"params": CampaignParams(campaign=campaign, overrides=overrides).model_dump(mode="json")},
-        description=f"gymloop: the next curriculum round of campaign {campaign}",
-    )
-    if not isinstance(deployment, RunnerDeployment):
-        raise TypeError(f"expected a deployment, got {type(deployment).__name__}")
-    console.print(f"serving deployment next-round/{campaign} on '{schedule}'; "
-                  f"trigger by hand: prefect deployment run 'next-round/{campaign}'")
-    serve(deployment)
+    try:
+        serve_campaign(campaign, cron, overrides, console)
+    except ServeError as exc:
+        print_line(console, f"error: {exc}")
+        raise typer.Exit(2) from exc
 
 
 def report_command(
     campaign: Annotated[str, typer.Argument(help="Campaign name.")],
     home: Annotated[Path | None, typer.Option(help="gymloop home holding the campaign.")] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Write the campaign's Markdown report with its plots and print where it is."""
-    settings = load_settings(**({"home": str(home)} if home else {}))
+    from flows.report import campaign_summaries, write_report
+    from registry import RegistryError
+
+    campaign = _campaign_name(campaign, "CAMPAIGN")
+    settings = _settings(**({"home": str(home)} if home else {}))
     folder = settings.home / "campaigns" / campaign
     try:
         path = write_report(folder, campaign, _campaign_line(campaign, settings))
+        summaries = campaign_summaries(folder)
     except (FileNotFoundError, ValueError, RegistryError) as exc:
-        console.print(f"[red]{exc}[/red]")
+        print_line(console, f"error: {exc}")
         raise typer.Exit(2) from exc
-    console.print(path.read_text())
-    console.print(f"wrote {path}")
+    if as_json:
+        print_json({**_result(campaign, summaries, settings, home), "report": str(path),
+                    "plots": [str(folder / "lift_per_round.png"), str(folder / "weaknesses_by_round.png")]})
+        return
+    console.print(path.read_text(), soft_wrap=True)
+    print_line(console, f"wrote {path}")
+
+
+def mlflow_ui_command(
+    ctx: typer.Context,
+    port: Annotated[int, typer.Option(help="Port of the MLflow UI.")] = 5000,
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+) -> None:
+    """Open gymloop's MLflow store in ``mlflow ui`` (offline switches set; extra options go to mlflow)."""
+    from arena.redact import mask_url
+    from flows._offline import OFFLINE_DEFAULTS
+
+    settings = _settings()
+    uri = settings.resolved_mlflow_uri()
+    if uri.startswith(("http://", "https://")):
+        print_line(console, f"MLflow runs on a tracking server: open {mask_url(uri)}")
+        return
+    env = {**OFFLINE_DEFAULTS, **os.environ}
+    args = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", host, "--port", str(port),
+            *ctx.args]
+    print_line(console, f"MLflow UI on http://{host}:{port} for {mask_url(uri)}")
+    os.execve(sys.executable, args, env)

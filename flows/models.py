@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from arena.redact import url_secrets
 from flows.settings import SECRET_SETTINGS, URL_SETTINGS
+
+CAMPAIGN_NAME = r"^[A-Za-z0-9_.-]+$"
+"""Campaign names: letters, digits, ``_ . -`` (they name folders, so never ``.`` or ``..``)."""
+
+
+def check_campaign_name(name: str) -> str:
+    """Return ``name`` if it is a campaign name.
+
+    Raises:
+        ValueError: It is ``.`` or ``..`` (a campaign's folder would escape the campaigns folder).
+    """
+    if name in (".", ".."):
+        raise ValueError(f"campaign name {name!r} would name a folder outside the campaigns folder")
+    return name
 
 
 def no_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +51,8 @@ class RoundParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    campaign: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.-]+$")
+    campaign: Annotated[str, AfterValidator(check_campaign_name)] = Field(min_length=1, max_length=200,
+                                                                          pattern=CAMPAIGN_NAME)
     round_index: int = Field(ge=0)
     overrides: dict[str, Any] = Field(default_factory=dict)
 
@@ -55,7 +70,8 @@ class CampaignParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    campaign: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.-]+$")
+    campaign: Annotated[str, AfterValidator(check_campaign_name)] = Field(min_length=1, max_length=200,
+                                                                          pattern=CAMPAIGN_NAME)
     rounds: int | None = Field(default=None, ge=1)
     overrides: dict[str, Any] = Field(default_factory=dict)
 

@@ -6,19 +6,44 @@ from pathlib import Path
 
 from diagnosis import WeaknessReport
 from flows.models import RoundSummary
-from flows.plots import RoundPoint, lift_plot, weakness_heatmap
+from flows.plots import HEATMAP_NOTE, RoundPoint, WeaknessCell, lift_plot, weakness_heatmap
+
+LIFT_PNG, WEAKNESS_PNG = "lift_per_round.png", "weaknesses_by_round.png"
+"""File names of the campaign's plots (in its folder and in MLflow)."""
 
 
-def campaign_summaries(folder: Path) -> list[RoundSummary]:
-    """Round summaries stored under a campaign's folder, by round.
+def campaign_summaries(folder: Path, up_to: int | None = None) -> list[RoundSummary]:
+    """Round summaries stored under a campaign's folder, by round (those up to round ``up_to`` when given).
 
     Raises:
         FileNotFoundError: The folder holds no finished round, naming it.
     """
     paths = sorted(folder.glob("round-*/summary.json"))
-    if not paths:
+    summaries = [RoundSummary.model_validate_json(p.read_text()) for p in paths]
+    summaries = [s for s in summaries if up_to is None or s.round_index <= up_to]
+    if not summaries:
         raise FileNotFoundError(f"no finished round under {folder}")
-    return [RoundSummary.model_validate_json(p.read_text()) for p in paths]
+    return summaries
+
+
+def campaign_series(folder: Path, summaries: list[RoundSummary]) -> tuple[list[RoundPoint],
+                                                                          dict[str, dict[int, WeaknessCell]]]:
+    """The lift points and weakness cells of a campaign's rounds, for its plots."""
+    points = [RoundPoint(index=s.round_index, before=s.before, after=s.after, lift=s.lift, low=s.lift_low,
+                         high=s.lift_high) for s in summaries]
+    cells: dict[str, dict[int, WeaknessCell]] = {}
+    for s in summaries:
+        path = folder / f"round-{s.round_index:03d}" / "weakness_report.json"
+        if path.is_file():
+            for w in WeaknessReport.from_json(path.read_text()).weaknesses:
+                cells.setdefault(w.kind, {})[s.round_index] = WeaknessCell(share=w.share, count=w.count)
+    return points, cells
+
+
+def write_plots(folder: Path, campaign: str, summaries: list[RoundSummary], out: Path) -> list[Path]:
+    """Write the lift and weakness plots of ``summaries`` into ``out``; return their paths."""
+    points, cells = campaign_series(folder, summaries)
+    return [lift_plot(points, out / LIFT_PNG, campaign), weakness_heatmap(cells, out / WEAKNESS_PNG, campaign)]
 
 
 def write_report(folder: Path, campaign: str, headline: str = "") -> Path:
@@ -30,22 +55,13 @@ def write_report(folder: Path, campaign: str, headline: str = "") -> Path:
         headline: A line stated under the title (e.g. the campaign's lift with its interval).
     """
     summaries = campaign_summaries(folder)
-    points = [RoundPoint(index=s.round_index, before=s.before, after=s.after, lift=s.lift, low=s.lift_low,
-                         high=s.lift_high) for s in summaries]
-    shares: dict[str, dict[int, float]] = {}
-    for s in summaries:
-        path = folder / f"round-{s.round_index:03d}" / "weakness_report.json"
-        if path.is_file():
-            for w in WeaknessReport.from_json(path.read_text()).weaknesses:
-                shares.setdefault(w.kind, {})[s.round_index] = w.share
-    lift_png = lift_plot(points, folder / "lift_per_round.png")
-    heat_png = weakness_heatmap(shares, folder / "weaknesses_by_round.png")
+    lift_png, heat_png = write_plots(folder, campaign, summaries, folder)
     first, last = summaries[0], summaries[-1]
     lines = [
         f"# Campaign {campaign}",
         "",
-        f"{len(summaries)} rounds; held-out pass rate {first.before:.3f} -> {last.after:.3f} "
-        f"({last.after - first.before:+.3f}).",
+        f"Rounds {first.round_index} to {last.round_index}; held-out pass rate {first.before:.3f} -> "
+        f"{last.after:.3f} ({last.after - first.before:+.3f}). Model {first.model_in} -> {last.model_out}.",
         "",
         *([headline, ""] if headline else []),
         "| round | model in | model out | before | after | lift | 95% interval | top weaknesses | variants | wave |",
@@ -57,7 +73,8 @@ def write_report(folder: Path, campaign: str, headline: str = "") -> Path:
             f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}] | {', '.join(s.weaknesses[:3])} | {s.variants} | "
             f"{s.wave_size} |"
         )
-    lines += ["", f"![lift per round]({lift_png.name})", "", f"![weaknesses by round]({heat_png.name})", ""]
+    lines += ["", f"![lift per round]({lift_png.name})", "", f"![weaknesses by round]({heat_png.name})", "",
+              HEATMAP_NOTE, ""]
     out = folder / "report.md"
     out.write_text("\n".join(lines))
     return out

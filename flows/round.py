@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_run_logger, tags, task
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
@@ -20,11 +20,11 @@ from arena.pack import Pack
 from arena.rollout import EpisodeKey
 from curriculum import History, RoundResult, StopRules, Wave, should_stop
 from diagnosis import WeaknessReport
-from flows import steps
+from flows import prefect_view, round_tracking, steps
+from flows.lease import campaign_lease
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
-from flows.plots import RoundPoint, lift_plot, weakness_heatmap
 from flows.settings import GymloopSettings, load_settings
-from flows.tracking import CampaignTracker
+from flows.validity import check_invalid_share
 from registry import ModelInfo, Registry
 
 
@@ -79,9 +79,11 @@ def run_stage(settings: GymloopSettings, registry: Registry, round_id: int, stag
     started = time.perf_counter()
     done = {(k.pack_id, k.task_id, k.seed, k.attempt) for k in registry.finished_episode_keys(round_id, stage=stage)}
     todo = [k for k in keys if (k.pack_id, k.task_id, k.seed, k.attempt) not in done]
-    futures = [rollout_batch.submit(round_id, stage, model.id, batch, overrides)
+    batch_task = rollout_batch.with_options(name=prefect_view.STAGE_TASKS.get(stage, stage))
+    futures = [batch_task.submit(round_id, stage, model.id, batch, overrides)
                for batch in steps.batches(todo, settings.batch_size)]
     ran = [r for f in futures for r in f.result().records]
+    check_invalid_share(settings, registry, round_id, stage)
     result = StageResult(stage=stage, planned=len(keys), ran=len(ran), reused=len(keys) - len(todo),
                          seconds=round(time.perf_counter() - started, 3))
     return result, ran
@@ -133,7 +135,7 @@ def _diagnose(params: RoundParams, fresh: list[EpisodeRecord] | None = None) -> 
         if params.round_index > 0 else None
     previous = WeaknessReport.from_json(previous_path.read_text()) if previous_path and previous_path.is_file() \
         else None
-    report = steps.diagnose_round(records, packs, previous, round_info.id, settings.seed)
+    report = steps.diagnose_round(records, packs, previous, params.round_index, settings.seed)
     registry.record_weaknesses(round_info.id, steps.weakness_entries(report))
     (folder / "weakness_report.json").write_text(report.to_json())
     (folder / "weakness_report.md").write_text(report.to_markdown())
@@ -230,11 +232,12 @@ def _pool(registry: Registry, settings: GymloopSettings) -> list[Pack]:
     return [steps.load_pack(registry, p.id) for p in registry.list_packs() if p.domain in wanted]
 
 
-@flow(name="curriculum-round")
+@flow(name="curriculum-round", flow_run_name=prefect_view.round_run_name, on_failure=[round_tracking.round_failed])
 def curriculum_round(params: RoundParams) -> RoundSummary:
     """One round: evaluate -> diagnose -> generate -> plan wave -> train -> re-evaluate -> record."""
     logger = get_run_logger()
     settings = load_settings(**params.overrides)
+    round_tracking.open_round(settings, params.campaign, params.round_index)
     registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params, start=True)
     model_in = registry.model(round_info.model_in_id)
@@ -253,16 +256,21 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
     started = time.perf_counter()
     report = diagnose_task(params, quote(fresh_eval), return_state=False)
     steps.timed(seconds, "diagnose", started)
+    logger.info("round %s: %d weaknesses, top %s", params.round_index, len(report.weaknesses),
+                ", ".join(w.kind for w in report.weaknesses[:3]) or "none")
 
     started = time.perf_counter()
     variant_ids = generate_task(params, report)
     steps.timed(seconds, "generate", started)
+    logger.info("round %s: the factory added %d variant packs", params.round_index, len(variant_ids))
 
     started = time.perf_counter()
     wave = plan_task(params, report)
     stages[steps.TRAIN], fresh = _train_rollouts(params, wave)
     model_out = registry.model(train_task(params, wave, quote(fresh), return_state=False))
     steps.timed(seconds, "train", started)
+    logger.info("round %s: trained %s on a wave of %d tasks (%d rollouts)", params.round_index,
+                steps.model_ref(model_out).ref, len(wave.entries), stages[steps.TRAIN].planned)
 
     started = time.perf_counter()
     stages[steps.EVAL_AFTER] = run_stage(settings, registry, round_info.id, steps.EVAL_AFTER, model_out, suite,
@@ -294,7 +302,7 @@ def _record(settings: GymloopSettings, registry: Registry, params: RoundParams, 
     wave = registry.wave(round_id)
     summary = RoundSummary(
         campaign=params.campaign, round_index=params.round_index, round_id=round_id,
-        model_in=f"{model_in.name}:{model_in.version}", model_out=f"{model_out.name}:{model_out.version}",
+        model_in=steps.model_ref(model_in).ref, model_out=steps.model_ref(model_out).ref,
         before=metrics["heldout_pass_rate_before"], after=metrics["heldout_pass_rate_after"], lift=metrics["lift"],
         lift_low=metrics["lift_low"], lift_high=metrics["lift_high"], weaknesses=[w.kind for w in report.weaknesses],
         variants=len(variant_ids), wave_size=len(wave.entries) if wave else 0, episodes=stages, metrics=metrics,
@@ -302,56 +310,25 @@ def _record(settings: GymloopSettings, registry: Registry, params: RoundParams, 
     folder = steps.round_dir(settings, params.campaign, params.round_index)
     steps.write_json(folder / "summary.json", summary.model_dump(mode="json"))
     registry.finish_round(round_id, model_out.id, {"summary": summary.model_dump(mode="json")})
-    _track(settings, registry, params, summary, report, variant_ids)
+    run_id = round_tracking.track_round(settings, registry, summary, report, variant_ids, model_in, model_out)
+    prefect_view.publish_round(summary, settings.resolved_mlflow_uri(), run_id)
+    get_run_logger().info("round %s: held-out pass rate %.3f -> %.3f, lift %+.3f [%+.3f, %+.3f]; MLflow run %s",
+                          params.round_index, summary.before, summary.after, summary.lift, summary.lift_low,
+                          summary.lift_high, run_id)
     return summary
 
 
-def _track(settings: GymloopSettings, registry: Registry, params: RoundParams, summary: RoundSummary,
-           report: WeaknessReport, variant_ids: list[str]) -> None:
-    folder = steps.round_dir(settings, params.campaign, params.round_index)
-    tracker = CampaignTracker(settings.resolved_mlflow_uri(), params.campaign, settings.home / "mlartifacts")
-    if params.round_index == 0:
-        tracker.log_campaign_params(settings.public_dict())
-    wave = Wave.model_validate_json((folder / "wave.json").read_text())
-    mix = {s: sum(1 for e in wave.entries if e.source == s) for s in ("targeted", "replay", "explore")}
-    round_params = {
-        "model_in": summary.model_in, "model_out": summary.model_out, "strategy": wave.strategy,
-        "wave_mix": mix, "wave_size": len(wave.entries), "targets": summary.weaknesses[:10],
-        "eval_seeds": settings.eval_seeds, "seed": settings.seed, "variant_pack_ids": [v[:12] for v in variant_ids],
-        "base_pack_ids": [p.id[:12] for p in registry.list_packs() if p.parent is None],
-    }
-    points, shares = _campaign_series(settings, params)
-    plots = [lift_plot(points, folder / "lift_per_round.png"), weakness_heatmap(shares, folder / "weaknesses.png")]
-    artifacts = [folder / "weakness_report.json", folder / "weakness_report.md", folder / "wave.json", *plots]
-    tracker.log_round(params.round_index, round_params, summary.metrics, artifacts)
-    tracker.log_campaign_artifacts(plots)
-
-
-def _campaign_series(settings: GymloopSettings,
-                     params: RoundParams) -> tuple[list[RoundPoint], dict[str, dict[int, float]]]:
-    points: list[RoundPoint] = []
-    shares: dict[str, dict[int, float]] = {}
-    for index in range(params.round_index + 1):
-        folder = steps.round_dir(settings, params.campaign, index)
-        summary_path = folder / "summary.json"
-        if not summary_path.is_file():
-            continue
-        s = RoundSummary.model_validate_json(summary_path.read_text())
-        points.append(RoundPoint(index=index, before=s.before, after=s.after, lift=s.lift, low=s.lift_low,
-                                 high=s.lift_high))
-        report_path = folder / "weakness_report.json"
-        if report_path.is_file():
-            for w in WeaknessReport.from_json(report_path.read_text()).weaknesses:
-                shares.setdefault(w.kind, {})[index] = w.share
-    return points, shares
-
-
-@flow(name="campaign")
+@flow(name="campaign", flow_run_name=prefect_view.campaign_run_name)
 def campaign(params: CampaignParams) -> list[RoundSummary]:
     """Run rounds until a stop rule fires (plateau, budget, target pass rate) or the round limit."""
-    logger = get_run_logger()
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings)
+    with campaign_lease(registry, params.campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
+        return _campaign_rounds(params, settings, registry)
+
+
+def _campaign_rounds(params: CampaignParams, settings: GymloopSettings, registry: Registry) -> list[RoundSummary]:
+    logger = get_run_logger()
     info = registry.create_campaign(params.campaign, settings.public_dict(), exist_ok=True)
     finished = [r for r in registry.rounds(info.id) if r.status == "finished"]
     start = len(finished)
@@ -367,9 +344,11 @@ def campaign(params: CampaignParams) -> list[RoundSummary]:
         if decision.stop:
             logger.info("campaign %s stops before round %d: %s", params.campaign, index, decision.reason)
             break
-        summary = runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))
+        with tags(*prefect_view.run_tags(params.campaign)):
+            summary = runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))
         summaries.append(summary)
         results.append(_round_result(summary.model_dump(mode="json")))
+    round_tracking.close_campaign(settings, params.campaign)
     return summaries
 
 
@@ -379,13 +358,17 @@ def _round_result(summary: dict[str, Any]) -> RoundResult:
                        lift=float(summary.get("lift", 0.0)), episodes=int(train.get("planned", 0)))
 
 
-@flow(name="next-round")
+@flow(name="next-round", flow_run_name=prefect_view.campaign_run_name)
 def next_round(params: CampaignParams) -> RoundSummary:
     """Run the campaign's next round (what a scheduled deployment or a manual trigger runs)."""
     settings = load_settings(**params.overrides)
     registry = steps.open_registry(settings)
     info = registry.create_campaign(params.campaign, settings.public_dict(), exist_ok=True)
-    rounds = registry.rounds(info.id)
-    index = next((r.index for r in rounds if r.status != "finished"), len(rounds))
-    runner = curriculum_round.with_options(task_runner=_task_runner(settings))
-    return runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))
+    with campaign_lease(registry, params.campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
+        rounds = registry.rounds(info.id)
+        index = next((r.index for r in rounds if r.status != "finished"), len(rounds))
+        runner = curriculum_round.with_options(task_runner=_task_runner(settings))
+        with tags(*prefect_view.run_tags(params.campaign)):
+            summary = runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))
+        round_tracking.close_campaign(settings, params.campaign)
+    return summary

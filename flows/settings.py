@@ -7,7 +7,9 @@ A bad setting stops with a message naming it and where it came from.
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,9 +20,11 @@ from pydantic_settings import (
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+from pydantic_settings import SettingsError as SourceError
 
 from arena.gyms import BUILTIN_DOMAINS
 from arena.redact import install_log_redaction, mask_url, register_secrets, url_secrets
+from trainers.trl import TRLConfig
 
 CONFIG_ENV = "GYMLOOP_CONFIG"
 """Variable naming the settings file (default: ./gymloop.toml)."""
@@ -45,7 +49,8 @@ class GymloopSettings(BaseSettings):
 
     Attributes:
         home: Folder for the registry, pack store, artifacts and the local MLflow store.
-        model: ``reference`` or a litellm model string.
+        model: ``reference``, a litellm model string, or ``transformers:<folder>`` for a local checkpoint played
+            in-process (and trained by the ``trl`` trainer).
         api_base: OpenAI-compatible server for local checkpoints.
         api_key: API key for the model provider (never logged).
         model_timeout_s: Request timeout for model calls.
@@ -55,6 +60,9 @@ class GymloopSettings(BaseSettings):
         factory_url: URL of a remote factory (default: the embedded local factory).
         factory_token: Bearer token sent to a remote factory (never logged).
         serve_token: Bearer token the HTTP surfaces gymloop serves require (factory, gym servers; never logged).
+        arena_backend: Where rollouts play: ``local`` (in this process) or ``docker`` (gym containers).
+        docker_image: Gym image the docker backend runs (any gym image serves every pack).
+        docker_host: Docker daemon URL (default: ``DOCKER_HOST`` or the local socket).
         eval_k: Attempts per held-out task.
         eval_seeds: Episode seeds of the held-out evaluation.
         train_k: Rollouts per task in a training group.
@@ -63,8 +71,11 @@ class GymloopSettings(BaseSettings):
         tasks_per_variant: Tasks per requested variant.
         gate_k: Baseline attempts in the factory's quality gate.
         strategy: Curriculum strategy (targeted, uniform, bandit).
-        trainer: Trainer name (builtin, export, command).
+        trainer: Trainer name (builtin, export, command, trl).
         trainer_command: Command for the ``command`` trainer.
+        trl: Settings of the ``trl`` trainer (method, steps, LoRA, ...; ``[trl]`` in gymloop.toml).
+        local_max_new_tokens: Tokens a local checkpoint generates per turn in evaluation and rollouts.
+        local_max_steps: Model turns of a local checkpoint in one episode.
         max_rounds: Stop after this many rounds.
         plateau_rounds: Stop when lift stayed under ``plateau_lift`` this many rounds.
         plateau_lift: Lift under which a round counts as a plateau.
@@ -75,6 +86,11 @@ class GymloopSettings(BaseSettings):
         batch_size: Episodes per Prefect task.
         schedule: Cron schedule of the served deployment.
         seed: Campaign seed.
+        lease_wait_s: How long a round waits for another process advancing the same campaign before it
+            stops with a message naming that process.
+        lease_ttl_s: Seconds after which the lease of a process that stopped renewing it (killed) lapses.
+        max_invalid_share: Largest share of a stage's episodes that may be invalid (excluded from pass rates
+            and training, e.g. model-API failures); a round past it fails with the count and the causes.
     """
 
     model_config = SettingsConfigDict(env_prefix="GYMLOOP_", extra="forbid", validate_default=True)
@@ -90,6 +106,9 @@ class GymloopSettings(BaseSettings):
     factory_url: str | None = None
     factory_token: SecretStr | None = None
     serve_token: SecretStr | None = None
+    arena_backend: Literal["local", "docker"] = "local"
+    docker_image: str = "gymloop-gym-helpdesk:latest"
+    docker_host: str | None = None
     eval_k: int = Field(default=4, ge=1, le=64)
     eval_seeds: list[int] = Field(default_factory=lambda: [0])
     train_k: int = Field(default=6, ge=2, le=64)
@@ -98,8 +117,11 @@ class GymloopSettings(BaseSettings):
     tasks_per_variant: int = Field(default=10, ge=1, le=200)
     gate_k: int = Field(default=5, ge=1, le=20)
     strategy: Literal["targeted", "uniform", "bandit"] = "targeted"
-    trainer: Literal["builtin", "export", "command"] = "builtin"
+    trainer: Literal["builtin", "export", "command", "trl"] = "builtin"
     trainer_command: list[str] = Field(default_factory=list)
+    trl: TRLConfig = Field(default_factory=TRLConfig)
+    local_max_new_tokens: int = Field(default=256, ge=1)
+    local_max_steps: int = Field(default=8, ge=1)
     max_rounds: int = Field(default=3, ge=1, le=1000)
     plateau_rounds: int = Field(default=2, ge=1)
     plateau_lift: float = Field(default=0.005, ge=0)
@@ -110,6 +132,9 @@ class GymloopSettings(BaseSettings):
     batch_size: int = Field(default=500, ge=1)
     schedule: str = "0 2 * * *"
     seed: int = 0
+    max_invalid_share: float = Field(default=0.2, ge=0, le=1)
+    lease_wait_s: float = Field(default=0.0, ge=0)
+    lease_ttl_s: float = Field(default=120.0, ge=5)
 
     @field_validator("domains")
     @classmethod
@@ -117,6 +142,13 @@ class GymloopSettings(BaseSettings):
         unknown = [d for d in value if d not in BUILTIN_DOMAINS]
         if unknown or not value:
             raise ValueError(f"unknown domain(s) {unknown or value}; built-in: {', '.join(BUILTIN_DOMAINS)}")
+        return value
+
+    @field_validator("home")
+    @classmethod
+    def _home_is_a_folder(cls, value: Path) -> Path:
+        if value.exists() and not value.is_dir():
+            raise ValueError(f"{value} is a file; the gymloop home must be a folder")
         return value
 
     @field_validator("schedule")
@@ -179,13 +211,44 @@ def load_settings(**overrides: Any) -> GymloopSettings:
         for err in exc.errors():
             name = ".".join(str(p) for p in err["loc"]) or "settings"
             source = _source_of(name.split(".")[0], overrides)
-            problems.append(f"setting {name!r} ({source}): {err['msg']}")
+            problems.append(f"setting {name!r} ({source}): {err['msg']}{_suggestion(name, err)}")
         raise SettingsError("; ".join(problems)) from exc
+    except SourceError as exc:
+        raise SettingsError(_source_problem(str(exc))) from exc
     except (OSError, ValueError) as exc:
         raise SettingsError(f"cannot read settings file {_config_file()}: {exc}") from exc
     register_secrets(settings.secret_values())
     install_log_redaction()
     return settings
+
+
+def _suggestion(name: str, err: Any) -> str:
+    """A 'did you mean' for a mistyped setting name or choice, else nothing."""
+    given = err.get("input")
+    if err.get("type") == "extra_forbidden":
+        choices, word = list(GymloopSettings.model_fields), name
+    elif isinstance(given, str | list):
+        words = [given] if isinstance(given, str) else [str(g) for g in given]
+        choices = list(BUILTIN_DOMAINS) + ["targeted", "uniform", "bandit", "builtin", "export", "command",
+                                           "threads", "dask", "ray"]
+        word = next((w for w in words if w not in choices), "")
+    else:
+        return ""
+    close = difflib.get_close_matches(word, choices, n=1) if word else []
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _source_problem(message: str) -> str:
+    """Say which variable or file holds a value pydantic-settings could not even parse, and what it must be."""
+    found = re.search(r'field "(\w+)" from source "(\w+)"', message)
+    if not found:
+        return f"cannot read settings: {message}"
+    name, source = found.groups()
+    if source == "EnvSettingsSource":
+        var = f"GYMLOOP_{name.upper()}"
+        return (f"setting {name!r} (environment variable {var}={os.environ.get(var, '')!r}): the value must be "
+                f"JSON for a list or mapping, e.g. {var}='[\"helpdesk\", \"tracker\"]'")
+    return f"setting {name!r} (file {_config_file()}): {message}"
 
 
 def _source_of(name: str, overrides: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 from arena.agents.base import Agent
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.reference import PolicyParams, ReferencePolicy
+from arena.agents.transformers_agent import TransformersAgent, TransformersConfig
 from arena.episode import EpisodeRecord
 from arena.metrics import Outcome, compute_metrics, metrics_by, paired_lift
 from arena.pack import Pack, build_pack
@@ -26,16 +27,20 @@ from curriculum import CurriculumConfig, GroupResult, History, Wave, plan_wave, 
 from diagnosis import DiagnosisContext, WeaknessReport, diagnose
 from factory_client import FactoryResult, VariantRequest, make_factory_client, targets_from_report
 from flows.settings import GymloopSettings, load_settings
+from flows.store_setup import store_setup_lock
 from registry import ModelInfo, Registry, WaveEntry, WeaknessEntry
-from trainers import GRPOTrainer, ModelRef, get_trainer, save_reference
+from trainers import GRPOTrainer, ModelRef, TRLTrainer, get_trainer, save_reference
 
 EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
 """Stages of a round's episodes in the registry."""
+LOCAL_PREFIX = "transformers:"
+"""Model string prefix of a local transformers checkpoint folder."""
 
 
 @cache
 def _registry(url: str, home: str) -> Registry:
-    return Registry(url, home)
+    with store_setup_lock(url):
+        return Registry(url, home)
 
 
 def open_registry(settings: GymloopSettings) -> Registry:
@@ -52,7 +57,7 @@ def round_dir(settings: GymloopSettings, campaign: str, index: int) -> Path:
 
 def model_ref(info: ModelInfo) -> ModelRef:
     """The trainers' view of a registered model."""
-    kind = info.kind if info.kind in ("reference", "litellm", "external") else "external"
+    kind = info.kind if info.kind in ("reference", "litellm", "external", "transformers") else "external"
     step = info.version.split("-", 1)[0]
     return ModelRef(name=info.name, version=int(step) if step.isdigit() else 0, kind=kind,
                     artifact=info.artifact, endpoint=info.endpoint, params_hash=info.params_hash)
@@ -78,6 +83,11 @@ def initial_model(registry: Registry, settings: GymloopSettings) -> ModelInfo:
     if settings.model == "reference":
         ref = save_reference(PolicyParams.initial(), settings.home / "models")
         return register_ref(registry, ref, None)
+    if settings.model.startswith(LOCAL_PREFIX):
+        folder = Path(settings.model[len(LOCAL_PREFIX):]).expanduser().resolve()
+        if not folder.is_dir():
+            raise ValueError(f"setting 'model': checkpoint folder {str(folder)!r} does not exist")
+        return registry.register_model(folder.name, "0", kind="transformers", artifact=str(folder))
     return registry.register_model(settings.model, "0", kind="litellm", endpoint=settings.model)
 
 
@@ -87,6 +97,10 @@ def make_agent(info: ModelInfo, settings: GymloopSettings) -> Agent:
         if not info.artifact:
             raise ValueError(f"reference model {info.name}:{info.version} has no parameters artifact")
         return ReferencePolicy(PolicyParams.load(info.artifact))
+    if info.kind == "transformers" and info.artifact:
+        return TransformersAgent(TransformersConfig(
+            checkpoint=info.artifact, max_new_tokens=settings.local_max_new_tokens, max_steps=settings.local_max_steps,
+            seed=settings.seed))
     config = LiteLLMConfig(model=info.endpoint or info.name, api_base=settings.api_base, api_key=settings.api_key,
                            timeout_s=settings.model_timeout_s)
     return LiteLLMAgent(config)
@@ -161,7 +175,13 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
     agent = make_agent(registry.model(model_id), settings)
     config = RolloutConfig(executor="inline", episode_timeout_s=max(30.0, settings.model_timeout_s * 4))
-    records = run_episodes(agent, packs, todo, config)
+    if settings.arena_backend == "docker":
+        from arena.serve.docker_backend import run_episodes_in_docker
+
+        records = run_episodes_in_docker(agent, packs, todo, config, image=settings.docker_image,
+                                         docker_host=settings.docker_host, token=settings.serve_token)
+    else:
+        records = run_episodes(agent, packs, todo, config)
     registry.record_episodes(round_id, records, stage=stage)
     return records
 
@@ -269,6 +289,8 @@ def train(settings: GymloopSettings, model: ModelInfo, wave: Wave, records: Sequ
     ref = model_ref(model)
     if settings.trainer == "builtin":
         return GRPOTrainer(settings.home / "models").train(ref, wave, records)
+    if settings.trainer == "trl":
+        return TRLTrainer(settings.home / "models", list(packs), settings.trl).train(ref, wave, records)
     if settings.trainer == "export":
         return get_trainer("export", out_dir=out_dir / "dataset", packs=list(packs)).train(ref, wave, records)
     return get_trainer("command", command=settings.trainer_command, workdir=out_dir / "train",

@@ -1,22 +1,38 @@
-"""MLflow tracking: one experiment per campaign, a parent run per campaign, a nested run per round."""
+"""MLflow tracking: one experiment per campaign, a parent run per campaign, a nested run per round.
+
+A round's run opens when the round starts (so its duration is the round's) and closes when it is recorded;
+the parent run is running while a round runs and finished between rounds. Every write is idempotent:
+a round recorded twice (a re-trigger, a resume) logs its metrics, inputs and model version once.
+"""
 
 from __future__ import annotations
 
 import re
+import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from flows._offline import apply_offline_defaults
 
 apply_offline_defaults()
 
-from mlflow.entities import Metric, Param  # noqa: E402
+from mlflow.entities import DatasetInput, InputTag, LoggedModelInput, LoggedModelOutput, Metric, Param  # noqa: E402
+from mlflow.exceptions import MlflowException  # noqa: E402
 from mlflow.tracking import MlflowClient  # noqa: E402
 
 _SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
 _KEY = re.compile(r"[^A-Za-z0-9_\-. /]")
+_HEADLINE = ("lift", "heldout_pass_rate_before", "heldout_pass_rate_after")
+
+
+class TrackingUnavailable(RuntimeError):
+    """The MLflow tracking server cannot be reached; the message names the URI and the setting."""
 
 
 def metric_key(name: str) -> str:
@@ -25,14 +41,55 @@ def metric_key(name: str) -> str:
 
 
 def scrub(params: Mapping[str, Any]) -> dict[str, str]:
-    """Stringify parameters for MLflow, dropping anything that looks like a secret."""
+    """Stringify parameters for MLflow, dropping secrets and unset (``None``) values."""
     out = {}
     for key, value in params.items():
-        if _SECRET.search(key) and not key.endswith("_set"):
+        if value is None or (_SECRET.search(key) and not key.endswith("_set")):
             continue
         text = str(value)
         out[metric_key(key)] = text if len(text) <= 6000 else text[:5997] + "..."
     return out
+
+
+def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
+    """Fail fast when an HTTP tracking server does not answer (local stores need no check).
+
+    Raises:
+        TrackingUnavailable: The server did not answer its health check within ``timeout_s``.
+    """
+    if not uri.startswith(("http://", "https://")):
+        return
+    from arena.redact import mask_url
+
+    shown = mask_url(uri)
+    try:
+        response = httpx.get(f"{uri.rstrip('/')}/health", timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        raise TrackingUnavailable(f"MLflow tracking server {shown} (setting mlflow_uri) is unreachable: "
+                                  f"{type(exc).__name__}: {exc or 'no answer'}") from exc
+    if response.status_code != 200:
+        raise TrackingUnavailable(f"MLflow tracking server {shown} (setting mlflow_uri) answered its health check "
+                                  f"with HTTP {response.status_code}")
+
+
+@cache
+def source_tags() -> dict[str, str]:
+    """Where the runs come from: gymloop's version and, in a git checkout, its commit."""
+    try:
+        gymloop_version = version("gymloop")
+    except PackageNotFoundError:
+        gymloop_version = "unknown"
+    tags = {"mlflow.source.name": "gymloop", "mlflow.source.type": "JOB", "gymloop.version": gymloop_version}
+    root = Path(__file__).resolve().parents[1]
+    if (root / ".git").exists():
+        try:
+            done = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                  timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            done = None
+        if done is not None and done.returncode == 0:
+            tags["mlflow.source.git.commit"] = done.stdout.strip()
+    return tags
 
 
 class CampaignTracker:
@@ -41,19 +98,26 @@ class CampaignTracker:
     Args:
         uri: MLflow tracking URI.
         campaign: Campaign name; the experiment is ``gymloop/<campaign>``.
-        artifact_root: Folder for artifacts (defaults next to a SQLite store).
+        artifact_root: Folder for artifacts of a local store. A tracking server keeps its own artifact store,
+            so teammates can open the plots and reports.
     """
 
     def __init__(self, uri: str, campaign: str, artifact_root: Path | None = None) -> None:
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
+        self.campaign = campaign
         self.experiment_name = f"gymloop/{campaign}"
         existing = self.client.get_experiment_by_name(self.experiment_name)
         if existing is not None:
             self.experiment_id = existing.experiment_id
         else:
-            location = artifact_root.resolve().as_uri() if artifact_root else None
-            self.experiment_id = self.client.create_experiment(self.experiment_name, artifact_location=location)
+            remote = uri.startswith(("http://", "https://"))
+            location = artifact_root.resolve().as_uri() if artifact_root and not remote else None
+            self.experiment_id = self.client.create_experiment(
+                self.experiment_name, artifact_location=location,
+                tags={"mlflow.note.content": f"gymloop campaign {campaign}: one nested run per curriculum round",
+                      "gymloop_campaign": campaign, "mlflow.experimentKind": "custom_model_development"},
+            )
         self.parent_id = self._parent_run(campaign)
 
     def _parent_run(self, campaign: str) -> str:
@@ -61,49 +125,134 @@ class CampaignTracker:
             [self.experiment_id], filter_string="tags.gymloop_kind = 'campaign'", max_results=1
         )
         if runs:
-            run_id: str = runs[0].info.run_id
-            return run_id
-        run = self.client.create_run(self.experiment_id, run_name=campaign, tags={"gymloop_kind": "campaign"})
+            return str(runs[0].info.run_id)
+        run = self.client.create_run(self.experiment_id, run_name=campaign,
+                                     tags={"gymloop_kind": "campaign", "gymloop_campaign": campaign, **source_tags()})
         return str(run.info.run_id)
 
     def log_campaign_params(self, params: Mapping[str, Any]) -> None:
-        """Log the campaign's settings on the parent run (secrets removed)."""
-        self.client.log_batch(self.parent_id, params=[Param(k, v) for k, v in scrub(params).items()])
+        """Log the campaign's settings on the parent run (secrets and unset settings left out; logged once)."""
+        logged = self.client.get_run(self.parent_id).data.params
+        fresh = [Param(k, v) for k, v in scrub(params).items() if k not in logged]
+        if fresh:
+            self.client.log_batch(self.parent_id, params=fresh)
 
-    def round_run(self, index: int) -> str:
-        """Return the nested run of round ``index``, creating it on first use."""
+    def _find_round(self, index: int) -> Any:
         runs = self.client.search_runs(
             [self.experiment_id],
             filter_string=f"tags.gymloop_kind = 'round' and tags.gymloop_round = '{index}' "
             f"and tags.mlflow.parentRunId = '{self.parent_id}'",
             max_results=1,
         )
-        if runs:
-            return str(runs[0].info.run_id)
+        return runs[0] if runs else None
+
+    def round_run(self, index: int) -> str:
+        """Return the nested run of round ``index``, opening it (now) on first use."""
+        found = self._find_round(index)
+        if found is not None:
+            return str(found.info.run_id)
         run = self.client.create_run(
             self.experiment_id, run_name=f"round-{index}",
-            tags={"gymloop_kind": "round", "gymloop_round": str(index), "mlflow.parentRunId": self.parent_id},
+            tags={"gymloop_kind": "round", "gymloop_round": str(index), "gymloop_campaign": self.campaign,
+                  "mlflow.parentRunId": self.parent_id, **source_tags()},
         )
         return str(run.info.run_id)
 
+    def open_round(self, index: int) -> str:
+        """Open round ``index``'s run when the round starts and mark the campaign's run as running."""
+        run_id = self.round_run(index)
+        self.client.update_run(self.parent_id, status="RUNNING")
+        return run_id
+
+    def _has_step(self, run_id: str, key: str, step: int) -> bool:
+        return any(m.step == step for m in self.client.get_metric_history(run_id, key))
+
     def log_round(self, index: int, params: Mapping[str, Any], metrics: Mapping[str, float],
                   artifacts: list[Path]) -> str:
-        """Log a finished round: params, metrics (step = round index) and artifacts on its nested run."""
+        """Log a finished round: params, metrics (step = round index) and artifacts on its nested run, once."""
         run_id = self.round_run(index)
-        now = int(time.time() * 1000)
-        points = [Metric(metric_key(k), float(v), now, index) for k, v in metrics.items()]
-        self.client.log_batch(run_id, metrics=points, params=[Param(k, v) for k, v in scrub(params).items()])
-        self.client.log_batch(self.parent_id, metrics=points)
+        points = _ordered_metrics(metrics, index)
+        if not self._has_step(run_id, "lift", index):
+            logged = self.client.get_run(run_id).data.params
+            fresh = [Param(k, v) for k, v in scrub(params).items() if k not in logged]
+            self.client.log_batch(run_id, metrics=points, params=fresh)
+        if not self._has_step(self.parent_id, "lift", index):
+            self.client.log_batch(self.parent_id, metrics=points)
         for path in artifacts:
             self.client.log_artifact(run_id, str(path))
         self.client.set_terminated(run_id, "FINISHED")
         return run_id
 
+    def log_datasets(self, run_id: str, datasets: Sequence[tuple[Any, str]]) -> None:
+        """Log datasets (``mlflow.data`` datasets with their context, e.g. ``eval``, ``train``) as run inputs."""
+        run = self.client.get_run(run_id)
+        known = {d.dataset.digest for d in (run.inputs.dataset_inputs if run.inputs else [])}
+        inputs = [DatasetInput(dataset._to_mlflow_entity(), [InputTag("mlflow.data.context", context)])
+                  for dataset, context in datasets if dataset.digest not in known]
+        if inputs:
+            self.client.log_inputs(run_id, datasets=inputs)
+
+    def logged_model(self, ref: str, params: Mapping[str, Any], source_run_id: str | None = None,
+                     artifact: Path | None = None) -> str:
+        """The logged model of a gymloop model reference (with its parameters file), created once; return its id."""
+        found = self.client.search_logged_models([self.experiment_id], filter_string=f"name = '{_model_name(ref)}'",
+                                                 max_results=1)
+        if found:
+            return str(found[0].model_id)
+        model = self.client.create_logged_model(self.experiment_id, name=_model_name(ref),
+                                                source_run_id=source_run_id, params=scrub(params),
+                                                tags={"gymloop_model": ref}, model_type="gymloop-agent")
+        if artifact is not None and artifact.is_file():
+            self.client.log_model_artifact(model.model_id, str(artifact))
+        self.client.finalize_logged_model(model.model_id, "READY")
+        return str(model.model_id)
+
+    def log_lineage(self, run_id: str, index: int, model_in: str, model_out: str) -> None:
+        """Link the round's run to the model it trained from (input) and the model it produced (output)."""
+        run = self.client.get_run(run_id)
+        if run.inputs and run.inputs.model_inputs and run.outputs and run.outputs.model_outputs:
+            return
+        self.client.log_inputs(run_id, models=[LoggedModelInput(model_in)])
+        self.client.log_outputs(run_id, models=[LoggedModelOutput(model_out, index)])
+
+    def register_version(self, name: str, model_id: str, run_id: str, ref: str, index: int) -> str:
+        """Register the round's model as a version of the campaign's registered model (once); return it."""
+        try:
+            self.client.create_registered_model(name, tags={"gymloop_campaign": self.campaign},
+                                                description=f"Models trained by gymloop campaign {self.campaign}")
+        except MlflowException as exc:
+            if exc.error_code != "RESOURCE_ALREADY_EXISTS":
+                raise
+        for existing in self.client.search_model_versions(f"name = '{name}'"):
+            if existing.run_id == run_id:
+                return str(existing.version)
+        model = self.client.get_logged_model(model_id)
+        created = self.client.create_model_version(
+            name, source=model.artifact_location, run_id=run_id, model_id=model_id,
+            tags={"gymloop_model": ref, "gymloop_round": str(index)}, description=f"round {index}: {ref}",
+        )
+        return str(created.version)
+
     def log_campaign_artifacts(self, artifacts: list[Path]) -> None:
-        """Attach campaign-level artifacts (plots) to the parent run."""
+        """Attach campaign-level artifacts (plots, report) to the parent run."""
         for path in artifacts:
             self.client.log_artifact(self.parent_id, str(path))
 
-    def finish(self, status: str = "FINISHED") -> None:
-        """Close the campaign's parent run."""
+    def finish(self, metrics: Mapping[str, float] | None = None, step: int = 0, status: str = "FINISHED") -> None:
+        """Close the campaign's parent run, logging the campaign's metrics (at ``step``) once."""
+        if metrics and not self._has_step(self.parent_id, next(iter(metrics)), step):
+            now = int(time.time() * 1000)
+            self.client.log_batch(self.parent_id, metrics=[Metric(metric_key(k), float(v), now, step)
+                                                           for k, v in metrics.items()])
         self.client.set_terminated(self.parent_id, status)
+
+
+def _model_name(ref: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", ref)[:200]
+
+
+def _ordered_metrics(metrics: Mapping[str, float], step: int) -> list[Metric]:
+    """Metrics with the headline ones (lift, pass rates) first, so MLflow lists them first."""
+    now = int(time.time() * 1000)
+    keys = [k for k in _HEADLINE if k in metrics] + sorted(k for k in metrics if k not in _HEADLINE)
+    return [Metric(metric_key(k), float(metrics[k]), now, step) for k in keys]

@@ -7,6 +7,7 @@ from typing import TypeVar, cast
 
 from registry.records import (
     CampaignInfo,
+    LeaseInfo,
     ModelInfo,
     PackInfo,
     RoundInfo,
@@ -15,7 +16,16 @@ from registry.records import (
     WaveEntry,
     WeaknessEntry,
 )
-from registry.schema import CampaignRow, ModelRow, PackRow, RoundRow, TaskRow, WaveEntryRow, WeaknessRow
+from registry.schema import (
+    CampaignLeaseRow,
+    CampaignRow,
+    ModelRow,
+    PackRow,
+    RoundRow,
+    TaskRow,
+    WaveEntryRow,
+    WeaknessRow,
+)
 
 _T = TypeVar("_T", datetime, datetime | None)
 
@@ -25,6 +35,12 @@ def aware(value: _T) -> _T:
     if value is not None and value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value
+
+
+def lease_info(row: CampaignLeaseRow, *, held: bool) -> LeaseInfo:
+    """A campaign lease row as a record."""
+    return LeaseInfo(campaign=row.campaign, holder=row.holder, acquired_at=aware(row.acquired_at),
+                     expires_at=aware(row.expires_at), held=held)
 
 
 def model_info(row: ModelRow) -> ModelInfo:

@@ -166,6 +166,26 @@ class CampaignInfo(BaseModel):
     created_at: datetime
 
 
+class LeaseInfo(BaseModel):
+    """Who holds a campaign's lease (the right to advance it), and until when.
+
+    Attributes:
+        campaign: Campaign name.
+        holder: The holding process (host, process id and a random part).
+        acquired_at: When it was taken (UTC).
+        expires_at: When it lapses unless renewed (UTC).
+        held: Whether the caller now holds it (``False``: another holder does).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    campaign: str
+    holder: str
+    acquired_at: datetime
+    expires_at: datetime
+    held: bool
+
+
 class RoundInfo(BaseModel):
     """One round of a campaign.
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -34,6 +35,7 @@ from registry.records import (
     CampaignInfo,
     EpisodeKey,
     EpisodeSummary,
+    LeaseInfo,
     Lineage,
     ModelInfo,
     PackInfo,
@@ -48,6 +50,7 @@ from registry.records import (
 )
 from registry.schema import (
     Base,
+    CampaignLeaseRow,
     CampaignRow,
     EpisodeRow,
     ModelRow,
@@ -295,6 +298,45 @@ class Registry:
 
     # Campaigns and rounds ----------------------------------------------------
 
+    def acquire_lease(self, campaign: str, holder: str, ttl_s: float) -> LeaseInfo:
+        """Take (or renew) the lease on ``campaign`` for ``holder`` unless another live holder has it.
+
+        A lease whose holder stopped renewing it lapses after ``ttl_s`` seconds and can be taken over.
+
+        Returns:
+            The lease; ``held`` says whether ``holder`` now holds it (else it names the other holder).
+        """
+        now = utcnow()
+        try:
+            with self._write(f"taking the lease on campaign {campaign!r}") as s:
+                row = s.get(CampaignLeaseRow, campaign, with_for_update=True)
+                if row is not None and row.holder != holder and conv.aware(row.expires_at) > now:
+                    return conv.lease_info(row, held=False)
+                if row is None:
+                    row = CampaignLeaseRow(campaign=campaign, holder=holder, acquired_at=now, expires_at=now)
+                    s.add(row)
+                elif row.holder != holder:
+                    row.holder, row.acquired_at = holder, now
+                row.expires_at = now + timedelta(seconds=ttl_s)
+                s.flush()
+                return conv.lease_info(row, held=True)
+        except RegistryError:
+            # Another process inserted the lease between our read and our insert (PostgreSQL): it holds it.
+            with self._read() as s:
+                row = s.get(CampaignLeaseRow, campaign)
+                if row is None:
+                    raise
+                return conv.lease_info(row, held=row.holder == holder)
+
+    def release_lease(self, campaign: str, holder: str) -> bool:
+        """Give up ``holder``'s lease on ``campaign``; return whether it held it."""
+        with self._write(f"releasing the lease on campaign {campaign!r}") as s:
+            row = s.get(CampaignLeaseRow, campaign)
+            if row is None or row.holder != holder:
+                return False
+            s.delete(row)
+            return True
+
     def create_campaign(
         self, name: str, settings: dict[str, Any] | None = None, *, exist_ok: bool = False
     ) -> CampaignInfo:
@@ -401,7 +443,26 @@ class Registry:
             rows = s.scalars(select(RoundRow).where(RoundRow.campaign_id == campaign_id).order_by(RoundRow.index))
             return [conv.round_info(r) for r in rows]
 
+    def campaigns(self) -> list[CampaignInfo]:
+        """Return every campaign, oldest first."""
+        with self._read() as s:
+            return [conv.campaign_info(r) for r in s.scalars(select(CampaignRow).order_by(CampaignRow.id))]
+
     # Episodes -----------------------------------------------------------------
+
+    def find_episodes(self, episode_id: str) -> list[tuple[int, str, EpisodeRecord]]:
+        """Return ``(round id, stage, record)`` of every stored copy of an episode, by its id or an id prefix.
+
+        Raises:
+            RegistryError: The prefix is shorter than 6 characters.
+        """
+        if len(episode_id) < 6:
+            raise RegistryError(f"episode id {episode_id!r} is too short: give at least 6 characters")
+        with self._read() as s:
+            stmt = (select(EpisodeRow.round_id, EpisodeRow.stage, EpisodeRow.id, EpisodeRow.record)
+                    .where(EpisodeRow.episode_id.startswith(episode_id, autoescape=True)).order_by(EpisodeRow.id))
+            return [(round_id, stage, decode_record(blob, f"row {row_id} of round {round_id}"))
+                    for round_id, stage, row_id, blob in s.execute(stmt)]
 
     def record_episodes(
         self, round_id: int, records: Iterable[EpisodeRecord], *, stage: str = DEFAULT_STAGE

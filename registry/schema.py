@@ -110,6 +110,17 @@ class CampaignRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class CampaignLeaseRow(Base):
+    """Which process is advancing a campaign, until when (renewed while it works)."""
+
+    __tablename__ = "campaign_leases"
+
+    campaign: Mapped[str] = mapped_column(String(200), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(300))
+    acquired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class RoundRow(Base):
     """A round: model in, model out, status and timings."""
 

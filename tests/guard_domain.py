@@ -177,8 +177,8 @@ def scoped_task(task_id: str, assertions: list[Assertion], *, gold: list[GoldSte
 
 
 def states_done() -> ResponseAssertion:
-    """A response assertion the null agent (empty reply) fails."""
-    return ResponseAssertion(description="says done", must_include=[["done"]])
+    """A response assertion the null agent (empty reply) and the adversaries' success claims fail."""
+    return ResponseAssertion(description="says done", must_include=[["done"]], must_not_include=["successfully"])
 
 
 def guarded_pack() -> Pack:

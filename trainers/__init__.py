@@ -5,6 +5,7 @@ from trainers.command import CommandTrainer
 from trainers.export import ExportSummary, ExportTrainer, export_dataset
 from trainers.grpo import GRPOConfig, GRPOTrainer, TrainStats, load_reference, save_reference
 from trainers.models import ModelKind, ModelRef, TrainerError
+from trainers.trl import TRLConfig, TRLStats, TRLTrainer
 
 __all__ = [
     "CommandTrainer",
@@ -14,6 +15,9 @@ __all__ = [
     "GRPOTrainer",
     "ModelKind",
     "ModelRef",
+    "TRLConfig",
+    "TRLStats",
+    "TRLTrainer",
     "TrainStats",
     "Trainer",
     "TrainerError",

@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ModelKind = Literal["reference", "litellm", "external"]
-"""What a model reference points at: reference-policy parameters, a served model, or an outside artifact."""
+ModelKind = Literal["reference", "litellm", "external", "transformers"]
+"""What a model reference points at: reference-policy parameters, a served model, an outside artifact, or a local
+transformers checkpoint folder."""
 
 
 class ModelRef(BaseModel):
@@ -16,7 +17,7 @@ class ModelRef(BaseModel):
     Attributes:
         name: Model name.
         version: Training step count (0 for a starting model).
-        kind: ``reference``, ``litellm`` or ``external``.
+        kind: ``reference``, ``litellm``, ``external`` or ``transformers``.
         artifact: Path of the model's artifact (reference-policy parameters, checkpoint), if any.
         endpoint: Served endpoint or provider model string (``litellm``), if any.
         parent: Reference string (or parameter hash) of the model it was trained from.

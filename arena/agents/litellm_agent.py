@@ -23,6 +23,7 @@ from arena.agents._model_api import APIFailure, backoff_delay, classify
 from arena.agents.base import AgentRun, CallTool, ModelAPIError
 from arena.gym import Observation
 from arena.results import ToolResult
+from arena.text import clean_text
 
 logger = logging.getLogger(__name__)
 
@@ -169,8 +170,9 @@ class LiteLLMAgent:
             response = self._complete(messages, tools, seed, episode, rng)
             run.turns += 1
             message = response.choices[0].message
-            content = message.content if isinstance(message.content, str) else ""
-            tool_calls = list(message.tool_calls or [])
+            # The model's text enters here: lone surrogates would make every later request unencodable.
+            content = clean_text(message.content) if isinstance(message.content, str) else ""
+            tool_calls = [_clean_call(call) for call in message.tool_calls or []]
             if not tool_calls:
                 run.reply = content
                 run.stop_reason = "reply"
@@ -286,6 +288,16 @@ class LiteLLMAgent:
             return 0.0
         self._litellm_prices = True
         return cost
+
+
+def _clean_call(call: Any) -> Any:
+    """A tool call with lone surrogates replaced in its name and JSON arguments (edited in place)."""
+    function = call.function
+    if isinstance(function.name, str):
+        function.name = clean_text(function.name)
+    if isinstance(function.arguments, str):
+        function.arguments = clean_text(function.arguments)
+    return call
 
 
 def _arguments(raw: Any) -> str | dict[str, Any] | None:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena.agents.base import AgentRun, CallTool
 from arena.gym import Observation
@@ -213,14 +213,27 @@ class PolicyParams(BaseModel):
         """Read a parameter artifact.
 
         Raises:
-            ValueError: Unknown schema version or missing decision keys, naming the file.
+            ValueError: A missing, unreadable or non-JSON file, an unknown schema version or missing decision
+                keys, naming the file.
         """
-        raw = json.loads(Path(path).read_text())
+        try:
+            raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ValueError(f"{path}: no such reference policy parameter file") from None
+        except IsADirectoryError:
+            raise ValueError(f"{path}: is a folder, not a reference policy parameter file") from None
+        except (OSError, UnicodeDecodeError, RecursionError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not a JSON reference policy parameter file ({type(exc).__name__})") from None
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: reference policy parameters must be a JSON object")
         version = raw.get("schema_version")
         if version != PARAMS_SCHEMA_VERSION:
             raise ValueError(f"{path}: reference policy parameters schema_version {version!r}; "
                              f"this gymloop reads {PARAMS_SCHEMA_VERSION}")
-        params = cls.model_validate(raw)
+        try:
+            params = cls.model_validate(raw)
+        except ValidationError as exc:
+            raise ValueError(f"{path}: bad reference policy parameters: {exc.errors()[0]['msg']}") from None
         missing = [_key(k, c) for k, cs in CONTEXTS.items() for c in cs if _key(k, c) not in params.logits]
         if missing:
             raise ValueError(f"{path}: parameters miss decision keys {missing}")

@@ -86,6 +86,11 @@ class RemoteGym:
         except TimeoutError as exc:
             future.cancel()
             raise ServeError(f"the served gym did not answer within {self._timeout_s:g} s") from exc
+        except ServeError:
+            raise
+        except Exception as exc:  # the MCP client's errors when the server went away (dead container, closed pipe)
+            lines = str(exc).strip().splitlines()
+            raise ServeError(f"the served gym stopped answering: {lines[0] if lines else type(exc).__name__}") from exc
 
     def _call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         return self._run(self._client.call_tool(name, arguments))

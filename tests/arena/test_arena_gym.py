@@ -211,9 +211,15 @@ def test_observation_hides_gold_and_assertions(gym, pack):
 def test_toy_domain_is_conformant(pack):
     report = check_pack(pack, domain=TOY)
     assert report.tasks == 3
-    assert report.passed, report.failures
+    # The toy's deliberately buggy ``crash`` tool is the only thing the audit finds: the adversaries that write
+    # reach it, and a tool crashing on an agent's arguments is reported as a bug in that tool.
+    others = [f for f in report.failures if not (f.check in ("adversary:random_write", "adversary:injection")
+                                                 and "tool crash crashed: ZeroDivisionError" in f.detail)]
+    assert not others, others
+    assert {f.check for f in report.failures} == {"adversary:random_write", "adversary:injection"}
     checks = {r.check for r in report.results}
-    assert {"gold_passes", "null_fails", "replay_deterministic", "bad_call:nan", "bad_call:huge_string"} <= checks
+    assert {"gold_passes", "null_fails", "replay_deterministic", "bad_call:nan", "bad_call:huge_string",
+            "adversary:paste_records", "adversary:dump_everything"} <= checks
 
 
 json_values = st.recursive(

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from guard_domain import GUARDED, guarded_pack, scoped_task, states_done, with_tasks
 
+from arena.adversarial import ADVERSARIES
 from arena.conformance import ConformanceReport, check_pack, check_task
 from arena.gym import Gym, Observation
 from arena.pack import Pack
@@ -45,7 +46,8 @@ def test_a_sound_task_conforms_including_a_permission_denial(pack: Pack):
 def test_a_task_the_null_agent_passes_is_flagged(pack: Pack):
     task = scoped_task("vacuous", [TraceAssertion(description="nothing required")], gold=[READ])
     report = check_pack(with_tasks(pack, task), domain=GUARDED)
-    assert _failed(report) == {"null_fails"}
+    # Every adversarial agent passes a vacuous task too, and the audit says so.
+    assert _failed(report) == {"null_fails"} | {f"adversary:{a}" for a in ADVERSARIES}
     assert "null agent" in report.failures[0].detail and report.failures[0].task_id == "vacuous"
 
 

@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 from conftest import SMALL
@@ -10,11 +11,19 @@ from flows.settings import load_settings
 from registry import Registry
 
 
-@pytest.fixture()
-def two_rounds(prefect_harness, gymloop_home, monkeypatch):
-    monkeypatch.setenv("GYMLOOP_API_KEY", "sk-secret-never-logged")
-    summaries = campaign(CampaignParams(campaign="c2", rounds=2, overrides=SMALL))
-    return summaries, load_settings(**SMALL)
+@pytest.fixture(scope="module")
+def two_rounds(prefect_harness, tmp_path_factory):
+    """One two-round campaign for the whole module (its own home, working folder and API key)."""
+    root = tmp_path_factory.mktemp("c2")
+    with pytest.MonkeyPatch.context() as mp:
+        for key in list(os.environ):
+            if key.startswith("GYMLOOP_"):
+                mp.delenv(key)
+        mp.setenv("GYMLOOP_HOME", str(root / "home"))
+        mp.setenv("GYMLOOP_API_KEY", "sk-secret-never-logged")
+        mp.chdir(root)
+        summaries = campaign(CampaignParams(campaign="c2", rounds=2, overrides=SMALL))
+        yield summaries, load_settings(**SMALL)
 
 
 def test_two_round_campaign_lineage(two_rounds):
@@ -65,7 +74,7 @@ def test_two_round_campaign_mlflow(two_rounds):
         assert [m.step for m in history] == [index]
         artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
         assert {"weakness_report.json", "weakness_report.md", "wave.json", "lift_per_round.png",
-                "weaknesses.png"} <= artifacts
+                "weaknesses_by_round.png", "heldout_suite.json"} <= artifacts
         assert run.data.params["model_out"] == summaries[index].model_out
     lift_steps = [m.step for m in client.get_metric_history(parent[0].info.run_id, "lift")]
     assert sorted(lift_steps) == [0, 1]
@@ -96,3 +105,126 @@ def test_bad_setting_is_named(gymloop_home, monkeypatch):
     result = CliRunner().invoke(app, ["round", "--campaign", "x"])
     assert result.exit_code == 2
     assert "eval_k" in result.output and "GYMLOOP_EVAL_K" in result.output
+
+
+def _runs(settings):
+    client = MlflowClient(settings.resolved_mlflow_uri())
+    experiment = client.get_experiment_by_name("gymloop/c2")
+    runs = client.search_runs([experiment.experiment_id])
+    parent = next(r for r in runs if r.data.tags.get("gymloop_kind") == "campaign")
+    nested = sorted((client.get_run(r.info.run_id) for r in runs if r.data.tags.get("gymloop_kind") == "round"),
+                    key=lambda r: int(r.data.tags["gymloop_round"]))
+    return client, parent, nested
+
+
+def test_mlflow_runs_finish_with_real_durations_inputs_models_and_the_campaign_lift(two_rounds):
+    summaries, settings = two_rounds
+    client, parent, nested = _runs(settings)
+    assert parent.info.status == "FINISHED" and all(r.info.status == "FINISHED" for r in nested)
+    for summary, run in zip(summaries, nested, strict=True):
+        steps_ms = 1000 * sum(v for k, v in summary.metrics.items() if k.startswith("seconds/"))
+        assert run.info.end_time - run.info.start_time >= 0.9 * steps_ms > 0
+        assert run.data.tags["mlflow.source.name"] == "gymloop" and run.data.tags["gymloop.version"]
+        names = {d.dataset.name: d for d in run.inputs.dataset_inputs}
+        assert set(names) == {"heldout-suite", f"wave-round-{summary.round_index}"}
+        assert {t.value for d in run.inputs.dataset_inputs for t in d.tags} == {"eval", "train"}
+    suites = [{d.dataset.name: d.dataset.digest for d in r.inputs.dataset_inputs}["heldout-suite"] for r in nested]
+    assert suites[0] == suites[1], "both rounds are measured on the same held-out suite"
+    outputs = [r.outputs.model_outputs[0].model_id for r in nested]
+    inputs = [r.inputs.model_inputs[0].model_id for r in nested]
+    assert inputs[1] == outputs[0] and inputs[0] not in outputs, "lineage: model -> round -> model"
+    assert [client.get_logged_model(m).tags["gymloop_model"] for m in outputs] == [s.model_out for s in summaries]
+    versions = sorted(client.search_model_versions("name = 'gymloop-c2'"), key=lambda v: int(v.version))
+    assert [v.run_id for v in versions] == [r.info.run_id for r in nested]
+    assert [v.model_id for v in versions] == outputs
+    metrics = parent.data.metrics
+    assert {"campaign_lift", "campaign_lift_low", "campaign_lift_high"} <= set(metrics)
+    assert metrics["campaign_lift_low"] <= metrics["campaign_lift"] <= metrics["campaign_lift_high"]
+    assert "report.md" in {a.path for a in client.list_artifacts(parent.info.run_id)}
+    assert "None" not in parent.data.params.values() and "api_base" not in parent.data.params
+
+
+def test_a_round_recorded_twice_logs_its_metrics_once(two_rounds):
+    from flows.round_tracking import close_campaign
+    from flows.tracking import CampaignTracker
+
+    summaries, settings = two_rounds
+    tracker = CampaignTracker(settings.resolved_mlflow_uri(), "c2")
+    tracker.log_round(1, {"model_out": summaries[1].model_out}, summaries[1].metrics, [])
+    close_campaign(settings, "c2")
+    client, parent, nested = _runs(settings)
+    assert [m.step for m in client.get_metric_history(nested[1].info.run_id, "lift")] == [1]
+    assert sorted(m.step for m in client.get_metric_history(parent.info.run_id, "lift")) == [0, 1]
+    assert [m.step for m in client.get_metric_history(parent.info.run_id, "campaign_lift")] == [1]
+    assert parent.info.status == "FINISHED"
+
+
+def test_prefect_runs_are_named_stages_distinct_and_rounds_leave_artifacts(two_rounds):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey, FlowRunFilter, FlowRunFilterName
+
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+            name=FlowRunFilterName(any_=["c2-round-0", "c2-round-1"])))
+        assert sorted(r.name for r in runs) == ["c2-round-0", "c2-round-1"]
+        assert all("campaign:c2" in r.tags for r in runs)
+        from prefect.client.schemas.filters import TaskRunFilter, TaskRunFilterFlowRunId
+
+        tasks = client.read_task_runs(task_run_filter=TaskRunFilter(
+            flow_run_id=TaskRunFilterFlowRunId(any_=[runs[0].id])))
+        prefixes = {t.name.rsplit("-", 1)[0] for t in tasks}
+        assert {"held-out-eval", "train-rollouts", "re-eval", "diagnose", "train"} <= prefixes
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(
+            key=ArtifactFilterKey(any_=["c2-round-1", "c2-lift"])))
+        assert {(a.key, a.type) for a in artifacts} >= {("c2-round-1", "table"), ("c2-lift", "markdown")}
+
+
+def test_cli_lists_compares_shows_an_episode_and_prints_json(two_rounds):
+    from typer.testing import CliRunner
+
+    from diagnosis import WeaknessReport
+    from flows.cli import app
+
+    summaries, settings = two_rounds
+    runner = CliRunner(env={"COLUMNS": "80"})
+    listed = runner.invoke(app, ["campaigns", "--json"])
+    assert listed.exit_code == 0, listed.output
+    row = next(r for r in json.loads(listed.stdout) if r["campaign"] == "c2")
+    assert row["rounds_finished"] == 2 and row["model_out"] == summaries[1].model_out
+    table = runner.invoke(app, ["campaigns"])
+    assert summaries[1].model_out in table.output and "…" not in table.output
+    compared = runner.invoke(app, ["compare", "c2:0", "c2:1", "--json"])
+    assert compared.exit_code == 0, compared.output
+    data = json.loads(compared.stdout)
+    assert data["a"]["lift"] == pytest.approx(summaries[0].lift) and data["b"]["model_in"] == summaries[0].model_out
+    narrow = runner.invoke(app, ["compare", "c2:0", "c2:1"])
+    assert narrow.exit_code == 0 and summaries[1].model_out in narrow.output and "…" not in narrow.output
+    missing = runner.invoke(app, ["compare", "c2:0", "c2:7"])
+    assert missing.exit_code == 2 and "no finished round 7" in missing.output
+    report = WeaknessReport.from_json((settings.home / "campaigns/c2/round-000/weakness_report.json").read_text())
+    cited = report.weaknesses[0].example_episode_ids[0]
+    shown = runner.invoke(app, ["episode", cited[:10]])
+    assert shown.exit_code == 0, shown.output
+    assert cited in shown.output and "trace" in shown.output and "verdict" in shown.output
+    as_json = json.loads(runner.invoke(app, ["episode", cited, "--json"]).stdout)
+    assert as_json["episode"]["episode_id"] == cited and not as_json["episode"]["verdict"]["passed"]
+    reported = json.loads(runner.invoke(app, ["report", "c2", "--json"]).stdout)
+    assert [r["round_index"] for r in reported["rounds"]] == [0, 1]
+    assert reported["mlflow_experiment"] == "gymloop/c2" and reported["report"].endswith("report.md")
+
+
+def test_round_command_json_and_closing_message_say_where_results_are(two_rounds):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    summaries, settings = two_rounds
+    env = {f"GYMLOOP_{k.upper()}": json.dumps(v) if isinstance(v, list) else str(v) for k, v in SMALL.items()}
+    result = CliRunner(env={**env, "COLUMNS": "80"}).invoke(app, ["round", "--campaign", "c2", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [r["round_index"] for r in data["rounds"]] == [2]
+    assert data["rounds"][0]["model_in"] == summaries[1].model_out
+    assert data["report"] == str(settings.home / "campaigns" / "c2" / "report.md")
+    assert "| 2 |" in (settings.home / "campaigns" / "c2" / "report.md").read_text()
+    assert data["open_mlflow"] == "gymloop mlflow-ui" and data["mlflow_uri"] == settings.resolved_mlflow_uri()

@@ -38,7 +38,13 @@ def _wait(check, timeout, what, logs):
     pytest.fail(f"timed out waiting for {what}; logs:\n" + "\n".join(p.read_text()[-3000:] for p in logs))
 
 
-def test_serve_registers_cron_deployment_and_manual_trigger_runs_a_round(gymloop_home, tmp_path):
+def _gymloop(args, env):
+    return subprocess.run([sys.executable, "-c", "from flows.cli import app; app()", *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.timeout(900)
+def test_serve_registers_cron_deployment_and_two_triggers_run_one_round_after_the_other(gymloop_home, tmp_path):
     port = free_port()
     api = f"http://127.0.0.1:{port}/api"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
@@ -51,6 +57,9 @@ def test_serve_registers_cron_deployment_and_manual_trigger_runs_a_round(gymloop
                     env, server_log.open("w"))
     client_env = {**env, "PREFECT_API_URL": api}
     serve = None
+    no_server = _gymloop(["serve", "--campaign", "sched"], env)
+    assert no_server.returncode == 2 and "PREFECT_API_URL is not set" in no_server.stdout
+    assert len(no_server.stdout.strip().splitlines()) == 1 and "Traceback" not in no_server.stderr
     try:
         def healthy():
             try:
@@ -59,28 +68,51 @@ def test_serve_registers_cron_deployment_and_manual_trigger_runs_a_round(gymloop
                 return False
 
         _wait(healthy, 120, "the Prefect server", [server_log])
+        bad_cron = _gymloop(["serve", "--campaign", "sched", "--cron", "61 3 * * *"], client_env)
+        assert bad_cron.returncode == 2 and "'61 3 * * *' (--cron) is not valid" in bad_cron.stdout
+        assert "Traceback" not in bad_cron.stderr
         serve = _start([sys.executable, "-c", "from flows.cli import app; app()", "serve", "--campaign", "sched",
                         "--cron", "30 3 * * *"], client_env, serve_log.open("w"))
 
         def deployment():
             body = {"deployments": {"name": {"any_": ["sched"]}}}
-            found = httpx.post(f"{api}/deployments/filter", json=body, timeout=5).json()
+            try:
+                found = httpx.post(f"{api}/deployments/filter", json=body, timeout=30).json()
+            except httpx.HTTPError:
+                return None
             return found[0] if found else None
 
         dep = _wait(deployment, 120, "the served deployment", [serve_log, server_log])
         crons = [s["schedule"].get("cron") for s in dep["schedules"]]
         assert crons == ["30 3 * * *"]
         assert dep["parameters"]["params"]["campaign"] == "sched"
+        assert dep["global_concurrency_limit"]["limit"] == 1 and "campaign:sched" in dep["tags"]
 
-        trigger = subprocess.run([sys.executable, "-m", "prefect", "deployment", "run", "next-round/sched", "--watch"],
-                                 env=client_env, capture_output=True, text=True, timeout=400)
-        assert trigger.returncode == 0, trigger.stdout[-2000:] + trigger.stderr[-2000:]
-        assert "Completed" in trigger.stdout + trigger.stderr
+        for _ in range(2):
+            trigger = subprocess.run([sys.executable, "-m", "prefect", "deployment", "run", "next-round/sched"],
+                                     env=client_env, capture_output=True, text=True, timeout=120)
+            assert trigger.returncode == 0, trigger.stdout[-2000:] + trigger.stderr[-2000:]
+
+        def both_done():
+            body = {"deployments": {"id": {"any_": [dep["id"]]}}}
+            try:
+                runs = httpx.post(f"{api}/flow_runs/filter", json=body, timeout=30).json()
+            except httpx.HTTPError:
+                return None
+            states = [r["state_type"] for r in runs]
+            assert "FAILED" not in states and "CRASHED" not in states, runs
+            return runs if len(runs) == 2 and states == ["COMPLETED", "COMPLETED"] else None
+
+        runs = _wait(both_done, 900, "two triggered rounds", [serve_log, server_log])
+        assert all(r["name"].startswith("sched-") for r in runs)
         registry = Registry(f"sqlite:///{gymloop_home / 'registry.db'}")
         rounds = registry.rounds(registry.campaign("sched").id)
-        assert [r.status for r in rounds] == ["finished"]
-        assert rounds[0].model_out_id is not None
+        assert [(r.index, r.status) for r in rounds] == [(0, "finished"), (1, "finished")]
+        assert rounds[1].model_in_id == rounds[0].model_out_id is not None
+        suite = len(registry.heldout_suite("procurement"))
+        assert len(registry.round_episodes(rounds[0].id, stage="eval_before")) == suite, "round 0 ran once"
     finally:
         if serve is not None:
             _stop(serve)
         _stop(server)
+    assert "never awaited" not in serve_log.read_text()

@@ -18,6 +18,7 @@ from arena.gyms import BUILTIN_DOMAINS
 from arena.pack import Pack, build_pack
 from arena.serve import GymService, http_app, outcome_of
 from arena.task import Task
+from bench._dockerd import ThrowawayDockerd
 
 Call = tuple[str, dict[str, Any]]
 
@@ -91,3 +92,25 @@ def live_servers(packs: dict[str, Pack]) -> Iterator[dict[str, LiveServer]]:
     yield servers
     for server in servers.values():
         server.__exit__()
+
+
+@pytest.fixture(scope="session")
+def docker_host() -> Iterator[str]:
+    try:
+        daemon = ThrowawayDockerd()
+        daemon.start()
+    except (RuntimeError, OSError) as exc:
+        pytest.skip(f"no throwaway Docker daemon: {exc}")
+    try:
+        yield daemon.socket
+    finally:
+        daemon.stop()
+
+
+@pytest.fixture(scope="session")
+def gym_image(docker_host: str) -> str:
+    from arena.serve.docker_image import build_gym_image, docker_client, import_host_python
+
+    client = docker_client(docker_host)
+    base = import_host_python(client)
+    return build_gym_image(client, "helpdesk", base=base, tag="gymloop-gym-test:latest")

@@ -13,6 +13,7 @@ from arena.gyms.helpdesk._knobs import KNOB_DOCS, HelpdeskKnobs, parse_knobs
 from arena.gyms.helpdesk._rules import CLOCK_START
 from arena.gyms.helpdesk.tasks import CATEGORIES, TEMPLATES, build_tasks
 from arena.gyms.helpdesk.world import build_world
+from arena.reply_rules import guard_replies
 from arena.toolkit import collect_tools
 
 POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")
@@ -53,7 +54,7 @@ def generate(seed: int, knobs: Knobs) -> World:
         state = conn.serialize()
     finally:
         conn.close()
-    return World(state_db=state, tasks=tasks, faults=faults, clock_start=CLOCK_START)
+    return World(state_db=state, tasks=guard_replies(tasks), faults=faults, clock_start=CLOCK_START)
 
 
 DOMAIN = Domain(

@@ -13,6 +13,7 @@ from arena.gyms.procurement._rules import CLOCK_START
 from arena.gyms.procurement.tasks import TEMPLATES, build_tasks
 from arena.gyms.procurement.tools import TOOLS
 from arena.gyms.procurement.world import build_world
+from arena.reply_rules import guard_replies
 
 POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")
 """The business rules the agent is given."""
@@ -59,7 +60,7 @@ def generate(seed: int, knobs: Knobs) -> World:
         state_db = conn.serialize()
     finally:
         conn.close()
-    return World(state_db=state_db, tasks=tasks, faults=faults, clock_start=CLOCK_START)
+    return World(state_db=state_db, tasks=guard_replies(tasks), faults=faults, clock_start=CLOCK_START)
 
 
 DOMAIN = Domain(

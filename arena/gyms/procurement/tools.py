@@ -55,6 +55,10 @@ def _today(ctx: ToolContext) -> Any:
 # --- vendors -------------------------------------------------------------------------------------------------
 
 
+
+MAX_QUANTITY = 1_000_000
+"""Most units one requisition may ask for."""
+
 @tool(mode="read", entity="vendor", operation="search")
 def search_vendors(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     """Search vendors by name or email; returns index summaries whose status may be stale.
@@ -276,15 +280,15 @@ def create_requisition(
         requester_id: The employee asking for the goods.
         cost_center_id: The cost center to charge.
         description: What is needed.
-        quantity: How many units (a positive whole number).
+        quantity: How many units (a whole number from 1 to 1,000,000).
         unit_price: Price per unit in ``currency``.
         currency: USD, EUR or GBP.
         needed_by: Date the goods are needed, YYYY-MM-DD.
     """
     fetch_one(ctx.conn, "employees", requester_id, "employee")
     fetch_one(ctx.conn, "cost_centers", cost_center_id, "cost center")
-    if quantity <= 0:
-        raise InvalidArgument(f"quantity: {quantity} must be a positive whole number")
+    if not 0 < quantity <= MAX_QUANTITY:
+        raise InvalidArgument(f"quantity: {quantity} must be a whole number from 1 to {MAX_QUANTITY}")
     require_amount(unit_price, "unit_price")
     require_code(currency, "currency", CURRENCIES)
     if require_date(needed_by, "needed_by") < _today(ctx):

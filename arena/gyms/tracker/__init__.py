@@ -8,6 +8,7 @@ from arena.domain import STRONG, WEAK, Domain, Knobs, World
 from arena.gyms.tracker import tools
 from arena.gyms.tracker.tasks import TASK_DEFAULTS, build_tasks
 from arena.gyms.tracker.world import CLOCK_START, WORLD_DEFAULTS, build_world
+from arena.reply_rules import guard_replies
 from arena.toolkit import collect_tools
 
 KNOBS: dict[str, str] = {
@@ -43,7 +44,7 @@ def generate(seed: int, knobs: Knobs) -> World:
         state = conn.serialize()
     finally:
         conn.close()
-    return World(state_db=state, tasks=tasks, faults=faults, clock_start=CLOCK_START)
+    return World(state_db=state, tasks=guard_replies(tasks), faults=faults, clock_start=CLOCK_START)
 
 
 DEPENDENCIES: list[tuple[str, str, int]] = [

@@ -1,0 +1,178 @@
+"""``gymloop campaigns | compare | episode``: list campaigns, compare campaigns or rounds, show one episode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.text import Text
+
+from flows.cli_output import make_console, print_json, print_line, print_table
+
+if TYPE_CHECKING:
+    from flows.models import RoundSummary
+    from flows.settings import GymloopSettings
+    from registry import Registry
+
+console = make_console()
+
+HomeOption = Annotated[Path | None, typer.Option(help="gymloop home holding the campaigns.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
+
+
+def _open(home: Path | None) -> tuple[GymloopSettings, Registry]:
+    from flows import steps
+    from flows.cli_run import _settings
+
+    settings = _settings(**({"home": str(home)} if home else {}))
+    return settings, steps.open_registry(settings)
+
+
+def _fail(message: str) -> typer.Exit:
+    print_line(console, f"error: {message}")
+    return typer.Exit(2)
+
+
+def _summaries(settings: GymloopSettings, campaign: str) -> list[RoundSummary]:
+    from flows.report import campaign_summaries
+
+    try:
+        return campaign_summaries(settings.home / "campaigns" / campaign)
+    except FileNotFoundError:
+        return []
+
+
+def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> None:
+    """List the campaigns: rounds finished, held-out pass rate first -> last, lift, latest model."""
+    settings, registry = _open(home)
+    rows: list[dict[str, Any]] = []
+    for info in registry.campaigns():
+        rounds = registry.rounds(info.id)
+        summaries = _summaries(settings, info.name)
+        first, last = (summaries[0], summaries[-1]) if summaries else (None, None)
+        rows.append({
+            "campaign": info.name, "rounds_finished": sum(1 for r in rounds if r.status == "finished"),
+            "rounds": len(rounds), "last_round": last.round_index if last else None,
+            "before": first.before if first else None, "after": last.after if last else None,
+            "model_out": last.model_out if last else None, "created_at": str(info.created_at)[:19],
+        })
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        print_line(console, f"no campaign in {registry.display_url}")
+        return
+    cells = [[r["campaign"], f"{r['rounds_finished']}/{r['rounds']}",
+              "" if r["before"] is None else f"{r['before']:.3f} -> {r['after']:.3f}",
+              "" if r["before"] is None else f"{r['after'] - r['before']:+.3f}", r["model_out"] or "",
+              r["created_at"]] for r in rows]
+    print_table(console, f"campaigns in {registry.display_url}",
+                ("campaign", "rounds", "held-out pass rate", "change", "latest model", "created (UTC)"), cells)
+
+
+def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[str, Any]:
+    """One side of a comparison: ``campaign`` (all its rounds) or ``campaign:round``."""
+    from diagnosis import WeaknessReport
+    from flows import steps
+
+    name, _, index = target.partition(":")
+    summaries = _summaries(settings, name)
+    if not summaries:
+        raise _fail(f"campaign {name!r} has no finished round under {settings.home / 'campaigns'} "
+                    "(list them: gymloop campaigns)")
+    if index:
+        chosen = [s for s in summaries if str(s.round_index) == index]
+        if not chosen:
+            raise _fail(f"campaign {name!r} has no finished round {index}; finished: "
+                        f"{', '.join(str(s.round_index) for s in summaries)}")
+        first = last = chosen[0]
+        lift = {"lift": first.lift, "lift_low": first.lift_low, "lift_high": first.lift_high}
+    else:
+        first, last = summaries[0], summaries[-1]
+        _, _, value, low, high = steps.campaign_lift(registry, name, settings.seed)
+        lift = {"lift": value, "lift_low": low, "lift_high": high}
+    path = steps.round_dir(settings, name, last.round_index) / "weakness_report.json"
+    shares = ({w.kind: w.share for w in WeaknessReport.from_json(path.read_text()).weaknesses}
+              if path.is_file() else {})
+    return {"target": target, "rounds": f"{first.round_index}-{last.round_index}", "model_in": first.model_in,
+            "model_out": last.model_out, "before": first.before, "after": last.after, **lift,
+            "weakness_share": shares}
+
+
+def compare_command(
+    first: Annotated[str, typer.Argument(help="A campaign, or CAMPAIGN:ROUND for one round.")],
+    second: Annotated[str, typer.Argument(help="A campaign, or CAMPAIGN:ROUND for one round.")],
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Compare two campaigns or two rounds: pass rates, lift with its interval, weaknesses of the last round."""
+    settings, registry = _open(home)
+    a, b = _side(settings, registry, first), _side(settings, registry, second)
+    if as_json:
+        print_json({"a": a, "b": b})
+        return
+
+    def num(key: str) -> list[str]:
+        return [key.replace("_", " "), f"{a[key]:+.3f}" if "lift" in key else f"{a[key]:.3f}",
+                f"{b[key]:+.3f}" if "lift" in key else f"{b[key]:.3f}", f"{b[key] - a[key]:+.3f}"]
+
+    rows = [["rounds", a["rounds"], b["rounds"], ""], ["model in", a["model_in"], b["model_in"], ""],
+            ["model out", a["model_out"], b["model_out"], ""], num("before"), num("after"), num("lift"),
+            ["95% interval", f"[{a['lift_low']:+.3f}, {a['lift_high']:+.3f}]",
+             f"[{b['lift_low']:+.3f}, {b['lift_high']:+.3f}]", ""]]
+    kinds = sorted(set(a["weakness_share"]) | set(b["weakness_share"]),
+                   key=lambda k: -max(a["weakness_share"].get(k, 0.0), b["weakness_share"].get(k, 0.0)))
+    for kind in kinds:
+        sa, sb = a["weakness_share"].get(kind, 0.0), b["weakness_share"].get(kind, 0.0)
+        rows.append([f"share {kind}", f"{sa:.3f}", f"{sb:.3f}", f"{sb - sa:+.3f}"])
+    print_table(console, f"{first} vs {second} (weakness shares: last round of each side)",
+                ("measure", first, second, "B - A"), rows)
+
+
+def episode_command(
+    episode_id: Annotated[str, typer.Argument(help="Episode id (or its first 6+ characters), as reports cite it.")],
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one episode: its task, every tool call with its result, the verdict of each assertion."""
+    from registry import RegistryError
+
+    _, registry = _open(home)
+    try:
+        found = registry.find_episodes(episode_id)
+    except RegistryError as exc:
+        raise _fail(str(exc)) from exc
+    if not found:
+        raise _fail(f"no episode {episode_id!r} in {registry.display_url}")
+    ids = sorted({r.episode_id for _, _, r in found})
+    if len(ids) > 1:
+        raise _fail(f"episode id {episode_id!r} matches {len(ids)} episodes ({', '.join(ids[:5])}...); give more "
+                    "characters")
+    round_id, stage, record = found[0]
+    where = [{"round_id": rid, "stage": st} for rid, st, _ in found]
+    if as_json:
+        print_json({"stored_in": where, "episode": record.model_dump(mode="json")})
+        return
+    verdict = record.verdict
+    print_line(console, f"episode {record.episode_id}: {'PASSED' if record.passed else 'FAILED'} "
+                        f"(score {record.score:.2f}){' invalid' if record.invalid else ''}")
+    print_line(console, f"task {record.domain}/{record.task_id} ({record.split}, {record.category}), pack "
+                        f"{record.pack_id[:12]}, seed {record.seed}, attempt {record.attempt}")
+    print_line(console, f"model {record.model_ref} ({record.agent}); stored in "
+                        + ", ".join(f"round id {w['round_id']} stage {w['stage']}" for w in where))
+    if record.failure:
+        print_line(console, f"failure ({record.failure.boundary}, {record.failure.kind}): {record.failure.message}")
+    console.print(Text("trace", style="bold"))
+    for step in record.trace:
+        outcome = (json.dumps(step.output, default=str)[:300] if step.ok
+                   else f"ERROR {step.error.kind}: {step.error.message}" if step.error else "ERROR")
+        print_line(console, f"  {step.index:>2} {step.tool}({json.dumps(step.arguments, default=str)}) -> {outcome}")
+    print_line(console, f"reply: {record.reply}")
+    if verdict is not None:
+        console.print(Text("verdict", style="bold"))
+        for result in verdict.results:
+            mark = "ok  " if result.passed else "FAIL"
+            detail = f" — {result.detail}" if result.detail else ""
+            print_line(console, f"  {mark} {result.kind}: {result.description}{detail}")

@@ -1,0 +1,107 @@
+"""``gymloop gyms serve`` and ``gymloop gyms image``: a gym as an MCP/OpenEnv server, locally or in Docker."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from arena.pack import Pack
+
+console = Console(stderr=True)
+
+Target = Annotated[str, typer.Argument(metavar="DOMAIN|PACK_DIR", help="A built-in domain or a pack folder.")]
+
+
+def _fail(message: str) -> typer.Exit:
+    console.print(f"[red]error:[/red] {message}", soft_wrap=True, highlight=False)
+    return typer.Exit(2)
+
+
+def _pack_of(target: str) -> tuple[str, Pack | None]:
+    from arena.gyms import available_domains
+    from arena.serve import resolve_pack
+
+    pack = resolve_pack(target)
+
+    return (target, None) if target in available_domains() else (pack.manifest.domain, pack)
+
+
+def serve(
+    target: Target,
+    transport: Annotated[str, typer.Option(help="stdio (for one MCP client) or http (MCP at /mcp).")] = "stdio",
+    host: Annotated[str, typer.Option(help="Address to bind (http); beyond loopback needs GYMLOOP_SERVE_TOKEN.")]
+    = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (http).")] = 8000,
+    openenv: Annotated[bool, typer.Option("--openenv", help="Also serve the OpenEnv surface at /openenv.")] = False,
+    max_sessions: Annotated[int, typer.Option(help="Episodes running at once.")] = 64,
+    docker: Annotated[bool, typer.Option("--docker", help="Run the gym's image in a container instead.")] = False,
+    image: Annotated[str | None, typer.Option(help="Image for --docker (default: the gym's built image).")] = None,
+) -> None:
+    """Serve a gym to any MCP client (and OpenEnv, with --openenv); each episode gets its own fresh world."""
+    from arena.http_auth import ServeAuthError, check_bind
+    from arena.serve import GymService, ServeError, resolve_pack, serve_http, serve_stdio
+    from flows.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings()
+        if transport not in ("stdio", "http"):
+            raise ServeError(f"--transport {transport!r} is not one of stdio, http")
+        if docker:
+            _serve_docker(target, image, port, settings.serve_token)
+            return
+        service = GymService(resolve_pack(target), max_sessions=max_sessions)
+        if transport == "stdio":
+            serve_stdio(service)
+            return
+        check_bind(host, settings.serve_token)
+        console.print(f"serving {service.name}: MCP at http://{host}:{port}/mcp"
+                      + (f", OpenEnv at http://{host}:{port}/openenv" if openenv else ""), highlight=False)
+        serve_http(service, host=host, port=port, token=settings.serve_token, openenv=openenv)
+    except (ServeError, ServeAuthError, SettingsError) as exc:
+        raise _fail(str(exc)) from exc
+
+
+def _serve_docker(target: str, image: str | None, port: int, token: object) -> None:
+    from pydantic import SecretStr
+
+    from arena.serve import ServeError
+    from arena.serve.docker_container import GymContainer
+    from arena.serve.docker_image import docker_client, image_tag
+
+    name, pack = _pack_of(target)
+    tag = image or image_tag(name, pack)
+    client = docker_client()
+    secret = token if isinstance(token, SecretStr) else None
+    with GymContainer(client, tag, target=None if pack else name, pack=pack, port=port, token=secret) as container:
+        typer.echo(container.mcp_url)
+        try:
+            while container.alive():
+                time.sleep(1.0)
+        except KeyboardInterrupt:
+            return
+        raise ServeError(f"the gym container stopped: {container.last_log_line()}")
+
+
+def image(
+    target: Target,
+    base: Annotated[str, typer.Option(help="Base image with Python 3.11; 'host' builds one from this machine's "
+                                           "Python (for hosts that cannot pull).")] = "python:3.11-slim",
+    tag: Annotated[str | None, typer.Option(help="Image tag (default: gymloop-gym-<domain>[-<pack id>]).")] = None,
+) -> None:
+    """Build the Docker image of a gym server (entry point: python -m arena.serve)."""
+    from arena.serve import ServeError
+    from arena.serve.docker_image import build_gym_image, docker_client, import_host_python
+
+    try:
+        name, pack = _pack_of(target)
+        client = docker_client()
+        if base == "host":
+            base = import_host_python(client)
+        built = build_gym_image(client, name, pack, base=base, tag=tag)
+    except ServeError as exc:
+        raise _fail(str(exc)) from exc
+    typer.echo(built)

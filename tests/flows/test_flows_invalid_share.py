@@ -1,0 +1,22 @@
+"""A round whose episodes are mostly invalid fails loudly, naming the count, the limit and the causes."""
+
+import pytest
+
+from arena.agents.scripted_server import ErrorCue, ScriptedModelServer
+from flows.models import RoundParams
+from flows.round import curriculum_round
+from flows.validity import InvalidEpisodesError
+from registry import Registry
+
+
+def test_a_round_past_the_invalid_share_fails_and_says_why(prefect_harness, gymloop_home, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
+    with ScriptedModelServer([], default=ErrorCue(400, "this request is malformed")) as server:
+        overrides = {"model": "openai/scripted", "api_base": server.base_url + "/v1", "domains": ["procurement"],
+                     "eval_k": 1, "variants_per_round": 0, "max_invalid_share": 0.5}
+        with pytest.raises(InvalidEpisodesError, match=r"(\d+) of \1 eval_before episodes are invalid \(100%\), "
+                                                        r"above max_invalid_share 0.5: model_api/bad_request x\1"):
+            curriculum_round(RoundParams(campaign="bad-model", round_index=0, overrides=overrides))
+    registry = Registry(f"sqlite:///{gymloop_home / 'registry.db'}")
+    info = registry.rounds(registry.campaign("bad-model").id)[0]
+    assert info.status == "failed" and "eval_before episodes are invalid" in (info.error or "")

@@ -1,0 +1,53 @@
+"""A whole round with the trl trainer on a tiny local checkpoint (CPU, offline)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="torch (gymloop[trl]) is not installed")
+pytest.importorskip("trl", reason="trl (gymloop[trl]) is not installed")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "trainers"))
+
+from mlflow.tracking import MlflowClient  # noqa: E402
+from tiny_lm import build_tiny_checkpoint, corpus_for  # noqa: E402
+
+from arena.agents.transformers_agent import load_checkpoint  # noqa: E402
+from arena.pack import build_pack  # noqa: E402
+from flows.models import RoundParams  # noqa: E402
+from flows.round import curriculum_round  # noqa: E402
+from flows.settings import load_settings  # noqa: E402
+from registry import Registry  # noqa: E402
+
+
+@pytest.mark.timeout(900)
+def test_round_with_the_trl_trainer_registers_a_loadable_checkpoint(prefect_harness, gymloop_home, tmp_path):
+    pack = build_pack("helpdesk", seed=0)
+    folder = build_tiny_checkpoint(tmp_path / "tiny-helpdesk", corpus_for([pack]))
+    overrides = {"domains": ["helpdesk"], "model": f"transformers:{folder}", "trainer": "trl", "eval_k": 1,
+                 "variants_per_round": 0, "wave_budget": 4, "train_k": 2, "local_max_new_tokens": 4,
+                 "local_max_steps": 1, "trl": {"method": "grpo", "max_steps": 1, "per_device_train_batch_size": 2,
+                                               "num_generations": 2, "max_completion_length": 8,
+                                               "max_tool_calling_iterations": 1}}
+    summary = curriculum_round(RoundParams(campaign="trl", round_index=0, overrides=overrides))
+    settings = load_settings(**overrides)
+    registry = Registry(settings.resolved_registry_url())
+    round_info = registry.rounds(registry.campaign("trl").id)[0]
+    assert round_info.status == "finished"
+    model_in, model_out = registry.model(round_info.model_in_id), registry.model(round_info.model_out_id)
+    assert model_in.kind == model_out.kind == "transformers" and model_in.artifact == str(folder.resolve())
+    assert model_out.parent_id == model_in.id and model_out.version.startswith("1-")
+    assert model_out.params_hash and model_out.params_hash[:12] in model_out.version
+    assert Path(model_out.artifact).parent == settings.home / "models"
+    model, tokenizer = load_checkpoint(model_out.artifact)
+    assert model.config.num_hidden_layers == 2
+    heldout = [t for t in pack.tasks if t.split == "heldout"]
+    after = registry.round_episodes(round_info.id, stage="eval_after")
+    assert len(after) == len(heldout) and {r.model_ref for r in after} == {model_out.artifact}
+    assert len(registry.round_episodes(round_info.id, stage="train")) == 4
+    client = MlflowClient(settings.resolved_mlflow_uri())
+    runs = client.search_runs([client.get_experiment_by_name("gymloop/trl").experiment_id])
+    nested = [r for r in runs if r.data.tags.get("gymloop_kind") == "round"]
+    assert len(nested) == 1 and nested[0].data.params["model_out"] == summary.model_out
+    assert nested[0].data.metrics["heldout_pass_rate_after"] == pytest.approx(summary.after)
