@@ -116,6 +116,18 @@ def tag_account(ctx: ToolContext, account_id: str, tags: list[str],
     return {"account_id": account_id}
 
 
+@tool(mode="write", entity="account", operation="create")
+def log_event(ctx: ToolContext, account_id: str, text: str) -> dict[str, Any]:
+    """Append an event to the account's log (a table without a primary key).
+
+    Args:
+        account_id: Account id.
+        text: Event text.
+    """
+    ctx.conn.execute("INSERT INTO events VALUES (?, ?)", (account_id, text))
+    return {"logged": True}
+
+
 ALL_PERMISSIONS = ["audit", "billing", "admin"]
 """Every permission some tool of the domain needs."""
 
@@ -123,6 +135,7 @@ ALL_PERMISSIONS = ["audit", "billing", "admin"]
 def _generate(seed: int, knobs: dict[str, Any]) -> World:
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE accounts (id TEXT PRIMARY KEY, owner TEXT, balance REAL, note TEXT)")
+    conn.execute("CREATE TABLE events (account_id TEXT, text TEXT)")
     conn.executemany("INSERT INTO accounts VALUES (?, ?, ?, '')",
                      [(f"ACC-{i}", f"Owner {i}", 100.0 * i) for i in range(1, 6)])
     conn.commit()

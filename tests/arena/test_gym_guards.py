@@ -21,6 +21,7 @@ CALLS = {
     "open_account": {"owner": "Bea"},
     "close_account": {"account_id": "ACC-1"},
     "tag_account": {"account_id": "ACC-1", "tags": ["a"], "labels": {"k": "v"}},
+    "log_event": {"account_id": "ACC-1", "text": "seen"},
 }
 """A valid call of every tool of the guarded domain."""
 
