@@ -304,6 +304,7 @@ class StaleStateDetector:
 
     @staticmethod
     def _stale_summary(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Evidence]:
+        """Replies stating a search summary's value the fetched record contradicts (unless a later write set it)."""
         seen: dict[str, tuple[TraceStep, dict[str, Any]]] = {}
         out: list[Evidence] = []
         for step in episode.trace:
@@ -316,10 +317,13 @@ class StaleStateDetector:
                 if hit is None:
                     continue
                 search_step, summary = hit
+                written = json.dumps([s.output for s in episode.trace[step.index + 1:] if s.ok and s.write],
+                                     default=str)
                 for field, old in summary.items():
                     new = step.output.get(field)
                     if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
-                            and mentions(episode.reply, old) and not mentions(episode.reply, new)):
+                            and mentions(episode.reply, old) and not mentions(episode.reply, new)
+                            and not mentions(written, old)):
                         out.append(Evidence(step=search_step.index, tool=search_step.tool, argument=field,
                                             note=f"reply states stale {field}={old!r}; the record says {new!r}"))
         return out
