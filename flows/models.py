@@ -6,9 +6,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
-from arena.redact import url_secrets
-from flows.settings import SECRET_SETTINGS, URL_SETTINGS
-
 CAMPAIGN_NAME = r"^[A-Za-z0-9_.-]+$"
 """Campaign names: letters, digits, ``_ . -`` (they name folders, so never ``.`` or ``..``)."""
 
@@ -30,6 +27,9 @@ def no_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
     Raises:
         ValueError: An override is a secret setting, or a URL setting holding a password or token.
     """
+    from arena.redact import url_secrets
+    from flows.settings import SECRET_SETTINGS, URL_SETTINGS
+
     for name, value in overrides.items():
         if name in SECRET_SETTINGS:
             raise ValueError(f"override {name!r} is a secret: set it in gymloop.toml or GYMLOOP_{name.upper()} "
