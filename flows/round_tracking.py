@@ -45,13 +45,11 @@ def open_round(settings: GymloopSettings, campaign: str, index: int) -> str:
 
 
 def _dataset(rows: list[dict[str, Any]], source: Path, name: str) -> Any:
-    """An MLflow dataset of ``rows`` (without MLflow's schema hint about integer columns: ours never miss values)."""
+    """An MLflow dataset of ``rows``."""
     import pandas as pd  # type: ignore[import-untyped]
     from mlflow.data.pandas_dataset import from_pandas
 
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Hint: Inferred schema contains integer", category=UserWarning)
-        return from_pandas(pd.DataFrame(rows), source=str(source), name=name)
+    return from_pandas(pd.DataFrame(rows), source=str(source), name=name)
 
 
 def _suite_dataset(keys: list[Any], domains: dict[str, str], source: Path) -> Any:
@@ -94,8 +92,13 @@ def track_round(settings: GymloopSettings, registry: Registry, summary: RoundSum
                  *plots]
     run_id = tracker.log_round(index, round_params, summary.metrics, artifacts)
     domains = {p.id: p.domain for p in registry.list_packs()}
-    tracker.log_datasets(run_id, [(_suite_dataset(suite, domains, suite_path), "eval"),
-                                  (_wave_dataset(wave, domains, folder / "wave.json", index), "train")])
+    with warnings.catch_warnings():
+        # MLflow hints that integer columns cannot hold missing values (ours never miss one) and that a local
+        # path may be read as two kinds of source (both local artifacts): neither concerns the user.
+        warnings.filterwarnings("ignore", message="(Hint: Inferred schema|The specified dataset source)",
+                                category=UserWarning)
+        tracker.log_datasets(run_id, [(_suite_dataset(suite, domains, suite_path), "eval"),
+                                      (_wave_dataset(wave, domains, folder / "wave.json", index), "train")])
     in_id = tracker.logged_model(summary.model_in, _model_params(model_in, registry))
     out_id = tracker.logged_model(summary.model_out, _model_params(model_out, registry), source_run_id=run_id,
                                   artifact=Path(model_out.artifact) if model_out.artifact else None)
