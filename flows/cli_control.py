@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from flows.models import CampaignParams, Control, RoundSummary
 from flows.settings import GymloopSettings
@@ -31,20 +30,22 @@ def run_with_progress(console: Console, campaign: str, rounds: int, overrides: d
                           stop_rules=stop_rules)
 
 
-def lift_table(paired: list[PairedRound], title: str) -> Table:
+LIFT_COLUMNS = ("round", "targeted after", "control after", "targeting lift", "95% interval", "targeted weaknesses")
+"""Columns of the targeting-lift table."""
+
+
+def lift_rows(paired: list[PairedRound]) -> list[list[str]]:
     """Targeting lift per round: targeted and control pass rates, the lift, its interval and the weaknesses."""
-    table = Table(title=title)
-    for col in ("round", "targeted after", "control after", "targeting lift", "95% interval", "targeted weaknesses"):
-        table.add_column(col)
+    rows: list[list[str]] = []
     for p in paired:
         c = p.comparison
         if c is None:
             continue
         moved = ", ".join(f"{w.grain} {w.before:.2f}->{w.after:.2f}" + ("" if w.fell else " (did not fall)")
                           for w in c.weaknesses[:3]) or "none targeted"
-        table.add_row(str(c.round_index), f"{c.targeted_after:.3f}", f"{c.control_after:.3f}", f"{c.lift:+.3f}",
-                      f"[{c.low:+.3f}, {c.high:+.3f}]", moved)
-    return table
+        rows.append([str(c.round_index), f"{c.targeted_after:.3f}", f"{c.control_after:.3f}", f"{c.lift:+.3f}",
+                     f"[{c.low:+.3f}, {c.high:+.3f}]", moved])
+    return rows
 
 
 def campaign_control_line(settings: GymloopSettings, campaign: str, control: str) -> str:

@@ -224,9 +224,10 @@ def _print_control(paired: list[Any], name: str, settings: GymloopSettings, cont
     """The targeting lift per round against the control, and for the campaign (nothing without a control)."""
     if not paired:
         return
-    from flows.cli_control import campaign_control_line, lift_table
+    from flows.cli_control import LIFT_COLUMNS, campaign_control_line, lift_rows
 
-    console.print(lift_table(paired, f"{name}: targeting lift per round against the {control} control"))
+    print_table(console, f"{name}: targeting lift per round against the {control} control", LIFT_COLUMNS,
+                lift_rows(paired), right=("round", "targeted after", "control after", "targeting lift"))
     print_line(console, campaign_control_line(settings, name, control))
 
 
