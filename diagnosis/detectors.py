@@ -607,14 +607,24 @@ def _internal_values(output: Any) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if isinstance(output, dict):
         for key, value in output.items():
-            if _INTERNAL_KEY.search(str(key)) and isinstance(value, str | int | float) and not isinstance(value, bool):
-                found.append((str(key), str(value)))
+            if _INTERNAL_KEY.search(str(key)):
+                found.extend((str(key), leaf) for leaf in _leaves(value))
             elif isinstance(value, dict | list):
                 found.extend(_internal_values(value))
     elif isinstance(output, list):
         for value in output:
             found.extend(_internal_values(value))
     return found
+
+
+def _leaves(value: Any) -> list[str]:
+    """Every scalar inside an internal field: a list of internal notes is internal down to each note's id and body."""
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, str | int | float):
+        return [str(value)]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [leaf for item in items for leaf in _leaves(item)]
 
 
 def _says(text: str, key: str, value: str) -> bool:
