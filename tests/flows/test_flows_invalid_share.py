@@ -13,7 +13,9 @@ def test_a_round_past_the_invalid_share_fails_and_says_why(prefect_harness, gyml
     monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
     with ScriptedModelServer([], default=ErrorCue(400, "this request is malformed")) as server:
         overrides = {"model": "openai/scripted", "api_base": server.base_url + "/v1", "domains": ["procurement"],
-                     "eval_k": 1, "variants_per_round": 0, "max_invalid_share": 0.5}
+                     "eval_k": 1, "variants_per_round": 0, "max_invalid_share": 0.5,
+                     # the circuit breaker would stop the stage first: this test is about the invalid share
+                     "max_model_failures": 10_000}
         with pytest.raises(InvalidEpisodesError, match=r"(\d+) of \1 eval_before episodes are invalid \(100%\), "
                                                         r"above max_invalid_share 0.5: model_api/bad_request x\1"):
             curriculum_round(RoundParams(campaign="bad-model", round_index=0, overrides=overrides))
