@@ -171,7 +171,7 @@ def test_prefect_runs_are_named_stages_distinct_and_rounds_leave_artifacts(two_r
         from prefect.client.schemas.filters import TaskRunFilter, TaskRunFilterFlowRunId
 
         tasks = client.read_task_runs(task_run_filter=TaskRunFilter(
-            flow_run_id=TaskRunFilterFlowRunId(any_=[runs[0].id])))
+            flow_run_id=TaskRunFilterFlowRunId(any_=[next(r.id for r in runs if r.name == "c2-round-0")])))
         prefixes = {t.name.rsplit("-", 1)[0] for t in tasks}
         assert {"held-out-eval", "train-rollouts", "re-eval", "diagnose", "train"} <= prefixes
         artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(
