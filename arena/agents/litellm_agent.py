@@ -2,8 +2,8 @@
 
 It works with any litellm model string and, through ``api_base``, with local
 OpenAI-compatible servers (vLLM, SGLang, llama.cpp server); against such a
-server ``client="openai"`` sends the same requests with a quarter of litellm's
-CPU per call (see ``arena.agents.chat_client``). Model-API failures are
+server ``client="openai"`` sends the same requests for less than half of
+litellm's CPU per episode (see ``arena.agents.chat_client``). Model-API failures are
 classified and retried here; they never count as the agent's mistakes. The
 client library is imported on first use so that importing ``arena`` stays fast.
 """
@@ -57,8 +57,8 @@ class LiteLLMConfig(BaseModel):
         input_cost_per_token: Price of a prompt token in US dollars (local models).
         output_cost_per_token: Price of a completion token in US dollars (local models).
         client: ``litellm`` (any provider) or ``openai`` (the OpenAI SDK straight to an OpenAI-compatible
-            server: ``hosted_vllm/`` and ``openai/`` prefixes are stripped from the model name; a quarter
-            of litellm's CPU per call, for many episodes in flight).
+            server: ``hosted_vllm/`` and ``openai/`` prefixes are stripped from the model name; less than
+            half of litellm's CPU per episode, for many episodes in flight).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
