@@ -2,9 +2,11 @@
 
 Each arm starts from the same reference-policy parameters, spends the same training episodes per round and is
 judged on the same held-out suite. The targeted arm reads the held-out failures at the grain of skills
-(kind, domain, tool), asks the local factory for one isolated variant per targeted grain and plans with the
-targeted strategy over the pool and its variants; the uniform arm samples the base pool; the random-variants
-arm gets as many untargeted variants as the targeted arm asks for and samples pool and variants uniformly.
+(kind, domain, tool), ranks the grains by practice value (failures explained x (1 + how poorly the pool covers
+the grain), ``curriculum.coverage_ranked``, as a campaign's factory step does), asks the local factory for one
+isolated variant per top grain and plans with the targeted strategy over the pool and its variants; the uniform
+arm samples the base pool; the random-variants arm gets as many untargeted variants as the targeted arm asks
+for and samples pool and variants uniformly.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from arena.episode import EpisodeRecord
 from arena.metrics import compute_metrics
 from arena.pack import Pack
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
-from curriculum import CurriculumConfig, History, TaskRef, grain_label, plan_wave, task_refs
+from curriculum import CurriculumConfig, History, TaskRef, coverage_ranked, grain_label, plan_wave, task_refs
 from diagnosis import BUILTIN_DETECTORS, DiagnosisContext, ShareInterval, Weakness, WeaknessReport, target_for
 from factory_client import GateConfig, LocalFactory, VariantRequest, WeaknessTarget
 from trainers import GRPOConfig, GRPOTrainer, load_reference, save_reference
@@ -138,12 +140,13 @@ class Cell:
         """Run the held-out suite."""
         return run_episodes(ReferencePolicy(params), packs, self.suite, RolloutConfig())
 
-    def variants(self, arm: str, report: WeaknessReport, settings: LoopSettings, seed: int,
+    def variants(self, arm: str, report: WeaknessReport, pool: list[TaskRef], settings: LoopSettings, seed: int,
                  round_index: int) -> tuple[list[Pack], int]:
         """Variant packs for a round of a variant arm, and the candidate tasks the gate checked for them."""
         requests: list[VariantRequest] = []
         if arm == "targeted":
-            for w in report.weaknesses[:settings.focus]:
+            ranked = coverage_ranked(report, pool, settings.budget // settings.k)
+            for w in ranked.weaknesses[:settings.focus]:
                 if w.domain is None:
                     continue
                 target = WeaknessTarget(kind=w.kind, weight=1.0, focus_tags=w.focus_tags,
@@ -181,7 +184,7 @@ class Cell:
                 break
             report = grain_report(held, self.ctx, self.domains)
             if arm != "uniform":
-                new, cost = self.variants(arm, report, settings, seed, rnd)
+                new, cost = self.variants(arm, report, pool, settings, seed, rnd)
                 result.gate_candidates += cost
                 known = {p.id for p in packs}
                 fresh = [p for p in new if p.id not in known]
@@ -204,6 +207,6 @@ class Cell:
                 after = grain_report(held, self.ctx, self.domains)
                 targeted = {e.grain for e in wave.entries if e.grain}
                 result.targeted_rates.append({
-                    label: (w.rate, _rate(after, w)) for w in report.weaknesses[:settings.focus]
+                    label: (w.rate, _rate(after, w)) for w in report.weaknesses
                     if (label := grain_label(w)) in targeted})
         return result

@@ -2,6 +2,7 @@
 
 from curriculum._fill import PlanContext
 from curriculum.bandit import arm_weights, learning_progress, update_bandit
+from curriculum.coverage import coverage_ranked, pool_coverage, practice_value
 from curriculum.matching import band_score, estimated_success, grain_label, matches, uniform_drop
 from curriculum.models import (
     ArmStats,
@@ -51,12 +52,15 @@ __all__ = [
     "WaveEntry",
     "arm_weights",
     "band_score",
+    "coverage_ranked",
     "estimated_success",
     "get_strategy",
     "grain_label",
     "learning_progress",
     "matches",
     "plan_wave",
+    "pool_coverage",
+    "practice_value",
     "register_strategy",
     "should_stop",
     "strategy_names",

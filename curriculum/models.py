@@ -251,6 +251,8 @@ class CurriculumConfig(BaseModel):
         explore: Fraction explored (the rest of the pool).
         focus: Weaknesses (at their grain: kind, domain, tool) the targeted strategy concentrates its targeted
             slots on, highest impact first.
+        coverage: Weigh the targeted strategy's weaknesses by how poorly the pool covers their grain
+            (``curriculum.coverage``), so grains only variants can practise go first.
         band_low: Lower bound of the learnability band (estimated success).
         band_high: Upper bound of the learnability band.
         recheck_after: Rounds after which a task dropped for uniform scores may be scheduled again.
@@ -269,6 +271,7 @@ class CurriculumConfig(BaseModel):
     replay: float = Field(default=0.2, ge=0.0, le=1.0)
     explore: float = Field(default=0.2, ge=0.0, le=1.0)
     focus: int = Field(default=3, ge=1)
+    coverage: bool = True
     band_low: float = Field(default=0.2, ge=0.0, le=1.0)
     band_high: float = Field(default=0.8, ge=0.0, le=1.0)
     recheck_after: int = Field(default=3, ge=1)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from curriculum._fill import PlanContext, mix, sample_uniform
 from curriculum.bandit import arm_weights, update_bandit
+from curriculum.coverage import coverage_ranked, pool_coverage
 from curriculum.matching import grain_label
 from curriculum.models import BanditState, WaveEntry
 from diagnosis import Weakness
@@ -28,21 +30,27 @@ class TargetedStrategy:
     """Targeted slots on the weaknesses with the highest expected learning gain; replay and exploration fill the rest.
 
     The report's ``impact`` (share x reward lost x learnability x trend) is the expected gain of practising a
-    weakness. The targeted slots go to the ``config.focus`` weaknesses of highest impact, at their grain
-    (kind, domain, tool), split in proportion to impact: spreading a small wave over every weakness gives each
-    too few groups to move it.
+    weakness; with ``config.coverage`` (default) it is weighed by how poorly the pool covers the weakness's grain
+    (``curriculum.coverage``: impact x (1 + gap)), since uniform practice already reaches a well-covered grain.
+    The targeted slots go to the ``config.focus`` weaknesses of highest value, at their grain (kind, domain, tool),
+    split in proportion to value: spreading a small wave over every weakness gives each too few groups to move it.
     """
 
     name = "targeted"
 
     def choose(self, ctx: PlanContext) -> tuple[list[WaveEntry], BanditState | None]:
-        """Weigh the ``focus`` highest-impact weaknesses by impact (the first weakness of a grain counts)."""
+        """Weigh the ``focus`` highest-value weaknesses by value (the first weakness of a grain counts)."""
+        if ctx.config.coverage:
+            ctx = dataclasses.replace(ctx, report=coverage_ranked(ctx.report, ctx.pool, ctx.slots))
         first: dict[str, Weakness] = {}
         for w in ctx.report.weaknesses:
             first.setdefault(grain_label(w), w)
         top = sorted(first.items(), key=lambda item: (-item[1].impact, item[1].rank, item[0]))[:ctx.config.focus]
         weights = {label: max(w.impact, 1e-6) for label, w in top}
-        why = {label: f"rank {w.rank}, impact {w.impact:.3f}, rate {w.rate:.2f} per episode" for label, w in top}
+        why = {label: f"rank {w.rank}, {'value' if ctx.config.coverage else 'impact'} {w.impact:.3f}, "
+                      f"rate {w.rate:.2f} per episode"
+                      + (f", pool coverage {pool_coverage(w, ctx.pool, ctx.slots):.2f}" if ctx.config.coverage else "")
+               for label, w in top}
         return mix(ctx, weights, why), None
 
 
