@@ -54,9 +54,9 @@ def rollout_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKe
 
 @task(name="factory-request", retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE)
 def factory_request(settings: GymloopSettings, report: WeaknessReport, base: list[Pack], model: ModelInfo,
-                    round_index: int) -> list[Pack]:
+                    round_index: int, pool: list[Pack]) -> list[Pack]:
     """Request variants from the factory (retried: a remote factory may be briefly unavailable)."""
-    results = steps.generate_variants(settings, report, base, model, round_index)
+    results = steps.generate_variants(settings, report, base, model, round_index, pool)
     return [p for r in results for p in r.packs]
 
 
@@ -152,7 +152,8 @@ def _generate(params: RoundParams, report: WeaknessReport) -> list[str]:
     round_info = _round(registry, settings, params)
     base = steps.base_packs(registry, settings)
     model = registry.model(round_info.model_in_id)
-    packs = factory_request(settings, report, base, model, params.round_index)
+    packs = factory_request(settings, report, base, model, params.round_index,
+                            _pool(registry, settings, params))
     for pack in packs:
         steps.add_pack(registry, pack)
     record_variants(settings, params.campaign, params.round_index, [p.id for p in packs])

@@ -23,7 +23,7 @@ from arena.episode import EpisodeRecord
 from arena.metrics import Outcome, compute_metrics, metrics_by, paired_lift
 from arena.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, run_episodes
-from curriculum import CurriculumConfig, GroupResult, History, Wave, plan_wave, task_refs
+from curriculum import CurriculumConfig, GroupResult, History, Wave, coverage_ranked, plan_wave, task_refs
 from diagnosis import DiagnosisContext, WeaknessReport, diagnose
 from factory_client import FactoryResult, VariantRequest, make_factory_client, targets_from_report
 from flows.interrupt import batch_running
@@ -226,14 +226,26 @@ def weakness_entries(report: WeaknessReport) -> list[WeaknessEntry]:
 
 
 def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: Sequence[Pack],
-                      model: ModelInfo, round_index: int) -> list[FactoryResult]:
+                      model: ModelInfo, round_index: int, pool: Sequence[Pack] | None = None) -> list[FactoryResult]:
     """Ask the factory for variants aimed at the report's weaknesses, one request per domain.
 
-    A ``uniform`` control arm asks for none; a ``random-variants`` control arm asks for untargeted ones.
+    The weaknesses are ranked and weighted by practice value (``curriculum.coverage_ranked``: failures explained
+    x (1 + how poorly the campaign's pool covers the grain)), so grains only a variant can practise get variants
+    first. A ``uniform`` control arm asks for none; a ``random-variants`` control arm asks for untargeted ones.
+
+    Args:
+        settings: The campaign's settings.
+        report: The round's weakness report.
+        base: The gyms' base packs (one request per pack's domain).
+        model: The model the round starts from (the gate's baseline).
+        round_index: The round.
+        pool: The packs the campaign can schedule now (default: ``base``).
     """
     untargeted = settings.arm == "random-variants"
     if settings.variants_per_round == 0 or settings.arm == "uniform" or not (report.weaknesses or untargeted):
         return []
+    report = coverage_ranked(report, task_refs(pool if pool is not None else base),
+                             settings.wave_budget // settings.train_k)
     client = make_factory_client(settings.factory_url, token=settings.factory_token)
     results = []
     for pack in base:

@@ -1,0 +1,26 @@
+"""A campaign's factory step asks first for variants of the grains its pool cannot practise."""
+
+from datetime import UTC, datetime
+
+from arena.pack import build_pack
+from factory_client._synth import ISOLATED_OFF
+from flows.settings import GymloopSettings
+from flows.steps import generate_variants
+from registry import ModelInfo
+from tests.curriculum.test_curriculum_coverage import DOMAIN, UNCOVERED, report_with_two_equal_grains, without_tool
+
+
+def test_a_campaign_asks_for_an_isolated_variant_of_the_grain_its_pool_lacks(gymloop_home):
+    base = build_pack(DOMAIN, seed=0)
+    settings = GymloopSettings(home=gymloop_home, domains=[DOMAIN], variants_per_round=1, tasks_per_variant=4)
+    model = ModelInfo(id=1, name="m", version="0", kind="reference", parent_id=None, artifact=None, endpoint=None,
+                      params_hash="h", details={}, created_at=datetime.now(UTC))
+    results = generate_variants(settings, report_with_two_equal_grains(), [base], model, round_index=0,
+                                pool=[without_tool(base, UNCOVERED)])
+    packs = [p for r in results for p in r.packs]
+    assert len(packs) == 1
+    variant = packs[0]
+    assert variant.manifest.provenance["targets"][0]["tool"] == UNCOVERED
+    assert any(UNCOVERED in {s.tool for s in t.gold.steps} for t in variant.tasks)  # a situation the pool lacks
+    traps = {name: value for name, value in variant.manifest.knobs.items() if name in ISOLATED_OFF}
+    assert traps and all(value == 0.0 for value in traps.values())  # isolated: unrequested traps off
