@@ -40,6 +40,7 @@ class TargetedStrategy:
 
     def choose(self, ctx: PlanContext) -> tuple[list[WaveEntry], BanditState | None]:
         """Weigh the ``focus`` highest-value weaknesses by value (the first weakness of a grain counts)."""
+        diagnosed = {grain_label(w): w for w in reversed(ctx.report.weaknesses)}
         if ctx.config.coverage:
             ctx = dataclasses.replace(ctx, report=coverage_ranked(ctx.report, ctx.pool, ctx.slots))
         first: dict[str, Weakness] = {}
@@ -47,9 +48,9 @@ class TargetedStrategy:
             first.setdefault(grain_label(w), w)
         top = sorted(first.items(), key=lambda item: (-item[1].impact, item[1].rank, item[0]))[:ctx.config.focus]
         weights = {label: max(w.impact, 1e-6) for label, w in top}
-        why = {label: f"rank {w.rank}, {'value' if ctx.config.coverage else 'impact'} {w.impact:.3f}, "
-                      f"rate {w.rate:.2f} per episode"
-                      + (f", pool coverage {pool_coverage(w, ctx.pool, ctx.slots):.2f}" if ctx.config.coverage else "")
+        why = {label: f"rank {w.rank}, impact {diagnosed[label].impact:.3f}, rate {w.rate:.2f} per episode"
+                      + (f", pool coverage {pool_coverage(w, ctx.pool, ctx.slots):.2f}, value {w.impact:.3f}"
+                         if ctx.config.coverage else "")
                for label, w in top}
         return mix(ctx, weights, why), None
 
