@@ -9,30 +9,20 @@ directory of the process that started it.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from typing import Any
 
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows.settings import GymloopSettings, SettingsError
-
-EXTRAS = {"dask": ("prefect_dask", "dask"), "ray": ("prefect_ray", "ray")}
-"""Engine -> (module it needs, gymloop extra that installs it)."""
+from flows.settings import GymloopSettings
 
 
 def task_runner(settings: GymloopSettings) -> Any:
     """The task runner ``settings.task_runner`` names, sized to ``settings.workers``.
 
-    Raises:
-        SettingsError: The engine's package is not installed (the message names the extra to install).
+    The settings checked that the engine's package is installed.
     """
     engine = settings.task_runner
-    if engine in EXTRAS:
-        module, extra = EXTRAS[engine]
-        if importlib.util.find_spec(module) is None:
-            raise SettingsError(f"setting 'task_runner' is {engine!r} but {module.replace('_', '-')} is not "
-                                f"installed: pip install 'gymloop[{extra}]'")
     if engine == "dask":
         from prefect_dask.task_runners import DaskTaskRunner
 

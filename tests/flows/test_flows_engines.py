@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +22,7 @@ from arena.agents.scripted_server import Cue, ErrorCue, ReplyCue, ScriptedModelS
 from arena.episode import EpisodeRecord
 from flows import steps
 from flows.round import run_stage
-from flows.settings import load_settings
+from flows.settings import SettingsError, load_settings
 from flows.task_runners import task_runner
 
 ENGINE_SMALL = {"domains": ["procurement"], "eval_k": 2, "batch_size": 8, "workers": 2, "max_concurrency": 4,
@@ -130,3 +131,15 @@ def test_an_engine_plays_the_same_episodes_as_threads(baseline, engine, runner):
             sort = part.endswith("/stored")
             assert _comparable(remote[part], sort=sort) == _comparable(episodes, sort=sort), \
                 f"{engine}: {part} episodes differ from threads'"
+
+
+@pytest.mark.parametrize(("engine", "module"), [("dask", "prefect_dask"), ("ray", "prefect_ray")])
+def test_an_engine_whose_package_is_missing_is_refused_naming_the_extra(gymloop_home, monkeypatch, engine, module):
+    (gymloop_home.parent / "gymloop.toml").write_text(f'task_runner = "{engine}"\n')
+    assert load_settings().task_runner == engine
+    monkeypatch.setitem(sys.modules, module, None)  # what Python's import system does for a blocked package
+    with pytest.raises(SettingsError) as info:
+        load_settings()
+    package = module.replace("_", "-")
+    assert str(info.value) == (f"setting 'task_runner' (file gymloop.toml): Value error, {engine} needs {package}, "
+                               f"which is not installed: pip install 'gymloop[{engine}]'")
