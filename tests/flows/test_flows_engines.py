@@ -2,7 +2,8 @@
 
 Each engine runs the same work as Prefect tasks on the runner gymloop builds from the settings: the held-out
 suite of one gym played by the reference policy (two attempts per task) and by an LLM (a scripted model behind
-a real OpenAI-compatible server on loopback, reached through litellm), in small batches over two workers.
+a real OpenAI-compatible server on loopback, reached through litellm and through the OpenAI SDK), in small
+batches over two workers.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def scripted_model(messages: list[dict[str, Any]]) -> Cue:
 
 @flow(name="engine-rollouts")
 def engine_rollouts(campaign: str, overrides: dict[str, Any]) -> dict[str, Any]:
-    """Play the held-out suite with the reference policy and with the LLM on the settings' task runner."""
+    """Play the held-out suite with the reference policy and the LLM (litellm, OpenAI SDK) on the settings' runner."""
     settings = load_settings(**overrides)
     registry = steps.open_registry(settings)
     reference = steps.initial_model(registry, settings)
@@ -62,9 +63,12 @@ def engine_rollouts(campaign: str, overrides: dict[str, Any]) -> dict[str, Any]:
     info = registry.create_campaign(campaign, settings.public_dict())
     round_id = registry.start_round(info.id, 0, reference.id).id
     keys = steps.heldout_keys(steps.base_packs(registry, settings), settings)
+    once = [k for k in keys if k.attempt == 0]
     returned = {}
-    for stage, model, stage_keys in (("reference", reference, keys), ("llm", llm, [k for k in keys if k.attempt == 0])):
-        result, ran = run_stage(settings, registry, round_id, stage, model, stage_keys, overrides)
+    for stage, model, stage_keys, client in (("reference", reference, keys, "litellm"), ("llm", llm, once, "litellm"),
+                                             ("llm-openai", llm, once, "openai")):
+        result, ran = run_stage(settings, registry, round_id, stage, model, stage_keys,
+                                {**overrides, "model_client": client})
         assert result.ran == len(stage_keys) and result.reused == 0
         returned[stage] = ran
     context = FlowRunContext.get()
@@ -110,11 +114,12 @@ def test_the_threads_run_has_passes_failures_llm_tool_calls_and_invalid_episodes
     reference = _comparable(baseline.episodes["reference/returned"])
     llm = _comparable(baseline.episodes["llm/returned"])
     assert len(reference) == 44 and len(llm) == 22
+    assert [e["trace"] for e in _comparable(baseline.episodes["llm-openai/returned"])] == [e["trace"] for e in llm]
     assert any(e["verdict"] and e["verdict"]["passed"] for e in reference)
     assert any(not (e["verdict"] and e["verdict"]["passed"]) for e in reference)
     assert any(e["invalid"] for e in llm) and any(e["trace"] and not e["invalid"] for e in llm)
     assert any(len(e["trace"]) == 2 for e in llm)
-    for stage in ("reference", "llm"):
+    for stage in ("reference", "llm", "llm-openai"):
         assert _comparable(baseline.episodes[f"{stage}/stored"], sort=True) == \
             _comparable(baseline.episodes[f"{stage}/returned"], sort=True)
 
