@@ -10,6 +10,8 @@ directory of the process that started it.
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from typing import Any
 
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -29,9 +31,27 @@ def task_runner(settings: GymloopSettings) -> Any:
         return DaskTaskRunner(cluster_kwargs={"n_workers": settings.workers, "threads_per_worker": 1,
                                               "processes": True, "dashboard_address": None})
     if engine == "ray":
-        from prefect_ray import RayTaskRunner
-
         if os.environ.get("RAY_ADDRESS"):
-            return RayTaskRunner()
-        return RayTaskRunner(init_kwargs={"num_cpus": settings.workers, "include_dashboard": False})
+            return _ray_runner()
+        return _ray_runner({"num_cpus": settings.workers, "include_dashboard": False})
     return ThreadPoolTaskRunner(max_workers=settings.workers)
+
+
+def _ray_runner(init_kwargs: dict[str, Any] | None = None) -> Any:
+    """A Ray task runner that leaves the round's SIGTERM handling alone.
+
+    ``ray.init`` replaces the process's SIGTERM handler with one that exits at once; gymloop's own handler
+    (``flows.interrupt``) must stay, so that SIGTERM stops the round, keeps its episodes and says how to resume.
+    """
+    from prefect_ray import RayTaskRunner
+
+    class SignalKeepingRayTaskRunner(RayTaskRunner):  # type: ignore[misc]
+        def __enter__(self) -> Any:
+            main = threading.current_thread() is threading.main_thread()
+            handler = signal.getsignal(signal.SIGTERM) if main else None
+            entered = super().__enter__()
+            if main:
+                signal.signal(signal.SIGTERM, handler)
+            return entered
+
+    return SignalKeepingRayTaskRunner(init_kwargs=init_kwargs)

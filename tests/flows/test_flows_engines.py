@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -72,7 +73,9 @@ def engine_rollouts(campaign: str, overrides: dict[str, Any]) -> dict[str, Any]:
         assert result.ran == len(stage_keys) and result.reused == 0
         returned[stage] = ran
     context = FlowRunContext.get()
+    handler = signal.getsignal(signal.SIGTERM)
     return {"runner": type(context.task_runner).__name__ if context else "",
+            "sigterm": getattr(handler, "__qualname__", repr(handler)),
             **{f"{s}/returned": r for s, r in returned.items()},
             **{f"{s}/stored": registry.round_episodes(round_id, stage=s) for s in returned}}
 
@@ -111,6 +114,7 @@ def baseline(prefect_harness, tmp_path_factory) -> Iterator[Baseline]:
 
 def test_the_threads_run_has_passes_failures_llm_tool_calls_and_invalid_episodes(baseline):
     assert baseline.episodes["runner"] == "ThreadPoolTaskRunner"
+    assert baseline.episodes["sigterm"] == "_prefect_sigterm_handler"
     reference = _comparable(baseline.episodes["reference/returned"])
     llm = _comparable(baseline.episodes["llm/returned"])
     assert len(reference) == 44 and len(llm) == 22
@@ -124,15 +128,16 @@ def test_the_threads_run_has_passes_failures_llm_tool_calls_and_invalid_episodes
             _comparable(baseline.episodes[f"{stage}/returned"], sort=True)
 
 
-@pytest.mark.parametrize(("engine", "runner"), [("dask", "DaskTaskRunner"), ("ray", "RayTaskRunner")])
+@pytest.mark.parametrize(("engine", "runner"), [("dask", "DaskTaskRunner"), ("ray", "SignalKeepingRayTaskRunner")])
 def test_an_engine_plays_the_same_episodes_as_threads(baseline, engine, runner):
     overrides = {**baseline.overrides, "task_runner": engine}
     before = len(baseline.server.requests)
     remote = engine_rollouts.with_options(task_runner=task_runner(load_settings(**overrides)))(engine, overrides)
     assert remote["runner"] == runner
+    assert remote["sigterm"] == baseline.episodes["sigterm"], f"{engine} replaced the round's SIGTERM handler"
     assert len(baseline.server.requests) - before == baseline.requests, "the LLM episodes asked the model differently"
     for part, episodes in baseline.episodes.items():
-        if part != "runner":
+        if "/" in part:
             sort = part.endswith("/stored")
             assert _comparable(remote[part], sort=sort) == _comparable(episodes, sort=sort), \
                 f"{engine}: {part} episodes differ from threads'"
