@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from types import ModuleType
 
-from arena.agents.base import ModelAPIError
+from arena.agents.base import Agent, ModelAPIError
 from arena.agents.chat_client import import_litellm
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.redact import mask_url
@@ -76,6 +76,16 @@ def _cause(exc: ModelAPIError) -> str:
     if exc.kind == "bad_request" and "tool" in lowered:
         return f"the model does not accept tools: {message}"
     return f"{exc.kind}: {message}"
+
+
+def preflight_agent(agent: Agent) -> None:
+    """Preflight ``agent`` when it plays through a model API (the reference and local agents need none).
+
+    Raises:
+        PreflightError: One line: ``model M at ENDPOINT: cause``.
+    """
+    if isinstance(agent, LiteLLMAgent):
+        preflight(agent.config)
 
 
 def preflight(config: LiteLLMConfig, *, tools: bool = True, timeout_s: float = PROBE_TIMEOUT_S) -> None:

@@ -12,7 +12,6 @@ from typing import Any
 
 from prefect import flow, get_run_logger, tags, task
 from prefect.cache_policies import NO_CACHE
-from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from arena.episode import EpisodeRecord
@@ -26,7 +25,9 @@ from flows.control import campaign_pack_ids, record_variants
 from flows.lease import campaign_lease
 from flows.live import retry_unless_stopped
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
+from flows.preflight import preflight_agent
 from flows.settings import GymloopSettings, load_settings
+from flows.task_runners import task_runner
 from flows.validity import check_invalid_share
 from registry import ModelInfo, Registry
 
@@ -58,19 +59,6 @@ def factory_request(settings: GymloopSettings, report: WeaknessReport, base: lis
     """Request variants from the factory (retried: a remote factory may be briefly unavailable)."""
     results = steps.generate_variants(settings, report, base, model, round_index, pool)
     return [p for r in results for p in r.packs]
-
-
-def _task_runner(settings: GymloopSettings) -> Any:
-    if settings.task_runner == "dask":
-        from prefect_dask.task_runners import DaskTaskRunner
-
-        return DaskTaskRunner(cluster_kwargs={"n_workers": settings.workers, "threads_per_worker": 1,
-                                              "processes": True, "dashboard_address": None})
-    if settings.task_runner == "ray":
-        from prefect_ray import RayTaskRunner
-
-        return RayTaskRunner()
-    return ThreadPoolTaskRunner(max_workers=settings.workers)
 
 
 def run_stage(settings: GymloopSettings, registry: Registry, round_id: int, stage: str, model: ModelInfo,
@@ -251,6 +239,8 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
     registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params, start=True)
     model_in = registry.model(round_info.model_in_id)
+    # Scheduled and triggered rounds start here without the CLI's check: a wrong model fails in seconds.
+    preflight_agent(steps.make_agent(model_in, settings))
     base = steps.base_packs(registry, settings)
     suite = steps.heldout_keys(base, settings)
     seconds: dict[str, float] = {}
@@ -348,7 +338,7 @@ def _campaign_rounds(params: CampaignParams, settings: GymloopSettings, registry
     rules = StopRules(plateau_rounds=settings.plateau_rounds, plateau_lift=settings.plateau_lift,
                       target_pass_rate=settings.target_pass_rate, max_episodes=settings.episode_budget,
                       max_rounds=start + limit)
-    runner = curriculum_round.with_options(task_runner=_task_runner(settings))
+    runner = curriculum_round.with_options(task_runner=task_runner(settings))
     used = [r.details.get("summary", {}) for r in finished]
     for index in range(start, start + limit):
         decision = should_stop(results, rules)
@@ -380,7 +370,7 @@ def next_round(params: CampaignParams) -> RoundSummary:
     with campaign_lease(registry, params.campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
         rounds = registry.rounds(info.id)
         index = next((r.index for r in rounds if r.status != "finished"), len(rounds))
-        runner = curriculum_round.with_options(task_runner=_task_runner(settings))
+        runner = curriculum_round.with_options(task_runner=task_runner(settings))
         with tags(*prefect_view.run_tags(params.campaign)):
             summary = runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))
         round_tracking.close_campaign(settings, params.campaign)

@@ -88,6 +88,9 @@ PROBE_TOOL: dict[str, Any] = {
 }
 """The one tool a preflight request offers, to check that the model accepts tools."""
 
+PROBE_PROMPT = "Reply with the word ok."
+"""The user message of a preflight request."""
+
 
 def system_prompt(observation: Observation) -> str:
     """Return the system prompt of an episode: who the agent acts as and the business rules."""
@@ -208,7 +211,7 @@ class LiteLLMAgent:
         Raises:
             ModelAPIError: The request failed (not retried); ``kind`` classifies why and ``message`` says it.
         """
-        request = self._request([{"role": "user", "content": "Reply with the word ok."}], [PROBE_TOOL] if tools else [],
+        request = self._request([{"role": "user", "content": PROBE_PROMPT}], [PROBE_TOOL] if tools else [],
                                 0)
         request["timeout"] = min(timeout_s, self.config.timeout_s)
         request["max_tokens"] = 16
