@@ -42,6 +42,15 @@ class Target:
     mutants: tuple[str, ...] = ()
 
 
+REGISTRY_WRITES = (
+    "x__missing_tasks", "xǁRegistryǁ_write", "xǁRegistryǁregister_model", "xǁRegistryǁadd_pack",
+    "xǁRegistryǁacquire_lease", "xǁRegistryǁrelease_lease", "xǁRegistryǁcreate_campaign", "xǁRegistryǁstart_round",
+    "xǁRegistryǁfinish_round", "xǁRegistryǁfail_round", "xǁRegistryǁrecord_episodes", "xǁRegistryǁ_insert_episodes",
+    "xǁRegistryǁfinished_episode_keys", "xǁRegistryǁrecord_weaknesses", "xǁRegistryǁrecord_wave",
+)
+"""The registry's writes and resume reads (mutmut's names): idempotency and resume. Plain reads, status, lineage
+and the migrations are left out."""
+
 TARGETS: tuple[Target, ...] = (
     Target("metrics", ("arena/metrics.py",), ("tests/arena/test_metrics_properties.py",)),
     Target("verify", ("arena/verify.py",), ("tests/arena/test_verify_scopes.py", "tests/arena/test_verify_checks.py",
@@ -56,7 +65,9 @@ TARGETS: tuple[Target, ...] = (
     Target("curriculum", ("curriculum/matching.py", "curriculum/planner.py", "curriculum/_fill.py",
                           "curriculum/stop.py"), ("tests/curriculum",)),
     Target("registry", ("registry/registry.py",),
-           ("tests/registry/test_registry_episodes.py", "tests/registry/test_registry_lineage.py")),
+           ("tests/registry/test_registry_episodes.py", "tests/registry/test_registry_lineage.py",
+            "tests/registry/test_registry_lease.py", "tests/registry/test_registry_packstore.py"),
+           tuple(f"registry.registry.{name}*" for name in REGISTRY_WRITES)),
     Target("diagnosis", ("diagnosis/detectors.py",), ("tests/diagnosis/test_diagnosis_detectors.py",)),
 )
 """The full run: verification, metrics and lift, the gym's guards, conformance, the gate, curriculum matching and

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
+from typing import Any
 
 import pytest
 from factory_helpers import GoldReplayAgent
@@ -11,6 +13,7 @@ from guard_domain import GUARDED, guarded_pack, scoped_task, states_done, with_t
 from arena.gym import Gym
 from arena.pack import Pack
 from arena.task import GoldStep, ResponseAssertion, SideEffectAssertion, StateAssertion, Task, WriteScope
+from arena.toolkit import ToolContext, tool
 from factory_client import GateConfig, GateReport, HeldoutIndex, QualityGate, VariantRequest
 from factory_client.gate import normalize_prompt, resolve_baseline, task_content_hash, token_jaccard
 
@@ -164,3 +167,26 @@ def test_a_long_prompt_with_one_word_changed_is_a_near_duplicate():
     assert token_jaccard(held.prompt, candidate.prompt) < 0.95
     reason = HeldoutIndex([held]).leak(candidate, GateConfig(near_duplicate_jaccard=1.0, near_duplicate_ratio=0.9))
     assert reason is not None and "similarity" in reason
+
+
+def test_a_task_whose_gold_replays_differ_is_refused_with_the_reason(pack: Pack):
+    visits = iter(range(1_000_000))
+
+    @tool(mode="read", entity="account", operation="get")
+    def get_account(ctx: ToolContext, account_id: str) -> dict[str, Any]:
+        """Fetch one account with a visit counter.
+
+        Args:
+            account_id: Account id.
+        """
+        return {"id": account_id, "visit": next(visits)}
+
+    flaky = replace(GUARDED, tools={**GUARDED.tools, "get_account": get_account})
+    task = scoped_task("flaky", [states_done()], gold=[READ])
+    candidates = with_tasks(pack, task)
+    gate = QualityGate(GateConfig(k=1, band_min=0, band_max=1), HeldoutIndex([]), GoldReplayAgent(1, [candidates]))
+    report = GateReport()
+    with Gym(candidates, flaky) as gym:
+        assert not gate.check(gym, task, variant=0, report=report)
+    assert [(r.gate, r.reason) for r in report.rejections] == [
+        ("replay_deterministic", "two gold replays with seed 0 differ")]
