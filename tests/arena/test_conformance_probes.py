@@ -263,3 +263,24 @@ def test_task_ids_skip_tasks_before_the_chosen_one(pack: Pack):
     report = check_pack(with_tasks(pack, *tasks), domain=GUARDED, task_ids=["b"])
     assert report.tasks == 1 and report.passed
     assert {r.task_id for r in report.results} == {"b"}
+
+
+class _NamesFirst(Gym):
+    """A conforming runtime that refuses unknown tool names before it looks at whether the episode ended."""
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
+        if self.ended and not any(s.name == name for s in self.pack.tools):
+            return ToolResult(ok=False, error=ToolErrorInfo(kind="validation", message=f"unknown tool {name!r}"))
+        return super().call_tool(name, arguments)
+
+
+def test_the_late_call_probe_uses_a_real_tool(pack: Pack):
+    results = _check(_NamesFirst, pack, scoped_task("sound", SOUND, gold=[READ, NOTE]))
+    assert all(r.passed for r in results), _failed(results)
+
+
+def test_a_let_through_probe_is_explained_by_tool_and_outcome(pack: Pack):
+    lets_through = type("LetsThrough", (_LetsThrough,), {"probe": staticmethod(PROBES["nan"])})
+    results = _check(lets_through, pack, scoped_task("sound", SOUND, gold=[READ, NOTE]))
+    detail = next(r.detail for r in results if r.check == "bad_call:nan")
+    assert detail.startswith("get_account(") and detail.endswith("got ok=True kind=None, world unchanged=True")
