@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from guard_domain import GUARDED, guarded_pack, scoped_task, with_tasks
 from arena.gym import MAX_NESTING, MAX_VALUES, SQLITE_INT_MAX, SQLITE_INT_MIN, Gym
 from arena.pack import Pack
 from arena.task import ResponseAssertion
+from arena.toolkit import ToolContext, tool
 
 
 @pytest.fixture(scope="module")
@@ -135,3 +137,32 @@ def test_the_world_hash_follows_the_content_and_ignores_the_change_log(pack: Pac
         assert gym.state_hash() == template and gym.changed_rows() > 0
         assert gym.call_tool("log_event", {"account_id": "ACC-1", "text": "seen"}).ok
         assert gym.state_hash() not in (template, written)
+
+
+def test_an_unknown_tool_is_refused_listing_the_tools_and_kept_on_the_trace_by_name(pack: Pack):
+    with _gym(pack) as gym:
+        message = _refusal(gym, "no_such_tool", {})
+        step = gym.trace[-1]
+    assert message == "unknown tool 'no_such_tool'; tools: " + ", ".join(sorted(s.name for s in pack.tools))
+    assert (step.tool, step.ok, step.error.kind if step.error else None) == ("no_such_tool", False, "validation")
+
+
+def test_a_denied_call_is_kept_on_the_trace_by_name(pack: Pack):
+    gym = Gym(with_tasks(pack, scoped_task("t", [], permissions=[])), GUARDED)
+    with gym:
+        gym.reset("t")
+        _refusal(gym, "audit_account", {"account_id": "ACC-1"})
+        assert gym.trace[-1].tool == "audit_account"
+
+
+def test_a_tool_the_domain_has_but_the_pack_does_not_list_is_unknown(pack: Pack):
+    @tool(mode="read", entity="account", operation="list")
+    def count_accounts(ctx: ToolContext) -> dict[str, Any]:
+        """Count the accounts."""
+        return {"count": ctx.conn.execute("SELECT COUNT(*) FROM accounts").fetchone()[0]}
+
+    wider = replace(GUARDED, tools={**GUARDED.tools, "count_accounts": count_accounts})
+    gym = Gym(with_tasks(pack, scoped_task("t", [])), wider)
+    with gym:
+        gym.reset("t")
+        assert _refusal(gym, "count_accounts", {}).startswith("unknown tool 'count_accounts'")
