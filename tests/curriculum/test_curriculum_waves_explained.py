@@ -93,15 +93,18 @@ def _explain(wave: Wave) -> dict[str, str]:
 
 
 def test_explore_reasons_name_the_category_or_domain_and_the_band():
-    tasks = [_task("cat", category="policy_reasoning"), _task("dom"), _task("tried", category="billing")]
+    tasks = [_task("cat", category="policy_reasoning"), _task("dom"), _task("tried", category="billing"),
+             _task("bare", domain="")]
     history = history_with({("P", "tried"): [group(0, [True, False, False, True])]})
-    config = CurriculumConfig(budget=12, k=4, band_low=0.5, band_high=0.8)
+    config = CurriculumConfig(budget=16, k=4, band_low=0.5, band_high=0.8)
     wave = plan_wave(report(), tasks, history, config)
     reasons = _explain(wave)
+    assert reasons["bare"] == "explore task; never tried"
     assert reasons["cat"] == "explore policy_reasoning; never tried"
     assert reasons["dom"] == "explore helpdesk; never tried"
     assert reasons["tried"] == "explore billing; estimated success 0.50 inside band [0.5, 0.8]"
-    assert {e.task_id: e.estimated_success for e in wave.entries} == {"cat": None, "dom": None, "tried": 0.5}
+    assert {e.task_id: e.estimated_success for e in wave.entries} == {"cat": None, "dom": None, "tried": 0.5,
+                                                                      "bare": None}
 
 
 @pytest.mark.parametrize(("passed", "where"), [
@@ -146,7 +149,7 @@ def test_a_weakness_with_exactly_enough_tasks_fills_its_quota_silently():
     tasks = [_task(f"d{i}", tags=("near_duplicate",)) for i in range(2)] + [_task("x")]
     wave = plan_wave(report(w), tasks, History(), ALL_TARGETED)
     assert {e.source for e in wave.entries} == {"targeted"} and len(wave.entries) == 2
-    assert "matching task" not in wave.message
+    assert wave.message == ""
 
 
 def test_overlapping_weaknesses_are_served_in_rank_order():
@@ -247,7 +250,7 @@ def test_task_refs_keep_category_and_split_and_filter_by_split():
     refs = task_refs([both])
     assert [(r.task_id, r.split, r.category, r.domain) for r in refs] == [("a", "train", "test", "guarded")]
     assert [r.task_id for r in task_refs([both], split="heldout")] == ["b"]
-    assert [r.task_id for r in task_refs([both], split=None)] == ["a", "b"]
+    assert [(r.task_id, r.split) for r in task_refs([both], split=None)] == [("a", "train"), ("b", "heldout")]
 
 
 def test_the_first_round_has_no_lift_of_its_own():
@@ -255,3 +258,12 @@ def test_the_first_round_has_no_lift_of_its_own():
     rules = StopRules(plateau_lift=0.01, plateau_rounds=2)
     assert not should_stop(rounds, rules).stop
     assert should_stop([], rules).reason == "no round has run yet"
+
+
+@pytest.mark.parametrize(("replay", "said"), [(0.25, True), (0.0, False)])
+def test_a_replay_share_with_no_earlier_task_left_is_said(replay: float, said: bool):
+    tasks = [_task(f"t{i}") for i in range(4)]
+    history = History(waves=[_earlier(0, ["gone"])])
+    config = CurriculumConfig(budget=16, k=4, targeted=0.5, replay=replay, explore=0.5 - replay + 0.0)
+    wave = plan_wave(report(), tasks, history, config)
+    assert ("no task of an earlier wave is left to replay" in wave.message.split("; ")) is said
