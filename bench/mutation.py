@@ -42,6 +42,14 @@ class Target:
     mutants: tuple[str, ...] = ()
 
 
+GYM_GUARDS = (
+    "x__bad_string", "x__shape_error", "x__refuse_constant", "x_logical_hash", "x__preview", "x__clip",
+    "xǁGymǁfrom_pack", "xǁGymǁcall_tool", "xǁGymǁ_parse_arguments", "xǁGymǁ_dispatch", "xǁGymǁ_fire_fault",
+    "xǁGymǁ_record", "xǁGymǁverify", "xǁGymǁchanged_rows", "xǁGymǁstate_hash", "xǁGymǁtemplate_hash",
+)
+"""The gym runtime's guards (mutmut's names): argument checks, dispatch, faults, the trace, verification and the
+world hash. World building and reset (``__init__``, ``reset``, the change log's set-up) are left out."""
+
 REGISTRY_WRITES = (
     "x__missing_tasks", "xǁRegistryǁ_write", "xǁRegistryǁregister_model", "xǁRegistryǁadd_pack",
     "xǁRegistryǁacquire_lease", "xǁRegistryǁrelease_lease", "xǁRegistryǁcreate_campaign", "xǁRegistryǁstart_round",
@@ -56,7 +64,8 @@ TARGETS: tuple[Target, ...] = (
     Target("verify", ("arena/verify.py",), ("tests/arena/test_verify_scopes.py", "tests/arena/test_verify_checks.py",
                                            "tests/arena/test_arena_gym.py")),
     Target("gym", ("arena/gym.py",), ("tests/arena/test_gym_guards.py", "tests/arena/test_gym_limits.py",
-                                     "tests/arena/test_arena_gym.py")),
+                                     "tests/arena/test_gym_trace_of_refusals.py", "tests/arena/test_arena_gym.py"),
+           tuple(f"arena.gym.{name}*" for name in GYM_GUARDS)),
     Target("conformance", ("arena/conformance.py",),
            ("tests/arena/test_conformance_catches.py", "tests/arena/test_conformance_probes.py",
             "tests/arena/test_arena_gym.py")),
