@@ -314,11 +314,14 @@ def _missed_dependency(case: Case) -> list[Program]:
             continue  # fetching a search hit is search_without_fetch's mistake, not this one
         late_at = next(i for i, (t, _) in enumerate(calls) if t == then)
         before = [(t, a) for t, a in calls[:late_at] if t != first]
-        prereq = [(t, a) for t, a in calls[:late_at] if t == first]
+        at = [i for i, (t, _) in enumerate(calls[:late_at]) if t == first]
         rest = calls[late_at:]
         out.append(Program("missed_policy_dependency", f"skip:{first}", before + rest, case.auto_reply()))
-        if prereq:
-            moved = before + rest[:1] + prereq + rest[1:]
+        if at:
+            # the prerequisite moves with what it needs between its attempts (a re-read after a conflict), so
+            # moving it injects no other mistake
+            block = calls[at[0]:at[-1] + 1]
+            moved = calls[:at[0]] + calls[at[-1] + 1:late_at] + rest[:1] + block + rest[1:]
             out.append(Program("missed_policy_dependency", f"late:{first}", moved, case.auto_reply()))
     return out
 
@@ -373,12 +376,21 @@ def _stale(case: Case) -> list[Program]:
 
 
 def _search_without_fetch(case: Case) -> list[Program]:
+    """Drop the fetches of searched entities; a re-read of a record fetched before the search is kept.
+
+    Dropping a re-read (such as the one after a conflict) would inject another mistake than the label says.
+    """
     calls = case.calls
     searched: set[str] = set()
+    fetched: set[str] = set()
     dropped: list[Call] = []
     for tool, args in calls:
-        if tool.startswith("get_") and tool.removeprefix("get_") in searched:
+        ids = set(_id_values(args))
+        reread = bool(ids) and ids <= fetched
+        if tool.startswith("get_") and tool.removeprefix("get_") in searched and not reread:
             continue
+        if tool.startswith("get_") and not searched:
+            fetched |= ids
         if tool.startswith("search_"):
             searched.add(tool.removeprefix("search_").rstrip("s"))
         dropped.append((tool, args))
