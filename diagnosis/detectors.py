@@ -34,6 +34,7 @@ from diagnosis.models import Evidence, Tag
 _MAX_EVIDENCE = 5
 _INTERNAL_KEY = re.compile(r"internal|secret|private|password|token|ssn|margin|cost_price|risk|fraud|bank|iban|"
                            r"account_number", re.IGNORECASE)
+_RESTRICTED = frozenset({"restricted", "private", "internal", "confidential"})
 _BLOCKING = frozenset({"fault", "conflict", "not_found", "validation", "policy", "permission"})
 
 
@@ -628,10 +629,14 @@ class LeakedInternalDataDetector:
 
 
 def _internal_values(output: Any) -> list[tuple[str, str]]:
+    """(field, value) pairs that are internal: values of internal fields, and a restricted record's contents."""
     found: list[tuple[str, str]] = []
     if isinstance(output, dict):
+        restricted = _is_restricted(output)
         for key, value in output.items():
-            if _INTERNAL_KEY.search(str(key)):
+            if restricted and key not in ("id", "visibility"):
+                found.extend((str(key), leaf) for leaf in _leaves(value))
+            elif _INTERNAL_KEY.search(str(key)):
                 found.extend((str(key), leaf) for leaf in _leaves(value))
             elif isinstance(value, dict | list):
                 found.extend(_internal_values(value))
@@ -639,6 +644,15 @@ def _internal_values(output: Any) -> list[tuple[str, str]]:
         for value in output:
             found.extend(_internal_values(value))
     return found
+
+
+def _is_restricted(record: dict[str, Any]) -> bool:
+    """Whether the record says it is not for everyone's eyes (``visibility: restricted`` and the like).
+
+    Everything in such a record but its id and the flag itself is internal: a requester outside its audience may
+    hear that it is restricted, not what it holds.
+    """
+    return str(record.get("visibility", "")).casefold() in _RESTRICTED
 
 
 def _leaves(value: Any) -> list[str]:
