@@ -2,10 +2,12 @@
 
 The scripted OpenAI-compatible server runs in its own process (so gymloop's CPU is measured alone) and
 answers every request after ``--latency`` seconds. One-turn episodes (the model replies at once) run
-through litellm with ``max_concurrency`` in flight. The bound is ``concurrency / latency`` episodes/s;
+with ``max_concurrency`` in flight, through each request path (``--client``: litellm, and the OpenAI SDK
+straight to the server). The bound is ``concurrency / latency`` episodes/s;
 the target is a ratio >= 0.9. gymloop's own CPU per episode is this process's CPU time over the episodes.
 
 Run: python -m bench.bench_llm_concurrency [--concurrency 64 256] [--rounds 4] [--latency 0.2]
+[--client litellm openai]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[64, 256])
     parser.add_argument("--rounds", type=int, default=4, help="Episodes per run = rounds x concurrency.")
     parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--client", nargs="+", choices=["litellm", "openai"], default=["litellm", "openai"])
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
@@ -46,12 +49,13 @@ def main() -> None:
     base_url = ready.get(timeout=120)
     pack = build_pack("procurement", seed=0)
     heldout = [t.id for t in pack.tasks if t.split == "heldout"]
-    agent = LiteLLMAgent(LiteLLMConfig(model="hosted_vllm/bench", api_base=base_url + "/v1", timeout_s=30))
-    warm = [EpisodeKey(pack.id, heldout[0], 0, a) for a in range(8)]
-    run_episodes(agent, [pack], warm, RolloutConfig(max_concurrency=8))
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; latency {args.latency:g} s")
     try:
-        for concurrency in args.concurrency:
+        for client, concurrency in ((c, n) for c in args.client for n in args.concurrency):
+            agent = LiteLLMAgent(LiteLLMConfig(model="hosted_vllm/bench", api_base=base_url + "/v1", timeout_s=30,
+                                               client=client))
+            warm = [EpisodeKey(pack.id, heldout[0], 0, a) for a in range(8)]
+            run_episodes(agent, [pack], warm, RolloutConfig(max_concurrency=8))
             total = args.rounds * concurrency
             keys = [EpisodeKey(pack.id, heldout[i % len(heldout)], 1 + i // len(heldout), 0) for i in range(total)]
             cpu, wall = time.process_time(), time.perf_counter()
@@ -61,8 +65,8 @@ def main() -> None:
             failed = sum(r.failure is not None for r in records)
             rate, bound = total / wall, concurrency / args.latency
             verdict = "meets" if rate / bound >= TARGET else "misses"
-            print(f"concurrency {concurrency}: {total} episodes in {wall:.2f} s = {rate:.1f} ep/s; bound "
-                  f"{bound:.0f} ep/s; ratio {rate / bound:.2f} ({verdict} target {TARGET}); gymloop CPU "
+            print(f"{client:>7} client, concurrency {concurrency}: {total} episodes in {wall:.2f} s = {rate:.1f} "
+                  f"ep/s; bound {bound:.0f} ep/s; ratio {rate / bound:.2f} ({verdict} target {TARGET}); gymloop CPU "
                   f"{1000 * cpu / total:.1f} ms/episode; failures {failed}; load {os.getloadavg()[0]:.1f}")
     finally:
         stop.set()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
 from flows.cli_output import make_console, print_json, print_line, print_table
 
 if TYPE_CHECKING:
+    from arena.agents.chat_client import ClientName
     from arena.episode import EpisodeRecord
     from arena.metrics import Estimate, Metrics
 
@@ -55,7 +56,11 @@ def eval_command(
     k: Annotated[int, typer.Option(min=1, help="Attempts per task and seed.")] = 4,
     seeds: Annotated[list[int] | None, typer.Option("--seed", help="Episode seed (repeatable).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Parallel worker processes.")] = 1,
+    max_concurrency: Annotated[int | None, typer.Option(
+        min=1, max=4096, help="LLM episodes in flight per worker (default 32 for an LLM, 1 for reference).")] = None,
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server for local checkpoints.")] = None,
+    client: Annotated[str, typer.Option(
+        help="How LLM requests go: litellm (any provider) or openai (the OpenAI SDK to --api-base).")] = "litellm",
     params: Annotated[Path | None, typer.Option(help="Reference-policy parameter file.")] = None,
     out: Annotated[Path, typer.Option(help="Where to write the episodes (JSONL).")] = Path("episodes.jsonl"),
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON on stdout.")] = False,
@@ -63,11 +68,13 @@ def eval_command(
     """Evaluate MODEL on tasks x seeds x k attempts, print metrics and write the episodes."""
     from rich.progress import Progress
 
+    from arena.agents.litellm_agent import LiteLLMAgent
     from arena.gyms import available_domains
     from arena.metrics import compute_metrics, metrics_by
     from arena.pack import build_pack
     from arena.rollout import RolloutConfig, plan_episodes, run_rollouts
     from flows.agents import make_agent
+    from flows.run_guard import check_agent
 
     domains = domain or available_domains()
     unknown = [d for d in domains if d not in available_domains()]
@@ -75,14 +82,19 @@ def eval_command(
         raise typer.BadParameter(f"unknown domain(s) {unknown}; built-in: {available_domains()}", param_hint="--domain")
     if split not in ("train", "heldout", "all"):
         raise typer.BadParameter(f"split {split!r} is not train, heldout or all", param_hint="--split")
+    if client not in ("litellm", "openai"):
+        raise typer.BadParameter(f"client {client!r} is not litellm or openai", param_hint="--client")
     try:
-        agent = make_agent(model, api_base=api_base, params_path=params)
+        agent = make_agent(model, api_base=api_base, params_path=params, client=cast("ClientName", client))
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--params") from None
+    if isinstance(agent, LiteLLMAgent):
+        check_agent(agent.config, console)
     packs = [build_pack(d, seed=0) for d in domains]
     config = RolloutConfig(
         seeds=seeds or [0], k=k, split=None if split == "all" else split,
         executor="process" if workers > 1 else "inline", workers=workers,
+        max_concurrency=max_concurrency or (32 if isinstance(agent, LiteLLMAgent) else 1),
     )
     total = len(plan_episodes(packs, config))
     try:

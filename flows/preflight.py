@@ -9,10 +9,10 @@ cause; the key itself is never part of the line.
 from __future__ import annotations
 
 import difflib
-import os
 from types import ModuleType
 
-from arena.agents.base import ModelAPIError
+from arena.agents.base import Agent, ModelAPIError
+from arena.agents.chat_client import import_litellm
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.redact import mask_url
 from flows.agents import REFERENCE
@@ -23,14 +23,6 @@ PROBE_TIMEOUT_S = 20.0
 
 class PreflightError(Exception):
     """The model cannot run episodes; the message is one line naming the model, the endpoint and the cause."""
-
-
-def _lib() -> ModuleType:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 def _endpoint(config: LiteLLMConfig) -> str:
@@ -86,6 +78,16 @@ def _cause(exc: ModelAPIError) -> str:
     return f"{exc.kind}: {message}"
 
 
+def preflight_agent(agent: Agent) -> None:
+    """Preflight ``agent`` when it plays through a model API (the reference and local agents need none).
+
+    Raises:
+        PreflightError: One line: ``model M at ENDPOINT: cause``.
+    """
+    if isinstance(agent, LiteLLMAgent):
+        preflight(agent.config)
+
+
 def preflight(config: LiteLLMConfig, *, tools: bool = True, timeout_s: float = PROBE_TIMEOUT_S) -> None:
     """Check that ``config``'s model can run episodes; return quietly when it can.
 
@@ -97,7 +99,7 @@ def preflight(config: LiteLLMConfig, *, tools: bool = True, timeout_s: float = P
     Raises:
         PreflightError: One line: ``model M at ENDPOINT: cause``.
     """
-    litellm = _lib()
+    litellm = import_litellm()
     where = f"model {config.model} at {_endpoint(config)}"
     problem = _provider_problem(config, litellm) or _key_problem(config, litellm)
     if problem:

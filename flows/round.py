@@ -26,6 +26,7 @@ from flows.control import campaign_pack_ids, record_variants
 from flows.lease import campaign_lease
 from flows.live import retry_unless_stopped
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
+from flows.preflight import preflight_agent
 from flows.settings import GymloopSettings, load_settings
 from flows.validity import check_invalid_share
 from registry import ModelInfo, Registry
@@ -250,6 +251,8 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
     registry = steps.open_registry(settings)
     round_info = _round(registry, settings, params, start=True)
     model_in = registry.model(round_info.model_in_id)
+    # Scheduled and triggered rounds start here without the CLI's check: a wrong model fails in seconds.
+    preflight_agent(steps.make_agent(model_in, settings))
     base = steps.base_packs(registry, settings)
     suite = steps.heldout_keys(base, settings)
     seconds: dict[str, float] = {}

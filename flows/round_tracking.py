@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from arena.redact import redact_text
 from curriculum import Wave
 from diagnosis import WeaknessReport
 from flows import steps
@@ -137,14 +138,32 @@ def campaign_headline(campaign: str, before: float, after: float, lift: float, l
             f"(95% interval [{low:+.3f}, {high:+.3f}], paired over the same held-out tasks)")
 
 
+def _fail_registry_round(settings: GymloopSettings, campaign: str, index: int, message: str) -> None:
+    registry = steps.open_registry(settings)
+    for info in registry.rounds(registry.campaign(campaign).id):
+        if info.index == index and info.status == "running":
+            registry.fail_round(info.id, redact_text(message))
+
+
 def round_failed(flow: Any, flow_run: Any, state: Any) -> None:
-    """Prefect failure hook of a round: mark its MLflow run and the campaign's run failed (not left running)."""
+    """Prefect failure hook of a round: mark the round, its MLflow run and the campaign's run failed.
+
+    A round left ``running`` would look alive forever to a scheduled deployment's users; the registry round
+    gets the failure's message (a round already marked, e.g. ``interrupted``, keeps its status).
+    """
     from flows.settings import SettingsError, load_settings
     from flows.tracking import TrackingUnavailable
+    from registry import RegistryError
 
     params = flow_run.parameters.get("params", {})
     if hasattr(params, "model_dump"):
         params = params.model_dump()
+    try:
+        settings = load_settings(**params.get("overrides", {}))
+        _fail_registry_round(settings, str(params["campaign"]), int(params["round_index"]),
+                             str(getattr(state, "message", None) or "the round failed"))
+    except (SettingsError, RegistryError, KeyError):
+        pass
     try:
         settings = load_settings(**params.get("overrides", {}))
         tracker = tracker_for(settings, str(params["campaign"]))

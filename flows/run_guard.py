@@ -14,6 +14,7 @@ import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -23,6 +24,9 @@ from rich.text import Text
 from flows.interrupt import stop_on_signals
 from flows.live import RolloutMeter, metering
 from flows.settings import GymloopSettings
+
+if TYPE_CHECKING:
+    from arena.agents.litellm_agent import LiteLLMConfig
 
 MODEL_UNAVAILABLE_EXIT = 3
 """Exit code when the circuit breaker stopped a round."""
@@ -38,10 +42,15 @@ def check_model(settings: GymloopSettings, console: Console) -> None:
     if settings.model == "reference":
         return
     from arena.agents.litellm_agent import LiteLLMConfig
+
+    check_agent(LiteLLMConfig(model=settings.model, api_base=settings.api_base, api_key=settings.api_key,
+                              timeout_s=settings.model_timeout_s, client=settings.model_client), console)
+
+
+def check_agent(config: LiteLLMConfig, console: Console) -> None:
+    """Preflight an LLM agent's configuration; exit 2 with one line if it fails."""
     from flows.preflight import PreflightError, preflight
 
-    config = LiteLLMConfig(model=settings.model, api_base=settings.api_base, api_key=settings.api_key,
-                           timeout_s=settings.model_timeout_s)
     try:
         preflight(config)
     except PreflightError as exc:

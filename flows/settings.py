@@ -54,6 +54,8 @@ class GymloopSettings(BaseSettings):
         api_base: OpenAI-compatible server for local checkpoints.
         api_key: API key for the model provider (never logged).
         model_timeout_s: Request timeout for model calls.
+        model_client: How LLM requests are sent: ``litellm`` (any provider) or ``openai`` (the OpenAI SDK
+            straight to the OpenAI-compatible server at ``api_base``; less than half of litellm's CPU).
         max_concurrency: LLM episodes in flight inside one rollout worker (an adaptive limit backs off on
             429/503 and timeouts).
         max_model_failures: Stop a stage when this many consecutive LLM episodes fail at the model API.
@@ -108,6 +110,7 @@ class GymloopSettings(BaseSettings):
     api_base: str | None = None
     api_key: SecretStr | None = None
     model_timeout_s: float = Field(default=60.0, gt=0)
+    model_client: Literal["litellm", "openai"] = "litellm"
     max_concurrency: int = Field(default=32, ge=1, le=4096)
     max_model_failures: int = Field(default=10, ge=1)
     token_budget: int | None = Field(default=None, ge=1)

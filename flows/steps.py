@@ -104,7 +104,7 @@ def make_agent(info: ModelInfo, settings: GymloopSettings) -> Agent:
             checkpoint=info.artifact, max_new_tokens=settings.local_max_new_tokens, max_steps=settings.local_max_steps,
             seed=settings.seed))
     config = LiteLLMConfig(model=info.endpoint or info.name, api_base=settings.api_base, api_key=settings.api_key,
-                           timeout_s=settings.model_timeout_s)
+                           timeout_s=settings.model_timeout_s, client=settings.model_client)
     return LiteLLMAgent(config)
 
 

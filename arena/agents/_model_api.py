@@ -6,7 +6,6 @@ import random
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from types import ModuleType
 from typing import Any
 
 CONTEXT_LENGTH_PHRASES = (
@@ -85,21 +84,25 @@ def parse_retry_after(headers: Any, *, now: float | None = None) -> float | None
     return max(0.0, moment.timestamp() - current)
 
 
-def classify(exc: BaseException, litellm: ModuleType) -> APIFailure:
-    """Classify an exception raised by ``litellm.completion``.
+def classify(exc: BaseException) -> APIFailure:
+    """Classify an exception raised by a chat request (litellm's exceptions subclass the OpenAI SDK's).
 
     Timeouts, 429s, connection failures and 5xx answers are retryable; a 400
     (or another 4xx) is a bad request, or ``context_length`` when the prompt no
-    longer fits. Anything unrecognised is a ``server_error`` that is not retried.
+    longer fits. An unrecognised error of the client library is a retryable
+    ``server_error``; any other exception (a bug in the request, not the server)
+    is a ``bad_request``, which is not retried.
     """
+    import openai
+
     message = str(exc)
-    if isinstance(exc, litellm.Timeout):
+    if isinstance(exc, openai.APITimeoutError):
         return APIFailure("timeout", message)
-    if isinstance(exc, litellm.RateLimitError):
+    if isinstance(exc, openai.RateLimitError):
         return APIFailure("rate_limit", message, parse_retry_after(_headers(exc)))
-    if isinstance(exc, litellm.ContextWindowExceededError):
+    if type(exc).__name__ == "ContextWindowExceededError":
         return APIFailure("context_length", message)
-    if isinstance(exc, litellm.APIConnectionError):
+    if isinstance(exc, openai.APIConnectionError):
         return APIFailure("server_error", message)
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and 400 <= status < 500 and status not in (408, 429):
@@ -111,7 +114,9 @@ def classify(exc: BaseException, litellm: ModuleType) -> APIFailure:
         return APIFailure("timeout", message)
     if isinstance(status, int) and status >= 500:
         return APIFailure("server_error", message)
-    return APIFailure("server_error", f"unclassified {type(exc).__name__}: {message}")
+    if isinstance(exc, openai.OpenAIError):
+        return APIFailure("server_error", f"unclassified {type(exc).__name__}: {message}")
+    return APIFailure("bad_request", f"{type(exc).__name__}: {message}")
 
 
 def backoff_delay(attempt: int, *, base_s: float, cap_s: float, retry_after: float | None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import sqlite3
 import subprocess
 import sys
@@ -262,3 +263,48 @@ def test_importing_the_agent_module_does_not_import_litellm() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           cwd=Path(__file__).resolve().parents[2], check=True)
     assert done.stdout.strip() == "False"
+
+
+CLOSE_T3 = [
+    ToolCallCue("get_ticket", json.dumps({"ticket_id": "T-3"}), prompt_tokens=40, completion_tokens=6),
+    ToolCallCue("close_ticket", json.dumps({"ticket_id": "T-3", "resolution": "duplicate"})),
+    ReplyCue("Closed T-3 as a duplicate.", prompt_tokens=70, completion_tokens=9),
+]
+SENT = ("model", "messages", "tools", "tool_choice", "temperature", "seed", "max_tokens")
+"""The request fields both clients must send alike."""
+
+
+@pytest.mark.parametrize("model", ["openai/scripted", "hosted_vllm/scripted"])
+def test_the_openai_client_plays_the_episode_litellm_plays_with_the_same_requests(gym: Gym, model: str) -> None:
+    played = {}
+    for client in ("litellm", "openai"):
+        with ScriptedModelServer(list(CLOSE_T3)) as server:
+            agent = _agent(server, model=model, client=client, seed=7, max_completion_tokens=128)
+            run = agent.run_episode(gym.reset("close-t3", seed=3), gym.call_tool, seed=3)
+            verdict = gym.verify(run.reply)
+            bodies = [{key: r.body.get(key) for key in SENT} for r in server.requests]
+        played[client] = (run.model_dump(exclude={"latency_s"}), [(s.tool, s.arguments) for s in gym.trace],
+                          verdict.passed, bodies)
+    direct, via_litellm = played["openai"], played["litellm"]
+    if model.startswith("hosted_vllm/"):
+        # litellm's vLLM route drops ``additionalProperties`` from tool schemas (and the scripted server counts
+        # prompt tokens by request size); the direct client sends the schemas as the gym declares them.
+        assert all("additionalProperties" in t["function"]["parameters"] for t in direct[3][0]["tools"])
+        strip = {"tokens_in", "latency_s"}
+        direct = (direct[0] | dict.fromkeys(strip), *direct[1:3], [b | {"tools": None} for b in direct[3]])
+        via_litellm = (via_litellm[0] | dict.fromkeys(strip), *via_litellm[1:3],
+                       [b | {"tools": None} for b in via_litellm[3]])
+    assert direct == via_litellm
+    run_dump, trace, passed, bodies = played["openai"]
+    assert passed and len(trace) == 2 and run_dump["turns"] == 3 and run_dump["tokens_in"] > 110
+    assert bodies[0]["model"] == "scripted" and bodies[0]["seed"] == 10 and bodies[0]["max_tokens"] == 128
+
+
+def test_an_agent_with_the_openai_client_pickles_after_use_and_the_copy_plays(gym: Gym) -> None:
+    with ScriptedModelServer([ReplyCue("first"), ReplyCue("second")]) as server:
+        agent = _agent(server, model="hosted_vllm/scripted", client="openai")
+        first = agent.run_episode(gym.reset("close-t3", seed=0), gym.call_tool, seed=0)
+        copy = pickle.loads(pickle.dumps(agent))
+        second = copy.run_episode(gym.reset("close-t3", seed=0), gym.call_tool, seed=0)
+    assert (first.reply, second.reply) == ("first", "second")
+    assert copy.config == agent.config and SECRET not in repr(copy)

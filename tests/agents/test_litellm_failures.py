@@ -43,15 +43,21 @@ class Sleeps:
         self.waits.append(seconds)
 
 
-@pytest.fixture(params=["openai/scripted", "hosted_vllm/scripted"])
+SDK_CLIENT = "openai-client:"
+"""Prefix of a ``model`` fixture value that asks for ``client="openai"`` instead of litellm."""
+
+
+@pytest.fixture(params=["openai/scripted", "hosted_vllm/scripted", SDK_CLIENT + "hosted_vllm/scripted"])
 def model(request: pytest.FixtureRequest) -> str:
-    """Both litellm routes to OpenAI-compatible servers: the OpenAI SDK one and the plain-HTTP one."""
+    """Every path to an OpenAI-compatible server: litellm's two routes and the agent's own OpenAI SDK client."""
     return str(request.param)
 
 
-def _agent(server: ScriptedModelServer, model: str, sleep: Any = time.sleep, **overrides: Any) -> LiteLLMAgent:
-    settings: dict[str, Any] = {"model": model, "api_base": server.base_url + "/v1", "api_key": "test",
-                                "timeout_s": 5.0, "backoff_base_s": 0.01, "backoff_cap_s": 0.05}
+def _agent(server: ScriptedModelServer | str, model: str, sleep: Any = time.sleep, **overrides: Any) -> LiteLLMAgent:
+    client = "openai" if model.startswith(SDK_CLIENT) else "litellm"
+    base = server if isinstance(server, str) else server.base_url
+    settings: dict[str, Any] = {"model": model.removeprefix(SDK_CLIENT), "api_base": base + "/v1", "api_key": "test",
+                                "timeout_s": 5.0, "backoff_base_s": 0.01, "backoff_cap_s": 0.05, "client": client}
     settings.update(overrides)
     return LiteLLMAgent(LiteLLMConfig(**settings), sleep=sleep)
 
@@ -156,8 +162,7 @@ def test_connection_refused_is_a_server_error(model: str) -> None:
     server.start()
     base = server.base_url
     server.stop()
-    agent = LiteLLMAgent(LiteLLMConfig(model=model, api_base=base + "/v1", api_key="test", timeout_s=2.0,
-                                       max_retries=1, backoff_base_s=0.0), sleep=Sleeps())
+    agent = _agent(base, model, sleep=Sleeps(), timeout_s=2.0, max_retries=1, backoff_base_s=0.0)
     with pytest.raises(ModelAPIError) as info:
         agent.run_episode(OBS, Tools(), seed=0)
     assert info.value.kind == "server_error" and info.value.invalid is True

@@ -2,7 +2,8 @@
 
 import pytest
 
-from arena.agents.scripted_server import ErrorCue, ScriptedModelServer
+from arena.agents.litellm_agent import PROBE_PROMPT
+from arena.agents.scripted_server import ErrorCue, ReplyCue, ScriptedModelServer
 from flows.models import RoundParams
 from flows.round import curriculum_round
 from flows.validity import InvalidEpisodesError
@@ -11,7 +12,13 @@ from registry import Registry
 
 def test_a_round_past_the_invalid_share_fails_and_says_why(prefect_harness, gymloop_home, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
-    with ScriptedModelServer([], default=ErrorCue(400, "this request is malformed")) as server:
+    def model(messages):
+        """Passes the round's preflight, then refuses every episode's request."""
+        if messages and messages[-1].get("content") == PROBE_PROMPT:
+            return ReplyCue("ok")
+        return ErrorCue(400, "this request is malformed")
+
+    with ScriptedModelServer(model) as server:
         overrides = {"model": "openai/scripted", "api_base": server.base_url + "/v1", "domains": ["procurement"],
                      "eval_k": 1, "variants_per_round": 0, "max_invalid_share": 0.5,
                      # the circuit breaker would stop the stage first: this test is about the invalid share

@@ -12,6 +12,7 @@ import pytest
 
 from arena.agents.scripted_server import ErrorCue, ReplyCue, ScriptedModelServer
 from flows.models import RoundParams
+from flows.preflight import PreflightError
 from flows.round import curriculum_round
 from registry import Registry, RegistryError
 
@@ -113,3 +114,14 @@ def test_sigterm_stops_a_round_within_seconds_and_a_rerun_resumes(prefect_harnes
     assert registry.round(rid).status == "finished"
     resumed = {r.episode_id: r.reply for r in registry.round_episodes(rid, stage="eval_before")}
     assert all(resumed[e] == reply for e, reply in kept.items())
+
+
+def test_a_round_started_without_the_cli_preflights_its_model(prefect_harness, gymloop_home):
+    overrides = {"model": "hosted_vllm/m", "api_base": "http://127.0.0.1:9/v1", "domains": ["procurement"],
+                 "eval_k": 1, "variants_per_round": 0}
+    with pytest.raises(PreflightError, match=r"model hosted_vllm/m at http://127.0.0.1:9/v1: endpoint unreachable"):
+        curriculum_round(RoundParams(campaign="served-wrong-model", round_index=0, overrides=overrides))
+    registry = Registry(f"sqlite:///{gymloop_home / 'registry.db'}")
+    info = registry.rounds(registry.campaign("served-wrong-model").id)[0]
+    assert info.status == "failed" and "endpoint unreachable" in (info.error or "")
+    assert registry.round_episodes(info.id, stage=None) == []

@@ -1,0 +1,52 @@
+"""``gymloop eval`` against an LLM server: preflight first, many episodes in flight, either request path."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from arena.agents.scripted_server import ReplyCue, ScriptedModelServer
+from arena.episode import EpisodeRecord
+from flows.cli import app
+
+runner = CliRunner(env={"COLUMNS": "300"})
+
+
+@pytest.mark.parametrize("client", ["litellm", "openai"])
+def test_eval_keeps_many_episodes_in_flight_and_writes_each_one(tmp_path, client):
+    out = tmp_path / "episodes.jsonl"
+    with ScriptedModelServer([], default=ReplyCue("I could not do that."), delay_s=0.05) as server:
+        result = runner.invoke(app, ["eval", "--model", "hosted_vllm/scripted", "--api-base", server.base_url + "/v1",
+                                     "--client", client, "--max-concurrency", "8", "--domain", "procurement",
+                                     "--k", "1", "--out", str(out)])
+        peak = server.peak_in_flight
+        bodies = [r.body for r in server.requests]
+    assert result.exit_code == 0, result.output
+    records = [EpisodeRecord.model_validate_json(line) for line in out.read_text().splitlines()]
+    heldout = len({r.task_id for r in records})
+    assert len(records) == heldout > 8 and all(not r.invalid for r in records)
+    assert 2 <= peak <= 8
+    assert len(bodies) == len(records) + 1  # the preflight request, then one per one-turn episode
+    assert bodies[0]["tools"][0]["function"]["name"] == "ping" and bodies[0]["model"] == "scripted"
+
+
+@pytest.mark.parametrize("client", ["litellm", "openai"])
+def test_eval_with_an_unreachable_server_fails_before_any_episode(tmp_path, client):
+    out = tmp_path / "episodes.jsonl"
+    started = time.monotonic()
+    result = runner.invoke(app, ["eval", "--model", "hosted_vllm/m", "--api-base", "http://127.0.0.1:9/v1",
+                                 "--client", client, "--domain", "helpdesk", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if "preflight failed" in line]
+    assert len(lines) == 1 and "endpoint unreachable" in lines[0] and "127.0.0.1:9" in lines[0], result.output
+    assert time.monotonic() - started < 30 and not out.exists()
+
+
+def test_eval_names_an_unknown_client(tmp_path):
+    result = runner.invoke(app, ["eval", "--model", "hosted_vllm/m", "--client", "grpc", "--out",
+                                 str(tmp_path / "e.jsonl")])
+    assert result.exit_code == 2
+    flat = " ".join(result.output.replace("│", " ").split())
+    assert "grpc" in flat and "--client" in flat
