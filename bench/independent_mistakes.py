@@ -376,17 +376,19 @@ def _stale(case: Case) -> list[Program]:
 
 
 def _search_without_fetch(case: Case) -> list[Program]:
-    """Drop the fetches of searched entities; a re-read of a record fetched before the search is kept.
+    """Drop the fetches of searched entities, keeping re-reads.
 
-    Dropping a re-read (such as the one after a conflict) would inject another mistake than the label says.
+    A re-read is the fetch of a record read before the search, or the fetch right after a call to a tool with an
+    injected conflict. Dropping one would inject another mistake (a blind retry) than the label says.
     """
     calls = case.calls
+    conflicted = _faulted(case, ("data_conflict",))
     searched: set[str] = set()
     fetched: set[str] = set()
     dropped: list[Call] = []
-    for tool, args in calls:
+    for i, (tool, args) in enumerate(calls):
         ids = set(_id_values(args))
-        reread = bool(ids) and ids <= fetched
+        reread = (bool(ids) and ids <= fetched) or (i > 0 and calls[i - 1][0] in conflicted)
         if tool.startswith("get_") and tool.removeprefix("get_") in searched and not reread:
             continue
         if tool.startswith("get_") and not searched:
