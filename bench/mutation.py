@@ -122,7 +122,7 @@ def _settings(target: Target) -> str:
     lines = ["", "[tool.mutmut]", f"source_paths = {json.dumps(list(PACKAGES))}",
              f"only_mutate = {json.dumps(list(target.modules))}",
              f"pytest_add_cli_args_test_selection = {json.dumps(list(target.tests))}",
-             'pytest_add_cli_args = ["-p", "no:cacheprovider"]']
+             'pytest_add_cli_args = ["-p", "no:cacheprovider", "-n", "0"]']
     return "\n".join(lines) + "\n"
 
 

@@ -133,7 +133,7 @@ def copy_project(dest: Path) -> None:
 
 def _pytest(folder: Path, tests: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(folder), "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", *tests], cwd=folder,
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", *tests], cwd=folder,
                           env=env, capture_output=True, text=True, check=False)
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from prefect import flow, get_run_logger, tags, task
 from prefect.cache_policies import NO_CACHE
-from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from arena.episode import EpisodeRecord
@@ -28,6 +27,7 @@ from flows.live import retry_unless_stopped
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
 from flows.preflight import preflight_agent
 from flows.settings import GymloopSettings, load_settings
+from flows.task_runners import task_runner
 from flows.validity import check_invalid_share
 from registry import ModelInfo, Registry
 
@@ -59,19 +59,6 @@ def factory_request(settings: GymloopSettings, report: WeaknessReport, base: lis
     """Request variants from the factory (retried: a remote factory may be briefly unavailable)."""
     results = steps.generate_variants(settings, report, base, model, round_index)
     return [p for r in results for p in r.packs]
-
-
-def _task_runner(settings: GymloopSettings) -> Any:
-    if settings.task_runner == "dask":
-        from prefect_dask.task_runners import DaskTaskRunner
-
-        return DaskTaskRunner(cluster_kwargs={"n_workers": settings.workers, "threads_per_worker": 1,
-                                              "processes": True, "dashboard_address": None})
-    if settings.task_runner == "ray":
-        from prefect_ray import RayTaskRunner
-
-        return RayTaskRunner()
-    return ThreadPoolTaskRunner(max_workers=settings.workers)
 
 
 def run_stage(settings: GymloopSettings, registry: Registry, round_id: int, stage: str, model: ModelInfo,
@@ -350,7 +337,7 @@ def _campaign_rounds(params: CampaignParams, settings: GymloopSettings, registry
     rules = StopRules(plateau_rounds=settings.plateau_rounds, plateau_lift=settings.plateau_lift,
                       target_pass_rate=settings.target_pass_rate, max_episodes=settings.episode_budget,
                       max_rounds=start + limit)
-    runner = curriculum_round.with_options(task_runner=_task_runner(settings))
+    runner = curriculum_round.with_options(task_runner=task_runner(settings))
     used = [r.details.get("summary", {}) for r in finished]
     for index in range(start, start + limit):
         decision = should_stop(results, rules)
@@ -382,7 +369,7 @@ def next_round(params: CampaignParams) -> RoundSummary:
     with campaign_lease(registry, params.campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
         rounds = registry.rounds(info.id)
         index = next((r.index for r in rounds if r.status != "finished"), len(rounds))
-        runner = curriculum_round.with_options(task_runner=_task_runner(settings))
+        runner = curriculum_round.with_options(task_runner=task_runner(settings))
         with tags(*prefect_view.run_tags(params.campaign)):
             summary = runner(RoundParams(campaign=params.campaign, round_index=index, overrides=params.overrides))
         round_tracking.close_campaign(settings, params.campaign)

@@ -8,6 +8,7 @@ A bad setting stops with a message naming it and where it came from.
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import os
 import re
 from pathlib import Path
@@ -31,6 +32,9 @@ CONFIG_ENV = "GYMLOOP_CONFIG"
 
 SECRET_SETTINGS = frozenset({"api_key", "factory_token", "serve_token"})
 """Settings that are secrets themselves: never printed, logged, stored or passed as flow parameters."""
+
+ENGINE_PACKAGES = {"dask": "prefect-dask", "ray": "prefect-ray"}
+"""Task runner -> the package it needs (installed by the gymloop extra of the same name)."""
 
 URL_SETTINGS = frozenset({"api_base", "registry_url", "mlflow_uri", "factory_url"})
 """Settings whose URLs may carry secrets (userinfo, token-like query values): shown masked."""
@@ -158,6 +162,14 @@ class GymloopSettings(BaseSettings):
         unknown = [d for d in value if d not in BUILTIN_DOMAINS]
         if unknown or not value:
             raise ValueError(f"unknown domain(s) {unknown or value}; built-in: {', '.join(BUILTIN_DOMAINS)}")
+        return value
+
+    @field_validator("task_runner")
+    @classmethod
+    def _engine_installed(cls, value: str) -> str:
+        package = ENGINE_PACKAGES.get(value)
+        if package and importlib.util.find_spec(package.replace("-", "_")) is None:
+            raise ValueError(f"{value} needs {package}, which is not installed: pip install 'gymloop[{value}]'")
         return value
 
     @field_validator("home")
