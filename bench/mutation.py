@@ -76,7 +76,8 @@ TARGETS: tuple[Target, ...] = (
                           "curriculum/stop.py"), ("tests/curriculum",)),
     Target("registry", ("registry/registry.py",),
            ("tests/registry/test_registry_episodes.py", "tests/registry/test_registry_lineage.py",
-            "tests/registry/test_registry_lease.py", "tests/registry/test_registry_packstore.py"),
+            "tests/registry/test_registry_lease.py", "tests/registry/test_registry_packstore.py",
+            "tests/registry/test_registry_resume_scopes.py"),
            tuple(f"registry.registry.{name}*" for name in REGISTRY_WRITES)),
     Target("diagnosis", ("diagnosis/detectors.py",), ("tests/diagnosis/test_diagnosis_detectors.py",)),
 )
