@@ -66,7 +66,7 @@ NAMED_MUTANTS: tuple[NamedMutant, ...] = (
     NamedMutant(
         "gate_ground_truth", "the gate's ground_truth check disabled (a writing task without a side-effect "
         "assertion enters the pool)", "factory_client/gate.py",
-        'yield "ground_truth", _ground_truth_mismatch(gym, task, verdict.changes)',
+        'yield "ground_truth", _ground_truth_mismatch(verdict.changes)',
         'yield "ground_truth", None',
         ("tests/factory/test_gate_rules.py::test_a_writing_task_without_a_side_effect_assertion_is_refused",)),
     NamedMutant(
