@@ -77,6 +77,8 @@ class Labelled:
         gold_failed: Gold episodes that did not pass (tasks left out), as ``domain/seed/task``.
         passed_injections: Injections the verifier passed, by mode (not failures, left out).
         by_agent: Labelled failures per agent.
+        seeds: World seed of each labelled failure.
+        gold_seeds: World seed of each gold episode.
     """
 
     episodes: list[EpisodeRecord] = field(default_factory=list)
@@ -86,6 +88,8 @@ class Labelled:
     gold_failed: list[str] = field(default_factory=list)
     passed_injections: Counter[str] = field(default_factory=Counter)
     by_agent: Counter[str] = field(default_factory=Counter)
+    seeds: list[int] = field(default_factory=list)
+    gold_seeds: list[int] = field(default_factory=list)
 
 
 class _Replayer:
@@ -165,9 +169,11 @@ def _label_pack(out: Labelled, pack: Pack, *, inject: bool, replayer: _Replayer 
                 out.gold_failed.append(f"{pack.manifest.domain}/{pack.manifest.seed}/{task.id}")
                 continue
             out.gold.append(gold)
+            out.gold_seeds.append(pack.manifest.seed)
             rephrased = _play(gym, gold_program(task, rng, rephrase=True), task.id)
             if rephrased.passed:
                 out.gold.append(rephrased.model_copy(update={"episode_id": "rephrased:" + rephrased.episode_id}))
+                out.gold_seeds.append(pack.manifest.seed)
             if not inject:
                 continue
             case = Case(pack, task, world, gold, rng, probe=_prober(gym, task.id))
@@ -182,6 +188,7 @@ def _label_pack(out: Labelled, pack: Pack, *, inject: bool, replayer: _Replayer 
                     eid = f"{mode}:{program.variant}:{pack.manifest.seed}:{record.episode_id}"
                     out.episodes.append(record.model_copy(update={"episode_id": eid}))
                     out.labels.append(mode)
+                    out.seeds.append(pack.manifest.seed)
                     out.by_agent[record.agent] += 1
 
 
@@ -207,6 +214,27 @@ class KindQuality:
         return self.found / self.injected if self.injected else None
 
 
+@dataclass(frozen=True)
+class SeedQuality:
+    """The detector and clustering figures on one world seed's labelled failures alone.
+
+    Attributes:
+        seed: World seed.
+        episodes: Labelled failures at that seed.
+        kinds: Precision and recall per kind at that seed.
+        ari: ARI of ``diagnose``'s clusters on that seed's failures alone.
+        gold: Gold traces at that seed.
+        gold_tags: Tags on them.
+    """
+
+    seed: int
+    episodes: int
+    kinds: list[KindQuality]
+    ari: float | None
+    gold: int
+    gold_tags: int
+
+
 @dataclass
 class Quality:
     """The figures."""
@@ -220,40 +248,65 @@ class Quality:
     gold_tags: Counter[str]
     gold_examples: list[str]
     confusion: Counter[tuple[str, str]]
+    per_seed: list[SeedQuality] = field(default_factory=list)
+
+
+def _kind_quality(labels: Sequence[str], kinds_of: Sequence[set[str]]) -> list[KindQuality]:
+    out: list[KindQuality] = []
+    for detector in BUILTIN_DETECTORS:
+        kind = detector.name
+        tagged = [m for m, ks in zip(labels, kinds_of, strict=True) if kind in ks]
+        wrong = Counter(m for m in tagged if m != kind)
+        own = [ks for m, ks in zip(labels, kinds_of, strict=True) if m == kind]
+        out.append(KindQuality(kind, len(tagged), len(tagged) - sum(wrong.values()), len(own),
+                               sum(kind in ks for ks in own), dict(sorted(wrong.items()))))
+    return out
+
+
+def _ari(episodes: Sequence[EpisodeRecord], labels: Sequence[str], ctx: DiagnosisContext,
+         seed: int) -> tuple[float, Any]:
+    report = diagnose(episodes, ctx, seed=seed, examples=len(episodes))
+    where = {eid: c.id for c in report.clusters for eid in c.example_episode_ids}
+    assigned = [where.get(e.episode_id, -1 - i) for i, e in enumerate(episodes)]
+    return float(adjusted_rand_score(labels, assigned)), report
+
+
+def _tags(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Any]:
+    return [t for d in BUILTIN_DETECTORS for t in d.detect(episode, ctx)]
 
 
 def measure(labelled: Labelled, *, rounds: int = 5, seed: int = 0) -> Quality:
     """Score the detectors, the clustering and the ranking against the injected modes."""
     ctx = labelled.ctx
-    kinds_of = [{t.kind for d in BUILTIN_DETECTORS for t in d.detect(e, ctx)} for e in labelled.episodes]
+    kinds_of = [{t.kind for t in _tags(e, ctx)} for e in labelled.episodes]
     confusion: Counter[tuple[str, str]] = Counter()
     for mode, kinds in zip(labelled.labels, kinds_of, strict=True):
         confusion.update((mode, k) for k in kinds or {""})
-    quality: list[KindQuality] = []
-    for detector in BUILTIN_DETECTORS:
-        kind = detector.name
-        tagged = [m for m, ks in zip(labelled.labels, kinds_of, strict=True) if kind in ks]
-        wrong = Counter(m for m in tagged if m != kind)
-        own = [ks for m, ks in zip(labelled.labels, kinds_of, strict=True) if m == kind]
-        quality.append(KindQuality(kind, len(tagged), len(tagged) - sum(wrong.values()), len(own),
-                                   sum(kind in ks for ks in own), dict(sorted(wrong.items()))))
-    report = diagnose(labelled.episodes, ctx, seed=seed, examples=len(labelled.episodes))
-    where = {eid: c.id for c in report.clusters for eid in c.example_episode_ids}
-    assigned = [where.get(e.episode_id, -1 - i) for i, e in enumerate(labelled.episodes)]
-    ari = float(adjusted_rand_score(labelled.labels, assigned))
+    ari, report = _ari(labelled.episodes, labelled.labels, ctx, seed)
     novel = [w for w in report.weaknesses if w.kind == "novel"]
     novel_ids = {eid for w in novel for c in report.clusters if c.id in w.cluster_ids for eid in c.example_episode_ids}
     truth = {e.episode_id for e, m in zip(labelled.episodes, labelled.labels, strict=True) if m == NOVEL_MODE}
     purity = len(novel_ids & truth) / len(novel_ids) if novel_ids else 0.0
     gold_tags: Counter[str] = Counter()
+    gold_tags_by_seed: Counter[int] = Counter()
     examples: list[str] = []
-    for episode in labelled.gold:
-        for tag in (t for d in BUILTIN_DETECTORS for t in d.detect(episode, ctx)):
+    for episode, world_seed in zip(labelled.gold, labelled.gold_seeds, strict=True):
+        for tag in _tags(episode, ctx):
             gold_tags[tag.kind] += 1
+            gold_tags_by_seed[world_seed] += 1
             if len(examples) < 8:
-                examples.append(f"{episode.domain}/{episode.task_id}: {tag.kind} ({tag.evidence[0].note})")
+                examples.append(f"{episode.domain}/{world_seed}/{episode.task_id}: {tag.kind} "
+                                f"({tag.evidence[0].note})")
+    per_seed: list[SeedQuality] = []
+    for world_seed in sorted(set(labelled.seeds) | set(labelled.gold_seeds)):
+        at = [i for i, s in enumerate(labelled.seeds) if s == world_seed]
+        labels = [labelled.labels[i] for i in at]
+        seed_ari = _ari([labelled.episodes[i] for i in at], labels, ctx, seed)[0] if at else None
+        per_seed.append(SeedQuality(world_seed, len(at), _kind_quality(labels, [kinds_of[i] for i in at]), seed_ari,
+                                    labelled.gold_seeds.count(world_seed), gold_tags_by_seed[world_seed]))
     spearman = [_round_spearman(labelled, r, seed) for r in range(rounds)]
-    return Quality(quality, ari, len(report.clusters), len(novel), purity, spearman, gold_tags, examples, confusion)
+    return Quality(_kind_quality(labelled.labels, kinds_of), ari, len(report.clusters), len(novel), purity, spearman,
+                   gold_tags, examples, confusion, per_seed)
 
 
 def _round_spearman(labelled: Labelled, round_index: int, seed: int) -> float:
@@ -280,6 +333,10 @@ def _ratio(value: float | None, target: float) -> str:
     return "—" if value is None else f"{value:.3f} ({value / target:.2f})"
 
 
+def _short(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
 def render(labelled: Labelled, quality: Quality) -> str:
     """Render the figures as Markdown."""
     per_mode = Counter(labelled.labels)
@@ -301,6 +358,17 @@ def render(labelled: Labelled, quality: Quality) -> str:
               f"gold traces: {len(labelled.gold)}, tags on them: {sum(quality.gold_tags.values())} "
               f"{dict(quality.gold_tags) or ''}"]
     lines += [f"  - {e}" for e in quality.gold_examples]
+    shown = [q for q in quality.per_seed if q.episodes]
+    lines += ["", "Per world seed (precision / recall per kind on that seed's failures alone; ARI of diagnose on "
+                  "them):", "", "| kind | " + " | ".join(f"seed {q.seed}" for q in shown) + " |",
+              "| --- |" + " ---: |" * len(shown)]
+    for i, kind in enumerate(q.kind for q in quality.kinds):
+        cells = [f"{_short(q.kinds[i].precision)} / {_short(q.kinds[i].recall)}" for q in shown]
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    lines.append("| ARI | " + " | ".join(_short(q.ari) for q in shown) + " |")
+    lines.append("| labelled failures | " + " | ".join(str(q.episodes) for q in shown) + " |")
+    lines.append("gold traces per world seed (tags): "
+                 + ", ".join(f"seed {q.seed} {q.gold} ({q.gold_tags})" for q in quality.per_seed if q.gold))
     if labelled.gold_failed:
         lines.append(f"gold programs that fail their own task (left out): {', '.join(labelled.gold_failed)}")
     lines += ["", "| injected mode | " + " | ".join(d.name for d in BUILTIN_DETECTORS) + " | untagged |",

@@ -314,11 +314,14 @@ def _missed_dependency(case: Case) -> list[Program]:
             continue  # fetching a search hit is search_without_fetch's mistake, not this one
         late_at = next(i for i, (t, _) in enumerate(calls) if t == then)
         before = [(t, a) for t, a in calls[:late_at] if t != first]
-        prereq = [(t, a) for t, a in calls[:late_at] if t == first]
+        at = [i for i, (t, _) in enumerate(calls[:late_at]) if t == first]
         rest = calls[late_at:]
         out.append(Program("missed_policy_dependency", f"skip:{first}", before + rest, case.auto_reply()))
-        if prereq:
-            moved = before + rest[:1] + prereq + rest[1:]
+        if at:
+            # the prerequisite moves with what it needs between its attempts (a re-read after a conflict), so
+            # moving it injects no other mistake
+            block = calls[at[0]:at[-1] + 1]
+            moved = calls[:at[0]] + calls[at[-1] + 1:late_at] + rest[:1] + block + rest[1:]
             out.append(Program("missed_policy_dependency", f"late:{first}", moved, case.auto_reply()))
     return out
 
@@ -373,12 +376,23 @@ def _stale(case: Case) -> list[Program]:
 
 
 def _search_without_fetch(case: Case) -> list[Program]:
+    """Drop the fetches of searched entities, keeping re-reads.
+
+    A re-read is the fetch of a record read before the search, or the fetch right after a call to a tool with an
+    injected conflict. Dropping one would inject another mistake (a blind retry) than the label says.
+    """
     calls = case.calls
+    conflicted = _faulted(case, ("data_conflict",))
     searched: set[str] = set()
+    fetched: set[str] = set()
     dropped: list[Call] = []
-    for tool, args in calls:
-        if tool.startswith("get_") and tool.removeprefix("get_") in searched:
+    for i, (tool, args) in enumerate(calls):
+        ids = set(_id_values(args))
+        reread = (bool(ids) and ids <= fetched) or (i > 0 and calls[i - 1][0] in conflicted)
+        if tool.startswith("get_") and tool.removeprefix("get_") in searched and not reread:
             continue
+        if tool.startswith("get_") and not searched:
+            fetched |= ids
         if tool.startswith("search_"):
             searched.add(tool.removeprefix("search_").rstrip("s"))
         dropped.append((tool, args))

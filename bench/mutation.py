@@ -42,19 +42,43 @@ class Target:
     mutants: tuple[str, ...] = ()
 
 
+GYM_GUARDS = (
+    "x__bad_string", "x__shape_error", "x__refuse_constant", "x_logical_hash", "x__preview", "x__clip",
+    "xǁGymǁfrom_pack", "xǁGymǁcall_tool", "xǁGymǁ_parse_arguments", "xǁGymǁ_dispatch", "xǁGymǁ_fire_fault",
+    "xǁGymǁ_record", "xǁGymǁverify", "xǁGymǁchanged_rows", "xǁGymǁstate_hash", "xǁGymǁtemplate_hash",
+)
+"""The gym runtime's guards (mutmut's names): argument checks, dispatch, faults, the trace, verification and the
+world hash. World building and reset (``__init__``, ``reset``, the change log's set-up) are left out."""
+
+REGISTRY_WRITES = (
+    "x__missing_tasks", "xǁRegistryǁ_write", "xǁRegistryǁregister_model", "xǁRegistryǁadd_pack",
+    "xǁRegistryǁacquire_lease", "xǁRegistryǁrelease_lease", "xǁRegistryǁcreate_campaign", "xǁRegistryǁstart_round",
+    "xǁRegistryǁfinish_round", "xǁRegistryǁfail_round", "xǁRegistryǁrecord_episodes", "xǁRegistryǁ_insert_episodes",
+    "xǁRegistryǁfinished_episode_keys", "xǁRegistryǁrecord_weaknesses", "xǁRegistryǁrecord_wave",
+)
+"""The registry's writes and resume reads (mutmut's names): idempotency and resume. Plain reads, status, lineage
+and the migrations are left out."""
+
 TARGETS: tuple[Target, ...] = (
     Target("metrics", ("arena/metrics.py",), ("tests/arena/test_metrics_properties.py",)),
     Target("verify", ("arena/verify.py",), ("tests/arena/test_verify_scopes.py", "tests/arena/test_verify_checks.py",
                                            "tests/arena/test_arena_gym.py")),
-    Target("gym", ("arena/gym.py",), ("tests/arena/test_gym_guards.py", "tests/arena/test_arena_gym.py")),
+    Target("gym", ("arena/gym.py",), ("tests/arena/test_gym_guards.py", "tests/arena/test_gym_limits.py",
+                                     "tests/arena/test_gym_trace_of_refusals.py", "tests/arena/test_arena_gym.py"),
+           tuple(f"arena.gym.{name}*" for name in GYM_GUARDS)),
     Target("conformance", ("arena/conformance.py",),
-           ("tests/arena/test_conformance_catches.py", "tests/arena/test_arena_gym.py")),
+           ("tests/arena/test_conformance_catches.py", "tests/arena/test_conformance_probes.py",
+            "tests/arena/test_arena_gym.py")),
     Target("gate", ("factory_client/gate.py",),
-           ("tests/factory/test_gate_rules.py", "tests/factory/test_factory_gate.py")),
+           ("tests/factory/test_gate_rules.py", "tests/factory/test_gate_reasons.py",
+            "tests/factory/test_factory_gate.py")),
     Target("curriculum", ("curriculum/matching.py", "curriculum/planner.py", "curriculum/_fill.py",
                           "curriculum/stop.py"), ("tests/curriculum",)),
     Target("registry", ("registry/registry.py",),
-           ("tests/registry/test_registry_episodes.py", "tests/registry/test_registry_lineage.py")),
+           ("tests/registry/test_registry_episodes.py", "tests/registry/test_registry_lineage.py",
+            "tests/registry/test_registry_lease.py", "tests/registry/test_registry_packstore.py",
+            "tests/registry/test_registry_resume_scopes.py"),
+           tuple(f"registry.registry.{name}*" for name in REGISTRY_WRITES)),
     Target("diagnosis", ("diagnosis/detectors.py",), ("tests/diagnosis/test_diagnosis_detectors.py",)),
 )
 """The full run: verification, metrics and lift, the gym's guards, conformance, the gate, curriculum matching and
@@ -99,7 +123,7 @@ def _settings(target: Target) -> str:
     lines = ["", "[tool.mutmut]", f"source_paths = {json.dumps(list(PACKAGES))}",
              f"only_mutate = {json.dumps(list(target.modules))}",
              f"pytest_add_cli_args_test_selection = {json.dumps(list(target.tests))}",
-             'pytest_add_cli_args = ["-p", "no:cacheprovider"]']
+             'pytest_add_cli_args = ["-p", "no:cacheprovider", "-n", "0"]']
     return "\n".join(lines) + "\n"
 
 

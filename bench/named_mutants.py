@@ -66,7 +66,7 @@ NAMED_MUTANTS: tuple[NamedMutant, ...] = (
     NamedMutant(
         "gate_ground_truth", "the gate's ground_truth check disabled (a writing task without a side-effect "
         "assertion enters the pool)", "factory_client/gate.py",
-        'yield "ground_truth", _ground_truth_mismatch(gym, task, verdict.changes)',
+        'yield "ground_truth", _ground_truth_mismatch(verdict.changes)',
         'yield "ground_truth", None',
         ("tests/factory/test_gate_rules.py::test_a_writing_task_without_a_side_effect_assertion_is_refused",)),
     NamedMutant(
@@ -133,7 +133,7 @@ def copy_project(dest: Path) -> None:
 
 def _pytest(folder: Path, tests: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(folder), "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", *tests], cwd=folder,
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", *tests], cwd=folder,
                           env=env, capture_output=True, text=True, check=False)
 
 

@@ -22,6 +22,16 @@ def id_values(name: str, value: Any) -> Iterator[str]:
         yield from (v for v in value if isinstance(v, str))
 
 
+def text_ids(text: str) -> set[str]:
+    """Record ids written in free text ("MOB-228", "INV-50211")."""
+    return {m.group(0) for m in _PROMPT_ID.finditer(text)}
+
+
+def id_prefix(value: str) -> str:
+    """An id's kind: everything before its trailing number ("MOB-" of "MOB-228")."""
+    return value.rstrip("0123456789")
+
+
 @dataclass(frozen=True)
 class Reference:
     """The task's gold program, read for diagnosis.
@@ -33,6 +43,8 @@ class Reference:
         ids_by_call: Ids the gold program passes per (tool, argument).
         calls: The gold program's calls, in order.
         order: (before, then) call patterns the task's trace checks order.
+        requested: Ids the request itself names.
+        reply_ids: Ids the program's reply names.
     """
 
     tools: frozenset[str]
@@ -41,6 +53,8 @@ class Reference:
     ids_by_call: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     calls: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     order: tuple[tuple[CallPattern, CallPattern], ...] = ()
+    requested: frozenset[str] = frozenset()
+    reply_ids: frozenset[str] = frozenset()
 
     @property
     def does_goal(self) -> bool:
@@ -72,6 +86,8 @@ def _build(task: Task) -> Reference:
         ids_by_call={k: frozenset(v) for k, v in by_call.items()},
         calls=tuple(calls),
         order=order,
+        requested=frozenset(mentioned),
+        reply_ids=frozenset(text_ids(task.gold.reply or "")),
     )
 
 

@@ -45,6 +45,11 @@ _CLAIM = re.compile(
 )
 
 
+def is_participle(word: str) -> bool:
+    """Whether ``word`` can be the past participle of an action ("suspended", "paid"), as claims use it."""
+    return re.fullmatch(_PARTICIPLE, word, re.IGNORECASE) is not None
+
+
 @dataclass(frozen=True)
 class ReplyReading:
     """What a reply says about the work.

@@ -8,7 +8,7 @@ from typing import Any
 
 from arena.episode import EpisodeRecord
 from arena.results import TraceStep
-from diagnosis._reply import read_reply
+from diagnosis._reply import clauses, is_participle, read_reply
 
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+$")
 _CREATED_ID = re.compile(r"-N\d{5}$")
@@ -176,6 +176,21 @@ def mentions(text: str, value: str) -> bool:
     if len(value) < 2:
         return False
     return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-]|\.\d)", text, re.IGNORECASE) is not None
+
+
+def states_value(text: str, value: str) -> bool:
+    """Whether ``text`` states ``value`` as a record's state, not only as the verb of an action it reports done.
+
+    "Suspended the vendor", "I suspended it" and "the vendor was suspended" report the agent's own action (a
+    claim, judged against the trace); "the vendor is suspended" and "status: suspended" state the record. Only a
+    value that can be an action's participle is read this way ("open" is always a state).
+    """
+    if not is_participle(value):
+        return mentions(text, value)
+    word = re.escape(value)
+    action = re.compile(rf"^(?:\w+ly\s+)?{word}\s+\w|\b(?:i|we|was|were|been|got)\s+(?:\w+ly\s+|just\s+)?{word}\b",
+                        re.IGNORECASE)
+    return any(mentions(clause, value) and not action.search(clause) for clause in clauses(text))
 
 
 def contains_text(haystack: str, needle: str) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 from arena.episode import EpisodeRecord
 from arena.results import TraceStep
 from arena.task import ResponseAssertion, Task
-from diagnosis._reference import Reference, attempted, id_values, reference
+from diagnosis._reference import Reference, attempted, id_prefix, id_values, reference, text_ids
 from diagnosis._reply import read_reply
 from diagnosis._trace import (
     error_argument,
@@ -24,6 +24,7 @@ from diagnosis._trace import (
     mentions,
     output_ids,
     reply_states_observed_fact,
+    states_value,
     summaries,
 )
 from diagnosis.context import DiagnosisContext
@@ -33,6 +34,7 @@ from diagnosis.models import Evidence, Tag
 _MAX_EVIDENCE = 5
 _INTERNAL_KEY = re.compile(r"internal|secret|private|password|token|ssn|margin|cost_price|risk|fraud|bank|iban|"
                            r"account_number", re.IGNORECASE)
+_RESTRICTED = frozenset({"restricted", "private", "internal", "confidential"})
 _BLOCKING = frozenset({"fault", "conflict", "not_found", "validation", "policy", "permission"})
 
 
@@ -92,6 +94,7 @@ class WrongIdDetector:
         task = ctx.task(episode.pack_id, episode.task_id)
         if task is not None and task.gold.steps:
             evidence.extend(self._against_gold(trace, reference(task)))
+            evidence.extend(self._reply_subject(episode.reply, reference(task)))
         elif task is not None:
             evidence.extend(self._against_refs(trace, task, ctx))
         return _tag(self.name, evidence)
@@ -131,6 +134,20 @@ class WrongIdDetector:
             if step.ok:
                 seen.update(output_ids(step.output))
         return out
+
+    @staticmethod
+    def _reply_subject(reply: str, ref: Reference) -> list[Evidence]:
+        """A reply about another record than the one asked about.
+
+        The requested id the program's reply names is missing, and an id of the same kind the program's reply never
+        names stands in its place.
+        """
+        said = text_ids(reply)
+        missing = sorted((ref.requested & ref.reply_ids) - said)
+        instead = sorted(v for v in said - ref.reply_ids if any(id_prefix(v) == id_prefix(m) for m in missing))
+        if not missing or not instead:
+            return []
+        return [Evidence(note=f"reply answers about {', '.join(instead)}; the request asks about {', '.join(missing)}")]
 
     def _against_refs(self, trace: list[TraceStep], task: Task, ctx: DiagnosisContext) -> list[Evidence]:
         out: list[Evidence] = []
@@ -322,7 +339,7 @@ class StaleStateDetector:
                 for field, old in summary.items():
                     new = step.output.get(field)
                     if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
-                            and mentions(episode.reply, old) and not mentions(episode.reply, new)
+                            and states_value(episode.reply, old) and not mentions(episode.reply, new)
                             and not mentions(written, old)):
                         out.append(Evidence(step=search_step.index, tool=search_step.tool, argument=field,
                                             note=f"reply states stale {field}={old!r}; the record says {new!r}"))
@@ -353,12 +370,20 @@ class SearchWithoutFetchDetector:
             if task is not None and task.gold.steps and not _should_fetch(task, step.tool, getter, trace):
                 continue
             found = summaries(step.output)
+            if found and {str(s["id"]) for s in found} <= _fetched_before(trace, step.index, getter):
+                continue  # every hit was already read by id: there is nothing left to fetch
             note = (f"search found {len(found)} summaries, never called {getter}" if found
                     else f"search found nothing, never called {getter}")
             flagged.add(info.entity)
             arg = next(iter(step.arguments), None)
             evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg, note=note))
         return _tag(self.name, evidence)
+
+
+def _fetched_before(trace: list[TraceStep], before: int, getter: str) -> set[str]:
+    """Ids of the records ``getter`` returned before step ``before``."""
+    return {str(s.output["id"]) for s in trace[:before]
+            if s.ok and s.tool == getter and isinstance(s.output, dict) and "id" in s.output}
 
 
 def _should_fetch(task: Task, search: str, getter: str, trace: list[TraceStep]) -> bool:
@@ -604,10 +629,14 @@ class LeakedInternalDataDetector:
 
 
 def _internal_values(output: Any) -> list[tuple[str, str]]:
+    """(field, value) pairs that are internal: values of internal fields, and a restricted record's contents."""
     found: list[tuple[str, str]] = []
     if isinstance(output, dict):
+        restricted = _is_restricted(output)
         for key, value in output.items():
-            if _INTERNAL_KEY.search(str(key)):
+            if restricted and key not in ("id", "visibility"):
+                found.extend((str(key), leaf) for leaf in _leaves(value))
+            elif _INTERNAL_KEY.search(str(key)):
                 found.extend((str(key), leaf) for leaf in _leaves(value))
             elif isinstance(value, dict | list):
                 found.extend(_internal_values(value))
@@ -615,6 +644,15 @@ def _internal_values(output: Any) -> list[tuple[str, str]]:
         for value in output:
             found.extend(_internal_values(value))
     return found
+
+
+def _is_restricted(record: dict[str, Any]) -> bool:
+    """Whether the record says it is not for everyone's eyes (``visibility: restricted`` and the like).
+
+    Everything in such a record but its id and the flag itself is internal: a requester outside its audience may
+    hear that it is restricted, not what it holds.
+    """
+    return str(record.get("visibility", "")).casefold() in _RESTRICTED
 
 
 def _leaves(value: Any) -> list[str]:

@@ -6,7 +6,7 @@ import pytest
 
 from arena.episode import EpisodeRecord
 from arena.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
-from arena.task import EntityRef, GoldProgram, IntendedCall, Intent, Persona, ResponseAssertion, Task
+from arena.task import EntityRef, GoldProgram, GoldStep, IntendedCall, Intent, Persona, ResponseAssertion, Task
 from diagnosis import DiagnosisContext, Tag, detector_names, get_detector
 from diagnosis.synthetic import graph_data, tool_specs
 
@@ -195,3 +195,54 @@ def test_no_error_recovery() -> None:
     retried = episode([err("issue_refund", {"order_id": "ORD-1"}, "fault", "limit", "rate_limit", True),
                        ok("issue_refund", {"order_id": "ORD-1"}, {}, write=True)])
     assert kinds("no_error_recovery", retried) == []
+
+
+def test_search_hits_already_read_by_id_need_no_fetch() -> None:
+    read_first = episode([ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "status": "open"}),
+                          ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1", "status": "open"}])],
+                         reply="TCK-1 is the only ticket about the VPN.")
+    assert kinds("search_without_fetch", read_first) == []
+    other_hit = episode([ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "status": "open"}),
+                         ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1"}, {"id": "TCK-2"}])],
+                        reply="TCK-1 and TCK-2 are about the VPN.")
+    tags = kinds("search_without_fetch", other_hit)
+    assert tags and tags[0].evidence[0].step == 1
+
+
+def test_a_claimed_action_is_not_a_stale_value_but_a_stated_state_is() -> None:
+    steps = [ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1", "status": "closed"}]),
+             ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "status": "open"})]
+    for claim in ("Closed the ticket TCK-1.", "I closed TCK-1.", "All set, TCK-1 was closed."):
+        assert kinds("stale_state", episode(steps, reply=claim)) == [], claim
+    for state in ("TCK-1 is closed.", "TCK-1 is already closed, nothing to do.", "Status of TCK-1: closed"):
+        tags = kinds("stale_state", episode(steps, reply=state))
+        assert tags and "closed" in tags[0].evidence[0].note, state
+
+
+def test_wrong_id_reply_about_another_record_than_the_one_asked() -> None:
+    gold = GoldProgram(steps=[GoldStep(tool="get_ticket", arguments={"ticket_id": t})
+                              for t in ("TCK-7", "TCK-5", "TCK-3")],
+                       reply="Yes. TCK-7 is blocked by TCK-3 (open).")
+    task = Task(id="t1", prompt="Is TCK-7 blocked by anything still open?", persona=Persona(name="n", role="agent"),
+                split="heldout", category="c", intent=Intent(goal="check"), gold=gold,
+                assertions=[ResponseAssertion(description="r")] * 3)
+    ctx = DiagnosisContext.build(tools=tool_specs(), tasks={("p", "t1"): task})
+    steps = [ok("get_ticket", {"ticket_id": t}, {"id": t}) for t in ("TCK-5", "TCK-7", "TCK-3")]
+    tags = kinds("wrong_id", episode(steps, reply="Yes. TCK-5 is blocked by TCK-3 (open)."), ctx)
+    assert tags and "TCK-7" in tags[0].evidence[-1].note and tags[0].evidence[-1].step is None
+    assert kinds("wrong_id", episode(steps, reply="Yes, it is blocked by TCK-3, which is still open."), ctx) == []
+    assert kinds("wrong_id", episode(steps, reply="Yes. TCK-7 is blocked by TCK-3 (open)."), ctx) == []
+
+
+def test_a_restricted_records_contents_are_internal_but_not_that_it_is_restricted() -> None:
+    record = {"id": "TCK-9", "subject": "Merger talks with Vendex", "assignee_name": "Robin Hale", "status": "open",
+              "visibility": "restricted", "security_note": "visible only to members of legal-team"}
+    steps = [ok("get_ticket", {"ticket_id": "TCK-9"}, record)]
+    told = kinds("leaked_internal_data", episode(steps, reply="TCK-9 is about Merger talks with Vendex."))
+    assert told and told[0].evidence[0].argument == "subject"
+    assert kinds("leaked_internal_data", episode(steps, reply="Robin Hale is working on it."))
+    declined = "TCK-9 is restricted and you are not in the group that can see it, so I can't share its details."
+    assert kinds("leaked_internal_data", episode(steps, reply=declined)) == []
+    public = dict(record, visibility="public")
+    said = episode([ok("get_ticket", {"ticket_id": "TCK-9"}, public)], reply="TCK-9 is about Merger talks with Vendex.")
+    assert kinds("leaked_internal_data", said) == []

@@ -30,7 +30,7 @@ def test_gyms_show_a_pack_folder_and_refuse_a_tampered_one(tmp_path):
     (folder / "policy.md").write_text("Pay every invoice at once.")
     refused = runner.invoke(app, ["gyms", "show", str(folder)])
     assert refused.exit_code == 2
-    assert "does not match the content hash" in refused.output
+    assert "does not match the content hash" in " ".join(refused.output.split())  # the line wraps with the path
 
 
 def test_gyms_show_unknown_target():

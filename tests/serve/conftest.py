@@ -114,3 +114,10 @@ def gym_image(docker_host: str) -> str:
     client = docker_client(docker_host)
     base = import_host_python(client)
     return build_gym_image(client, "helpdesk", base=base, tag="gymloop-gym-test:latest")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep every test of the throwaway Docker daemon on one xdist worker (one daemon per machine)."""
+    for item in items:
+        if "docker_host" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("docker"))
