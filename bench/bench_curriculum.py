@@ -84,7 +84,9 @@ def _weak_grains(expert_runs: list[EpisodeRecord], seed: int) -> list[str]:
         for grain in {f"{d['key']}@{d['tool']}" for d in r.decisions if d["key"] in GRAIN_KEYS and d.get("tool")}:
             counts[grain] = counts.get(grain, 0) + 1
     rng = random.Random(seed)
-    order = sorted(counts, key=lambda g: (rng.random() ** (1.0 / counts[g]), g), reverse=True)
+    # Draw in a fixed order: the counts' insertion order follows set iteration, which differs between processes.
+    draws = {g: rng.random() ** (1.0 / counts[g]) for g in sorted(counts)}
+    order = sorted(counts, key=lambda g: (draws[g], g), reverse=True)
     chosen: list[str] = []
     for grain in order:
         if grain.split("@", 1)[1] not in {g.split("@", 1)[1] for g in chosen}:
