@@ -160,15 +160,17 @@ def round_failed(flow: Any, flow_run: Any, state: Any) -> None:
         params = params.model_dump()
     try:
         settings = load_settings(**params.get("overrides", {}))
-        _fail_registry_round(settings, str(params["campaign"]), int(params["round_index"]),
-                             str(getattr(state, "message", None) or "the round failed"))
-    except (SettingsError, RegistryError, KeyError):
+        campaign, index = str(params["campaign"]), int(params["round_index"])
+    except (SettingsError, KeyError):
+        return
+    try:
+        _fail_registry_round(settings, campaign, index, str(getattr(state, "message", None) or "the round failed"))
+    except RegistryError:
         pass
     try:
-        settings = load_settings(**params.get("overrides", {}))
-        tracker = tracker_for(settings, str(params["campaign"]))
-    except (SettingsError, TrackingUnavailable, KeyError):
+        tracker = tracker_for(settings, campaign)
+    except TrackingUnavailable:
         return
-    found = tracker.round_run(int(params["round_index"]))
+    found = tracker.round_run(index)
     tracker.client.set_terminated(found, "FAILED")
     tracker.finish(status="FAILED")
