@@ -45,7 +45,7 @@ class AdaptiveLimit:
         self._last_decrease = -float("inf")
         self._in_flight = 0
         self._peak = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self.decreases = 0
         self.overloads = 0
         self.successes = 0
@@ -77,17 +77,30 @@ class AdaptiveLimit:
             self._peak = max(self._peak, self._in_flight)
             return True
 
+    def acquire(self, timeout_s: float) -> bool:
+        """Take a slot, waiting up to ``timeout_s`` for one to be free; return whether it was taken."""
+        with self._lock:
+            if not self._lock.wait_for(lambda: self._in_flight < int(self._limit), timeout=timeout_s):
+                return False
+            self._in_flight += 1
+            self._peak = max(self._peak, self._in_flight)
+            return True
+
     def release(self) -> None:
         """Give a slot back."""
         with self._lock:
             self._in_flight -= 1
+            self._lock.notify()
 
     def report(self, ok: bool, kind: str = "") -> None:
         """Adapt to one model call: a success grows the limit by ``1/limit``; an overload halves it."""
         with self._lock:
             if ok:
                 self.successes += 1
+                before = int(self._limit)
                 self._limit = min(float(self.maximum), self._limit + 1.0 / max(1.0, self._limit))
+                if int(self._limit) > before:
+                    self._lock.notify()
                 return
             if kind not in OVERLOAD_KINDS:
                 return

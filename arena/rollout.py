@@ -6,7 +6,7 @@ verifier). With the ``process`` executor a hung or dying episode is ended by
 killing its worker, which is replaced.
 
 Episodes that wait on a model server run concurrently inside one worker:
-``max_concurrency`` episodes in flight, each on its own thread, under an
+``max_concurrency`` episodes in flight on as many episode threads, under an
 adaptive limit that backs off when the server is overloaded. A circuit breaker
 stops the batch when the model fails in ``max_model_failures`` consecutive
 episodes, and a stop event ends it at once (e.g. on SIGTERM).
@@ -330,7 +330,11 @@ class _GymPool:
 
 
 class _Batch:
-    """Runs a batch's episodes with up to ``slots`` in flight, each on its own daemon thread."""
+    """Runs a batch's episodes with up to ``slots`` in flight on as many daemon threads, each playing one at a time.
+
+    The threads live as long as the batch (one per episode would cost a thread start per episode, which shows
+    at a few hundred episodes a second); a thread whose episode hangs is abandoned and replaced.
+    """
 
     def __init__(self, agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey], config: RolloutConfig,
                  on_episode: Callable[[EpisodeRecord], None] | None, stop: threading.Event | None) -> None:
@@ -346,6 +350,8 @@ class _Batch:
         self.finished: queue.Queue[tuple[int, EpisodeRecord]] = queue.Queue()
         self.records: dict[int, EpisodeRecord] = {}
         self.running: dict[int, float] = {}
+        self.following = 0
+        self.ended = threading.Event()
         self.lock = threading.Lock()
 
     def run(self, slots: int) -> list[EpisodeRecord]:
@@ -355,6 +361,7 @@ class _Batch:
             else:
                 self._concurrent(AdaptiveLimit(slots))
         finally:
+            self.ended.set()
             self.gyms.close()
         for record in self.breaker.streak:  # a failing streak too short to open the breaker is data
             self._emit(self.index_of[_key(record)], record)
@@ -388,7 +395,23 @@ class _Batch:
                 raise RolloutStopped("the rollout was stopped", self._so_far())
             self._settle(index, self._play(key))
 
-    def _thread(self, index: int, key: EpisodeKey, limit: AdaptiveLimit) -> None:
+    def _episode_thread(self, limit: AdaptiveLimit) -> None:
+        """Play the next episode whenever a slot is free, until the batch has none left or ends."""
+        while not (self.ended.is_set() or self.stop.is_set()):
+            if not limit.acquire(timeout_s=0.1):
+                continue
+            with self.lock:
+                if self.following >= len(self.keys) or self.ended.is_set():
+                    limit.release()
+                    return
+                index = self.following
+                self.following += 1
+                self.running[index] = time.monotonic()
+            if not self._play_one(index, self.keys[index], limit):
+                return  # abandoned as hung: a new thread has taken this one's place
+
+    def _play_one(self, index: int, key: EpisodeKey, limit: AdaptiveLimit) -> bool:
+        """Play one episode and hand its record over; return ``False`` when it had been abandoned as hung."""
         try:
             with reporting_to(limit):
                 record = self._play(key)
@@ -399,27 +422,30 @@ class _Batch:
         if mine:
             limit.release()
             self.finished.put((index, record))
+        return mine
+
+    def _start_thread(self, limit: AdaptiveLimit, number: int) -> None:
+        threading.Thread(target=self._episode_thread, args=(limit,), name=f"episodes-{number}", daemon=True).start()
 
     def _concurrent(self, limit: AdaptiveLimit) -> None:
         grace = self.config.episode_timeout_s * 2
-        following = 0
+        threads = min(limit.maximum, len(self.keys))
+        for number in range(threads):
+            self._start_thread(limit, number)
         while len(self.records) + len(self.breaker.streak) < len(self.keys):
             if self.stop.is_set():
                 raise RolloutStopped("the rollout was stopped", self._so_far())
-            while following < len(self.keys) and limit.try_acquire():
-                with self.lock:
-                    self.running[following] = time.monotonic()
-                threading.Thread(target=self._thread, args=(following, self.keys[following], limit),
-                                 name=f"episode-{following}", daemon=True).start()
-                following += 1
             try:
                 index, record = self.finished.get(timeout=0.05)
             except queue.Empty:
-                self._abandon_hung(grace, limit)
+                for _ in range(self._abandon_hung(grace, limit)):
+                    self._start_thread(limit, threads)
+                    threads += 1
                 continue
             self._settle(index, record)
 
-    def _abandon_hung(self, grace: float, limit: AdaptiveLimit) -> None:
+    def _abandon_hung(self, grace: float, limit: AdaptiveLimit) -> int:
+        """Record episodes running past ``grace`` as lost and free their slots; return how many."""
         now = time.monotonic()
         with self.lock:
             hung = [i for i, since in self.running.items() if now - since > grace]
@@ -429,6 +455,7 @@ class _Batch:
             limit.release()
             message = f"episode hung past {grace:g} s; abandoned"
             self.finished.put((index, _lost(self.keys[index], self.packs, self.agent, "episode_timeout", message)))
+        return len(hung)
 
 
 def _key(record: EpisodeRecord) -> EpisodeKey:

@@ -149,7 +149,7 @@ class LiteLLMAgent:
         key = config.api_key.get_secret_value() if config.api_key is not None else None
         self._client = ChatClient(config.client, config.model, config.api_base, key)
         self._litellm_prices: bool | None = None
-        self._schemas: dict[int, tuple[list[ToolSpec], list[dict[str, Any]]]] = {}
+        self._schemas: dict[tuple[int, ...], tuple[list[ToolSpec], list[dict[str, Any]]]] = {}
 
     @property
     def model_ref(self) -> str:
@@ -231,10 +231,13 @@ class LiteLLMAgent:
         specs = observation.tools
         if self._client.name == "litellm":
             return [spec.openai_schema() for spec in specs]
-        cached = self._schemas.get(id(specs))
-        if cached is None or cached[0] is not specs:
-            cached = (specs, [spec.openai_schema() for spec in specs])
-            self._schemas[id(specs)] = cached
+        # Each observation holds its own list of the pack's specs, so the cache is keyed by the specs themselves
+        # (kept alive in the entry, and compared by identity: ids from another process mean nothing here).
+        key = tuple(id(spec) for spec in specs)
+        cached = self._schemas.get(key)
+        if cached is None or any(mine is not theirs for mine, theirs in zip(cached[0], specs, strict=True)):
+            cached = (list(specs), [spec.openai_schema() for spec in specs])
+            self._schemas[key] = cached
         return cached[1]
 
     @staticmethod
