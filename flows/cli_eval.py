@@ -60,7 +60,7 @@ def eval_command(
         min=1, max=4096, help="LLM episodes in flight per worker (default 32 for an LLM, 1 for reference).")] = None,
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server for local checkpoints.")] = None,
     client: Annotated[str, typer.Option(
-        help="How LLM requests go: litellm (any provider) or openai (the OpenAI SDK to --api-base).")] = "litellm",
+        help="How LLM requests go: litellm (any provider) or openai (straight to --api-base).")] = "litellm",
     params: Annotated[Path | None, typer.Option(help="Reference-policy parameter file.")] = None,
     out: Annotated[Path, typer.Option(help="Where to write the episodes (JSONL).")] = Path("episodes.jsonl"),
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON on stdout.")] = False,

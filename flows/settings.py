@@ -58,8 +58,8 @@ class GymloopSettings(BaseSettings):
         api_base: OpenAI-compatible server for local checkpoints.
         api_key: API key for the model provider (never logged).
         model_timeout_s: Request timeout for model calls.
-        model_client: How LLM requests are sent: ``litellm`` (any provider) or ``openai`` (the OpenAI SDK
-            straight to the OpenAI-compatible server at ``api_base``; less than half of litellm's CPU).
+        model_client: How LLM requests are sent: ``litellm`` (any provider) or ``openai`` (the OpenAI protocol
+            straight to the OpenAI-compatible server at ``api_base``; about a sixth of litellm's client CPU).
         max_concurrency: LLM episodes in flight inside one rollout worker (an adaptive limit backs off on
             429/503 and timeouts).
         max_model_failures: Stop a stage when this many consecutive LLM episodes fail at the model API.

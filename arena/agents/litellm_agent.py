@@ -1,4 +1,4 @@
-"""An agent that plays episodes by OpenAI-style tool calling through litellm or the OpenAI SDK.
+"""An agent that plays episodes by OpenAI-style tool calling through litellm or straight to an OpenAI server.
 
 It works with any litellm model string and, through ``api_base``, with local
 OpenAI-compatible servers (vLLM, SGLang, llama.cpp server); against such a
@@ -56,9 +56,9 @@ class LiteLLMConfig(BaseModel):
             ``None`` sends no seed.
         input_cost_per_token: Price of a prompt token in US dollars (local models).
         output_cost_per_token: Price of a completion token in US dollars (local models).
-        client: ``litellm`` (any provider) or ``openai`` (the OpenAI SDK straight to an OpenAI-compatible
-            server: ``hosted_vllm/`` and ``openai/`` prefixes are stripped from the model name; less than
-            half of litellm's CPU per episode, for many episodes in flight).
+        client: ``litellm`` (any provider) or ``openai`` (the OpenAI protocol straight to an OpenAI-compatible
+            server: ``hosted_vllm/`` and ``openai/`` prefixes are stripped from the model name; about a
+            sixth of litellm's CPU per episode, for many episodes in flight).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -144,6 +144,7 @@ class RecordedRequest:
         status: HTTP status sent (0 until answered).
         server_time_s: Seconds between the handler starting and the response being written
             (0 until the answer is written; a delayed answer is recorded on arrival).
+        client_port: The client's port: requests with the same port came over the same connection.
     """
 
     path: str
@@ -151,6 +152,7 @@ class RecordedRequest:
     cue: Cue | None
     status: int = 0
     server_time_s: float = 0.0
+    client_port: int = 0
 
 
 def _estimate_tokens(value: Any) -> int:
@@ -374,7 +376,7 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0].rstrip("/")
             messages = body.get("messages", [])
             cue = server.next_cue(messages if isinstance(messages, list) else [])
-            recorded = RecordedRequest(path=path, body=body, cue=cue)
+            recorded = RecordedRequest(path=path, body=body, cue=cue, client_port=int(self.client_address[1]))
             number = server.record(recorded)
             if server.delay_s > 0:
                 server.wait(server.delay_s)

@@ -49,7 +49,7 @@ SDK_CLIENT = "openai-client:"
 
 @pytest.fixture(params=["openai/scripted", "hosted_vllm/scripted", SDK_CLIENT + "hosted_vllm/scripted"])
 def model(request: pytest.FixtureRequest) -> str:
-    """Every path to an OpenAI-compatible server: litellm's two routes and the agent's own OpenAI SDK client."""
+    """Every path to an OpenAI-compatible server: litellm's two routes and the agent's own OpenAI-protocol client."""
     return str(request.param)
 
 

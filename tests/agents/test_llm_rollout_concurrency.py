@@ -110,3 +110,33 @@ def test_a_stop_ends_the_batch_with_what_finished(pack):
             run_episodes(_agent(server), [pack], keys, RolloutConfig(max_concurrency=4), on_episode=on_episode,
                          stop=stop)
     assert len(stopped.value.records) == 3 and len(keys) > 8
+
+
+def test_a_slot_freed_or_grown_wakes_a_waiting_episode_and_a_full_limit_times_out():
+    limit = AdaptiveLimit(2, initial=1)
+    assert limit.acquire(timeout_s=1.0)
+    assert not limit.acquire(timeout_s=0.05), "a second slot was taken while the limit was 1"
+    woke = threading.Event()
+
+    def wait_for_slot() -> None:
+        if limit.acquire(timeout_s=10.0):
+            woke.set()
+
+    waiter = threading.Thread(target=wait_for_slot)
+    waiter.start()
+    limit.report(True)  # 1 + 1/1 = 2 slots: the waiter gets the second one without a release
+    waiter.join(timeout=10.0)
+    assert woke.is_set() and limit.in_flight == 2
+    limit.release()
+    assert limit.acquire(timeout_s=1.0) and limit.peak == 2
+
+
+@pytest.mark.parametrize("client", ["litellm", "openai"])
+def test_episodes_in_flight_reuse_their_connections_across_the_batch(pack, client):
+    keys = plan_episodes([pack], RolloutConfig(split="heldout", seeds=[0, 1, 2, 3]))[:48]
+    with ScriptedModelServer(lambda m: DelayCue(0.05, ReplyCue("done"))) as server:
+        records = run_episodes(_agent(server, client=client), [pack], keys, RolloutConfig(max_concurrency=8))
+        ports = [r.client_port for r in server.requests]
+    assert all(r.failure is None and r.reply == "done" for r in records)
+    assert len(ports) == 48
+    assert len(set(ports)) <= 8 + 2, f"{len(set(ports))} connections for 8 episodes in flight"

@@ -2,7 +2,7 @@
 
 Each engine runs the same work as Prefect tasks on the runner gymloop builds from the settings: the held-out
 suite of one gym played by the reference policy (two attempts per task) and by an LLM (a scripted model behind
-a real OpenAI-compatible server on loopback, reached through litellm and through the OpenAI SDK), in small
+a real OpenAI-compatible server on loopback, reached through litellm and straight over the OpenAI protocol), in small
 batches over two workers.
 """
 
@@ -56,7 +56,7 @@ def scripted_model(messages: list[dict[str, Any]]) -> Cue:
 
 @flow(name="engine-rollouts")
 def engine_rollouts(campaign: str, overrides: dict[str, Any]) -> dict[str, Any]:
-    """Play the held-out suite with the reference policy and the LLM (litellm, OpenAI SDK) on the settings' runner."""
+    """Play the held-out suite with the reference policy and the LLM (litellm, OpenAI protocol) on the settings' runner."""
     settings = load_settings(**overrides)
     registry = steps.open_registry(settings)
     reference = steps.initial_model(registry, settings)
