@@ -56,7 +56,7 @@ def scripted_model(messages: list[dict[str, Any]]) -> Cue:
 
 @flow(name="engine-rollouts")
 def engine_rollouts(campaign: str, overrides: dict[str, Any]) -> dict[str, Any]:
-    """Play the held-out suite with the reference policy and the LLM (litellm, OpenAI protocol) on the settings' runner."""
+    """Play the held-out suite with the reference policy and the LLM (litellm, direct) on the settings' runner."""
     settings = load_settings(**overrides)
     registry = steps.open_registry(settings)
     reference = steps.initial_model(registry, settings)
