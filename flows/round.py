@@ -7,6 +7,7 @@ re-running a crashed round resumes it: finished episodes are skipped and finishe
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -23,7 +24,7 @@ from flows import prefect_view, round_tracking, steps
 from flows.budget import budget_stop
 from flows.control import campaign_pack_ids, record_variants
 from flows.lease import campaign_lease
-from flows.live import retry_unless_stopped
+from flows.live import current_meter, retry_unless_stopped
 from flows.models import CampaignParams, RoundParams, RoundSummary, StageResult
 from flows.preflight import preflight_agent
 from flows.settings import GymloopSettings, load_settings
@@ -37,12 +38,14 @@ class EpisodeBatch:
 
     Args:
         records: The episodes.
+        pid: The process that ran them (a Dask or Ray worker's episodes were not seen by this process's meter).
     """
 
-    __slots__ = ("records",)
+    __slots__ = ("pid", "records")
 
-    def __init__(self, records: list[EpisodeRecord]) -> None:
+    def __init__(self, records: list[EpisodeRecord], pid: int) -> None:
         self.records = records
+        self.pid = pid
 
 
 @task(name="rollout-batch", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE,
@@ -50,7 +53,7 @@ class EpisodeBatch:
 def rollout_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
                   overrides: dict[str, Any]) -> EpisodeBatch:
     """Run one batch of episodes (those not yet recorded), record and return them; retried on failure."""
-    return EpisodeBatch(steps.run_batch(round_id, stage, model_id, keys, overrides))
+    return EpisodeBatch(steps.run_batch(round_id, stage, model_id, keys, overrides), os.getpid())
 
 
 @task(name="factory-request", retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE)
@@ -74,7 +77,14 @@ def run_stage(settings: GymloopSettings, registry: Registry, round_id: int, stag
     batch_task = rollout_batch.with_options(name=prefect_view.STAGE_TASKS.get(stage, stage))
     futures = [batch_task.submit(round_id, stage, model.id, batch, overrides)
                for batch in steps.batches(todo, settings.batch_size)]
-    ran = [r for f in futures for r in f.result().records]
+    ran = []
+    meter = current_meter()
+    for future in futures:
+        batch = future.result()
+        ran.extend(batch.records)
+        if meter is not None and batch.pid != os.getpid():  # played on another process: counted when it returns
+            for record in batch.records:
+                meter.add(record)
     check_invalid_share(settings, registry, round_id, stage)
     result = StageResult(stage=stage, planned=len(keys), ran=len(ran), reused=len(keys) - len(todo),
                          seconds=round(time.perf_counter() - started, 3))

@@ -23,6 +23,7 @@ from prefect.context import FlowRunContext
 from arena.agents.scripted_server import Cue, ErrorCue, ReplyCue, ScriptedModelServer, ToolCallCue
 from arena.episode import EpisodeRecord
 from flows import steps
+from flows.live import metering
 from flows.round import run_stage
 from flows.settings import SettingsError, load_settings
 from flows.task_runners import task_runner
@@ -108,7 +109,9 @@ def baseline(prefect_harness, tmp_path_factory) -> Iterator[Baseline]:
         patch.chdir(folder)
         overrides = {**ENGINE_SMALL, "api_base": server.base_url + "/v1"}
         runner = task_runner(load_settings(**overrides))
-        episodes = engine_rollouts.with_options(task_runner=runner)("threads", overrides)
+        with metering() as meter:
+            episodes = engine_rollouts.with_options(task_runner=runner)("threads", overrides)
+        episodes["metered"] = meter.episodes
         yield Baseline(server, overrides, episodes)
 
 
@@ -132,8 +135,10 @@ def test_the_threads_run_has_passes_failures_llm_tool_calls_and_invalid_episodes
 def test_an_engine_plays_the_same_episodes_as_threads(baseline, engine, runner):
     overrides = {**baseline.overrides, "task_runner": engine}
     before = len(baseline.server.requests)
-    remote = engine_rollouts.with_options(task_runner=task_runner(load_settings(**overrides)))(engine, overrides)
+    with metering() as meter:
+        remote = engine_rollouts.with_options(task_runner=task_runner(load_settings(**overrides)))(engine, overrides)
     assert remote["runner"] == runner
+    assert meter.episodes == baseline.episodes["metered"] == 44 + 22 + 22, "the progress bar missed remote episodes"
     assert remote["sigterm"] == baseline.episodes["sigterm"], f"{engine} replaced the round's SIGTERM handler"
     assert len(baseline.server.requests) - before == baseline.requests, "the LLM episodes asked the model differently"
     for part, episodes in baseline.episodes.items():
