@@ -183,7 +183,7 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
 
             return run_episodes_in_docker(agent, packs, todo, config, image=settings.docker_image,
                                           docker_host=settings.docker_host, token=settings.serve_token,
-                                          on_episode=sink)
+                                          on_episode=sink, stop=stop)
         return run_episodes(agent, packs, todo, config, on_episode=sink, stop=stop)
 
 

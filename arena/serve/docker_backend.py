@@ -8,6 +8,7 @@ a model API error or a dead container is recorded on its episode with its failur
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -17,7 +18,7 @@ from arena.agents.base import Agent, AgentRun, ModelAPIError
 from arena.episode import EpisodeFailure, EpisodeRecord, episode_id
 from arena.pack import Pack
 from arena.results import Verdict
-from arena.rollout import EpisodeKey, RolloutConfig, agent_seed
+from arena.rollout import EpisodeKey, RolloutConfig, RolloutStopped, agent_seed
 from arena.serve.client import RemoteGym, http_client
 from arena.serve.docker_container import GymContainer
 from arena.serve.docker_image import docker_client
@@ -78,13 +79,16 @@ def _finish_quietly(remote: RemoteGym, reply: str) -> EpisodeOutcome | None:
 def run_episodes_in_docker(
     agent: Agent, packs: Sequence[Pack], keys: Sequence[EpisodeKey], config: RolloutConfig | None = None, *,
     image: str, docker_host: str | None = None, token: SecretStr | None = None,
-    on_episode: Callable[[EpisodeRecord], None] | None = None,
+    on_episode: Callable[[EpisodeRecord], None] | None = None, stop: threading.Event | None = None,
 ) -> list[EpisodeRecord]:
     """Run exactly the episodes ``keys`` against gym containers (one per pack), in order.
+
+    ``stop`` ends the batch before its next episode (the containers are removed on the way out).
 
     Raises:
         KeyError: A key names a pack not in ``packs``.
         ServeError: No Docker daemon, or a container could not start (nothing is left behind).
+        RolloutStopped: ``stop`` was set; the episodes finished until then are on the exception.
     """
     config = config or RolloutConfig()
     by_id = {p.id: p for p in packs}
@@ -93,14 +97,22 @@ def run_episodes_in_docker(
         raise KeyError(f"episodes name packs that were not given: {', '.join(m[:12] for m in missing)}")
     if not keys:
         return []
-    client = docker_client(docker_host)
     records: dict[int, EpisodeRecord] = {}
+
+    def check_stop() -> None:
+        if stop is not None and stop.is_set():
+            raise RolloutStopped("the rollout was stopped", [records[i] for i in sorted(records)])
+
+    check_stop()
+    client = docker_client(docker_host)
     for pack_id in dict.fromkeys(k.pack_id for k in keys):
         pack = by_id[pack_id]
+        check_stop()
         with GymContainer(client, image, pack=pack, token=token) as container, \
                 RemoteGym(http_client(container.mcp_url, token), timeout_s=config.episode_timeout_s) as remote:
             for index, key in enumerate(keys):
                 if key.pack_id == pack_id:
+                    check_stop()
                     record = play_remote_episode(remote, pack, agent, key)
                     records[index] = record
                     if on_episode:

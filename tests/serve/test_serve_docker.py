@@ -40,17 +40,31 @@ def _leftovers() -> list[str]:
 def test_docker_backend_records_the_same_episodes_as_in_process(
     docker_host: str, gym_image: str, tmp_path: Path
 ) -> None:
+    import threading
+
     from arena.agents.reference import PolicyParams, ReferencePolicy
+    from arena.episode import EpisodeRecord
     from arena.pack import build_pack, read_pack, write_pack
-    from arena.rollout import RolloutConfig, plan_episodes, run_episodes
+    from arena.rollout import RolloutConfig, RolloutStopped, plan_episodes, run_episodes
     from arena.serve.docker_backend import run_episodes_in_docker
 
     # As rounds do: the pack as the pack store holds it (files on disk, keys in canonical order).
     pack = read_pack(write_pack(build_pack("procurement", seed=0), tmp_path / "pack"))
-    keys = plan_episodes([pack], RolloutConfig(seeds=[0, 1]))[:6]
+    keys = plan_episodes([pack], RolloutConfig(seeds=[0, 1]))[:9]
     agent = ReferencePolicy(PolicyParams.initial())
-    local = run_episodes(agent, [pack], keys)
-    remote = run_episodes_in_docker(agent, [pack], keys, image=gym_image, docker_host=docker_host)
+    local = run_episodes(agent, [pack], keys[:6])
+    stop, seen = threading.Event(), []
+
+    def stop_after_six(record: EpisodeRecord) -> None:  # as a SIGTERM sets the batch's stop event
+        seen.append(record)
+        if len(seen) == 6:
+            stop.set()
+
+    with pytest.raises(RolloutStopped) as stopped:
+        run_episodes_in_docker(agent, [pack], keys, image=gym_image, docker_host=docker_host,
+                               on_episode=stop_after_six, stop=stop)
+    remote = stopped.value.records
+    assert len(seen) == 6, "the batch went on after it was stopped"
     assert [r.model_dump_json(include={"trace", "verdict", "reply", "failure"}) for r in remote] == \
         [r.model_dump_json(include={"trace", "verdict", "reply", "failure"}) for r in local]
     assert docker_client(docker_host).containers.list(all=True, filters={"label": "org.gymloop"}) == []
