@@ -111,7 +111,10 @@ def resolve_baseline(request: VariantRequest) -> Agent:
     if name == "reference-expert":
         return ReferencePolicy(PolicyParams.expert())
     if name.startswith("reference-failure:"):
-        return ReferencePolicy(PolicyParams.with_failure(name.split(":", 1)[1]))
+        try:
+            return ReferencePolicy(PolicyParams.with_failure(name.split(":", 1)[1]))
+        except KeyError as exc:
+            raise ValueError(f"baseline model {name!r}: {exc.args[0]}") from exc
     path = Path(name)
     if path.is_file():
         return ReferencePolicy(PolicyParams.load(path))

@@ -238,7 +238,7 @@ class LocalFactory:
         heldout = HeldoutIndex([*base.tasks, *self._heldout.get(request.domain, [])])
         try:
             baseline = self._baseline or resolve_baseline(request)
-        except (ValueError, KeyError) as exc:
+        except ValueError as exc:
             raise FactoryError(str(exc)) from exc
         gate = QualityGate(request.gate, heldout, baseline)
         report = GateReport()

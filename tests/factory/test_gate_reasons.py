@@ -102,10 +102,14 @@ def test_every_candidate_and_every_acceptance_is_counted(pack: Pack):
     assert report.gates["baseline_band"].checked == 2 and report.gates["baseline_band"].accepted == 2
 
 
-def test_a_baseline_failure_mode_is_taken_whole_after_the_first_colon():
+def test_a_baseline_failure_mode_is_taken_whole_after_the_first_colon_and_an_unknown_one_is_a_value_error():
     request = VariantRequest(domain="tracker", targets=[], baseline_model="reference-failure:wrong_id:extra")
-    with pytest.raises(KeyError, match="'wrong_id:extra'"):
+    with pytest.raises(ValueError) as caught:
         resolve_baseline(request)
+    message = str(caught.value)
+    assert message.startswith("baseline model 'reference-failure:wrong_id:extra': unknown failure mode "
+                              "'wrong_id:extra'; known: ")
+    assert "wrong_id" in message.split("known: ", 1)[1].split(", ")
 
 
 def test_an_unknown_baseline_is_refused_listing_the_accepted_forms():
