@@ -102,6 +102,7 @@ def test_sigterm_stops_a_round_within_seconds_and_a_rerun_resumes(prefect_harnes
         assert child.returncode == 128 + signal.SIGTERM, err[-2000:]
         assert stopped_in < 10
         assert "Resume with: gymloop round --campaign sig" in err
+        assert " INFO " not in err, "a first run in a fresh home printed library INFO lines"
         info = registry.round(rid)
         assert info.status == "interrupted" and "SIGTERM" in (info.error or "")
         kept = {r.episode_id: r.reply for r in registry.round_episodes(rid, stage="eval_before")}
