@@ -100,6 +100,8 @@ def _lease(campaign: str, overrides: dict[str, Any]) -> Iterator[None]:
 
 def _quiet_prefect() -> None:
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    # MLflow sets its loggers' level from this variable when it is imported (a later setLevel is undone).
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     logging.getLogger("mlflow").setLevel(logging.WARNING)
 
 

@@ -3,9 +3,10 @@
 On the first SIGINT or SIGTERM, rollouts stop starting episodes and abandon those in flight, the
 episodes already finished are committed, the campaign's running round is marked ``interrupted`` in the
 registry, the command that resumes it is printed, the exit handlers run (stopping Prefect's temporary
-API server) and the process exits (130 for SIGINT, 143 for SIGTERM) without waiting for threads stuck
-on a model call. The signal is seen through a wakeup file descriptor read by a watcher thread, so it acts even
-while Prefect's own SIGTERM handler is installed or the main thread waits on a stuck model call.
+API server; child processes still running after them are killed) and the process exits (130 for SIGINT,
+143 for SIGTERM) without waiting for threads stuck on a model call. The signal is seen through a wakeup
+file descriptor read by a watcher thread, so it acts even while Prefect's own SIGTERM handler is installed
+or the main thread waits on a stuck model call.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType
 
 STOP = threading.Event()
@@ -60,8 +62,25 @@ def _exit_now(code: int) -> None:
     cleanup = threading.Thread(target=atexit._run_exitfuncs, name="gymloop-exit", daemon=True)
     cleanup.start()
     cleanup.join(EXIT_HANDLERS_S)
+    _kill_children()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _kill_children() -> None:
+    """End the processes this one started that are still running (read from /proc where there is one).
+
+    Prefect's temporary API server is asked to stop by an exit handler, but its graceful stop can outlast
+    ``EXIT_HANDLERS_S`` on a busy machine; without this it would outlive the command that started it.
+    """
+    me = os.getpid()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            if parent == me:
+                os.kill(int(stat.parent.name), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):  # the process ended meanwhile
+            continue
 
 
 def _note_signal(signum: int, frame: FrameType | None) -> None:

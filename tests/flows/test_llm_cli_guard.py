@@ -28,6 +28,19 @@ def _env(home, tmp_path, **settings):
     return env
 
 
+def _group_alive(group: int, *, within_s: float) -> bool:
+    """Whether a process of the group is still there after ``within_s`` seconds."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return False
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.1)
+
+
 def _gymloop(*args):
     return [sys.executable, "-c", "from flows.cli import app; app()", *args]
 
@@ -100,8 +113,10 @@ def test_sigterm_stops_a_round_within_seconds_and_a_rerun_resumes(prefect_harnes
                 child.wait(timeout=30)
         err = log.read_text()
         assert child.returncode == 128 + signal.SIGTERM, err[-2000:]
+        assert not _group_alive(child.pid, within_s=5), "a process it started (Prefect's server) outlived it"
         assert stopped_in < 10
         assert "Resume with: gymloop round --campaign sig" in err
+        assert " INFO " not in err, "a first run in a fresh home printed library INFO lines"
         info = registry.round(rid)
         assert info.status == "interrupted" and "SIGTERM" in (info.error or "")
         kept = {r.episode_id: r.reply for r in registry.round_episodes(rid, stage="eval_before")}
