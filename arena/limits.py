@@ -77,8 +77,8 @@ class AdaptiveLimit:
             self._peak = max(self._peak, self._in_flight)
             return True
 
-    def acquire(self, timeout_s: float) -> bool:
-        """Take a slot, waiting up to ``timeout_s`` for one to be free; return whether it was taken."""
+    def acquire(self, timeout_s: float | None) -> bool:
+        """Take a slot, waiting up to ``timeout_s`` (``None``: as long as it takes) for one; return whether it was."""
         with self._lock:
             if not self._lock.wait_for(lambda: self._in_flight < int(self._limit), timeout=timeout_s):
                 return False

@@ -5,9 +5,10 @@ on that episode with its failure boundary (agent, model_api, environment,
 verifier). With the ``process`` executor a hung or dying episode is ended by
 killing its worker, which is replaced.
 
-Episodes that wait on a model server run concurrently inside one worker:
+Episodes that wait on a model server run concurrently inside each worker:
 ``max_concurrency`` episodes in flight on as many episode threads, under an
-adaptive limit that backs off when the server is overloaded. A circuit breaker
+adaptive limit that backs off when the server is overloaded (one interpreter
+serves a few hundred episodes a second; ``process`` workers multiply that). A circuit breaker
 stops the batch when the model fails in ``max_model_failures`` consecutive
 episodes, and a stop event ends it at once (e.g. on SIGTERM).
 """
@@ -48,8 +49,9 @@ class RolloutConfig(BaseModel):
         task_ids: Only these task ids (``None`` for all).
         executor: ``inline`` (one worker, this process), ``thread`` or ``process`` workers.
         workers: Parallel workers for ``thread`` and ``process``.
-        max_concurrency: Episodes in flight inside one worker (``inline`` and ``thread``), for agents
-            that wait on a model server; an adaptive limit lowers it while the server is overloaded.
+        max_concurrency: Episodes in flight inside one worker (each process of the ``process`` executor keeps
+            this many), for agents that wait on a model server; an adaptive limit lowers it while the server is
+            overloaded.
         max_model_failures: Stop the batch (``ModelUnavailable``) when this many consecutive episodes fail
             at the model API; ``None`` never stops.
         episode_timeout_s: Wall-clock limit per episode.
@@ -321,6 +323,14 @@ class _GymPool:
         with self._lock:
             self._idle.setdefault(gym.pack.id, []).append(gym)
 
+    def play(self, agent: Agent, key: EpisodeKey, *, timeout_s: float,
+             stop: threading.Event | None = None) -> EpisodeRecord:
+        """Play one episode on an idle gym of its pack (a gym whose tool crashed is closed, not reused)."""
+        gym = self.take(key.pack_id)
+        record = play_episode(gym, agent, key, timeout_s=timeout_s, stop=stop)
+        self.give(gym, broken=record.failure is not None and record.failure.boundary == "environment")
+        return record
+
     def close(self) -> None:
         with self._lock:
             for gyms in self._idle.values():
@@ -384,10 +394,7 @@ class _Batch:
         return [self.records[i] for i in sorted(self.records)]
 
     def _play(self, key: EpisodeKey) -> EpisodeRecord:
-        gym = self.gyms.take(key.pack_id)
-        record = play_episode(gym, self.agent, key, timeout_s=self.config.episode_timeout_s, stop=self.stop)
-        self.gyms.give(gym, broken=record.failure is not None and record.failure.boundary == "environment")
-        return record
+        return self.gyms.play(self.agent, key, timeout_s=self.config.episode_timeout_s, stop=self.stop)
 
     def _inline(self) -> None:
         for index, key in enumerate(self.keys):
@@ -462,24 +469,38 @@ def _key(record: EpisodeRecord) -> EpisodeKey:
     return EpisodeKey(record.pack_id, record.task_id, record.seed, record.attempt)
 
 
-def _worker(agent: Agent, packs: dict[str, Pack], modules: dict[str, str], timeout_s: float, jobs: Any,
-            results: Any) -> None:
+def _worker(agent: Agent, packs: dict[str, Pack], modules: dict[str, str], timeout_s: float, in_flight: int,
+            jobs: Any, results: Any) -> None:
     for module in modules.values():
         importlib.import_module(module)
-    gyms: dict[str, Gym] = {}
+    gyms = _GymPool(packs)
     pid = os.getpid()
-    results.put(("ready", -1, pid, None))
-    while True:
-        chunk = jobs.get()
-        if chunk is None:
-            return
-        for index, key in chunk:
-            gym = gyms.get(key.pack_id) or gyms.setdefault(key.pack_id, Gym.from_pack(packs[key.pack_id]))
-            record = play_episode(gym, agent, key, timeout_s=timeout_s)
-            if record.failure is not None and record.failure.boundary == "environment":
-                gyms.pop(key.pack_id).close()
+    limit = AdaptiveLimit(in_flight)
+    waiting: queue.SimpleQueue[tuple[int, EpisodeKey] | None] = queue.SimpleQueue()
+
+    def play() -> None:
+        """Play the worker's episodes one after another, up to ``in_flight`` of these threads at once."""
+        while (job := waiting.get()) is not None:
+            index, key = job
+            limit.acquire(timeout_s=None)
+            try:
+                with reporting_to(limit):
+                    record = gyms.play(agent, key, timeout_s=timeout_s)
+            except BaseException as exc:  # a failure outside play_episode (e.g. building the gym) is this episode's
+                record = _lost(key, packs, agent, "crash", f"{type(exc).__name__}: {exc}")
+            finally:
+                limit.release()
             # JSON crosses the process boundary faster than pickled pydantic models (parsed in Rust).
             results.put(("done", index, pid, record.model_dump_json()))
+        waiting.put(None)
+
+    for number in range(in_flight):
+        threading.Thread(target=play, name=f"episodes-{number}", daemon=True).start()
+    results.put(("ready", -1, pid, None))
+    while (chunk := jobs.get()) is not None:
+        for job in chunk:
+            waiting.put(job)
+    waiting.put(None)
 
 
 @dataclass
@@ -499,14 +520,16 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
                    on_episode: Callable[[EpisodeRecord], None] | None) -> list[EpisodeRecord]:
     """Run episodes in worker processes, each given small chunks and reporting every episode.
 
-    The episode a dead or hung worker was playing is therefore known (and recorded as lost), while the
-    rest of its chunk goes back to the queue.
+    Each worker keeps up to ``max_concurrency`` episodes in flight and is topped up while it has no more than that
+    many assigned. The oldest unfinished episode of a dead or hung worker is recorded as lost (with one episode in
+    flight, the one it was playing), while the rest of its assignment goes back to the queue.
     """
     ctx = mp.get_context("spawn")
     modules = registered_modules()
     results = ctx.Queue()
     pending = list(range(len(keys)))
     pending.reverse()
+    suspects: list[int] = []  # episodes a worker with several in flight was playing when it died, replayed alone
     workers: dict[int, _Worker] = {}
     records: dict[int, EpisodeRecord] = {}
     limit = config.episode_timeout_s + 5.0
@@ -514,16 +537,27 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
 
     def spawn() -> None:
         jobs = ctx.Queue()
-        args = (agent, packs, modules, config.episode_timeout_s, jobs, results)
+        args = (agent, packs, modules, config.episode_timeout_s, config.max_concurrency, jobs, results)
         proc = ctx.Process(target=_worker, args=args, daemon=True)
         proc.start()
         workers[proc.pid or 0] = _Worker(process=proc, jobs=jobs, assigned=[])
 
+    in_flight = config.max_concurrency
+    top_up_at = 0 if in_flight == 1 else in_flight
+
     def assign(worker: _Worker) -> None:
-        size = max(1, min(32, len(pending) // (2 * config.workers)))
+        if suspects:
+            if not worker.assigned:
+                worker.since = time.monotonic()
+                worker.assigned.append(suspects.pop())
+                worker.jobs.put([(worker.assigned[0], keys[worker.assigned[0]])])
+            return
+        share = len(pending) // (config.workers if in_flight > 1 else 2 * config.workers)
+        size = max(1, min(32 if in_flight == 1 else 2 * in_flight - len(worker.assigned), share))
         chunk = [pending.pop() for _ in range(min(size, len(pending)))]
-        worker.assigned = chunk
-        worker.since = time.monotonic()
+        if not worker.assigned:
+            worker.since = time.monotonic()
+        worker.assigned.extend(chunk)
         if chunk:
             worker.jobs.put([(i, keys[i]) for i in chunk])
 
@@ -548,7 +582,7 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
                 if worker is not None and index in worker.assigned:
                     worker.assigned.remove(index)
                     worker.since = time.monotonic()
-            if worker is not None and not worker.assigned:
+            if worker is not None and len(worker.assigned) <= top_up_at:
                 assign(worker)
             continue
         now = time.monotonic()
@@ -562,20 +596,22 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
             worker.process.join(timeout=5)
             del workers[pid]
             left = [i for i in worker.assigned if i not in records]
-            if left:
+            if len(left) > 1 and in_flight > 1:
+                suspects.extend(reversed(left))  # which of them brought the worker down is unknown: replay each alone
+            elif left:
                 why = (f"episode hung past {limit:g} s; worker killed" if hung
                        else f"worker process died (exit code {worker.process.exitcode})")
                 finish(left[0], _lost(keys[left[0]], packs, agent, "episode_timeout" if hung else "worker_died", why))
                 pending.extend(reversed(left[1:]))
             if not worker.ready:
                 start_failures += 1
-            if pending and start_failures < _START_FAILURES:
+            if (pending or suspects) and start_failures < _START_FAILURES:
                 spawn()
-        if not workers and pending:
+        if not workers and (pending or suspects):
             why = (f"{start_failures} rollout workers died before they were ready"
                    if start_failures >= _START_FAILURES else "no rollout worker left")
-            while pending:
-                index = pending.pop()
+            while pending or suspects:
+                index = (pending or suspects).pop()
                 finish(index, _lost(keys[index], packs, agent, "worker_died", why))
     for worker in workers.values():
         worker.jobs.put(None)

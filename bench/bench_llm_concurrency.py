@@ -4,17 +4,17 @@ The scripted OpenAI-compatible server runs in its own process (so gymloop's CPU 
 answers every request after ``--latency`` seconds. One-turn episodes (the model replies at once) run
 with ``max_concurrency`` in flight, through each request path (``--client``: litellm, and the OpenAI
 protocol straight to the server). The bound is ``concurrency / latency`` episodes/s;
-the target is a ratio >= 0.9. gymloop's own CPU per episode is the players' CPU time over the episodes;
-the server's CPU per request is measured in its process. Both share this machine's cores, so the machine
-itself bounds the rate at ``cores / (gymloop CPU + server CPU)`` per episode: printed as the CPU bound, with
-the ratio against the lower of the two bounds beside the target's ratio.
+the target is a ratio >= 0.9. gymloop's own CPU per episode is the CPU time of this process and its rollout
+workers over the episodes; the server's CPU per request is measured in its process. Both share this machine's
+cores, so the machine itself bounds the rate at ``cores / (gymloop CPU + server CPU)`` per episode: printed as
+the CPU bound, with the ratio against the lower of the two bounds beside the target's ratio.
 
-``--processes N`` splits the episodes in flight over N player processes, each calling ``run_episodes`` with
-``concurrency / N`` in flight (gymloop's ``process`` executor plays one episode at a time per worker, so this
-measures what in-flight episodes in several worker processes would give, not a shipped setting).
+``--workers N`` (N > 1) runs the ``process`` executor: N worker processes, each keeping ``concurrency / N``
+episodes in flight. Their start-up (a fresh interpreter each) is measured apart, on a batch of one episode per
+worker (its wall time minus the latency, and its CPU), printed, and subtracted from the run's wall time and CPU.
 
 Run: python -m bench.bench_llm_concurrency [--concurrency 64 256] [--rounds 8] [--latency 0.2]
-[--client litellm openai] [--processes 1]
+[--client litellm openai] [--workers 1]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import argparse
 import multiprocessing as mp
 import os
 import queue
+import resource
 import time
 from typing import Any
 
@@ -44,29 +45,10 @@ def _serve(latency: float, ready: Any, stop: Any, asks: Any) -> None:
             ready.put(time.process_time())
 
 
-def _play(base_url: str, client: str, concurrency: int, total: int, offset: int, go: Any, done: Any) -> None:
-    """Warm up, wait for ``go``, play ``total`` one-turn episodes with ``concurrency`` in flight; report on ``done``.
-
-    Reports ``(wall seconds, CPU seconds, failed episodes)``.
-    """
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
-    from arena.pack import build_pack
-    from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
-
-    pack = build_pack("procurement", seed=0)
-    heldout = [t.id for t in pack.tasks if t.split == "heldout"]
-    agent = LiteLLMAgent(LiteLLMConfig(model="hosted_vllm/bench", api_base=base_url + "/v1", timeout_s=30,
-                                       client=client))
-    warm = [EpisodeKey(pack.id, heldout[0], 0, a) for a in range(8)]
-    run_episodes(agent, [pack], warm, RolloutConfig(max_concurrency=8))
-    keys = [EpisodeKey(pack.id, heldout[i % len(heldout)], 1 + i // len(heldout), 0)
-            for i in range(offset, offset + total)]
-    done.put(None)
-    go.wait()
-    cpu, wall = time.process_time(), time.perf_counter()
-    records = run_episodes(agent, [pack], keys, RolloutConfig(max_concurrency=concurrency, episode_timeout_s=120))
-    done.put((time.perf_counter() - wall, time.process_time() - cpu, sum(r.failure is not None for r in records)))
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished (joined) children."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def main() -> None:
@@ -75,44 +57,61 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=8, help="Episodes per run = rounds x concurrency.")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--client", nargs="+", choices=["litellm", "openai"], default=["litellm", "openai"])
-    parser.add_argument("--processes", type=int, default=1, help="Player processes sharing the episodes in flight.")
+    parser.add_argument("--workers", type=int, default=1, help="Rollout worker processes (process executor).")
     args = parser.parse_args()
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
+    from arena.pack import build_pack
+    from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
+
     ctx = mp.get_context("spawn")
     ready, stop, asks = ctx.Queue(), ctx.Event(), ctx.Queue()
     server = ctx.Process(target=_serve, args=(args.latency, ready, stop, asks), daemon=True)
     server.start()
     base_url = ready.get(timeout=120)
+    pack = build_pack("procurement", seed=0)
+    heldout = [t.id for t in pack.tasks if t.split == "heldout"]
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; latency {args.latency:g} s; "
-          f"{args.processes} player process(es)")
+          f"{args.workers} rollout worker(s)")
+    finishes: list[float] = []
     try:
         for client, concurrency in ((c, n) for c in args.client for n in args.concurrency):
-            share, per = concurrency // args.processes, args.rounds * concurrency // args.processes
-            go, done = ctx.Event(), ctx.Queue()
-            players = [ctx.Process(target=_play, args=(base_url, client, share, per, p * per, go, done))
-                       for p in range(args.processes)]
-            for player in players:
-                player.start()
-            for _ in players:
-                done.get(timeout=300)
+            agent = LiteLLMAgent(LiteLLMConfig(model="hosted_vllm/bench", api_base=base_url + "/v1", timeout_s=30,
+                                               client=client))
+            warm = [EpisodeKey(pack.id, heldout[0], 0, a) for a in range(8)]
+            run_episodes(agent, [pack], warm, RolloutConfig(max_concurrency=8))
+            total = args.rounds * concurrency
+            keys = [EpisodeKey(pack.id, heldout[i % len(heldout)], 1 + i // len(heldout), 0) for i in range(total)]
+            config = RolloutConfig(max_concurrency=concurrency, episode_timeout_s=120)
+            if args.workers > 1:
+                config = RolloutConfig(executor="process", workers=args.workers,
+                                       max_concurrency=concurrency // args.workers, episode_timeout_s=120)
+            start_up_cpu = start_up = 0.0
+            if args.workers > 1:  # starting the workers (wall and CPU), measured on one episode per worker
+                start_up_cpu, start_up = _cpu_seconds(), time.perf_counter()
+                run_episodes(agent, [pack], warm[:args.workers], config)
+                start_up = time.perf_counter() - start_up - args.latency
+                start_up_cpu = _cpu_seconds() - start_up_cpu
+            finishes.clear()
             asks.put("cpu")
             server_cpu = float(ready.get(timeout=60))
-            started = time.perf_counter()
-            go.set()
-            reports = [done.get(timeout=600) for _ in players]
-            wall = time.perf_counter() - started
-            for player in players:
-                player.join(timeout=30)
+            cpu, started = _cpu_seconds(), time.perf_counter()
+            records = run_episodes(agent, [pack], keys, config,
+                                   on_episode=lambda r: finishes.append(time.perf_counter()))
+            cpu = _cpu_seconds() - cpu - start_up_cpu
             asks.put("cpu")
             server_cpu = float(ready.get(timeout=60)) - server_cpu
-            total, cpu, failed = per * args.processes, sum(r[1] for r in reports), sum(r[2] for r in reports)
-            rate, bound = total / wall, share * args.processes / args.latency
+            wall = max(finishes) - started - start_up
+            failed = sum(r.failure is not None for r in records)
+            rate, bound = total / wall, config.max_concurrency * max(1, args.workers) / args.latency
             cpu_bound = (os.cpu_count() or 1) * total / (cpu + server_cpu)
             verdict = "meets" if rate / bound >= TARGET else "misses"
-            print(f"{client:>7} client, concurrency {share * args.processes}: {total} episodes in {wall:.2f} s = "
-                  f"{rate:.1f} ep/s; bound {bound:.0f} ep/s; ratio {rate / bound:.2f} ({verdict} target {TARGET}); "
-                  f"gymloop CPU {1000 * cpu / total:.2f} ms/episode, server {1000 * server_cpu / total:.2f} "
-                  f"ms/request; CPU bound {cpu_bound:.0f} ep/s; ratio to the lower bound "
-                  f"{rate / min(bound, cpu_bound):.2f}; failures {failed}; load {os.getloadavg()[0]:.1f}", flush=True)
+            print(f"{client:>7} client, concurrency {concurrency}: {total} episodes in {wall:.2f} s (start-up "
+                  f"{start_up:.2f} s) = {rate:.1f} ep/s; bound {bound:.0f} ep/s; ratio {rate / bound:.2f} ({verdict} "
+                  f"target {TARGET}); gymloop CPU {1000 * cpu / total:.2f} ms/episode, server "
+                  f"{1000 * server_cpu / total:.2f} ms/request; CPU bound {cpu_bound:.0f} ep/s; ratio to the lower "
+                  f"bound {rate / min(bound, cpu_bound):.2f}; failures {failed}; load {os.getloadavg()[0]:.1f}",
+                  flush=True)
     finally:
         stop.set()
         server.join(timeout=10)

@@ -55,7 +55,8 @@ def eval_command(
     split: Annotated[str, typer.Option(help="train, heldout or all.")] = "heldout",
     k: Annotated[int, typer.Option(min=1, help="Attempts per task and seed.")] = 4,
     seeds: Annotated[list[int] | None, typer.Option("--seed", help="Episode seed (repeatable).")] = None,
-    workers: Annotated[int, typer.Option(min=1, help="Parallel worker processes.")] = 1,
+    workers: Annotated[int, typer.Option(
+        min=1, help="Parallel worker processes (one interpreter plays a few hundred LLM episodes/s).")] = 1,
     max_concurrency: Annotated[int | None, typer.Option(
         min=1, max=4096, help="LLM episodes in flight per worker (default 32 for an LLM, 1 for reference).")] = None,
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server for local checkpoints.")] = None,

@@ -48,6 +48,17 @@ def test_episodes_run_concurrently_and_stream_out_as_they_finish(pack):
     assert peak >= 8, f"at most {peak} requests were in flight at once"
 
 
+def test_process_workers_each_keep_episodes_in_flight(pack):
+    keys = plan_episodes([pack], RolloutConfig(split="heldout", k=2))[:24]
+    with ScriptedModelServer(lambda m: DelayCue(0.5, ReplyCue("done"))) as server:
+        records = run_episodes(_agent(server), [pack], keys,
+                               RolloutConfig(executor="process", workers=2, max_concurrency=6))
+        peak = server.peak_in_flight
+    assert [(r.task_id, r.seed, r.attempt) for r in records] == [(k.task_id, k.seed, k.attempt) for k in keys]
+    assert all(r.failure is None and r.reply == "done" for r in records)
+    assert peak > 6, f"at most {peak} requests were in flight at once from two workers of 6"
+
+
 def test_concurrent_episodes_match_sequential_ones(pack):
     keys = plan_episodes([pack], RolloutConfig(split="heldout"))[:6]
     with ScriptedModelServer(lambda m: ReplyCue("done")) as server:

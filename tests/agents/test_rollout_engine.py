@@ -110,6 +110,39 @@ def test_processes_and_inline_give_the_same_records(pack):
     assert strip(inline) == strip(parallel) == strip(threads)
 
 
+class SlowKiller:
+    """Waits a little on every episode (so several are in flight), and kills its process on one task."""
+
+    name = "slow-killer"
+    model_ref = "slow-killer@1"
+
+    def run_episode(self, observation, call_tool, *, seed):
+        call_tool("get_order", {"order_id": "ORD-00005"})
+        time.sleep(0.3)
+        if observation.task["task_id"] == "refund-timeout":
+            os._exit(9)
+        return AgentRun(reply="nothing to do")
+
+
+def test_process_workers_keep_several_episodes_in_flight_and_give_the_inline_records(pack):
+    agent = ReferencePolicy(PolicyParams.initial())
+    config = RolloutConfig(seeds=[0, 1, 2], k=2)
+    inline = run_rollouts(agent, [pack], config)
+    parallel = run_rollouts(agent, [pack], config.model_copy(update={"executor": "process", "workers": 2,
+                                                                     "max_concurrency": 4}))
+    assert [r.model_dump(exclude={"wall_time_s"}) for r in inline] == \
+        [r.model_dump(exclude={"wall_time_s"}) for r in parallel]
+
+
+def test_a_worker_dying_with_several_in_flight_loses_only_the_episodes_that_killed_it(pack):
+    config = RolloutConfig(seeds=[0, 1, 2], executor="process", workers=1, max_concurrency=4, episode_timeout_s=5)
+    records = run_rollouts(SlowKiller(), [pack], config)
+    lost = [(r.task_id, r.seed, r.failure.kind) for r in records if r.failure is not None]
+    assert lost == [("refund-timeout", seed, "worker_died") for seed in (0, 1, 2)]
+    assert len(records) == len(plan_episodes([pack], config))
+    assert all(r.reply == "nothing to do" for r in records if r.failure is None)
+
+
 def test_skip_finished_episodes(pack):
     agent = ReferencePolicy(PolicyParams.expert())
     config = RolloutConfig(seeds=[0], k=2)
