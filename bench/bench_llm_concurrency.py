@@ -10,10 +10,11 @@ cores, so the machine itself bounds the rate at ``cores / (gymloop CPU + server 
 the CPU bound, with the ratio against the lower of the two bounds beside the target's ratio.
 
 ``--workers N`` (N > 1) runs the ``process`` executor: N worker processes, each keeping ``concurrency / N``
-episodes in flight. Their start-up (a fresh interpreter each) is measured apart, on a batch of one episode per
-worker (its wall time minus the latency, and its CPU), printed, and subtracted from the run's wall time and CPU.
+episodes in flight. Their start-up (a fresh interpreter each) is left out: the run's time counts from the first
+request (the first finish minus the latency; a worker that starts later counts against the rate), and the CPU
+of starting the workers, measured on a batch of one episode per worker, is subtracted from gymloop's CPU.
 
-Run: python -m bench.bench_llm_concurrency [--concurrency 64 256] [--rounds 8] [--latency 0.2]
+Run: python -m bench.bench_llm_concurrency [--concurrency 64 256] [--rounds 32] [--latency 0.2]
 [--client litellm openai] [--workers 1]
 """
 
@@ -54,7 +55,7 @@ def _cpu_seconds() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[64, 256])
-    parser.add_argument("--rounds", type=int, default=8, help="Episodes per run = rounds x concurrency.")
+    parser.add_argument("--rounds", type=int, default=32, help="Episodes per run = rounds x concurrency.")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--client", nargs="+", choices=["litellm", "openai"], default=["litellm", "openai"])
     parser.add_argument("--workers", type=int, default=1, help="Rollout worker processes (process executor).")
@@ -86,11 +87,10 @@ def main() -> None:
             if args.workers > 1:
                 config = RolloutConfig(executor="process", workers=args.workers,
                                        max_concurrency=concurrency // args.workers, episode_timeout_s=120)
-            start_up_cpu = start_up = 0.0
-            if args.workers > 1:  # starting the workers (wall and CPU), measured on one episode per worker
-                start_up_cpu, start_up = _cpu_seconds(), time.perf_counter()
+            start_up_cpu = 0.0
+            if args.workers > 1:  # the CPU of starting the workers, measured on one episode per worker
+                start_up_cpu = _cpu_seconds()
                 run_episodes(agent, [pack], warm[:args.workers], config)
-                start_up = time.perf_counter() - start_up - args.latency
                 start_up_cpu = _cpu_seconds() - start_up_cpu
             finishes.clear()
             asks.put("cpu")
@@ -101,6 +101,7 @@ def main() -> None:
             cpu = _cpu_seconds() - cpu - start_up_cpu
             asks.put("cpu")
             server_cpu = float(ready.get(timeout=60)) - server_cpu
+            start_up = min(finishes) - args.latency - started if args.workers > 1 else 0.0
             wall = max(finishes) - started - start_up
             failed = sum(r.failure is not None for r in records)
             rate, bound = total / wall, config.max_concurrency * max(1, args.workers) / args.latency
