@@ -77,9 +77,9 @@ TARGETS: tuple[Target, ...] = (
     Target("registry", ("registry/registry.py",),
            ("tests/registry/test_registry_episodes.py", "tests/registry/test_registry_lineage.py",
             "tests/registry/test_registry_lease.py", "tests/registry/test_registry_packstore.py",
-            "tests/registry/test_registry_resume_scopes.py"),
+            "tests/registry/test_registry_resume_scopes.py", "tests/registry/test_registry_writes_in_full.py"),
            tuple(f"registry.registry.{name}*" for name in REGISTRY_WRITES)),
-    Target("diagnosis", ("diagnosis/detectors.py",), ("tests/diagnosis/test_diagnosis_detectors.py",)),
+    Target("diagnosis", ("diagnosis/detectors.py",), ("tests/diagnosis",)),
 )
 """The full run: verification, metrics and lift, the gym's guards, conformance, the gate, curriculum matching and
 planning, registry idempotency and resume, diagnosis detectors."""
@@ -88,7 +88,7 @@ SAMPLE = Target("sample", ("curriculum/matching.py",), ("tests/curriculum/test_c
                 ("curriculum.matching.x_band_score*", "curriculum.matching.x_uniform_drop*"))
 """The fixed sample CI runs (tests/test_mutation_sample.py): the learnability band and the recheck rule."""
 
-PACKAGES = ("arena", "diagnosis", "factory_client", "curriculum", "trainers", "registry", "flows")
+PACKAGES = ("arena", "diagnosis", "factory_client", "curriculum", "trainers", "registry", "flows", "bench")
 _RESULT = re.compile(r"^\s+(\S+): (.+)$")
 
 
