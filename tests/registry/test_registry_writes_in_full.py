@@ -9,12 +9,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from registry_factories import make_pack
-from sqlalchemy import create_engine, text
+from registry_factories import make_pack, make_record, records_for
+from sqlalchemy import Engine, create_engine, event, text
 
 import registry.registry as registry_module
 from arena.pack import pack_files
-from registry import Registry, RegistryError, WeaknessEntry
+from registry import Registry, RegistryError, WaveEntry, WeaknessEntry
 
 
 class Clock:
@@ -197,22 +197,68 @@ def test_a_lease_is_taken_over_exactly_when_it_lapses(reg: Registry, clock: Cloc
     assert reg.acquire_lease("c", "b", 30).held
 
 
-@pytest.mark.parametrize("table, write, refused", [
-    ("models", lambda reg: reg.register_model("policy", "v9", kind="reference"), "registering model policy:v9"),
-    ("campaigns", lambda reg: reg.create_campaign("late"), "creating campaign 'late'"),
-    ("campaign_leases", lambda reg: reg.acquire_lease("late", "a", 30), None),
-])
-def test_a_write_the_database_refuses_names_what_was_written_and_writes_nothing(
-        reg: Registry, table: str, write, refused: str | None) -> None:
-    _execute(reg, f"CREATE TRIGGER refuse BEFORE INSERT ON {table} BEGIN SELECT RAISE(ABORT, 'refused here'); END")
+class Lineage:
+    """A model, a campaign with round 0 started, a registered pack and a held lease, to write against."""
+
+    def __init__(self, reg: Registry) -> None:
+        self.model = reg.register_model("policy", "v0", kind="reference")
+        self.campaign = reg.create_campaign("c")
+        self.round = reg.start_round(self.campaign.id, 0, self.model.id)
+        self.pack = make_pack(0)
+        reg.add_pack(self.pack)
+        reg.acquire_lease("held", "a", 30)
+
+
+WRITES = {
+    "register_model": ("INSERT", "models", lambda reg, w: reg.register_model("policy", "v9", kind="reference"),
+                       lambda w: "registering model policy:v9"),
+    "create_campaign": ("INSERT", "campaigns", lambda reg, w: reg.create_campaign("late"),
+                        lambda w: "creating campaign 'late'"),
+    "acquire_lease": ("INSERT", "campaign_leases", lambda reg, w: reg.acquire_lease("late", "a", 30),
+                      lambda w: "taking the lease on campaign 'late'"),
+    "release_lease": ("DELETE", "campaign_leases", lambda reg, w: reg.release_lease("held", "a"),
+                      lambda w: "releasing the lease on campaign 'held'"),
+    "add_pack": ("INSERT", "packs", lambda reg, w: reg.add_pack(make_pack(7)),
+                 lambda w: f"adding pack {make_pack(7).id}"),
+    "start_round": ("INSERT", "rounds", lambda reg, w: reg.start_round(w.campaign.id, 1, w.model.id),
+                    lambda w: f"starting round 1 of campaign {w.campaign.id}"),
+    "finish_round": ("UPDATE", "rounds", lambda reg, w: reg.finish_round(w.round.id, None),
+                     lambda w: f"finishing round {w.round.id}"),
+    "fail_round": ("UPDATE", "rounds", lambda reg, w: reg.fail_round(w.round.id, "x", status="interrupted"),
+                   lambda w: f"marking round {w.round.id} interrupted"),
+    "record_episodes": ("INSERT", "episodes",
+                        lambda reg, w: reg.record_episodes(w.round.id, [make_record(w.pack, w.pack.tasks[0])]),
+                        lambda w: f"recording 1 episodes of round {w.round.id}"),
+    "record_wave": ("INSERT", "waves", lambda reg, w: reg.record_wave(
+        w.round.id, [WaveEntry(pack_id=w.pack.id, task_id=w.pack.tasks[0].id, weight=1.0)]),
+        lambda w: f"recording the wave of round {w.round.id}"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_a_write_the_database_refuses_names_what_was_written_and_writes_nothing(reg: Registry, name: str) -> None:
+    event, table, write, what = WRITES[name]
+    lineage = Lineage(reg)
+    _execute(reg, f"CREATE TRIGGER refuse BEFORE {event} ON {table} BEGIN SELECT RAISE(ABORT, 'refused here'); END")
     before = reg.status().counts
     with pytest.raises(RegistryError) as caught:
-        write(reg)
+        write(reg, lineage)
     message = str(caught.value)
-    assert "refused here" in message and "(nothing was written)" in message and "was refused by sqlite:///" in message
-    if refused is not None:
-        assert message.startswith(f"{refused} was refused by ")
+    assert message.startswith(f"{what(lineage)} was refused by sqlite:///")
+    assert message.endswith("(nothing was written): refused here")
     assert reg.status().counts == before
+    assert reg.round(lineage.round.id) == lineage.round
+
+
+def test_a_renewal_the_database_refuses_leaves_the_holder_its_lease_until_it_lapses(reg: Registry,
+                                                                                     clock: Clock) -> None:
+    first = reg.acquire_lease("c", "a", 30)
+    _execute(reg, "CREATE TRIGGER refuse BEFORE UPDATE ON campaign_leases BEGIN SELECT RAISE(ABORT, 'no'); END")
+    clock.advance(10)
+    renewed = reg.acquire_lease("c", "a", 30)
+    assert (renewed.held, renewed.holder, renewed.expires_at) == (True, "a", first.expires_at)
+    other = reg.acquire_lease("c", "b", 30)
+    assert (other.held, other.holder) == (False, "a")
 
 
 def test_a_write_that_fails_in_the_database_says_it_failed_and_writes_nothing(reg: Registry) -> None:
@@ -225,3 +271,63 @@ def test_a_write_that_fails_in_the_database_says_it_failed_and_writes_nothing(re
     assert message.startswith(f"recording weaknesses of round {round_id} failed on sqlite:///")
     assert "no such table" in message
     assert "(nothing was written)" in message
+
+
+def test_models_campaign_rounds_and_episode_keys_are_told_apart_by_every_part_of_their_key(reg: Registry) -> None:
+    a = reg.register_model("policy", "v1", kind="reference")
+    b = reg.register_model("other", "v1", kind="trained", artifact="/m")
+    assert a.id != b.id and reg.find_model("other", "v1") == b
+    with pytest.raises(RegistryError) as caught:
+        reg.register_model("other", "v1", kind="export", artifact="/n")
+    assert str(caught.value).endswith("with different kind ('trained' != 'export'), artifact ('/m' != '/n')")
+    first, second = reg.create_campaign("one"), reg.create_campaign("two")
+    r1, r2 = reg.start_round(first.id, 0, a.id), reg.start_round(second.id, 0, b.id)
+    assert r1.id != r2.id and reg.rounds(second.id) == [r2]
+    pack = make_pack(0)
+    reg.add_pack(pack)
+    reg.record_episodes(r1.id, records_for(pack, 3))
+    assert reg.finished_episode_keys(r2.id) == set()
+    assert len(reg.finished_episode_keys(r1.id)) == 3
+
+
+def test_more_episodes_than_one_insert_chunk_are_all_counted(reg: Registry) -> None:
+    model = reg.register_model("policy", "v0", kind="reference")
+    round_id = reg.start_round(reg.create_campaign("c").id, 0, model.id).id
+    pack = make_pack(0)
+    reg.add_pack(pack)
+    inserts: list[str] = []
+
+    def count(conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        if statement.startswith("INSERT INTO episodes"):
+            inserts.append(statement)
+
+    event.listen(Engine, "before_cursor_execute", count)
+    try:
+        assert reg.record_episodes(round_id, records_for(pack, 1500)) == 1500
+    finally:
+        event.remove(Engine, "before_cursor_execute", count)
+    assert 1 <= len(inserts) <= 2, f"{len(inserts)} INSERT statements for 1,500 episodes"
+    assert reg.record_episodes(round_id, records_for(pack, 1600)) == 100
+
+
+def test_episodes_of_unregistered_tasks_are_refused_naming_five_of_them(reg: Registry) -> None:
+    model = reg.register_model("policy", "v0", kind="reference")
+    round_id = reg.start_round(reg.create_campaign("c").id, 0, model.id).id
+    ghost = make_pack(3, n_train=6, n_heldout=0)
+    with pytest.raises(RegistryError) as caught:
+        reg.record_episodes(round_id, records_for(ghost, 6))
+    shown = ", ".join(f"{ghost.id[:12]}/{t.id}" for t in ghost.tasks[:5])
+    assert str(caught.value) == (f"round {round_id}: 6 episode task(s) are not registered ({shown}); add their "
+                                 "packs first (nothing was written)")
+
+
+def test_recording_a_wave_again_leaves_no_entry_of_the_old_one(reg: Registry) -> None:
+    model = reg.register_model("policy", "v0", kind="reference")
+    round_id = reg.start_round(reg.create_campaign("c").id, 0, model.id).id
+    pack = make_pack(0)
+    reg.add_pack(pack)
+    entries = [WaveEntry(pack_id=pack.id, task_id=t.id, weight=1.0) for t in pack.tasks]
+    reg.record_wave(round_id, entries)
+    reg.record_wave(round_id, entries[:2])
+    counts = reg.status().counts
+    assert (counts["waves"], counts["wave_entries"]) == (1, 2)
