@@ -52,13 +52,6 @@ def _is_conflict(step: TraceStep) -> bool:
     return error is not None and (error.kind == "conflict" or error.fault == "data_conflict")
 
 
-def _names_as_ids(arg: str, value: Any) -> bool:
-    """Whether an id argument (``E_id`` or a list ``E_ids``) holds something that is not an id (``wrong_id``'s case)."""
-    if arg.endswith("_ids") and isinstance(value, list):
-        return any(not is_id_like(v) for v in value)
-    return arg.endswith("_id") and not is_id_like(value)
-
-
 def _is_id_argument(arg: str) -> bool:
     """Whether an argument names an entity (a refusal there is about which record, not about a format)."""
     return arg.endswith(("_id", "_ids")) or arg == "id"
@@ -283,7 +276,7 @@ class BrittleParametersDetector:
                 continue
             arg = error_argument(step)
             value = step.arguments.get(arg) if arg is not None else None
-            if arg is not None and (value is None or _names_as_ids(arg, value) or _is_id_argument(arg)):
+            if arg is not None and (value is None or _is_id_argument(arg)):
                 continue
             evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                      note=f"refused {value!r}: {step.error.message[:120]}"))

@@ -117,6 +117,31 @@ def test_brittle_parameters() -> None:
     assert kinds("brittle_parameters", hallucinated) == []
 
 
+@pytest.mark.parametrize("arg, value, brittle", [
+    ("amount", "$40", True),          # a format refused: brittle
+    ("order_id", "Dana", False),      # which record, not a format: wrong_id's case
+    ("order_ids", ["Dana"], False),
+    ("id", "Dana", False),
+    ("paid", "Dana", True),           # ends in "id" without the underscore: a format
+    ("amount", None, False),          # nothing was passed to correct
+])
+def test_brittle_parameters_leaves_entity_arguments_to_wrong_id(arg: str, value: Any, brittle: bool) -> None:
+    step = err("issue_refund", {"order_id": "ORD-1", arg: value} if arg != "order_id" else {arg: value},
+               "validation", f"{arg}: Input is not valid")
+    tags = kinds("brittle_parameters", episode([step]))
+    assert bool(tags) is brittle
+    if brittle:
+        evidence = tags[0].evidence[0]
+        assert (evidence.step, evidence.tool, evidence.argument) == (0, "issue_refund", arg)
+        assert evidence.note == f"refused {value!r}: {arg}: Input is not valid"
+
+
+def test_brittle_parameters_notes_only_the_first_120_characters_of_the_error() -> None:
+    message = "amount: " + "x" * 200
+    tags = kinds("brittle_parameters", episode([err("issue_refund", {"amount": "$40"}, "validation", message)]))
+    assert tags[0].evidence[0].note == f"refused '$40': {message[:120]}"
+
+
 def test_stale_state_conflict_retry() -> None:
     bad = episode([err("update_ticket", {"ticket_id": "TCK-1"}, "fault", "changed", "data_conflict", True),
                    err("update_ticket", {"ticket_id": "TCK-1"}, "conflict", "fetch again", retryable=True)])
