@@ -1,0 +1,73 @@
+"""The detectors' small rules, each on its boundaries: when a reply states a value, which values are internal,
+which search hit matches a request's details, what counts as a conflict and which tools a task aims at."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from arena.results import ToolErrorInfo, TraceStep
+from arena.task import GoldProgram, IntendedCall, Intent, Persona, ResponseAssertion, Task
+from diagnosis.detectors import _goal_tools, _hint_matches, _is_conflict, _leaves, _says
+
+
+@pytest.mark.parametrize("text, key, value, said", [
+    ("the note says abcdef here", "note", "abcdef", True),         # six characters: the value alone is enough
+    ("the note says abcde here", "memo", "abcde", False),          # five: only with its field's name
+    ("the memo says abcde here", "memo", "abcde", True),
+    ("the MEMO says abcde here", "memo", "abcde", True),           # the name in any case
+    ("margin is 123456", "cost_margin", "123456", True),           # a number needs its name, however long
+    ("it is 123456", "cost_margin", "123456", False),
+    ("it is 12.5000", "cost_margin", "12.5000", False),
+    ("the vip level is 42", "vip", "42", True),                    # a three-letter name counts
+    ("the id no is 42", "id_no", "42", False),                     # names of two letters do not
+    ("tier: abcdefg", "tier", "abcdefgh", False),                  # not stated at all
+])
+def test_a_reply_states_a_value_as_a_whole_token_and_a_short_one_with_its_name(text: str, key: str, value: str,
+                                                                                said: bool) -> None:
+    assert _says(text, key, value) is said
+
+
+def test_every_scalar_inside_an_internal_field_is_internal_and_flags_are_not() -> None:
+    assert _leaves(True) == [] and _leaves(None) == []
+    assert _leaves("note") == ["note"] and _leaves(7) == ["7"] and _leaves(2.5) == ["2.5"]
+    assert _leaves({"a": ["x", {"b": 3, "c": False}], "d": None}) == ["x", "3"]
+    assert _leaves(("x", "y")) == []
+
+
+@pytest.mark.parametrize("summary, hint, matches", [
+    ({"id": "C-1", "city": "Rome"}, {"city": "rome"}, True),
+    ({"id": "C-1", "city": "Rome", "tier": "Gold"}, {"city": "Rome", "tier": "gold"}, True),
+    ({"id": "C-1", "city": "Rome", "tier": "Gold"}, {"city": "Rome", "tier": "silver"}, False),
+    ({"id": "C-1"}, {"city": "Rome"}, False),
+    ({"id": "C-1", "zip": 123}, {"zip": "123"}, True),
+])
+def test_a_hit_matches_a_request_only_on_every_detail(summary: dict[str, Any], hint: dict[str, str],
+                                                      matches: bool) -> None:
+    assert _hint_matches(summary, hint) is matches
+
+
+def _step(error: ToolErrorInfo | None) -> TraceStep:
+    return TraceStep(index=0, tool="update_order", arguments={}, ok=error is None, error=error,
+                     clock="2026-01-01T00:00:00")
+
+
+@pytest.mark.parametrize("error, conflict", [
+    (None, False),
+    (ToolErrorInfo(kind="conflict", message="changed"), True),
+    (ToolErrorInfo(kind="fault", message="changed", fault="data_conflict"), True),
+    (ToolErrorInfo(kind="fault", message="slow", fault="timeout"), False),
+    (ToolErrorInfo(kind="policy", message="no"), False),
+])
+def test_a_conflict_is_a_refusal_because_the_record_changed(error: ToolErrorInfo | None, conflict: bool) -> None:
+    assert _is_conflict(_step(error)) is conflict
+
+
+def test_a_tasks_goal_tools_are_its_intended_calls() -> None:
+    task = Task(id="t", prompt="x", persona=Persona(name="n", role="agent"), split="heldout", category="c",
+                intent=Intent(goal="g", calls=[IntendedCall(tool="issue_refund"), IntendedCall(tool="get_order"),
+                                               IntendedCall(tool="issue_refund")]),
+                gold=GoldProgram(), assertions=[ResponseAssertion(description="r")] * 3)
+    assert _goal_tools(task) == {"issue_refund", "get_order"}
+    assert _goal_tools(None) == set()
