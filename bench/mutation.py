@@ -32,7 +32,7 @@ class Target:
     Attributes:
         name: Short name.
         modules: Files to mutate.
-        tests: pytest paths (files or node ids) that run against the mutants.
+        tests: pytest paths (files or node ids, and ``--deselect`` pairs) that run against the mutants.
         mutants: mutmut name patterns to restrict the run to (empty: every mutant of the modules).
     """
 
@@ -79,7 +79,8 @@ TARGETS: tuple[Target, ...] = (
             "tests/registry/test_registry_lease.py", "tests/registry/test_registry_packstore.py",
             "tests/registry/test_registry_resume_scopes.py", "tests/registry/test_registry_writes_in_full.py"),
            tuple(f"registry.registry.{name}*" for name in REGISTRY_WRITES)),
-    Target("diagnosis", ("diagnosis/detectors.py",), ("tests/diagnosis",)),
+    Target("diagnosis", ("diagnosis/detectors.py",),
+           ("tests/diagnosis", "--deselect", "tests/diagnosis/test_diagnosis_report.py::test_cli_diagnose_jsonl")),
 )
 """The full run: verification, metrics and lift, the gym's guards, conformance, the gate, curriculum matching and
 planning, registry idempotency and resume, diagnosis detectors."""
