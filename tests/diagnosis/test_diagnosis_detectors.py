@@ -6,7 +6,18 @@ import pytest
 
 from arena.episode import EpisodeRecord
 from arena.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
-from arena.task import EntityRef, GoldProgram, GoldStep, IntendedCall, Intent, Persona, ResponseAssertion, Task
+from arena.task import (
+    CallPattern,
+    EntityRef,
+    GoldProgram,
+    GoldStep,
+    IntendedCall,
+    Intent,
+    Persona,
+    ResponseAssertion,
+    Task,
+    TraceAssertion,
+)
 from diagnosis import DiagnosisContext, Tag, detector_names, get_detector
 from diagnosis.synthetic import graph_data, tool_specs
 
@@ -307,3 +318,71 @@ def test_wrong_id_without_a_program_checks_ids_only_when_every_mention_of_the_en
     assert kinds("wrong_id", ep, _refs_ctx(refs)) == []
     customer = [EntityRef(name="c", entity="customer", mention="CUS-1", mention_kind="id")]
     assert kinds("wrong_id", ep, _refs_ctx(customer + ORDER_REFS))
+
+
+def _ordered_task(gold: list[str], order: list[tuple[str, str]]) -> DiagnosisContext:
+    """A task whose program calls ``gold`` (on ORD-1) and whose trace check orders each (before, then) pair."""
+    tools = sorted({t for pair in order for t in pair})
+    check = TraceAssertion(description="order", required=[CallPattern(tool=t) for t in tools],
+                           order=[(tools.index(a), tools.index(b)) for a, b in order])
+    task = Task(id="t1", prompt="Refund ORD-1.", persona=Persona(name="n", role="agent"), split="heldout",
+                category="c", intent=Intent(goal="g", calls=[IntendedCall(tool="issue_refund")]),
+                gold=GoldProgram(steps=[GoldStep(tool=t, arguments={"order_id": "ORD-1"}) for t in gold]),
+                assertions=[check, ResponseAssertion(description="r"), ResponseAssertion(description="r")])
+    return DiagnosisContext.build(tools=tool_specs(), graph=graph_data(), tasks={("p", "t1"): task})
+
+
+def _notes(ep: EpisodeRecord, ctx: DiagnosisContext) -> list[tuple[int | None, str, str | None, str]]:
+    tags = kinds("missed_policy_dependency", ep, ctx)
+    return [(e.step, e.tool, e.argument, e.note) for t in tags for e in t.evidence]
+
+
+REFUND = ok("issue_refund", {"order_id": "ORD-1", "amount": 5}, {}, write=True)
+CHECK = ok("check_refund_eligibility", {"order_id": "ORD-1"}, {"eligible": True})
+GET_ORDER = ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1"})
+
+
+def test_missed_policy_dependency_against_the_tasks_order_names_the_call_that_came_first() -> None:
+    ctx = _ordered_task(["get_order", "issue_refund"], [("get_order", "issue_refund")])
+    assert _notes(episode([REFUND]), ctx) == [
+        (0, "issue_refund", "get_order", "issue_refund ran before get_order, which the task requires first")]
+    assert _notes(episode([REFUND, GET_ORDER]), ctx) == [
+        (0, "issue_refund", "get_order", "issue_refund ran before get_order (called only afterwards)")]
+    refused = err("issue_refund", {"order_id": "ORD-1", "amount": 5}, "policy", "look the order up first")
+    assert _notes(episode([refused]), ctx) == [
+        (0, "issue_refund", "get_order", "issue_refund was refused before get_order, which the task requires first")]
+    assert _notes(episode([GET_ORDER, REFUND]), ctx) == []
+
+
+def test_missed_policy_dependency_against_the_tasks_order_skips_calls_never_attempted() -> None:
+    ctx = _ordered_task(["get_order", "issue_refund"], [("get_order", "issue_refund")])
+    malformed = err("issue_refund", {"order_id": "ORD-1", "amount": "$5"}, "validation", "amount: not a number")
+    assert _notes(episode([malformed]), ctx) == []
+    assert _notes(episode([malformed, REFUND]), ctx)[0][0] == 1
+    assert _notes(episode([GET_ORDER]), ctx) == []
+
+
+def test_a_fetch_after_a_search_is_search_without_fetchs_case_not_a_missed_dependency() -> None:
+    ctx = _ordered_task(["get_order", "issue_refund"], [("get_order", "issue_refund")])
+    search = ok("search_orders", {"query": "ORD-1"}, [{"id": "ORD-1"}])
+    assert _notes(episode([search, REFUND]), ctx) == []
+    failed_search = err("search_orders", {"query": "x"}, "fault", "timeout", fault="timeout")
+    assert _notes(episode([failed_search, REFUND]), ctx)
+
+
+def test_missed_policy_dependency_on_a_call_outside_the_program_needs_a_prerequisite_the_program_makes() -> None:
+    ctx = _ordered_task(["check_refund_eligibility", "get_order"], [])
+    assert _notes(episode([REFUND]), ctx) == [
+        (0, "issue_refund", "check_refund_eligibility", "issue_refund ran without prerequisite "
+         "check_refund_eligibility (a call the task's program never makes)")]
+    assert _notes(episode([CHECK, REFUND]), ctx) == []
+    other_order = ok("check_refund_eligibility", {"order_id": "ORD-9"}, {"eligible": True})
+    assert _notes(episode([other_order, REFUND]), ctx)[0][2] == "check_refund_eligibility"
+    refused = err("issue_refund", {"order_id": "ORD-1", "amount": 5}, "policy", "check eligibility first")
+    assert _notes(episode([refused]), ctx)[0][3].startswith("issue_refund was refused without prerequisite")
+    failed = err("issue_refund", {"order_id": "ORD-1", "amount": 5}, "fault", "timeout", fault="timeout")
+    assert _notes(episode([failed]), ctx) == []
+    without = _ordered_task(["get_order"], [])
+    assert _notes(episode([REFUND]), without) == []
+    inside = _ordered_task(["issue_refund", "check_refund_eligibility"], [])
+    assert _notes(episode([REFUND]), inside) == []
