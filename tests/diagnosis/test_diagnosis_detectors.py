@@ -386,3 +386,61 @@ def test_missed_policy_dependency_on_a_call_outside_the_program_needs_a_prerequi
     assert _notes(episode([REFUND]), without) == []
     inside = _ordered_task(["issue_refund", "check_refund_eligibility"], [])
     assert _notes(episode([REFUND]), inside) == []
+
+
+def _side_effects(ep: EpisodeRecord, ctx: DiagnosisContext = CTX) -> list[tuple[int | None, str, str | None, str]]:
+    return [(e.step, e.tool, e.argument, e.note) for t in kinds("unintended_side_effect", ep, ctx) for e in t.evidence]
+
+
+def test_an_unintended_change_is_blamed_on_the_last_write_naming_its_row() -> None:
+    steps = [ok("update_ticket", {"ticket_id": "T-9", "status": "closed"}, {"id": "T-9"}, write=True),
+             ok("add_comment", {"ticket_id": "T-1", "body": "hi"}, {"id": "C-5"}, write=True),
+             ok("update_ticket", {"ticket_id": "T-1", "status": "open"}, {"id": "T-1"}, write=True)]
+    changes = [RowChange(table="tickets", key="T-9", op="update", columns=["status"], allowed=False),
+               RowChange(table="comments", key="C-5", op="insert", allowed=False),
+               RowChange(table="tickets", key="T-1", op="update", columns=["status"], allowed=True)]
+    assert _side_effects(episode(steps, changes=changes)) == [
+        (0, "update_ticket", "ticket_id", "update tickets[T-9] outside the allowed write-set"),
+        (1, "add_comment", None, "insert comments[C-5] outside the allowed write-set")]
+
+
+def test_an_unintended_change_no_write_names_falls_to_the_last_write_or_to_none() -> None:
+    steps = [ok("update_ticket", {"ticket_id": "T-1"}, {"id": "T-1"}, write=True),
+             ok("add_comment", {"ticket_id": "T-1", "body": "x"}, {"id": "C-1"}, write=True),
+             err("update_ticket", {"ticket_id": "T-7"}, "policy", "no")]
+    change = [RowChange(table="audit", key="A-3", op="insert", allowed=False)]
+    assert _side_effects(episode(steps, changes=change)) == [
+        (1, "add_comment", None, "insert audit[A-3] outside the allowed write-set")]
+    reads = [ok("get_ticket", {"ticket_id": "A-3"}, {"id": "A-3"})]
+    assert _side_effects(episode(reads, changes=change)) == [(None, "", None, "insert audit[A-3] outside the allowed "
+                                                              "write-set")]
+
+
+def test_a_failed_side_effect_check_with_no_row_to_show_is_still_tagged_without_a_task() -> None:
+    ep = episode([ok("get_ticket", {"ticket_id": "T-1"}, {"id": "T-1"})], failed={"side_effects": "changed"})
+    assert _side_effects(ep) == [(None, "", None, "side-effect assertion failed")]
+    assert _side_effects(episode([], failed={"state": "x"})) == []
+
+
+def _program_ctx(gold: list[str], goal: str) -> DiagnosisContext:
+    task = Task(id="t1", prompt="x", persona=Persona(name="n", role="agent"), split="heldout", category="c",
+                intent=Intent(goal="g", calls=[IntendedCall(tool=goal)]),
+                gold=GoldProgram(steps=[GoldStep(tool=t, arguments={"order_id": "ORD-1"}) for t in gold]),
+                assertions=[ResponseAssertion(description="r")] * 3)
+    return DiagnosisContext.build(tools=tool_specs(), graph=graph_data(), tasks={("p", "t1"): task})
+
+
+def test_with_a_program_its_own_writes_are_excused_and_writes_it_never_needs_are_tagged() -> None:
+    ctx = _program_ctx(["get_order", "update_ticket"], "issue_refund")
+    steps = [ok("add_comment", {"ticket_id": "T-2", "body": "x"}, {"id": "C-1"}, write=True),
+             ok("update_ticket", {"ticket_id": "T-1"}, {"id": "T-1"}, write=True),
+             ok("check_refund_eligibility", {"order_id": "ORD-1"}, {"eligible": True}, write=True),
+             ok("issue_refund", {"order_id": "ORD-1", "amount": 1}, {}, write=True),
+             err("add_comment", {"ticket_id": "T-1", "body": "x"}, "policy", "no")]
+    change = [RowChange(table="tickets", key="T-1", op="update", allowed=False)]
+    assert _side_effects(episode(steps, changes=change, failed={"side_effects": "x"}), ctx) == [
+        (0, "add_comment", None, "add_comment is a write the task never needs")]
+    blamed = [RowChange(table="comments", key="C-1", op="insert", allowed=False)]
+    assert _side_effects(episode(steps, changes=blamed), ctx) == [
+        (0, "add_comment", None, "insert comments[C-1] outside the allowed write-set")]
+    assert _side_effects(episode(steps[1:4], failed={"side_effects": "x"}), ctx) == []
