@@ -444,3 +444,60 @@ def test_with_a_program_its_own_writes_are_excused_and_writes_it_never_needs_are
     assert _side_effects(episode(steps, changes=blamed), ctx) == [
         (0, "add_comment", None, "insert comments[C-1] outside the allowed write-set")]
     assert _side_effects(episode(steps[1:4], failed={"side_effects": "x"}), ctx) == []
+
+
+def _gave_up(ep: EpisodeRecord, ctx: DiagnosisContext = CTX) -> list[tuple[int | None, str, str]]:
+    return [(e.step, e.tool, e.note) for t in kinds("gave_up_early", ep, ctx) for e in t.evidence]
+
+
+READ_ORDER = ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1"})
+
+
+def test_gave_up_with_a_program_names_the_goal_it_never_attempted() -> None:
+    ctx = _program_ctx(["get_order", "issue_refund"], "issue_refund")
+    assert _gave_up(episode([READ_ORDER, READ_ORDER]), ctx) == [
+        (1, "get_order", "stopped after 2 calls without calling issue_refund")]
+    assert _gave_up(episode([]), ctx) == [(None, "", "stopped after 0 calls without calling issue_refund")]
+    assert _gave_up(episode([READ_ORDER], reply="Done, the refund was issued."), ctx) == []
+    refused = err("issue_refund", {"order_id": "ORD-1", "amount": 1}, "permission", "not allowed")
+    assert _gave_up(episode([READ_ORDER, refused]), ctx) == []
+    assert _gave_up(episode([READ_ORDER, ok("issue_refund", {"order_id": "ORD-1", "amount": 1}, {}, write=True)]),
+                    ctx) == []
+
+
+@pytest.mark.parametrize("kind", ["fault", "conflict", "not_found", "validation", "policy", "permission"])
+def test_an_error_of_any_blocking_kind_means_the_agent_did_not_give_up_freely(kind: str) -> None:
+    ctx = _program_ctx(["get_order", "issue_refund"], "issue_refund")
+    assert _gave_up(episode([READ_ORDER, err("get_order", {"order_id": "ORD-1"}, kind, "x")]), ctx) == []
+
+
+def test_gave_up_when_the_goal_was_made_but_the_reply_admits_missing_calls() -> None:
+    ctx = _program_ctx(["get_order", "check_refund_eligibility", "issue_refund"], "issue_refund")
+    refund = ok("issue_refund", {"order_id": "ORD-1", "amount": 1}, {}, write=True)
+    assert _gave_up(episode([refund], reply="I could not finish this."), ctx) == [
+        (0, "issue_refund", "stopped after 1 calls without calling check_refund_eligibility, get_order")]
+    assert _gave_up(episode([refund], reply="The refund went out."), ctx) == []
+    search = ok("search_orders", {"query": "x"}, [{"id": "ORD-1"}])
+    assert _gave_up(episode([refund, search], reply="I could not finish this."), ctx) == []
+
+
+def test_gave_up_on_a_question_only_when_the_reply_admits_it() -> None:
+    ctx = _program_ctx(["get_order"], "get_order")
+    assert _gave_up(episode([], reply="Here is the order status: open."), ctx) == []
+    assert _gave_up(episode([], reply="I could not finish this."), ctx) == [
+        (None, "", "stopped after 0 calls without calling get_order")]
+
+
+def test_gave_up_without_a_program_names_the_goal_or_any_write() -> None:
+    goal_ctx = DiagnosisContext.build(tools=tool_specs(), tasks={("p", "t1"): _task([], ["issue_refund"])})
+    assert _gave_up(episode([READ_ORDER]), goal_ctx) == [
+        (0, "get_order", "stopped after 1 calls without calling issue_refund")]
+    search = ok("search_orders", {"query": "x"}, [{"id": "ORD-1"}])
+    assert _gave_up(episode([search]), goal_ctx) == []
+    assert _gave_up(episode([READ_ORDER], failed={"state": "x"})) == [
+        (0, "get_order", "stopped after 1 calls without calling any write")]
+    assert _gave_up(episode([READ_ORDER], failed={"response": "x"})) == []
+    assert _gave_up(episode([READ_ORDER], reply="I could not finish this.", failed={"response": "x"})) == [
+        (0, "get_order", "stopped after 1 calls without calling any write")]
+    write = ok("update_ticket", {"ticket_id": "T-1"}, {"id": "T-1"}, write=True)
+    assert _gave_up(episode([write], failed={"state": "x"})) == []
