@@ -501,3 +501,40 @@ def test_gave_up_without_a_program_names_the_goal_or_any_write() -> None:
         (0, "get_order", "stopped after 1 calls without calling any write")]
     write = ok("update_ticket", {"ticket_id": "T-1"}, {"id": "T-1"}, write=True)
     assert _gave_up(episode([write], failed={"state": "x"})) == []
+
+
+def test_missed_policy_dependency_from_the_graph_only_where_the_effect_failed() -> None:
+    refund = ok("issue_refund", {"order_id": "ORD-1", "amount": 1}, {}, write=True)
+    assert _notes(episode([refund]), CTX) == [
+        (0, "issue_refund", "check_refund_eligibility",
+         "issue_refund ran without prerequisite check_refund_eligibility")]
+    assert _notes(episode([refund], failed={"trace": "x"}), CTX)
+    assert _notes(episode([refund], failed={"response": "x"}), CTX) == []
+    assert _notes(episode([CHECK, refund]), CTX) == []
+    other = ok("check_refund_eligibility", {"order_id": "ORD-2"}, {"eligible": True})
+    assert _notes(episode([other, refund]), CTX)
+    late = episode([refund, CHECK])
+    assert _notes(late, CTX)[0][0] == 0
+    no_verdict = episode([refund]).model_copy(update={"verdict": None})
+    assert _notes(no_verdict, CTX)
+
+
+def test_a_refused_call_retried_successfully_after_its_prerequisite_is_not_a_missed_dependency() -> None:
+    refused = err("issue_refund", {"order_id": "ORD-1", "amount": 1}, "policy", "check eligibility first")
+    refund = ok("issue_refund", {"order_id": "ORD-1", "amount": 1}, {}, write=True)
+    assert _notes(episode([refused, CHECK, refund]), CTX) == []
+    assert _notes(episode([refused]), CTX) == [
+        (0, "issue_refund", "check_refund_eligibility",
+         "issue_refund was refused without prerequisite check_refund_eligibility")]
+    failed = err("issue_refund", {"order_id": "ORD-1", "amount": 1}, "fault", "timeout", fault="timeout")
+    assert _notes(episode([failed]), CTX) == []
+
+
+def test_without_a_graph_a_policy_refusal_never_overcome_is_the_evidence() -> None:
+    message = "amount: exceeds the refund window " + "x" * 200
+    refused = err("issue_refund", {"order_id": "ORD-1", "amount": 1}, "policy", message)
+    assert _notes(episode([refused]), BARE) == [
+        (0, "issue_refund", "amount", f"policy refused issue_refund: {message[:120]}")]
+    refund = ok("issue_refund", {"order_id": "ORD-1", "amount": 1}, {}, write=True)
+    assert _notes(episode([refused, refund]), BARE) == []
+    assert _notes(episode([err("update_ticket", {"ticket_id": "T-1"}, "policy", "no")]), CTX) == []
