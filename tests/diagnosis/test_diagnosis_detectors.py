@@ -538,3 +538,64 @@ def test_without_a_graph_a_policy_refusal_never_overcome_is_the_evidence() -> No
     refund = ok("issue_refund", {"order_id": "ORD-1", "amount": 1}, {}, write=True)
     assert _notes(episode([refused, refund]), BARE) == []
     assert _notes(episode([err("update_ticket", {"ticket_id": "T-1"}, "policy", "no")]), CTX) == []
+
+
+def _gold_ctx(steps: list[tuple[str, dict[str, Any]]], reply: str = "", prompt: str = "x") -> DiagnosisContext:
+    task = Task(id="t1", prompt=prompt, persona=Persona(name="n", role="agent"), split="heldout", category="c",
+                intent=Intent(goal="g", calls=[IntendedCall(tool="issue_refund")]),
+                gold=GoldProgram(steps=[GoldStep(tool=t, arguments=a) for t, a in steps], reply=reply),
+                assertions=[ResponseAssertion(description="r")] * 3)
+    return DiagnosisContext.build(tools=tool_specs(), graph=graph_data(), tasks={("p", "t1"): task})
+
+
+def _wrong_ids(ep: EpisodeRecord, ctx: DiagnosisContext) -> list[tuple[int | None, str, str | None, str]]:
+    return [(e.step, e.tool, e.argument, e.note) for t in kinds("wrong_id", ep, ctx) for e in t.evidence]
+
+
+GOLD = _gold_ctx([("get_order", {"order_id": "ORD-1"}), ("get_customer", {"customer_id": "CUS-1"}),
+                  ("issue_refund", {"order_id": "ORD-1", "amount": 5})])
+
+
+def test_wrong_id_against_the_program_names_the_record_it_concerns() -> None:
+    ep = episode([ok("get_order", {"order_id": "ORD-2"}, {"id": "ORD-2"})])
+    assert _wrong_ids(ep, GOLD) == [(0, "get_order", "order_id", "get_order on ORD-2; the task concerns ORD-1")]
+    conflict = err("issue_refund", {"order_id": "ORD-2", "amount": 5}, "conflict", "changed")
+    assert _wrong_ids(episode([conflict]), GOLD)[0][3] == "issue_refund on ORD-2; the task concerns ORD-1"
+    for kind in ("policy", "fault"):
+        assert _wrong_ids(episode([err("get_order", {"order_id": "ORD-2"}, kind, "x")]), GOLD)
+    assert _wrong_ids(episode([err("get_order", {"order_id": "ORD-2"}, "permission", "x")]), GOLD) == []
+
+
+def test_wrong_id_against_the_program_on_a_call_it_never_makes() -> None:
+    ticket = ok("get_ticket", {"ticket_id": "T-5"}, {"id": "T-5"})
+    assert _wrong_ids(episode([ticket]), GOLD) == [
+        (0, "get_ticket", "ticket_id", "get_ticket on T-5, a record the task never concerns")]
+    found = ok("get_customer", {"customer_id": "CUS-1"}, {"id": "CUS-1", "ticket_id": "T-5"})
+    assert _wrong_ids(episode([found, ticket]), GOLD) == []
+    unseen = err("get_customer", {"customer_id": "CUS-1"}, "fault", "timeout", fault="timeout")
+    assert _wrong_ids(episode([unseen, ticket]), GOLD)
+
+
+@pytest.mark.parametrize("value", ["ORD-1", "RF-N00001", "Dana", ""])
+def test_wrong_id_against_the_program_skips_its_own_created_and_non_ids(value: str) -> None:
+    assert _wrong_ids(episode([ok("get_order", {"order_id": value}, {"id": value})]), GOLD) == []
+
+
+def test_wrong_id_against_the_program_reads_lists_of_ids_and_swaps() -> None:
+    ctx = _gold_ctx([("get_order", {"order_id": "ORD-1"}), ("get_customer", {"customer_id": "CUS-1"}),
+                     ("update_ticket", {"ticket_ids": ["T-1", "T-2"]})])
+    listed = ok("update_ticket", {"ticket_ids": ["T-1", "T-3"]}, {}, write=True)
+    assert _wrong_ids(episode([listed]), ctx) == [
+        (0, "update_ticket", "ticket_ids", "update_ticket on T-3; the task concerns T-1, T-2")]
+    swapped = ok("get_order", {"order_id": "CUS-1"}, {"id": "CUS-1"})
+    assert _wrong_ids(episode([swapped]), ctx) == [
+        (0, "get_order", "order_id", "CUS-1 passed as order_id; the task passes ORD-1")]
+
+
+def test_wrong_id_when_the_reply_answers_about_another_record_of_the_same_kind() -> None:
+    ctx = _gold_ctx([("get_order", {"order_id": "ORD-1"})], reply="ORD-1 is open.", prompt="Is ORD-1 open?")
+    reads = [ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1"})]
+    assert _wrong_ids(episode(reads, reply="ORD-7 is open."), ctx) == [
+        (None, "", None, "reply answers about ORD-7; the request asks about ORD-1")]
+    assert _wrong_ids(episode(reads, reply="ORD-1 is open, like ORD-7."), ctx) == []
+    assert _wrong_ids(episode(reads, reply="CUS-7 is open."), ctx) == []
