@@ -14,6 +14,7 @@ from diagnosis.detectors import _goal_tools, _hint_matches, _is_conflict, _leave
 
 @pytest.mark.parametrize("text, key, value, said", [
     ("the note says abcdef here", "note", "abcdef", True),         # six characters: the value alone is enough
+    ("it says abcdef here", "memo", "abcdef", True),
     ("the note says abcde here", "memo", "abcde", False),          # five: only with its field's name
     ("the memo says abcde here", "memo", "abcde", True),
     ("the MEMO says abcde here", "memo", "abcde", True),           # the name in any case
@@ -42,6 +43,8 @@ def test_every_scalar_inside_an_internal_field_is_internal_and_flags_are_not() -
     ({"id": "C-1", "city": "Rome", "tier": "Gold"}, {"city": "Rome", "tier": "silver"}, False),
     ({"id": "C-1"}, {"city": "Rome"}, False),
     ({"id": "C-1", "zip": 123}, {"zip": "123"}, True),
+    ({"id": "C-1"}, {"city": ""}, True),           # a detail the hit lacks reads as empty, not as "None"
+    ({"id": "C-1"}, {"city": "None"}, False),
 ])
 def test_a_hit_matches_a_request_only_on_every_detail(summary: dict[str, Any], hint: dict[str, str],
                                                       matches: bool) -> None:
