@@ -193,14 +193,15 @@ def test_a_summary_value_a_later_write_set_again_is_not_stale() -> None:
     assert evidence("stale_state", episode([SEARCH_STALE, GET_FRESH, failed_write], reply="The ticket is open."))
     read_after = ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "status": "open"})
     assert evidence("stale_state", episode([SEARCH_STALE, GET_FRESH, read_after], reply="The ticket is open."))
-    earlier_write = [ok("update_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "status": "open"}, write=True),
-                     SEARCH_STALE, GET_FRESH]
+    earlier_write = [SEARCH_STALE, GET_ORDER,
+                     ok("update_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "status": "open"}, write=True),
+                     GET_FRESH]
     assert evidence("stale_state", episode(earlier_write, reply="The ticket is open."))
 
 
-def test_a_write_two_steps_after_the_fetch_still_counts() -> None:
-    reopened = ok("update_ticket", {"ticket_id": "TCK-1", "status": "open"}, {"id": "TCK-1", "status": "open"},
-                  write=True)
+def test_a_write_two_steps_after_the_fetch_still_counts_and_may_return_dates() -> None:
+    reopened = ok("update_ticket", {"ticket_id": "TCK-1", "status": "open"},
+                  {"id": "TCK-1", "status": "open", "updated": date(2026, 1, 2)}, write=True)
     assert evidence("stale_state", episode([SEARCH_STALE, GET_FRESH, reopened], reply="The ticket is open.")) == []
 
 
@@ -230,7 +231,8 @@ def test_only_messages_sent_after_the_read_and_sent_at_all_can_leak() -> None:
     before = ok("add_comment", {"ticket_id": "TCK-1", "body": "Heads-up: VIP-RISK-7 applies."}, {"id": "C-1"},
                 write=True)
     assert evidence("leaked_internal_data", episode([before, NOTE_RECORD], reply="Replied.")) == []
-    refused = err("add_comment", {"ticket_id": "TCK-1", "body": "Heads-up: VIP-RISK-7 applies."}, "policy", "no")
+    refused = {**err("add_comment", {"ticket_id": "TCK-1", "body": "Heads-up: VIP-RISK-7 applies."}, "policy", "no"),
+               "write": True}
     assert evidence("leaked_internal_data", episode([NOTE_RECORD, refused], reply="Replied.")) == []
 
 
@@ -302,6 +304,14 @@ def test_an_id_the_program_never_passes_names_every_id_it_does() -> None:
     ep = episode([ok("get_order", {"order_id": "ORD-3"}, {"id": "ORD-3"})])
     assert evidence("wrong_id", ep, TWO_ORDERS) == [
         (0, "get_order", "order_id", "get_order on ORD-3; the task concerns ORD-1, ORD-2")]
+
+
+def test_an_id_of_the_task_passed_in_another_place_names_what_the_task_passes_there() -> None:
+    ctx = task_ctx([("get_customer", {"customer_id": "CUS-1"}), ("get_customer", {"customer_id": "CUS-2"}),
+                    ("get_order", {"order_id": "ORD-1"})])
+    ep = episode([ok("get_customer", {"customer_id": "ORD-1"}, {"id": "ORD-1"})])
+    assert evidence("wrong_id", ep, ctx) == [
+        (0, "get_customer", "customer_id", "ORD-1 passed as customer_id; the task passes CUS-1, CUS-2")]
 
 
 def test_each_id_of_a_list_is_judged_on_its_own() -> None:
@@ -404,6 +414,14 @@ def test_the_program_says_whether_a_search_hit_must_be_fetched() -> None:
     assert _searched(episode([search]), then_fetch) == flagged
     assert _searched(episode([search]), fetch_first) == flagged
     assert _searched(episode([search]), hits_suffice) == []
+    by_id = task_ctx([("get_ticket", {"ticket_id": "TCK-1"})], refs=ticket)
+    assert _searched(episode([search]), by_id) == flagged
+
+
+def test_a_search_whose_hits_were_all_read_does_not_hide_a_later_one() -> None:
+    steps = [ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1"}),
+             ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1"}]), ok("search_orders", {}, [])]
+    assert _searched(episode(steps)) == [(2, "search_orders", None, "search found nothing, never called get_order")]
 
 
 # missed_policy_dependency, brittle_parameters, gave_up_early, unintended_side_effect
@@ -443,6 +461,14 @@ def test_a_later_order_pair_is_checked_after_a_search_hit_excused_an_earlier_one
 
 def test_a_format_error_is_found_after_calls_brittle_parameters_skips() -> None:
     steps = [GET_ORDER, err("issue_refund", {"order_id": "Dana"}, "validation", "order_id: not an id"),
+             err("issue_refund", {"order_id": "ORD-1", "amount": "$5"}, "validation", "amount: not a number")]
+    assert evidence("brittle_parameters", episode(steps)) == [
+        (2, "issue_refund", "amount", "refused '$5': amount: not a number")]
+
+
+def test_a_format_error_later_corrected_does_not_hide_another() -> None:
+    steps = [err("update_ticket", {"ticket_id": "TCK-1", "status": 5}, "validation", "status: not a string"),
+             ok("update_ticket", {"ticket_id": "TCK-1", "status": "open"}, {"id": "TCK-1"}, write=True),
              err("issue_refund", {"order_id": "ORD-1", "amount": "$5"}, "validation", "amount: not a number")]
     assert evidence("brittle_parameters", episode(steps)) == [
         (2, "issue_refund", "amount", "refused '$5': amount: not a number")]
