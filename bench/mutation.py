@@ -61,8 +61,10 @@ and the migrations are left out."""
 
 TARGETS: tuple[Target, ...] = (
     Target("metrics", ("arena/metrics.py",), ("tests/arena/test_metrics_properties.py",)),
-    Target("verify", ("arena/verify.py",), ("tests/arena/test_verify_scopes.py", "tests/arena/test_verify_checks.py",
-                                           "tests/arena/test_arena_gym.py")),
+    Target("verify", ("arena/verify.py",),
+           ("tests/arena/test_verify_scopes.py", "tests/arena/test_verify_checks.py",
+            "tests/arena/test_verify_reply_ids.py", "tests/arena/test_arena_adversarial.py",
+            "tests/arena/test_arena_gym.py")),
     Target("gym", ("arena/gym.py",), ("tests/arena/test_gym_guards.py", "tests/arena/test_gym_limits.py",
                                      "tests/arena/test_gym_trace_of_refusals.py", "tests/arena/test_arena_gym.py"),
            tuple(f"arena.gym.{name}*" for name in GYM_GUARDS)),

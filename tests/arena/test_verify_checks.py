@@ -103,6 +103,15 @@ def test_state_check(world: sqlite3.Connection, sql: str, expected: list[list[An
     assert why in detail if why else detail == ""
 
 
+def test_a_long_result_is_shown_in_its_first_300_characters(world: sqlite3.Connection):
+    world.executemany("INSERT INTO t VALUES (?, ?)", [(f"row-{i:03d}", float(i)) for i in range(100)])
+    with ReadOnlyGuard(world):
+        ok, detail = check_state(world, StateAssertion(description="d", sql="SELECT id FROM t ORDER BY id",
+                                                       expected=[]))
+    got = repr([[i] for i in ["a", "b", *(f"row-{i:03d}" for i in range(100))]])
+    assert not ok and detail == f"expected [], got {got[:300]}"
+
+
 def test_a_state_query_cannot_write_under_the_guard(world: sqlite3.Connection):
     guard = ReadOnlyGuard(world)
     with guard:
