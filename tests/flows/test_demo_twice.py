@@ -20,7 +20,7 @@ _TIMING = re.compile(r"(time|seconds|duration|elapsed|_s$|latency)")
 def _demo(home: Path) -> str:
     result = runner.invoke(app, ["demo", "--rounds", "2", "--home", str(home)])
     assert result.exit_code == 0, result.output[-3000:]
-    match = re.search(r"gymloop report (demo-\S+)", result.output)
+    match = re.search(r"report: \S+/campaigns/(demo-[^/\s]+)/report\.md", result.output)
     assert match, result.output[-2000:]
     return match.group(1)
 
