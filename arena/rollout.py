@@ -251,7 +251,7 @@ def run_episodes(
     if not keys:
         return []
     if config.executor == "process":
-        return _run_processes(agent, by_id, keys, config, on_episode)
+        return _run_processes(agent, by_id, keys, config, on_episode, stop or threading.Event())
     slots = config.max_concurrency * (config.workers if config.executor == "thread" else 1)
     return _Batch(agent, by_id, keys, config, on_episode, stop).run(slots)
 
@@ -517,20 +517,34 @@ _START_FAILURES = 3
 
 
 def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey], config: RolloutConfig,
-                   on_episode: Callable[[EpisodeRecord], None] | None) -> list[EpisodeRecord]:
+                   on_episode: Callable[[EpisodeRecord], None] | None, stop: threading.Event) -> list[EpisodeRecord]:
     """Run episodes in worker processes, each given small chunks and reporting every episode.
 
     Each worker keeps up to ``max_concurrency`` episodes in flight and is topped up while it has no more than that
-    many assigned. The oldest unfinished episode of a dead or hung worker is recorded as lost (with one episode in
-    flight, the one it was playing), while the rest of its assignment goes back to the queue.
+    many assigned. A dead or hung worker playing one episode loses that episode (the rest of its assignment goes
+    back to the queue); one playing several has them replayed one at a time, so only the episode that brings a
+    worker down is lost. The circuit breaker and ``stop`` end the run as in a thread batch: the workers are
+    killed and the episodes finished so far are on the exception.
     """
+    workers: dict[int, _Worker] = {}
+    try:
+        return _play_in_processes(agent, packs, keys, config, on_episode, stop, workers)
+    finally:
+        for worker in workers.values():
+            if worker.process.is_alive():
+                worker.process.kill()
+            worker.process.join(timeout=5)
+
+
+def _play_in_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey], config: RolloutConfig,
+                       on_episode: Callable[[EpisodeRecord], None] | None, stop: threading.Event,
+                       workers: dict[int, _Worker]) -> list[EpisodeRecord]:
     ctx = mp.get_context("spawn")
     modules = registered_modules()
     results = ctx.Queue()
     pending = list(range(len(keys)))
     pending.reverse()
     suspects: list[int] = []  # episodes a worker with several in flight was playing when it died, replayed alone
-    workers: dict[int, _Worker] = {}
     records: dict[int, EpisodeRecord] = {}
     limit = config.episode_timeout_s + 5.0
     start_failures = 0
@@ -561,14 +575,27 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
         if chunk:
             worker.jobs.put([(i, keys[i]) for i in chunk])
 
+    breaker = _Breaker(config.max_model_failures)
+    index_of = {key: index for index, key in enumerate(keys)}
+    emitted: list[int] = []
+
     def finish(index: int, record: EpisodeRecord) -> None:
         records[index] = record
-        if on_episode:
-            on_episode(record)
+        for released in breaker.feed(record):
+            emitted.append(index_of[_key(released)])
+            if on_episode:
+                on_episode(released)
+        so_far = [records[i] for i in sorted(emitted)]
+        if breaker.open:
+            raise ModelUnavailable(breaker.cause, so_far)
+        if stop.is_set():
+            raise RolloutStopped("the rollout was stopped", so_far)
 
     for _ in range(min(config.workers, len(keys))):
         spawn()
     while len(records) < len(keys):
+        if stop.is_set():
+            raise RolloutStopped("the rollout was stopped", [records[i] for i in sorted(emitted)])
         try:
             kind, index, pid, record = results.get(timeout=0.2)
         except queue.Empty:
@@ -615,8 +642,9 @@ def _run_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeKey],
                 finish(index, _lost(keys[index], packs, agent, "worker_died", why))
     for worker in workers.values():
         worker.jobs.put(None)
-    for worker in workers.values():
+    for worker in list(workers.values()):
         worker.process.join(timeout=5)
-        if worker.process.is_alive():
-            worker.process.kill()
+    for record in breaker.streak:  # a failing streak too short to open the breaker is data
+        if on_episode:
+            on_episode(record)
     return [records[i] for i in range(len(keys))]

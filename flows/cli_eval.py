@@ -65,6 +65,8 @@ def eval_command(
     params: Annotated[Path | None, typer.Option(help="Reference-policy parameter file.")] = None,
     out: Annotated[Path, typer.Option(help="Where to write the episodes (JSONL).")] = Path("episodes.jsonl"),
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON on stdout.")] = False,
+    max_model_failures: Annotated[int, typer.Option(
+        min=1, help="Stop when this many LLM episodes in a row fail at the model API.")] = 10,
 ) -> None:
     """Evaluate MODEL on tasks x seeds x k attempts, print metrics and write the episodes."""
     from rich.progress import Progress
@@ -73,9 +75,10 @@ def eval_command(
     from arena.gyms import available_domains
     from arena.metrics import compute_metrics, metrics_by
     from arena.pack import build_pack
-    from arena.rollout import RolloutConfig, plan_episodes, run_rollouts
+    from arena.redact import mask_url
+    from arena.rollout import ModelUnavailable, RolloutConfig, plan_episodes, run_rollouts
     from flows.agents import make_agent
-    from flows.run_guard import check_agent
+    from flows.run_guard import MODEL_UNAVAILABLE_EXIT, check_agent
 
     domains = domain or available_domains()
     unknown = [d for d in domains if d not in available_domains()]
@@ -96,6 +99,7 @@ def eval_command(
         seeds=seeds or [0], k=k, split=None if split == "all" else split,
         executor="process" if workers > 1 else "inline", workers=workers,
         max_concurrency=max_concurrency or (32 if isinstance(agent, LiteLLMAgent) else 1),
+        max_model_failures=max_model_failures if isinstance(agent, LiteLLMAgent) else None,
     )
     total = len(plan_episodes(packs, config))
     try:
@@ -111,6 +115,11 @@ def eval_command(
         with Progress(console=make_console(stderr=True), transient=True) as progress:
             bar = progress.add_task(f"evaluating {agent.model_ref}", total=total)
             records = run_rollouts(agent, packs, config, on_episode=finished)
+    except ModelUnavailable as exc:
+        where = mask_url(api_base) if api_base else "the provider's default endpoint"
+        console.print(f"[red]model {model} at {where} stopped the evaluation:[/red] {exc.reason}; "
+                      f"{len(exc.records)} episodes written to {out}", soft_wrap=True, highlight=False)
+        raise typer.Exit(MODEL_UNAVAILABLE_EXIT) from exc
     finally:
         writer.close()
     groups = {"all": compute_metrics(records, k=k)}

@@ -7,7 +7,7 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from arena.agents.scripted_server import ReplyCue, ScriptedModelServer
+from arena.agents.scripted_server import ErrorCue, ReplyCue, ScriptedModelServer
 from arena.episode import EpisodeRecord
 from flows.cli import app
 
@@ -50,3 +50,29 @@ def test_eval_names_an_unknown_client(tmp_path):
     assert result.exit_code == 2
     flat = " ".join(result.output.replace("│", " ").split())
     assert "grpc" in flat and "--client" in flat
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_eval_stops_on_a_model_that_fails_mid_run_and_keeps_what_finished(tmp_path, workers):
+    out = tmp_path / "episodes.jsonl"
+    answered = []
+
+    def script(messages):
+        answered.append(messages)
+        return ReplyCue("I could not do that.") if len(answered) <= 4 else ErrorCue(404, "the model was unloaded")
+
+    with ScriptedModelServer(script) as server:
+        result = runner.invoke(app, ["eval", "--model", "hosted_vllm/scripted", "--api-base", server.base_url + "/v1",
+                                     "--client", "openai", "--workers", workers, "--max-concurrency", "1",
+                                     "--max-model-failures", "3", "--domain", "procurement", "--k", "4",
+                                     "--out", str(out)])
+        asked = len(server.requests)
+    assert result.exit_code == 3, result.output
+    lines = [line for line in result.output.splitlines() if "stopped the evaluation" in line]
+    assert len(lines) == 1 and "3 consecutive episodes" in lines[0] and "unloaded" in lines[0], result.output
+    records = [EpisodeRecord.model_validate_json(line) for line in out.read_text().splitlines()]
+    # the preflight took the first answer; two workers may abandon an answered episode still on its way back
+    assert len(records) == 3 if workers == "1" else 1 <= len(records) <= 3
+    assert all(not r.invalid for r in records)
+    assert f"{len(records)} episodes written" in lines[0]
+    assert asked < 40
