@@ -585,11 +585,10 @@ def _play_in_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeK
             emitted.append(index_of[_key(released)])
             if on_episode:
                 on_episode(released)
-        so_far = [records[i] for i in sorted(emitted)]
         if breaker.open:
-            raise ModelUnavailable(breaker.cause, so_far)
+            raise ModelUnavailable(breaker.cause, [records[i] for i in sorted(emitted)])
         if stop.is_set():
-            raise RolloutStopped("the rollout was stopped", so_far)
+            raise RolloutStopped("the rollout was stopped", [records[i] for i in sorted(emitted)])
 
     for _ in range(min(config.workers, len(keys))):
         spawn()

@@ -86,28 +86,41 @@ def test_rate_limits_halve_the_limit_and_successes_grow_it_back():
     assert taken.count(True) == 16 and limit.in_flight == 16 and limit.peak == 16
 
 
-def test_the_circuit_breaker_stops_a_batch_against_a_failing_model(pack):
+THREADS = ("litellm", {"max_concurrency": 2})
+PROCESSES = ("openai", {"executor": "process", "workers": 2, "max_concurrency": 2})
+"""Episode threads in this process, and two worker processes with two episodes in flight each."""
+
+
+@pytest.mark.parametrize("client, engine", [THREADS, PROCESSES], ids=["threads", "processes"])
+def test_the_circuit_breaker_stops_a_batch_against_a_failing_model(pack, client, engine):
     keys = plan_episodes([pack], RolloutConfig(split="heldout", k=4))
     seen = []
     with ScriptedModelServer(lambda m: ErrorCue(503, "overloaded")) as server:
         with pytest.raises(ModelUnavailable) as stopped:
-            run_episodes(_agent(server), [pack], keys, RolloutConfig(max_concurrency=2, max_model_failures=5),
+            run_episodes(_agent(server, client=client), [pack], keys, RolloutConfig(max_model_failures=5, **engine),
                          on_episode=seen.append)
         asked = len(server.requests)
     assert "5 consecutive episodes" in stopped.value.reason and "503" in stopped.value.reason
     assert seen == [] and stopped.value.records == []
     assert asked < len(keys)
+    assert not [c for c in multiprocessing.active_children() if c.is_alive()], "a rollout worker outlived its run"
 
 
-def test_a_short_failing_streak_is_data(pack):
+@pytest.mark.parametrize("client, engine", [("litellm", {}), ("openai", {"executor": "process", "workers": 1})],
+                         ids=["inline", "processes"])
+def test_a_short_failing_streak_is_data(pack, client, engine):
     keys = plan_episodes([pack], RolloutConfig(split="heldout"))[:4]
     script = [ErrorCue(503, "blip"), ErrorCue(503, "blip"), ReplyCue("done"), ReplyCue("done")]
+    seen = []
     with ScriptedModelServer(script) as server:
-        records = run_episodes(_agent(server), [pack], keys, RolloutConfig(max_model_failures=3))
+        records = run_episodes(_agent(server, client=client), [pack], keys,
+                               RolloutConfig(max_model_failures=3, **engine), on_episode=seen.append)
     assert [r.failure.boundary if r.failure else None for r in records] == ["model_api", "model_api", None, None]
+    assert sorted(r.episode_id for r in seen) == sorted(r.episode_id for r in records)
 
 
-def test_a_stop_ends_the_batch_with_what_finished(pack):
+@pytest.mark.parametrize("client, engine", [THREADS, PROCESSES], ids=["threads", "processes"])
+def test_a_stop_ends_the_batch_with_what_finished(pack, client, engine):
     keys = plan_episodes([pack], RolloutConfig(split="heldout", k=4))
     stop = threading.Event()
     seen = []
@@ -119,9 +132,11 @@ def test_a_stop_ends_the_batch_with_what_finished(pack):
 
     with ScriptedModelServer(lambda m: DelayCue(0.05, ReplyCue("done"))) as server:
         with pytest.raises(RolloutStopped) as stopped:
-            run_episodes(_agent(server), [pack], keys, RolloutConfig(max_concurrency=4), on_episode=on_episode,
-                         stop=stop)
+            run_episodes(_agent(server, client=client), [pack], keys, RolloutConfig(**engine),
+                         on_episode=on_episode, stop=stop)
     assert len(stopped.value.records) == 3 and len(keys) > 8
+    assert sorted(r.episode_id for r in stopped.value.records) == sorted(r.episode_id for r in seen)
+    assert not [c for c in multiprocessing.active_children() if c.is_alive()], "a rollout worker outlived its run"
 
 
 def test_a_slot_freed_or_grown_wakes_a_waiting_episode_and_a_full_limit_times_out():
@@ -153,46 +168,3 @@ def test_episodes_in_flight_reuse_their_connections_across_the_batch(pack, clien
     assert len(ports) == 48
     assert len(set(ports)) <= 8 + 2, f"{len(set(ports))} connections for 8 episodes in flight"
 
-
-def test_the_circuit_breaker_stops_worker_processes_against_a_failing_model(pack):
-    keys = plan_episodes([pack], RolloutConfig(split="heldout", k=4))
-    seen = []
-    config = RolloutConfig(executor="process", workers=2, max_concurrency=2, max_model_failures=4)
-    with ScriptedModelServer(lambda m: ErrorCue(503, "overloaded")) as server:
-        with pytest.raises(ModelUnavailable) as stopped:
-            run_episodes(_agent(server, client="openai"), [pack], keys, config, on_episode=seen.append)
-        asked = len(server.requests)
-    assert "4 consecutive episodes" in stopped.value.reason and "503" in stopped.value.reason
-    assert seen == [] and stopped.value.records == []
-    assert asked < len(keys)
-    assert not [c for c in multiprocessing.active_children() if c.is_alive()], "a rollout worker outlived its run"
-
-
-def test_a_short_failing_streak_in_worker_processes_is_data(pack):
-    keys = plan_episodes([pack], RolloutConfig(split="heldout"))[:4]
-    script = [ErrorCue(503, "blip"), ErrorCue(503, "blip"), ReplyCue("done"), ReplyCue("done")]
-    seen = []
-    config = RolloutConfig(executor="process", workers=1, max_model_failures=3)
-    with ScriptedModelServer(script) as server:
-        records = run_episodes(_agent(server, client="openai"), [pack], keys, config, on_episode=seen.append)
-    assert [r.failure.boundary if r.failure else None for r in records] == ["model_api", "model_api", None, None]
-    assert sorted(r.episode_id for r in seen) == sorted(r.episode_id for r in records)
-
-
-def test_a_stop_ends_worker_processes_with_what_finished(pack):
-    keys = plan_episodes([pack], RolloutConfig(split="heldout", k=4))
-    stop = threading.Event()
-    seen = []
-
-    def on_episode(record):
-        seen.append(record)
-        if len(seen) == 3:
-            stop.set()
-
-    config = RolloutConfig(executor="process", workers=2, max_concurrency=2)
-    with ScriptedModelServer(lambda m: DelayCue(0.05, ReplyCue("done"))) as server:
-        with pytest.raises(RolloutStopped) as stopped:
-            run_episodes(_agent(server, client="openai"), [pack], keys, config, on_episode=on_episode, stop=stop)
-    assert sorted(r.episode_id for r in stopped.value.records) == sorted(r.episode_id for r in seen)
-    assert len(stopped.value.records) == 3 and len(keys) > 8
-    assert not [c for c in multiprocessing.active_children() if c.is_alive()], "a rollout worker outlived its run"
