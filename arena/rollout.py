@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arena.agents.base import Agent, AgentRun, ModelAPIError
 from arena.episode import EpisodeFailure, EpisodeRecord, episode_id
+from arena.gc_pauses import FrozenAsTheyFinish
 from arena.gym import EnvironmentFailure, Gym
 from arena.gyms import registered_modules
 from arena.limits import AdaptiveLimit, reporting_to
@@ -250,10 +251,12 @@ def run_episodes(
         raise KeyError(f"episodes name packs that were not given: {', '.join(m[:12] for m in missing)}")
     if not keys:
         return []
-    if config.executor == "process":
-        return _run_processes(agent, by_id, keys, config, on_episode, stop or threading.Event())
-    slots = config.max_concurrency * (config.workers if config.executor == "thread" else 1)
-    return _Batch(agent, by_id, keys, config, on_episode, stop).run(slots)
+    with FrozenAsTheyFinish() as frozen:  # finished records live as long as the batch: keep GC pauses short
+        counted = frozen.counting(on_episode)
+        if config.executor == "process":
+            return _run_processes(agent, by_id, keys, config, counted, stop or threading.Event())
+        slots = config.max_concurrency * (config.workers if config.executor == "thread" else 1)
+        return _Batch(agent, by_id, keys, config, counted, stop).run(slots)
 
 
 class RolloutStopped(Exception):
@@ -307,6 +310,7 @@ class _GymPool:
     def __init__(self, packs: dict[str, Pack]) -> None:
         self._packs = packs
         self._idle: dict[str, list[Gym]] = {}
+        self._first: dict[str, Gym] = {}
         self._lock = threading.Lock()
 
     def take(self, pack_id: str) -> Gym:
@@ -314,7 +318,13 @@ class _GymPool:
             idle = self._idle.get(pack_id)
             if idle:
                 return idle.pop()
-        return Gym.from_pack(self._packs[pack_id])
+            first = self._first.get(pack_id)
+        if first is not None:
+            return first.sibling()
+        gym = Gym.from_pack(self._packs[pack_id])
+        with self._lock:
+            self._first.setdefault(pack_id, gym)
+        return gym
 
     def give(self, gym: Gym, *, broken: bool) -> None:
         if broken:
@@ -337,6 +347,7 @@ class _GymPool:
                 for gym in gyms:
                     gym.close()
             self._idle.clear()
+            self._first.clear()
 
 
 class _Batch:

@@ -233,15 +233,21 @@ class ScriptedModelServer:
         default: Answer once a list script has run out; ``None`` answers HTTP 500
             naming the exhausted script (and records the request).
         delay_s: Seconds every answer waits before it is written (a model's latency).
+        keep_requests: Keep every request in ``requests``; benchmarks that send thousands turn it off, since a heap
+            growing by every request body makes the server's garbage collections pause all answers for longer
+            and longer (a real model server keeps nothing), and only count them.
 
     Attributes:
-        requests: Every request received, in order.
+        requests: Every request received, in order (empty when ``keep_requests`` is off).
     """
 
-    def __init__(self, script: Script, *, default: Cue | None = None, delay_s: float = 0.0) -> None:
+    def __init__(self, script: Script, *, default: Cue | None = None, delay_s: float = 0.0,
+                 keep_requests: bool = True) -> None:
         self._script = script
         self._default = default
         self.delay_s = delay_s
+        self._keep_requests = keep_requests
+        self._received = 0
         self._in_flight = 0
         self._peak = 0
         self._position = 0
@@ -282,7 +288,7 @@ class ScriptedModelServer:
 
     @property
     def server_time_s(self) -> float:
-        """Total seconds the server spent answering requests."""
+        """Total seconds the server spent answering the requests it kept."""
         with self._lock:
             return sum(r.server_time_s for r in self.requests)
 
@@ -332,8 +338,10 @@ class ScriptedModelServer:
     def record(self, request: RecordedRequest) -> int:
         """Keep a request as it arrives and return its number, from 1 (called by the request handler)."""
         with self._lock:
-            self.requests.append(request)
-            return len(self.requests)
+            self._received += 1
+            if self._keep_requests:
+                self.requests.append(request)
+            return self._received
 
     def wait(self, seconds: float) -> None:
         """Sleep up to ``seconds``, returning early when the server stops."""

@@ -47,6 +47,16 @@ def test_cues_are_answered_in_order_in_the_openai_format() -> None:
     assert server.server_time_s == pytest.approx(sum(r.server_time_s for r in recorded))
 
 
+def test_a_server_that_keeps_no_requests_still_counts_them() -> None:
+    with ScriptedModelServer([ReplyCue("one")], keep_requests=False) as server, \
+            httpx.Client(base_url=server.base_url) as client:
+        answered = client.post("/v1/chat/completions", json=BODY)
+        exhausted = client.post("/v1/chat/completions", json=BODY)
+    assert answered.json()["choices"][0]["message"]["content"] == "one"
+    assert "script exhausted at request 2" in exhausted.json()["error"]["message"]
+    assert server.requests == [] and server.peak_in_flight == 1
+
+
 def test_errors_carry_status_message_and_retry_after() -> None:
     script: list[Cue] = [ErrorCue(429, "slow down", retry_after=0.25), ErrorCue(400, "context length exceeded")]
     with ScriptedModelServer(script) as server, httpx.Client(base_url=server.base_url) as client:

@@ -264,3 +264,18 @@ def test_read_tool_that_writes_is_an_environment_failure(pack):
         with pytest.raises(EnvironmentFailure, match="not authorized"):
             g.call_tool("get_order", {"order_id": "ORD-00005"})
         assert g.changed_rows() == 0
+
+
+def test_a_sibling_plays_as_a_fresh_gym_and_keeps_its_own_world(pack):
+    with Gym(pack, TOY) as first, Gym(pack, TOY) as fresh:
+        sibling = first.sibling()
+        first.reset("refund-plain", seed=0)
+        first.call_tool("add_note", {"order_id": "ORD-00009", "note": "only in the first gym"})
+        verdicts = [run_gold(g, pack.task("refund-timeout"), seed=7) for g in (sibling, fresh)]
+        assert verdicts[0] == verdicts[1]
+        assert [s.model_dump() for s in sibling.trace] == [s.model_dump() for s in fresh.trace]
+        assert sibling.state_hash() == fresh.state_hash() and sibling.template_hash() == first.template_hash()
+        sibling.reset("refund-plain", seed=0)
+        assert sibling.call_tool("get_order", {"order_id": "ORD-00009"}).output["note"] == ""
+        assert first.call_tool("get_order", {"order_id": "ORD-00009"}).output["note"] == "only in the first gym"
+        sibling.close()
