@@ -26,22 +26,31 @@ Run: python -m bench.bench_llm_concurrency [--concurrency 64 256] [--rounds 32] 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import multiprocessing as mp
 import os
 import queue
 import resource
+import socket
 import time
 from typing import Any
 
+from arena.agents.scripted_server import ReplyCue
+
 TARGET = 0.9
 
+REPLY = ReplyCue("done", prompt_tokens=50, completion_tokens=5)
+"""Every answer: a one-turn episode's reply."""
 
-def _serve(latency: float, ready: Any, stop: Any, asks: Any) -> None:
+
+def _serve(latency: float, kind: str, ready: Any, stop: Any, asks: Any) -> None:
     """Serve until ``stop``; answer each message on ``asks`` with this process's CPU seconds so far."""
-    from arena.agents.scripted_server import ReplyCue, ScriptedModelServer
+    from arena.agents.scripted_server import ScriptedModelServer
 
-    with ScriptedModelServer(lambda m: ReplyCue("done", prompt_tokens=50, completion_tokens=5),
-                             delay_s=latency, keep_requests=False) as server:
+    if kind == "asyncio":
+        asyncio.run(_serve_on_a_loop(latency, ready, stop, asks))
+        return
+    with ScriptedModelServer(lambda m: REPLY, delay_s=latency, keep_requests=False) as server:
         ready.put(server.base_url)
         while not stop.is_set():
             try:
@@ -49,6 +58,37 @@ def _serve(latency: float, ready: Any, stop: Any, asks: Any) -> None:
             except queue.Empty:
                 continue
             ready.put(time.process_time())
+
+
+async def _serve_on_a_loop(latency: float, ready: Any, stop: Any, asks: Any) -> None:
+    """The same answers from one event loop (aiohttp), as vLLM and SGLang serve their OpenAI API."""
+    from aiohttp import web
+
+    from arena.agents.scripted_server import completion_body
+
+    answered = 0
+
+    async def chat(request: web.Request) -> web.Response:
+        nonlocal answered
+        body = await request.json()
+        await asyncio.sleep(latency)
+        answered += 1
+        return web.json_response(completion_body(REPLY, body, answered))
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    listener = socket.create_server(("127.0.0.1", 0), backlog=4096)
+    await web.SockSite(runner, listener).start()
+    ready.put(f"http://127.0.0.1:{listener.getsockname()[1]}")
+    while not stop.is_set():
+        try:
+            await asyncio.to_thread(asks.get, timeout=0.2)
+        except queue.Empty:
+            continue
+        ready.put(time.process_time())
+    await runner.cleanup()
 
 
 def _cpu_seconds() -> float:
@@ -64,6 +104,10 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--client", nargs="+", choices=["litellm", "openai"], default=["litellm", "openai"])
     parser.add_argument("--workers", type=int, default=1, help="Rollout worker processes (process executor).")
+    parser.add_argument("--server", choices=["asyncio", "threads"], default="asyncio",
+                        help="The scripted server: one event loop (as vLLM, SGLang) or a thread per connection.")
+    parser.add_argument("--episodes", choices=["asyncio", "threads"], default="asyncio",
+                        help="gymloop's episodes in flight: on an event loop or a thread each (async_episodes).")
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
@@ -72,13 +116,13 @@ def main() -> None:
 
     ctx = mp.get_context("spawn")
     ready, stop, asks = ctx.Queue(), ctx.Event(), ctx.Queue()
-    server = ctx.Process(target=_serve, args=(args.latency, ready, stop, asks), daemon=True)
+    server = ctx.Process(target=_serve, args=(args.latency, args.server, ready, stop, asks), daemon=True)
     server.start()
     base_url = ready.get(timeout=120)
     pack = build_pack("procurement", seed=0)
     heldout = [t.id for t in pack.tasks if t.split == "heldout"]
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; latency {args.latency:g} s; "
-          f"{args.workers} rollout worker(s)")
+          f"{args.workers} rollout worker(s); server on {args.server}; episodes on {args.episodes}")
     finishes: list[float] = []
     try:
         for client, concurrency in ((c, n) for c in args.client for n in args.concurrency):
@@ -88,9 +132,10 @@ def main() -> None:
             run_episodes(agent, [pack], warm, RolloutConfig(max_concurrency=8))
             total = args.rounds * concurrency
             keys = [EpisodeKey(pack.id, heldout[i % len(heldout)], 1 + i // len(heldout), 0) for i in range(total)]
-            config = RolloutConfig(max_concurrency=concurrency, episode_timeout_s=120)
+            on_loop = args.episodes == "asyncio"
+            config = RolloutConfig(max_concurrency=concurrency, episode_timeout_s=120, async_episodes=on_loop)
             if args.workers > 1:
-                config = RolloutConfig(executor="process", workers=args.workers,
+                config = RolloutConfig(executor="process", workers=args.workers, async_episodes=on_loop,
                                        max_concurrency=concurrency // args.workers, episode_timeout_s=120)
             start_up_cpu = 0.0
             if args.workers > 1:  # the CPU of starting the workers, measured on one episode per worker

@@ -77,3 +77,25 @@ class Agent(Protocol):
             ModelAPIError: The model's API failed (boundary ``model_api``).
         """
         ...
+
+
+@runtime_checkable
+class AsyncAgent(Agent, Protocol):
+    """An agent that can also play an episode on an event loop, awaiting its model (``LiteLLMAgent``).
+
+    The rollout engine keeps many such episodes in flight on one event loop instead of one thread each, when the
+    agent says its event-loop path is the better one.
+    """
+
+    @property
+    def prefers_event_loop(self) -> bool:
+        """Whether concurrent episodes should run on an event loop (``arun_episode``) rather than on threads."""
+        ...
+
+    async def arun_episode(self, observation: Observation, call_tool: CallTool, *, seed: int) -> AgentRun:
+        """``run_episode``, awaiting the model's answers.
+
+        Raises:
+            ModelAPIError: The model's API failed (boundary ``model_api``).
+        """
+        ...

@@ -10,11 +10,12 @@ client library is imported on first use so that importing ``arena`` stays fast.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -116,10 +117,12 @@ def tool_message_content(result: ToolResult) -> str:
 
 
 class _Episode:
-    """Usage bookkeeping of one episode."""
+    """One episode's usage, seed and backoff randomness."""
 
-    def __init__(self) -> None:
+    def __init__(self, config: LiteLLMConfig, seed: int) -> None:
         self.run = AgentRun(stop_reason=STOP_MODEL_API_ERROR)
+        self.seed = seed
+        self.rng = random.Random(f"litellm-backoff|{config.seed}|{seed}")
 
     def failed(self, failure: APIFailure, attempts: int) -> ModelAPIError:
         message = f"{failure.message} (after {attempts} attempt{'s' if attempts != 1 else ''})"
@@ -139,13 +142,16 @@ class LiteLLMAgent:
     Args:
         config: Model, endpoint, limits, retries and prices.
         sleep: Function used to wait between retries (injectable for tests).
+        async_sleep: Coroutine function used to wait between retries on an event loop.
     """
 
     name = "litellm"
 
-    def __init__(self, config: LiteLLMConfig, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, config: LiteLLMConfig, *, sleep: Callable[[float], None] = time.sleep,
+                 async_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.config = config
         self._sleep = sleep
+        self._async_sleep = async_sleep
         key = config.api_key.get_secret_value() if config.api_key is not None else None
         self._client = ChatClient(config.client, config.model, config.api_base, key)
         self._litellm_prices: bool | None = None
@@ -161,6 +167,15 @@ class LiteLLMAgent:
     def __repr__(self) -> str:
         return f"LiteLLMAgent(model_ref={self.model_ref!r})"
 
+    @property
+    def prefers_event_loop(self) -> bool:
+        """The ``openai`` client plays concurrent episodes on an event loop; litellm's own async path stays unused.
+
+        litellm's ``acompletion`` leaves coroutines of its own un-awaited when calls fail, and its client CPU
+        dwarfs what threads cost, so the ``litellm`` client keeps a thread per episode in flight.
+        """
+        return self.config.client == "openai"
+
     def run_episode(self, observation: Observation, call_tool: CallTool, *, seed: int) -> AgentRun:
         """Play one episode and return the final reply and usage.
 
@@ -169,17 +184,43 @@ class LiteLLMAgent:
                 request (400, context length); ``invalid`` is set and ``usage``
                 holds what the episode had used.
         """
+        episode = _Episode(self.config, seed)
+        tools = self._tool_schemas(observation)
+        turns = self._conversation(observation, call_tool, episode)
+        try:
+            messages = next(turns)
+            while True:
+                messages = turns.send(self._complete(messages, tools, episode))
+        except StopIteration as end:
+            return end.value  # type: ignore[no-any-return]
+
+    async def arun_episode(self, observation: Observation, call_tool: CallTool, *, seed: int) -> AgentRun:
+        """``run_episode`` on an event loop: the same conversation, its model calls awaited.
+
+        Raises:
+            ModelAPIError: As ``run_episode``.
+        """
+        episode = _Episode(self.config, seed)
+        tools = self._tool_schemas(observation)
+        turns = self._conversation(observation, call_tool, episode)
+        try:
+            messages = next(turns)
+            while True:
+                messages = turns.send(await self._acomplete(messages, tools, episode))
+        except StopIteration as end:
+            return end.value  # type: ignore[no-any-return]
+
+    def _conversation(self, observation: Observation, call_tool: CallTool,
+                      episode: _Episode) -> Generator[list[dict[str, Any]], Any, AgentRun]:
+        """The episode's turns: yields the messages of each model call, is sent the model's answer, returns the run."""
         config = self.config
-        episode = _Episode()
         run = episode.run
-        rng = random.Random(f"litellm-backoff|{config.seed}|{seed}")
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(observation)},
             {"role": "user", "content": str(observation.task.get("prompt", ""))},
         ]
-        tools = self._tool_schemas(observation)
         while run.turns < config.max_steps:
-            response = self._complete(messages, tools, seed, episode, rng)
+            response = yield messages
             run.turns += 1
             message = response.choices[0].message
             # The model's text enters here: lone surrogates would make every later request unencodable.
@@ -281,39 +322,62 @@ class LiteLLMAgent:
             request["max_tokens"] = config.max_completion_tokens
         return request
 
-    def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], seed: int,
-                  episode: _Episode, rng: random.Random) -> Any:
-        config = self.config
-        run = episode.run
+    def _complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], episode: _Episode) -> Any:
         attempt = 0
         while True:
             started = time.perf_counter()
             try:
-                response = self._client.complete(self._request(messages, tools, seed))
-            except Exception as exc:  # every failure of the call is classified below
-                run.latency_s += time.perf_counter() - started
-                failure = classify(exc)
-                report_call(False, failure.kind)
-                if not failure.retryable or attempt >= config.max_retries:
-                    raise episode.failed(failure, attempt + 1) from exc
-                if failure.retry_after is not None and failure.retry_after > config.max_retry_after_s:
-                    raise episode.failed(APIFailure(
-                        failure.kind,
-                        f"{failure.message}; Retry-After {failure.retry_after:g}s exceeds "
-                        f"max_retry_after_s={config.max_retry_after_s:g}"), attempt + 1) from exc
-                delay = backoff_delay(attempt, base_s=config.backoff_base_s, cap_s=config.backoff_cap_s,
-                                      retry_after=failure.retry_after, rng=rng)
-                logger.warning("model %s: %s on attempt %d; retrying in %.3fs", config.model, failure.kind,
-                               attempt + 1, delay)
-                self._sleep(delay)
+                response = self._client.complete(self._request(messages, tools, episode.seed))
+            except Exception as exc:  # every failure of the call is classified
+                episode.run.latency_s += time.perf_counter() - started
+                self._sleep(self._retry_delay(exc, attempt, episode))
                 attempt += 1
                 continue
-            run.latency_s += time.perf_counter() - started
-            report_call(True)
-            self._account(response, run)
-            if not getattr(response, "choices", None):
-                raise episode.failed(APIFailure("server_error", "the model answered with no choices"), attempt + 1)
-            return response
+            episode.run.latency_s += time.perf_counter() - started
+            return self._answered(response, attempt, episode)
+
+    async def _acomplete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], episode: _Episode) -> Any:
+        attempt = 0
+        while True:
+            started = time.perf_counter()
+            try:
+                response = await self._client.acomplete(self._request(messages, tools, episode.seed))
+            except Exception as exc:  # every failure of the call is classified
+                episode.run.latency_s += time.perf_counter() - started
+                await self._async_sleep(self._retry_delay(exc, attempt, episode))
+                attempt += 1
+                continue
+            episode.run.latency_s += time.perf_counter() - started
+            return self._answered(response, attempt, episode)
+
+    def _retry_delay(self, exc: Exception, attempt: int, episode: _Episode) -> float:
+        """How long to wait before retrying a failed call.
+
+        Raises:
+            ModelAPIError: The failure is not retried (not retryable, retries spent, Retry-After too long).
+        """
+        config = self.config
+        failure = classify(exc)
+        report_call(False, failure.kind)
+        if not failure.retryable or attempt >= config.max_retries:
+            raise episode.failed(failure, attempt + 1) from exc
+        if failure.retry_after is not None and failure.retry_after > config.max_retry_after_s:
+            raise episode.failed(APIFailure(
+                failure.kind,
+                f"{failure.message}; Retry-After {failure.retry_after:g}s exceeds "
+                f"max_retry_after_s={config.max_retry_after_s:g}"), attempt + 1) from exc
+        delay = backoff_delay(attempt, base_s=config.backoff_base_s, cap_s=config.backoff_cap_s,
+                              retry_after=failure.retry_after, rng=episode.rng)
+        logger.warning("model %s: %s on attempt %d; retrying in %.3fs", config.model, failure.kind,
+                       attempt + 1, delay)
+        return delay
+
+    def _answered(self, response: Any, attempt: int, episode: _Episode) -> Any:
+        report_call(True)
+        self._account(response, episode.run)
+        if not getattr(response, "choices", None):
+            raise episode.failed(APIFailure("server_error", "the model answered with no choices"), attempt + 1)
+        return response
 
     def _account(self, response: Any, run: AgentRun) -> None:
         usage = getattr(response, "usage", None)

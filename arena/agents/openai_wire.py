@@ -1,4 +1,4 @@
-"""One chat-completions request to an OpenAI-compatible server, over httpx, with the OpenAI SDK's errors.
+"""One chat-completions request to an OpenAI-compatible server, over httpx or aiohttp, with the OpenAI SDK's errors.
 
 The SDK builds and parses every request through its own models, which costs more client CPU than the
 request itself when a small machine keeps many episodes in flight (a one-turn episode: about 0.8 ms of the
@@ -11,8 +11,10 @@ classification (``arena.agents._model_api.classify``) serves every request path.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
+import aiohttp
 import httpx
 import openai
 
@@ -82,10 +84,7 @@ def post_chat(client: httpx.Client, url: str, body: dict[str, Any], api_key: str
         openai.APIStatusError: The server answered with an error status (its subclass per status).
         openai.APIResponseValidationError: The answer is not a JSON object.
     """
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    request = client.build_request("POST", url, content=json.dumps(body).encode(), headers=headers,
+    request = client.build_request("POST", url, content=json.dumps(body).encode(), headers=_headers(api_key),
                                    timeout=timeout_s if timeout_s is not None else DEFAULT_TIMEOUT_S)
     try:
         response = client.send(request)
@@ -93,13 +92,58 @@ def post_chat(client: httpx.Client, url: str, body: dict[str, Any], api_key: str
         raise openai.APITimeoutError(request=request) from exc
     except httpx.HTTPError as exc:
         raise openai.APIConnectionError(request=request) from exc
-    if response.status_code >= 400:
-        raise _status_error(response)
+    return _answer(response.status_code, response.content, lambda: response)
+
+
+async def post_chat_async(session: aiohttp.ClientSession, url: str, body: dict[str, Any], api_key: str | None,
+                          timeout_s: float | None) -> JSONView:
+    """``post_chat`` on an event loop: the same request, answer and exceptions, over an aiohttp session.
+
+    Args:
+        session: The session to send on (of the running event loop).
+        url: The server's chat-completions URL.
+        body: The request, plain JSON.
+        api_key: Sent as a bearer token when set.
+        timeout_s: Time limit of the request (``DEFAULT_TIMEOUT_S`` when ``None``).
+
+    Raises:
+        openai.APITimeoutError: The request timed out.
+        openai.APIConnectionError: The server could not be reached or dropped the connection.
+        openai.APIStatusError: The server answered with an error status (its subclass per status).
+        openai.APIResponseValidationError: The answer is not a JSON object.
+    """
+    timeout = aiohttp.ClientTimeout(total=timeout_s if timeout_s is not None else DEFAULT_TIMEOUT_S)
     try:
-        answer = json.loads(response.content, object_hook=JSONView)
+        async with session.post(url, data=json.dumps(body).encode(), headers=_headers(api_key),
+                                timeout=timeout) as response:
+            content = await response.read()
+            status, headers = response.status, list(response.headers.items())
+    except TimeoutError as exc:
+        raise openai.APITimeoutError(request=httpx.Request("POST", url)) from exc
+    except aiohttp.ClientError as exc:
+        raise openai.APIConnectionError(request=httpx.Request("POST", url)) from exc
+    # The SDK's exceptions hold an httpx response: one is made only for an answer that fails.
+    return _answer(status, content, lambda: httpx.Response(status, headers=headers, content=content,
+                                                           request=httpx.Request("POST", url)))
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
+
+
+def _answer(status: int, content: bytes, response: Callable[[], httpx.Response]) -> JSONView:
+    """The answer's JSON as a ``JSONView``, or the SDK's exception for an error status or a body that is no object."""
+    if status >= 400:
+        raise _status_error(response())
+    try:
+        answer = json.loads(content, object_hook=JSONView)
     except ValueError as exc:
-        raise openai.APIResponseValidationError(response, response.text,
+        failed = response()
+        raise openai.APIResponseValidationError(failed, failed.text,
                                                 message=f"the answer is not JSON: {exc}") from exc
     if not isinstance(answer, JSONView):
-        raise openai.APIResponseValidationError(response, answer, message="the answer is not a JSON object")
+        raise openai.APIResponseValidationError(response(), answer, message="the answer is not a JSON object")
     return answer

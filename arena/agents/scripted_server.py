@@ -169,8 +169,9 @@ def _tool_call(index: int, call: ToolCallCue | MalformedToolCallCue) -> dict[str
     }
 
 
-def _completion(cue: ToolCallCue | MalformedToolCallCue | ToolCallsCue | ReplyCue, body: dict[str, Any],
-                number: int) -> dict[str, Any]:
+def completion_body(cue: ToolCallCue | MalformedToolCallCue | ToolCallsCue | ReplyCue, body: dict[str, Any],
+                    number: int) -> dict[str, Any]:
+    """The chat-completion JSON answering request ``number`` (from 1), whose JSON is ``body``, with ``cue``."""
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if isinstance(cue, ReplyCue):
         message["content"] = cue.text
@@ -403,7 +404,7 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 headers = {} if cue.retry_after is None else {"Retry-After": f"{cue.retry_after:g}"}
             else:
                 recorded.status = 200
-                payload = _completion(cue, body, number)
+                payload = completion_body(cue, body, number)
                 headers = {}
             recorded.server_time_s = self._send(recorded.status, payload, started, headers)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from typing import Any
@@ -46,20 +47,47 @@ class Sleeps:
 SDK_CLIENT = "openai-client:"
 """Prefix of a ``model`` fixture value that asks for ``client="openai"`` instead of litellm."""
 
+LOOP_CLIENT = "event-loop:"
+"""Prefix of a ``model`` fixture value that asks for ``client="openai"`` played on an event loop (aiohttp)."""
 
-@pytest.fixture(params=["openai/scripted", "hosted_vllm/scripted", SDK_CLIENT + "hosted_vllm/scripted"])
+
+@pytest.fixture(params=["openai/scripted", "hosted_vllm/scripted", SDK_CLIENT + "hosted_vllm/scripted",
+                        LOOP_CLIENT + "hosted_vllm/scripted"])
 def model(request: pytest.FixtureRequest) -> str:
-    """Every path to an OpenAI-compatible server: litellm's two routes and the agent's own OpenAI-protocol client."""
+    """Every path to an OpenAI-compatible server: litellm's two routes and the agent's own OpenAI-protocol client,
+    on threads and on an event loop."""
     return str(request.param)
 
 
-def _agent(server: ScriptedModelServer | str, model: str, sleep: Any = time.sleep, **overrides: Any) -> LiteLLMAgent:
-    client = "openai" if model.startswith(SDK_CLIENT) else "litellm"
+class OnALoop:
+    """Plays each episode through ``arun_episode`` on an event loop of its own."""
+
+    def __init__(self, agent: LiteLLMAgent) -> None:
+        self.agent = agent
+
+    def run_episode(self, observation: Observation, call_tool: Tools, *, seed: int) -> Any:
+        return asyncio.run(self.agent.arun_episode(observation, call_tool, seed=seed))
+
+
+def _agent(server: ScriptedModelServer | str, model: str, sleep: Any = time.sleep,
+           **overrides: Any) -> LiteLLMAgent | OnALoop:
+    on_a_loop = model.startswith(LOOP_CLIENT)
+    client = "openai" if model.startswith((SDK_CLIENT, LOOP_CLIENT)) else "litellm"
     base = server if isinstance(server, str) else server.base_url
-    settings: dict[str, Any] = {"model": model.removeprefix(SDK_CLIENT), "api_base": base + "/v1", "api_key": "test",
-                                "timeout_s": 5.0, "backoff_base_s": 0.01, "backoff_cap_s": 0.05, "client": client}
+    settings: dict[str, Any] = {"model": model.removeprefix(SDK_CLIENT).removeprefix(LOOP_CLIENT),
+                                "api_base": base + "/v1", "api_key": "test", "timeout_s": 5.0,
+                                "backoff_base_s": 0.01, "backoff_cap_s": 0.05, "client": client}
     settings.update(overrides)
-    return LiteLLMAgent(LiteLLMConfig(**settings), sleep=sleep)
+    if not on_a_loop:
+        return LiteLLMAgent(LiteLLMConfig(**settings), sleep=sleep)
+
+    async def async_sleep(seconds: float) -> None:
+        if sleep is time.sleep:
+            await asyncio.sleep(seconds)
+        else:
+            sleep(seconds)
+
+    return OnALoop(LiteLLMAgent(LiteLLMConfig(**settings), async_sleep=async_sleep))
 
 
 def test_429_is_retried_and_retry_after_is_honoured(model: str) -> None:

@@ -49,10 +49,11 @@ def test_episodes_run_concurrently_and_stream_out_as_they_finish(pack):
     assert peak >= 8, f"at most {peak} requests were in flight at once"
 
 
-def test_process_workers_each_keep_episodes_in_flight(pack):
+@pytest.mark.parametrize("client", ["litellm", "openai"], ids=["threads", "event-loop"])
+def test_process_workers_each_keep_episodes_in_flight(pack, client):
     keys = plan_episodes([pack], RolloutConfig(split="heldout", k=2))[:24]
     with ScriptedModelServer(lambda m: DelayCue(0.5, ReplyCue("done"))) as server:
-        records = run_episodes(_agent(server), [pack], keys,
+        records = run_episodes(_agent(server, client=client), [pack], keys,
                                RolloutConfig(executor="process", workers=2, max_concurrency=6))
         peak = server.peak_in_flight
     assert [(r.task_id, r.seed, r.attempt) for r in records] == [(k.task_id, k.seed, k.attempt) for k in keys]
@@ -60,11 +61,12 @@ def test_process_workers_each_keep_episodes_in_flight(pack):
     assert peak > 6, f"at most {peak} requests were in flight at once from two workers of 6"
 
 
-def test_concurrent_episodes_match_sequential_ones(pack):
+@pytest.mark.parametrize("client", ["litellm", "openai"])
+def test_concurrent_episodes_match_sequential_ones(pack, client):
     keys = plan_episodes([pack], RolloutConfig(split="heldout"))[:6]
     with ScriptedModelServer(lambda m: ReplyCue("done")) as server:
-        one = run_episodes(_agent(server), [pack], keys, RolloutConfig())
-        many = run_episodes(_agent(server), [pack], keys, RolloutConfig(max_concurrency=6))
+        one = run_episodes(_agent(server, client=client), [pack], keys, RolloutConfig())
+        many = run_episodes(_agent(server, client=client), [pack], keys, RolloutConfig(max_concurrency=6))
     assert [r.model_dump(exclude={"wall_time_s", "latency_s"}) for r in one] == \
         [r.model_dump(exclude={"wall_time_s", "latency_s"}) for r in many]
 
@@ -87,11 +89,16 @@ def test_rate_limits_halve_the_limit_and_successes_grow_it_back():
 
 
 THREADS = ("litellm", {"max_concurrency": 2})
+LOOP = ("openai", {"max_concurrency": 2})
 PROCESSES = ("openai", {"executor": "process", "workers": 2, "max_concurrency": 2})
-"""Episode threads in this process, and two worker processes with two episodes in flight each."""
+PROCESS_THREADS = ("litellm", {"executor": "process", "workers": 2, "max_concurrency": 2})
+"""Episode threads or an event loop in this process; two worker processes with two episodes in flight each, on an
+event loop or on threads."""
+ENGINES = [THREADS, LOOP, PROCESSES, PROCESS_THREADS]
+ENGINE_IDS = ["threads", "event-loop", "processes", "process-threads"]
 
 
-@pytest.mark.parametrize("client, engine", [THREADS, PROCESSES], ids=["threads", "processes"])
+@pytest.mark.parametrize("client, engine", ENGINES, ids=ENGINE_IDS)
 def test_the_circuit_breaker_stops_a_batch_against_a_failing_model(pack, client, engine):
     keys = plan_episodes([pack], RolloutConfig(split="heldout", k=4))
     seen = []
@@ -106,8 +113,8 @@ def test_the_circuit_breaker_stops_a_batch_against_a_failing_model(pack, client,
     assert not [c for c in multiprocessing.active_children() if c.is_alive()], "a rollout worker outlived its run"
 
 
-@pytest.mark.parametrize("client, engine", [("litellm", {}), ("openai", {"executor": "process", "workers": 1})],
-                         ids=["inline", "processes"])
+@pytest.mark.parametrize("client, engine", [("litellm", {}), LOOP, ("openai", {"executor": "process", "workers": 1})],
+                         ids=["inline", "event-loop", "processes"])
 def test_a_short_failing_streak_is_data(pack, client, engine):
     keys = plan_episodes([pack], RolloutConfig(split="heldout"))[:4]
     script = [ErrorCue(503, "blip"), ErrorCue(503, "blip"), ReplyCue("done"), ReplyCue("done")]
@@ -119,7 +126,7 @@ def test_a_short_failing_streak_is_data(pack, client, engine):
     assert sorted(r.episode_id for r in seen) == sorted(r.episode_id for r in records)
 
 
-@pytest.mark.parametrize("client, engine", [THREADS, PROCESSES], ids=["threads", "processes"])
+@pytest.mark.parametrize("client, engine", ENGINES, ids=ENGINE_IDS)
 def test_a_stop_ends_the_batch_with_what_finished(pack, client, engine):
     keys = plan_episodes([pack], RolloutConfig(split="heldout", k=4))
     stop = threading.Event()
