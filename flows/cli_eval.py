@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -56,7 +57,7 @@ def eval_command(
     k: Annotated[int, typer.Option(min=1, help="Attempts per task and seed.")] = 4,
     seeds: Annotated[list[int] | None, typer.Option("--seed", help="Episode seed (repeatable).")] = None,
     workers: Annotated[int, typer.Option(
-        min=1, help="Parallel worker processes (one interpreter plays a few hundred LLM episodes/s).")] = 1,
+        min=1, help="Parallel worker processes (one plays ~1,000 LLM episodes/s with --client openai).")] = 1,
     max_concurrency: Annotated[int | None, typer.Option(
         min=1, max=4096, help="LLM episodes in flight per worker (default 32 for an LLM, 1 for reference).")] = None,
     api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server for local checkpoints.")] = None,
@@ -76,9 +77,11 @@ def eval_command(
     from arena.metrics import compute_metrics, metrics_by
     from arena.pack import build_pack
     from arena.redact import mask_url
-    from arena.rollout import ModelUnavailable, RolloutConfig, plan_episodes, run_rollouts
+    from arena.rollout import ModelUnavailable, RolloutConfig, RolloutStopped, plan_episodes, run_rollouts
     from flows.agents import make_agent
-    from flows.run_guard import MODEL_UNAVAILABLE_EXIT, check_agent
+    from flows.interrupt import EXIT_HANDLERS_S, GRACE_S, batch_running, stop_on_signals
+    from flows.live import RolloutMeter
+    from flows.run_guard import MODEL_UNAVAILABLE_EXIT, MeterColumn, check_agent
 
     domains = domain or available_domains()
     unknown = [d for d in domains if d not in available_domains()]
@@ -107,14 +110,25 @@ def eval_command(
     except OSError as exc:
         raise typer.BadParameter(f"{out}: cannot write episodes there ({exc.strerror})", param_hint="--out") from None
 
+    meter = RolloutMeter()
+
     def finished(record: EpisodeRecord) -> None:
         writer.write(record)
+        meter.add(record)
         progress.advance(bar)
 
+    def on_stop(name: str) -> str:
+        return f"{name}: stopped the evaluation; {writer.written} of {total} episodes written to {out}"
+
     try:
-        with Progress(console=make_console(stderr=True), transient=True) as progress:
+        with stop_on_signals(on_stop), batch_running() as stop, \
+                Progress(*Progress.get_default_columns(), MeterColumn(meter), console=make_console(stderr=True),
+                         transient=True) as progress:
             bar = progress.add_task(f"evaluating {agent.model_ref}", total=total)
-            records = run_rollouts(agent, packs, config, on_episode=finished)
+            records = run_rollouts(agent, packs, config, on_episode=finished, stop=stop)
+    except RolloutStopped:  # a signal: its watcher prints what was kept and ends the process
+        time.sleep(GRACE_S + EXIT_HANDLERS_S + 5)
+        raise
     except ModelUnavailable as exc:
         where = mask_url(api_base) if api_base else "the provider's default endpoint"
         console.print(f"[red]model {model} at {where} stopped the evaluation:[/red] {exc.reason}; "

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -76,3 +81,37 @@ def test_eval_stops_on_a_model_that_fails_mid_run_and_keeps_what_finished(tmp_pa
     assert all(not r.invalid for r in records)
     assert f"{len(records)} episodes written" in lines[0]
     assert asked < 40
+
+
+@pytest.mark.parametrize("client", ["litellm", "openai"])
+def test_sigterm_stops_eval_within_seconds_saying_what_it_kept(tmp_path, client):
+    out = tmp_path / "episodes.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GYMLOOP_", "OPENAI_"))}
+    env.update({"GYMLOOP_HOME": str(tmp_path / "home"), "COLUMNS": "80"})
+    with ScriptedModelServer([], default=ReplyCue("done"), delay_s=0.1) as server:
+        child = subprocess.Popen(
+            [sys.executable, "-c", "from flows.cli import app; app()", "eval", "--model", "hosted_vllm/scripted",
+             "--api-base", server.base_url + "/v1", "--client", client, "--max-concurrency", "4",
+             "--domain", "procurement", "--k", "50", "--out", str(out)],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and child.poll() is None and \
+                    (not out.exists() or len(out.read_text().splitlines()) < 8):
+                time.sleep(0.05)
+            child.send_signal(signal.SIGTERM)
+            signalled = time.monotonic()
+            _, err = child.communicate(timeout=15)
+            stopped_in = time.monotonic() - signalled
+        finally:
+            if child.poll() is None:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait(timeout=30)
+    kept = len(out.read_text().splitlines())
+    assert child.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert stopped_in < 10
+    said = [m for line in err.splitlines()
+            if (m := re.fullmatch(r"SIGTERM: stopped the evaluation; (\d+) of (\d+) episodes written to (.+)", line))]
+    assert len(said) == 1, err[-2000:]
+    written, total, where = int(said[0][1]), int(said[0][2]), said[0][3]
+    assert written == kept and 8 <= kept < total and total % 50 == 0 and where == str(out)
