@@ -126,14 +126,14 @@ def eval_command(
                          transient=True) as progress:
             bar = progress.add_task(f"evaluating {agent.model_ref}", total=total)
             records = run_rollouts(agent, packs, config, on_episode=finished, stop=stop)
-    except RolloutStopped:  # a signal: its watcher prints what was kept and ends the process
-        time.sleep(GRACE_S + EXIT_HANDLERS_S + 5)
-        raise
     except ModelUnavailable as exc:
         where = mask_url(api_base) if api_base else "the provider's default endpoint"
         console.print(f"[red]model {model} at {where} stopped the evaluation:[/red] {exc.reason}; "
                       f"{len(exc.records)} episodes written to {out}", soft_wrap=True, highlight=False)
         raise typer.Exit(MODEL_UNAVAILABLE_EXIT) from exc
+    except RolloutStopped:  # a signal: its watcher prints what was kept and ends the process
+        time.sleep(GRACE_S + EXIT_HANDLERS_S + 5)
+        raise
     finally:
         writer.close()
     groups = {"all": compute_metrics(records, k=k)}
