@@ -455,16 +455,20 @@ class ThreadBatch:
             ModelUnavailable: The circuit breaker opened.
         """
         try:
-            if slots == 1:
-                self._inline()
-            else:
-                self._concurrent(AdaptiveLimit(slots))
+            self._play_all(slots)
         finally:
             self.ended.set()
             self.gyms.close()
         for record in self.breaker.streak:  # a failing streak too short to open the breaker is data
             self._emit(self.index_of[record_key(record)], record)
         return [self.records[i] for i in range(len(self.keys))]
+
+    def _play_all(self, slots: int) -> None:
+        """Play the batch's episodes, settling each as it finishes (``AsyncBatch`` plays them on an event loop)."""
+        if slots == 1:
+            self._inline()
+        else:
+            self._concurrent(AdaptiveLimit(slots))
 
     def _emit(self, index: int, record: EpisodeRecord) -> None:
         self.records[index] = record

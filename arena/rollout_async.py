@@ -20,7 +20,7 @@ from arena.agents.chat_client import http_sessions
 from arena.episode import EpisodeRecord
 from arena.limits import AdaptiveLimit, reporting_to
 from arena.pack import Pack
-from arena.rollout import EpisodeKey, GymPool, RolloutStopped, ThreadBatch, lost_record, record_key
+from arena.rollout import EpisodeKey, GymPool, RolloutStopped, ThreadBatch, lost_record
 
 _WAKE_S = 0.05
 """How often the batch looks at the stop event, and a slot at a lowered adaptive limit, while they wait."""
@@ -32,21 +32,8 @@ class AsyncBatch(ThreadBatch):
     It takes the arguments of ``ThreadBatch``; the agent must be an ``AsyncAgent``.
     """
 
-    def run(self, slots: int) -> list[EpisodeRecord]:
-        """Play every episode and return the records in order.
-
-        Raises:
-            RolloutStopped: ``stop`` was set; the episodes finished until then are on the exception.
-            ModelUnavailable: The circuit breaker opened.
-        """
-        try:
-            asyncio.run(self._main(AdaptiveLimit(slots)))
-        finally:
-            self.ended.set()
-            self.gyms.close()
-        for record in self.breaker.streak:  # a failing streak too short to open the breaker is data
-            self._emit(self.index_of[record_key(record)], record)
-        return [self.records[i] for i in range(len(self.keys))]
+    def _play_all(self, slots: int) -> None:
+        asyncio.run(self._main(AdaptiveLimit(slots)))
 
     async def _main(self, limit: AdaptiveLimit) -> None:
         finished: asyncio.Queue[tuple[int, EpisodeRecord]] = asyncio.Queue()

@@ -99,18 +99,7 @@ async def post_chat_async(session: aiohttp.ClientSession, url: str, body: dict[s
                           timeout_s: float | None) -> JSONView:
     """``post_chat`` on an event loop: the same request, answer and exceptions, over an aiohttp session.
 
-    Args:
-        session: The session to send on (of the running event loop).
-        url: The server's chat-completions URL.
-        body: The request, plain JSON.
-        api_key: Sent as a bearer token when set.
-        timeout_s: Time limit of the request (``DEFAULT_TIMEOUT_S`` when ``None``).
-
-    Raises:
-        openai.APITimeoutError: The request timed out.
-        openai.APIConnectionError: The server could not be reached or dropped the connection.
-        openai.APIStatusError: The server answered with an error status (its subclass per status).
-        openai.APIResponseValidationError: The answer is not a JSON object.
+    Args and Raises: as ``post_chat``, with ``session`` (of the running event loop) in place of ``client``.
     """
     timeout = aiohttp.ClientTimeout(total=timeout_s if timeout_s is not None else DEFAULT_TIMEOUT_S)
     try:
