@@ -40,6 +40,9 @@ SQLITE_INT_MIN, SQLITE_INT_MAX = -(2**63), 2**63 - 1
 MAX_TOOL_NAME_CHARS = 200
 """Longest tool name kept on the trace (longer names are unknown tools anyway)."""
 
+MAX_UNDONE_ROWS = 512
+"""Most changed rows a reset puts back one by one; an episode that changed more gets the whole world restored."""
+
 
 class EnvironmentFailure(RuntimeError):
     """A tool implementation crashed: the environment's fault, never the agent's.
@@ -165,10 +168,18 @@ class StartingWorld:
     Attributes:
         template: The serialized SQLite database.
         keys: Each table's single-column primary key (``None`` when it has none or several).
+        columns: Each table's quoted column names, comma-separated, in the table's order.
+        schema_version: SQLite's schema version of the world: a world whose schema an episode changed is
+            restored whole.
+        undoable: Whether an episode's changes can be put back row by row (no AUTOINCREMENT counters, whose
+            values the change log does not hold).
     """
 
     template: bytes
     keys: dict[str, str | None]
+    columns: dict[str, str]
+    schema_version: int
+    undoable: bool
 
 
 def _starting_world(pack: Pack) -> StartingWorld:
@@ -176,7 +187,10 @@ def _starting_world(pack: Pack) -> StartingWorld:
     try:
         loader.deserialize(pack.state_db)
         keys = _install_change_log(loader)
-        return StartingWorld(loader.serialize(), keys)
+        columns = {t: ", ".join(f'"{r[1]}"' for r in loader.execute(f'PRAGMA table_info("{t}")')) for t in keys}
+        version = loader.execute("PRAGMA schema_version").fetchone()[0]
+        counters = loader.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone()
+        return StartingWorld(loader.serialize(), keys, columns, version, counters is None)
     finally:
         loader.close()
 
@@ -215,6 +229,7 @@ class Gym:
         self._stale: set[str] = set()
         self._task_faults: dict[str, list[FaultSpec]] = {}
         self._ended = True
+        self._restored = False
         self.verdict: Verdict | None = None
 
     @classmethod
@@ -283,7 +298,7 @@ class Gym:
         if task_id not in self._tasks:
             raise KeyError(f"task {task_id!r} is not in pack {self.pack.id[:12]} ({self.pack.manifest.domain})")
         task = self._tasks[task_id]
-        self._conn.deserialize(self._template)
+        self._restore_world()
         digest = _episode_digest(self.pack.id, task_id, seed)
         offset = int.from_bytes(digest[:4], "big") % 3600
         self._ctx = ToolContext(
@@ -308,6 +323,40 @@ class Gym:
             tools=self.pack.tools,
             graph=self.pack.graph,
         )
+
+    def _restore_world(self) -> None:
+        """Bring the world back to the starting world.
+
+        Rows the last episode changed (at most ``MAX_UNDONE_ROWS``) are put back from the read-only starting
+        world; an untouched world is left as it is. Restoring the whole serialized world instead copies a
+        megabyte per episode, which at hundreds of episodes in flight is most of a reset's time. A world
+        never restored, with a changed schema or more changed rows is restored whole.
+        """
+        conn = self._conn
+        if self._restored and self._world.undoable:
+            logged = conn.execute(f"SELECT DISTINCT tbl, rid FROM {CHANGE_LOG} LIMIT {MAX_UNDONE_ROWS + 1}").fetchall()
+            if not logged:
+                return
+            version = conn.execute("PRAGMA schema_version").fetchone()[0]
+            if len(logged) <= MAX_UNDONE_ROWS and version == self._world.schema_version:
+                self._undo(logged)
+                return
+        conn.deserialize(self._template)
+        self._restored = True
+
+    def _undo(self, logged: list[tuple[str, int]]) -> None:
+        """Delete every logged row, then insert each one's starting values (if it had any) under its rowid."""
+        conn = self._conn
+        conn.execute("BEGIN")
+        for table, rid in logged:
+            conn.execute(f'DELETE FROM "{table}" WHERE rowid = ?', (rid,))
+        for table, rid in logged:
+            row = self._base.execute(f'SELECT rowid, * FROM "{table}" WHERE rowid = ?', (rid,)).fetchone()
+            if row is not None:
+                marks = ", ".join("?" * len(row))
+                conn.execute(f'INSERT INTO "{table}" (rowid, {self._world.columns[table]}) VALUES ({marks})', row)
+        conn.execute(f"DELETE FROM {CHANGE_LOG}")
+        conn.execute("COMMIT")
 
     def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
         """Validate and run one tool call, recording it on the trace.

@@ -11,6 +11,7 @@ exceptions of the OpenAI SDK's hierarchy (litellm's are subclasses), so one clas
 from __future__ import annotations
 
 import contextvars
+import json
 import os
 import ssl
 import threading
@@ -34,6 +35,9 @@ OPENAI_COMPATIBLE_PREFIXES = ("hosted_vllm/", "openai/")
 
 LITELLM_ONLY_KEYS = frozenset({"api_base", "api_key", "num_retries", "max_retries", "drop_params"})
 """Request keys litellm reads for itself, never sent to the server by the ``openai`` client."""
+
+MAX_ENCODED_TOOL_LISTS = 64
+"""Most lists of tools a client keeps encoded (an agent offers one list per pack); more empty the cache."""
 
 
 def import_litellm() -> ModuleType:
@@ -87,6 +91,7 @@ class ChatClient:
         self._lock = threading.Lock()
         self._litellm: ModuleType | None = None
         self._idle: list[httpx.Client] = []
+        self._encoded_tools: dict[int, tuple[list[Any], str]] = {}
         self._ssl_context: ssl.SSLContext | None = None
         base = api_base or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self._chat_url = base.rstrip("/") + "/chat/completions"
@@ -114,8 +119,7 @@ class ChatClient:
         """
         if self.name == "litellm":
             return self.litellm().completion(**request)
-        body = {key: value for key, value in request.items() if key not in LITELLM_ONLY_KEYS | {"timeout"}}
-        body["model"] = server_model_name(str(request["model"]))
+        body = self.request_json(request)
         from arena.agents.openai_wire import post_chat  # the OpenAI SDK loads only when this path is used
 
         connection = self._borrow()
@@ -136,8 +140,7 @@ class ChatClient:
         """
         if self.name == "litellm":
             return await self.litellm().acompletion(**request)
-        body = {key: value for key, value in request.items() if key not in LITELLM_ONLY_KEYS | {"timeout"}}
-        body["model"] = server_model_name(str(request["model"]))
+        body = self.request_json(request)
         from arena.agents.openai_wire import post_chat_async
 
         sessions = _SESSIONS.get()
@@ -147,6 +150,34 @@ class ChatClient:
         if self not in sessions:
             sessions[self] = self._session()
         return await post_chat_async(sessions[self], self._chat_url, body, self._key, request.get("timeout"))
+
+    def request_json(self, request: dict[str, Any]) -> bytes:
+        """The JSON the ``openai`` path posts for ``request``, without litellm's own keys and the timeout.
+
+        The model is named as the server knows it (``server_model_name``). A list of tools is encoded once and
+        spliced into every request that offers the same list object (an agent offers one list per pack and never
+        changes it): encoding the tools was four fifths of encoding a one-turn request (70 of 90 microseconds for
+        the procurement gym's tools).
+        """
+        body = {key: value for key, value in request.items() if key not in LITELLM_ONLY_KEYS | {"timeout"}}
+        body["model"] = server_model_name(str(request["model"]))
+        tools = body.pop("tools", None)
+        text = json.dumps(body)
+        if tools is None:
+            return text.encode()
+        return f'{text[:-1]}, "tools": {self._tools_json(tools)}}}'.encode()
+
+    def _tools_json(self, tools: Any) -> str:
+        """``tools`` as JSON, from the cache when this very list was encoded before (the entry keeps it alive)."""
+        cached = self._encoded_tools.get(id(tools))
+        if cached is not None and cached[0] is tools:
+            return cached[1]
+        if len(self._encoded_tools) >= MAX_ENCODED_TOOL_LISTS:
+            self._encoded_tools.clear()
+        text = json.dumps(tools)
+        if isinstance(tools, list):
+            self._encoded_tools[id(tools)] = (tools, text)
+        return text
 
     def _session(self) -> aiohttp.ClientSession:
         import aiohttp  # loaded only when episodes run on an event loop

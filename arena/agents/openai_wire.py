@@ -67,14 +67,14 @@ def _status_error(response: httpx.Response) -> openai.APIStatusError:
     return error_type(message, response=response, body=data)
 
 
-def post_chat(client: httpx.Client, url: str, body: dict[str, Any], api_key: str | None,
+def post_chat(client: httpx.Client, url: str, body: bytes, api_key: str | None,
               timeout_s: float | None) -> JSONView:
     """Post one chat-completions request and return the answer's JSON as a ``JSONView``.
 
     Args:
         client: The connection to send on (used by one thread at a time).
         url: The server's chat-completions URL.
-        body: The request, plain JSON.
+        body: The request's JSON.
         api_key: Sent as a bearer token when set.
         timeout_s: Time limit of the request (``DEFAULT_TIMEOUT_S`` when ``None``).
 
@@ -84,7 +84,7 @@ def post_chat(client: httpx.Client, url: str, body: dict[str, Any], api_key: str
         openai.APIStatusError: The server answered with an error status (its subclass per status).
         openai.APIResponseValidationError: The answer is not a JSON object.
     """
-    request = client.build_request("POST", url, content=json.dumps(body).encode(), headers=_headers(api_key),
+    request = client.build_request("POST", url, content=body, headers=_headers(api_key),
                                    timeout=timeout_s if timeout_s is not None else DEFAULT_TIMEOUT_S)
     try:
         response = client.send(request)
@@ -95,7 +95,7 @@ def post_chat(client: httpx.Client, url: str, body: dict[str, Any], api_key: str
     return _answer(response.status_code, response.content, lambda: response)
 
 
-async def post_chat_async(session: aiohttp.ClientSession, url: str, body: dict[str, Any], api_key: str | None,
+async def post_chat_async(session: aiohttp.ClientSession, url: str, body: bytes, api_key: str | None,
                           timeout_s: float | None) -> JSONView:
     """``post_chat`` on an event loop: the same request, answer and exceptions, over an aiohttp session.
 
@@ -103,7 +103,7 @@ async def post_chat_async(session: aiohttp.ClientSession, url: str, body: dict[s
     """
     timeout = aiohttp.ClientTimeout(total=timeout_s if timeout_s is not None else DEFAULT_TIMEOUT_S)
     try:
-        async with session.post(url, data=json.dumps(body).encode(), headers=_headers(api_key),
+        async with session.post(url, data=body, headers=_headers(api_key),
                                 timeout=timeout) as response:
             content = await response.read()
             status, headers = response.status, list(response.headers.items())

@@ -10,7 +10,7 @@ from toy_domain import TOY
 
 from arena.agents.base import AgentRun, CallTool
 from arena.episode import EpisodeRecord
-from arena.gc_pauses import FrozenAsTheyFinish
+from arena.gc_pauses import YOUNG_THRESHOLD, FrozenAsTheyFinish
 from arena.gym import Observation
 from arena.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, RolloutConfig, RolloutStopped, run_episodes
@@ -57,18 +57,35 @@ def test_the_heap_is_frozen_while_the_batch_runs_and_given_back_after(pack: Pack
     assert gc.get_freeze_count() == 0
 
 
-def test_a_stopped_batch_gives_the_heap_back(pack: Pack):
-    seen: list[int] = []
+def test_a_stopped_batch_gives_the_heap_and_the_thresholds_back(pack: Pack):
+    seen: list[tuple[int, int]] = []
+    before = gc.get_threshold()
 
     def stop_after_300(record: EpisodeRecord) -> None:
-        seen.append(gc.get_freeze_count())
+        seen.append((gc.get_freeze_count(), gc.get_threshold()[0]))
         if len(seen) == 300:
             raise RolloutStopped("stopped by the caller", [])
 
     with pytest.raises(RolloutStopped):
         run_episodes(LookUpAgent(), [pack], _keys(pack, 400), RolloutConfig(max_concurrency=4),
                      on_episode=stop_after_300)
-    assert seen[-1] > 0 and gc.get_freeze_count() == 0
+    assert seen[-1][0] > 0 and gc.get_freeze_count() == 0
+    assert {young for _, young in seen} == {YOUNG_THRESHOLD} and gc.get_threshold() == before
+
+
+def test_the_young_generation_is_collected_less_often_while_a_batch_runs(pack: Pack):
+    gc.set_threshold(700, 10, 10)
+    young: list[int] = []
+    try:
+        run_episodes(LookUpAgent(), [pack], _keys(pack, 20), RolloutConfig(max_concurrency=2),
+                     on_episode=lambda r: young.append(gc.get_threshold()[0]))
+        assert young == [YOUNG_THRESHOLD] * 20 and gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(50_000, 20, 5)
+        run_episodes(LookUpAgent(), [pack], _keys(pack, 20), RolloutConfig(max_concurrency=2),
+                     on_episode=lambda r: young.append(gc.get_threshold()[0]))
+        assert young[20:] == [50_000] * 20 and gc.get_threshold() == (50_000, 20, 5)
+    finally:
+        gc.set_threshold(700, 10, 10)
 
 
 def _tracked(value: object) -> bool:
@@ -92,8 +109,9 @@ def test_records_of_a_finished_batch_are_collectable_again(pack: Pack):
 def test_a_disabled_collector_is_left_alone(pack: Pack):
     gc.disable()
     try:
+        thresholds = gc.get_threshold()
         run_episodes(LookUpAgent(), [pack], _keys(pack, 300), RolloutConfig(max_concurrency=4))
-        assert gc.get_freeze_count() == 0 and not gc.isenabled()
+        assert gc.get_freeze_count() == 0 and not gc.isenabled() and gc.get_threshold() == thresholds
     finally:
         gc.enable()
 
