@@ -168,7 +168,7 @@ class StartingWorld:
     Attributes:
         template: The serialized SQLite database.
         keys: Each table's single-column primary key (``None`` when it has none or several).
-        columns: Each table's quoted column names, comma-separated, in the table's order.
+        columns: Each table's column names, in the table's order.
         schema_version: SQLite's schema version of the world: a world whose schema an episode changed is
             restored whole.
         undoable: Whether an episode's changes can be put back row by row (no AUTOINCREMENT counters, whose
@@ -177,7 +177,7 @@ class StartingWorld:
 
     template: bytes
     keys: dict[str, str | None]
-    columns: dict[str, str]
+    columns: dict[str, list[str]]
     schema_version: int
     undoable: bool
 
@@ -187,7 +187,7 @@ def _starting_world(pack: Pack) -> StartingWorld:
     try:
         loader.deserialize(pack.state_db)
         keys = _install_change_log(loader)
-        columns = {t: ", ".join(f'"{r[1]}"' for r in loader.execute(f'PRAGMA table_info("{t}")')) for t in keys}
+        columns = {t: [r[1] for r in loader.execute(f'PRAGMA table_info("{t}")')] for t in keys}
         version = loader.execute("PRAGMA schema_version").fetchone()[0]
         counters = loader.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone()
         return StartingWorld(loader.serialize(), keys, columns, version, counters is None)
@@ -211,13 +211,10 @@ class Gym:
         self.domain = domain or get_domain(pack.manifest.domain)
         self._world = starting_world or _starting_world(pack)
         self._template = self._world.template
-        keys = self._world.keys
         self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self._guard = ReadOnlyGuard(self._conn)
-        self._base = sqlite3.connect(":memory:", check_same_thread=False)
-        self._base.deserialize(self._template)
-        self._base.execute("PRAGMA query_only = ON")
-        self._diff = ChangeDiff(self._base, keys)
+        self._base: sqlite3.Connection | None = None
+        self._diff = ChangeDiff(self._starting_copy, self._world.keys, self._world.columns)
         self._tasks = {t.id: t for t in pack.tasks}
         self._specs = {s.name: s for s in pack.tools}
         self._faults: dict[str, FaultSpec] = {f.id: f for f in pack.faults}
@@ -256,7 +253,20 @@ class Gym:
     def close(self) -> None:
         """Release the worlds held in memory."""
         self._conn.close()
-        self._base.close()
+        if self._base is not None:
+            self._base.close()
+
+    def _starting_copy(self) -> sqlite3.Connection:
+        """A read-only copy of the starting world, made the first time an episode changes a row (or a hash asks).
+
+        Episodes that only read never need it: a gym of them holds one world, not two.
+        """
+        if self._base is None:
+            base = sqlite3.connect(":memory:", check_same_thread=False)
+            base.deserialize(self._template)
+            base.execute("PRAGMA query_only = ON")
+            self._base = base
+        return self._base
 
     @property
     def template_bytes(self) -> bytes:
@@ -351,10 +361,11 @@ class Gym:
         for table, rid in logged:
             conn.execute(f'DELETE FROM "{table}" WHERE rowid = ?', (rid,))
         for table, rid in logged:
-            row = self._base.execute(f'SELECT rowid, * FROM "{table}" WHERE rowid = ?', (rid,)).fetchone()
+            row = self._starting_copy().execute(f'SELECT rowid, * FROM "{table}" WHERE rowid = ?', (rid,)).fetchone()
             if row is not None:
+                names = ", ".join(f'"{name}"' for name in self._world.columns[table])
                 marks = ", ".join("?" * len(row))
-                conn.execute(f'INSERT INTO "{table}" (rowid, {self._world.columns[table]}) VALUES ({marks})', row)
+                conn.execute(f'INSERT INTO "{table}" (rowid, {names}) VALUES ({marks})', row)
         conn.execute(f"DELETE FROM {CHANGE_LOG}")
         conn.execute("COMMIT")
 
@@ -522,7 +533,7 @@ class Gym:
 
     def template_hash(self) -> str:
         """Logical hash of the template world."""
-        return logical_hash(self._base)
+        return logical_hash(self._starting_copy())
 
 
 def _preview(value: Any) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from arena.results import AssertionResult, RowChange, TraceStep, Verdict
@@ -166,16 +167,16 @@ class ChangeDiff:
     """Computes the rows an episode changed, against the template world.
 
     Args:
-        base: A read-only connection holding the template world.
+        base: Gives a read-only connection holding the template world; called only when a row changed.
         keys: Primary-key column of each table (``None`` to use the rowid).
+        columns: Each table's column names, in the table's order.
     """
 
-    def __init__(self, base: sqlite3.Connection, keys: dict[str, str | None]) -> None:
+    def __init__(self, base: Callable[[], sqlite3.Connection], keys: dict[str, str | None],
+                 columns: dict[str, list[str]]) -> None:
         self._base = base
         self._keys = keys
-        self._columns: dict[str, list[str]] = {
-            t: [r[1] for r in base.execute(f'PRAGMA table_info("{t}")')] for t in keys
-        }
+        self._columns = columns
 
     def changes(self, conn: sqlite3.Connection) -> list[tuple[RowChange, dict[str, Any] | None]]:
         """Return each changed row with the row's current values (``None`` when deleted)."""
@@ -184,7 +185,7 @@ class ChangeDiff:
         for table, rid in logged:
             cols = self._columns[table]
             select = f'SELECT * FROM "{table}" WHERE rowid = ?'
-            before = self._base.execute(select, (rid,)).fetchone()
+            before = self._base().execute(select, (rid,)).fetchone()
             after = conn.execute(select, (rid,)).fetchone()
             key_col = self._keys[table]
             row = after if after is not None else before
