@@ -46,9 +46,11 @@ GYM_GUARDS = (
     "x__bad_string", "x__shape_error", "x__refuse_constant", "x_logical_hash", "x__preview", "x__clip",
     "xǁGymǁfrom_pack", "xǁGymǁcall_tool", "xǁGymǁ_parse_arguments", "xǁGymǁ_dispatch", "xǁGymǁ_fire_fault",
     "xǁGymǁ_record", "xǁGymǁverify", "xǁGymǁchanged_rows", "xǁGymǁstate_hash", "xǁGymǁtemplate_hash",
+    "xǁGymǁ_restore_world", "xǁGymǁ_undo", "xǁGymǁ_starting_copy",
 )
-"""The gym runtime's guards (mutmut's names): argument checks, dispatch, faults, the trace, verification and the
-world hash. World building and reset (``__init__``, ``reset``, the change log's set-up) are left out."""
+"""The gym runtime's guards (mutmut's names): argument checks, dispatch, faults, the trace, verification, the
+world hash and putting an episode's changes back. World building and the rest of reset (``__init__``, ``reset``,
+the change log's set-up) are left out."""
 
 REGISTRY_WRITES = (
     "x__missing_tasks", "xǁRegistryǁ_write", "xǁRegistryǁregister_model", "xǁRegistryǁadd_pack",
@@ -66,7 +68,8 @@ TARGETS: tuple[Target, ...] = (
             "tests/arena/test_verify_reply_ids.py", "tests/arena/test_arena_adversarial.py",
             "tests/arena/test_arena_gym.py")),
     Target("gym", ("arena/gym.py",), ("tests/arena/test_gym_guards.py", "tests/arena/test_gym_limits.py",
-                                     "tests/arena/test_gym_trace_of_refusals.py", "tests/arena/test_arena_gym.py"),
+                                     "tests/arena/test_gym_trace_of_refusals.py", "tests/arena/test_arena_gym.py",
+                                     "tests/arena/test_gym_reset_undo.py"),
            tuple(f"arena.gym.{name}*" for name in GYM_GUARDS)),
     Target("conformance", ("arena/conformance.py",),
            ("tests/arena/test_conformance_catches.py", "tests/arena/test_conformance_probes.py",

@@ -128,3 +128,32 @@ def test_autoincrement_counters_come_back_with_the_world():
             gym.reset("refund-plain")
             events.append(gym.call_tool("log_event", {"text": "x"}).output["event"])
         assert events == [2, 2]
+
+
+def test_a_gym_written_in_one_thread_is_put_back_and_judged_in_another(toy_pack):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with Gym(toy_pack, TOY) as gym, ThreadPoolExecutor(max_workers=1) as other:
+        template = gym.template_hash()
+        gym.reset("refund-plain")
+        gym.call_tool("refund_order", {"order_id": "ORD-00005", "amount": 5.0})
+        assert gym.verify("refunded").changes
+
+        def again() -> tuple[str, int, int]:
+            gym.reset("refund-plain")
+            world = gym.state_hash()
+            gym.call_tool("add_note", {"order_id": "ORD-00009", "note": "hello"})
+            return world, len(gym.verify("noted").changes), gym.changed_rows()
+
+        assert other.submit(again).result() == (template, 1, 1)
+
+
+def test_a_gym_keeps_its_worlds_in_memory_and_leaves_no_file(toy_pack, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with Gym(toy_pack, TOY) as gym:
+        for _ in range(2):
+            gym.reset("refund-plain")
+            gym.call_tool("refund_order", {"order_id": "ORD-00005", "amount": 5.0})
+            assert gym.verify("refunded").changes
+        assert gym.template_hash() != gym.state_hash()
+    assert list(tmp_path.iterdir()) == []
