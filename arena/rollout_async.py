@@ -38,9 +38,14 @@ class AsyncBatch(ThreadBatch):
     async def _main(self, limit: AdaptiveLimit) -> None:
         finished: asyncio.Queue[tuple[int, EpisodeRecord]] = asyncio.Queue()
         async with http_sessions():
-            slots = [asyncio.create_task(self._slot(limit, finished))
-                     for _ in range(min(limit.maximum, len(self.keys)))]
+            slots: list[asyncio.Task[None]] = []
             try:
+                # One loop turn between two slots' starts: the first requests leave while later slots still build
+                # their gyms, not after all of them, and the answers come back spread out rather than as one wave
+                # (256 in flight, a 200 ms server: 0.83-0.92 of the bound against 0.77-0.89 in alternating runs).
+                for _ in range(min(limit.maximum, len(self.keys))):
+                    slots.append(asyncio.create_task(self._slot(limit, finished)))
+                    await asyncio.sleep(0)
                 while len(self.records) + len(self.breaker.streak) < len(self.keys):
                     if self.stop.is_set():
                         raise RolloutStopped("the rollout was stopped", self._so_far())

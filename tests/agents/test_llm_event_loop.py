@@ -61,6 +61,33 @@ def test_an_event_loop_batch_gives_the_records_of_a_thread_batch(pack: Pack):
     assert kinds == {("bad_request", False), ("ok", True), ("ok", False)}
 
 
+class CountingSlots:
+    """The LLM agent, noting how many tasks the loop holds when each episode starts."""
+
+    prefers_event_loop = True
+
+    def __init__(self, agent: LiteLLMAgent) -> None:
+        self.agent = agent
+        self.name, self.model_ref = agent.name, agent.model_ref
+        self.tasks_at_start: list[int] = []
+
+    def run_episode(self, observation: Any, call_tool: Any, *, seed: int) -> Any:
+        return self.agent.run_episode(observation, call_tool, seed=seed)
+
+    async def arun_episode(self, observation: Any, call_tool: Any, *, seed: int) -> Any:
+        self.tasks_at_start.append(len(asyncio.all_tasks()))
+        return await self.agent.arun_episode(observation, call_tool, seed=seed)
+
+
+def test_the_first_episodes_start_before_the_later_slots_exist(pack: Pack):
+    keys = plan_episodes([pack], RolloutConfig(split="heldout", seeds=[0, 1, 2]))
+    with ScriptedModelServer(lambda m: ReplyCue("done")) as server:
+        agent = CountingSlots(_agent(server))
+        records = run_episodes(agent, [pack], keys, RolloutConfig(max_concurrency=32))
+    assert len(keys) > 32 and [r.reply for r in records] == ["done"] * len(keys)
+    assert agent.tasks_at_start[0] <= 3  # the batch and this slot (with every slot started first: 33)
+
+
 def test_the_time_limit_ends_a_model_call_on_the_loop(pack: Pack):
     keys = plan_episodes([pack], RolloutConfig(split="heldout"))[:3]
     with ScriptedModelServer(lambda m: DelayCue(5.0, ReplyCue("too late"))) as server:
