@@ -30,15 +30,23 @@ def test_a_container_serves_every_gym_like_the_in_process_gym(
     assert client.containers.list(all=True, filters={"label": "org.gymloop"}) == []
 
 
-def _leftovers() -> list[str]:
-    import glob
+@pytest.fixture()
+def own_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's own temporary folder: containers of tests running beside it keep their packs elsewhere."""
     import tempfile
 
-    return glob.glob(f"{tempfile.gettempdir()}/gymloop-run-pack-*")
+    folder = tmp_path / "temp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return [str(p) for p in folder.glob("gymloop-run-pack-*")]
 
 
 def test_docker_backend_records_the_same_episodes_as_in_process(
-    docker_host: str, gym_image: str, tmp_path: Path
+    docker_host: str, gym_image: str, tmp_path: Path, own_tempdir: Path
 ) -> None:
     import threading
 
@@ -68,10 +76,11 @@ def test_docker_backend_records_the_same_episodes_as_in_process(
     assert [r.model_dump_json(include={"trace", "verdict", "reply", "failure"}) for r in remote] == \
         [r.model_dump_json(include={"trace", "verdict", "reply", "failure"}) for r in local]
     assert docker_client(docker_host).containers.list(all=True, filters={"label": "org.gymloop"}) == []
-    assert _leftovers() == []
+    assert _leftovers(own_tempdir) == []
 
 
-def test_docker_refusals_are_one_line_and_leave_nothing_behind(docker_host: str, gym_image: str) -> None:
+def test_docker_refusals_are_one_line_and_leave_nothing_behind(docker_host: str, gym_image: str,
+                                                               own_tempdir: Path) -> None:
     import socket
 
     from arena.agents.reference import PolicyParams, ReferencePolicy
@@ -101,4 +110,4 @@ def test_docker_refusals_are_one_line_and_leave_nothing_behind(docker_host: str,
         record = play_remote_episode(remote, pack, ReferencePolicy(PolicyParams.expert()), key)
     assert record.failure is not None and record.failure.boundary == "environment"
     assert client.containers.list(all=True, filters={"label": "org.gymloop"}) == []
-    assert _leftovers() == []
+    assert _leftovers(own_tempdir) == []
