@@ -339,8 +339,9 @@ class Gym:
 
         Rows the last episode changed (at most ``MAX_UNDONE_ROWS``) are put back from the read-only starting
         world; an untouched world is left as it is. Restoring the whole serialized world instead copies a
-        megabyte per episode, which at hundreds of episodes in flight is most of a reset's time. A world
-        never restored, with a changed schema or more changed rows is restored whole.
+        megabyte per episode, which at hundreds of episodes in flight is most of a reset's time. A world never
+        restored, one with AUTOINCREMENT counters (``StartingWorld.undoable``), a changed schema or more changed
+        rows is restored whole.
         """
         conn = self._conn
         if self._restored and self._world.undoable:
