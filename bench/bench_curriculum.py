@@ -173,6 +173,9 @@ def summarize(key: CellKey, runs: dict[str, list[ArmResult]], budget: int) -> di
     out["gate_candidates"] = {a: statistics.fmean(r.gate_candidates for r in runs[a]) for a in ARMS}
     fell = [after < before for r in runs["targeted"] for rnd in r.targeted_rates for before, after in rnd.values()]
     out["targeted_grains_fell"] = [sum(fell), len(fell)]
+    if key.heldout == "gap":
+        ceiling = [statistics.fmean(r.gap_ceiling[i] for r in runs["uniform"]) for i in range(len(mean["uniform"]))]
+        out["gap_ceiling"] = {"mean": ceiling, "ratio": _ratio(ceiling, mean["uniform"], "final", budget)[0]}
     return out
 
 
@@ -216,7 +219,8 @@ def main() -> None:
                 gap_tools = {g.split("@", 1)[1] for g in grains}
                 pool = [t for t in task_refs(base)
                         if key.heldout == "covered" or not gap_tools & set(t.tools)]
-                cell = Cell(base, suite, pool, _start(key, grains), ctx, factory)
+                cell = Cell(base, suite, pool, _start(key, grains), ctx, factory,
+                            gap_tools=gap_tools if key.heldout == "gap" else None)
                 for arm in ARMS:
                     runs[arm].append(cell.run(arm, seed, settings, Path(tmp) / key.label().replace(":", "-")))
             figures = summarize(key, runs, settings.budget)
@@ -289,6 +293,18 @@ def render(results: list[dict[str, Any]], settings: LoopSettings, seeds: int, su
         seeds_text = ", ".join("n/a" if x is None else f"{x:.2f}{'*' if c else ''}"
                                for x, c in zip(v["per_seed"], v["per_seed_censored"], strict=True))
         lines.append(f"- {r['cell']}: {seeds_text}")
+    gap = [r for r in results if "gap_ceiling" in r]
+    if gap:
+        lines += ["", "Gap ceiling (a bound, not an arm; not part of the verdict): uniform's parameters of each round "
+                  "with every decision at the gap tools made perfect, i.e. uniform's practice plus the gap filled for "
+                  "free. If no arm learns the rest of the suite faster than uniform (the even:covered cells: "
+                  "targeted never does), no arm needs fewer episodes to reach uniform's final than this curve:", "",
+                  "| cell | uniform, rounds 0-N | uniform + a perfect gap, rounds 0-N | its episodes / uniform's |",
+                  "| --- | --- | --- | --- |"]
+        for r in gap:
+            ceiling = r["gap_ceiling"]
+            lines.append(f"| {r['cell']} | {', '.join(f'{x:.3f}' for x in r['mean']['uniform'])} | "
+                         f"{', '.join(f'{x:.3f}' for x in ceiling['mean'])} | {_fmt(ceiling['ratio'])} |")
     return "\n".join(lines)
 
 

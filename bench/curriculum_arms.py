@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.agents.reference import PolicyParams, ReferencePolicy
+from arena.agents.reference import PolicyParams, ReferencePolicy, grain_key
 from arena.episode import EpisodeRecord
 from arena.metrics import compute_metrics
 from arena.pack import Pack
@@ -67,12 +67,15 @@ class ArmResult:
         gate_candidates: Candidate tasks the factory's gate checked for the arm's variants (each runs gold, null,
             replay and baseline episodes; none counts as a training episode).
         targeted_rates: Per round, each targeted grain's failures per held-out episode before and after.
+        gap_ceiling: The uniform arm of a gap cell only: the held-out pass rate of its parameters of each round
+            with every decision at the gap tools made perfect (uniform's practice plus a gap filled for free).
     """
 
     rates: list[float] = field(default_factory=list)
     variants: int = 0
     gate_candidates: int = 0
     targeted_rates: list[dict[str, tuple[float, float]]] = field(default_factory=list)
+    gap_ceiling: list[float] = field(default_factory=list)
 
 
 def grain_report(episodes: Sequence[EpisodeRecord], ctx: DiagnosisContext, domains: dict[str, str]) -> WeaknessReport:
@@ -108,6 +111,16 @@ def grain_report(episodes: Sequence[EpisodeRecord], ctx: DiagnosisContext, domai
                           weaknesses=weaknesses)
 
 
+def perfect_at(params: PolicyParams, tools: set[str]) -> PolicyParams:
+    """``params`` with every decision at ``tools`` made as the expert makes it (the tools' offsets replaced)."""
+    expert = PolicyParams.expert().logits
+    offsets = dict(params.offsets)
+    for key, row in params.logits.items():
+        for tool in tools:
+            offsets[grain_key(key, tool)] = {s: expert[key][s] - v for s, v in row.items()}
+    return params.model_copy(update={"offsets": offsets})
+
+
 def _rate(report: WeaknessReport, weakness: Weakness) -> float:
     grain = (weakness.kind, weakness.domain, weakness.tool)
     same = [w for w in report.weaknesses if (w.kind, w.domain, w.tool) == grain]
@@ -124,10 +137,13 @@ class Cell:
         start: Starting parameters.
         ctx: Diagnosis context over the base packs.
         factory: The local factory (shared by every cell, so identical requests are generated once).
+        gap_tools: A gap cell's tools the pool lacks (empty for a covered cell): the uniform arm then also
+            measures ``ArmResult.gap_ceiling``.
     """
 
     def __init__(self, base: list[Pack], suite: list[EpisodeKey], pool: list[TaskRef], start: PolicyParams,
-                 ctx: DiagnosisContext, factory: LocalFactory) -> None:
+                 ctx: DiagnosisContext, factory: LocalFactory, gap_tools: set[str] | None = None) -> None:
+        self.gap_tools = gap_tools or set()
         self.base = base
         self.suite = suite
         self.pool = pool
@@ -180,6 +196,9 @@ class Cell:
         held = self.evaluate(params, packs)
         for rnd in range(settings.rounds + 1):
             result.rates.append(compute_metrics(held, rounds=1).pass_rate.value)
+            if arm == "uniform" and self.gap_tools:
+                filled = self.evaluate(perfect_at(params, self.gap_tools), packs)
+                result.gap_ceiling.append(compute_metrics(filled, rounds=1).pass_rate.value)
             if rnd == settings.rounds:
                 break
             report = grain_report(held, self.ctx, self.domains)
