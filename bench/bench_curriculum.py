@@ -175,7 +175,8 @@ def summarize(key: CellKey, runs: dict[str, list[ArmResult]], budget: int) -> di
     out["targeted_grains_fell"] = [sum(fell), len(fell)]
     if key.heldout == "gap":
         ceiling = [statistics.fmean(r.gap_ceiling[i] for r in runs["uniform"]) for i in range(len(mean["uniform"]))]
-        out["gap_ceiling"] = {"mean": ceiling, "ratio": _ratio(ceiling, mean["uniform"], "final", budget)[0]}
+        ratio, censored = _ratio(ceiling, mean["uniform"], "final", budget)
+        out["gap_ceiling"] = {"mean": ceiling, "ratio": ratio, "censored": censored}
     return out
 
 
@@ -304,7 +305,8 @@ def render(results: list[dict[str, Any]], settings: LoopSettings, seeds: int, su
         for r in gap:
             ceiling = r["gap_ceiling"]
             lines.append(f"| {r['cell']} | {', '.join(f'{x:.3f}' for x in r['mean']['uniform'])} | "
-                         f"{', '.join(f'{x:.3f}' for x in ceiling['mean'])} | {_fmt(ceiling['ratio'])} |")
+                         f"{', '.join(f'{x:.3f}' for x in ceiling['mean'])} | "
+                         f"{_fmt(ceiling['ratio'])}{'+' if ceiling['censored'] else ''} |")
     return "\n".join(lines)
 
 
