@@ -20,10 +20,10 @@ import statistics
 import time
 from collections.abc import Callable
 
-from arena.conformance import run_gold
-from arena.gym import Gym
-from arena.gyms import available_domains
-from arena.pack import build_pack
+from arena.checks.conformance import run_gold
+from arena.core.domains import available_domains
+from arena.core.gym import Gym
+from arena.core.pack import build_pack
 
 CONTAINER_START_S = 0.570
 RESET_RATIO_TARGET = 3.0

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.agents.reference import CONTEXTS, PolicyParams, ReferencePolicy
-from arena.episode import EpisodeRecord
-from arena.pack import Pack, build_pack
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
 from bench.curriculum_arms import ARMS, ArmResult, Cell, LoopSettings
 from curriculum import task_refs

@@ -38,10 +38,10 @@ from sklearn.metrics import adjusted_rand_score
 
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.scripted_server import ReplyCue, ScriptedModelServer, ToolCallCue
-from arena.episode import EpisodeRecord
-from arena.gym import Gym
-from arena.pack import Pack, build_pack
-from arena.results import TraceStep
+from arena.core.episode import EpisodeRecord
+from arena.core.gym import Gym
+from arena.core.pack import Pack, build_pack
+from arena.core.results import TraceStep
 from arena.rollout import EpisodeKey, play_episode
 from bench.independent_mistakes import (
     INJECTORS,

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from sklearn.metrics import adjusted_rand_score
 
 from arena.agents.reference import FAILURE_MODES, PolicyParams, ReferencePolicy
-from arena.episode import EpisodeRecord
-from arena.pack import Pack, build_pack
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack, build_pack
 from arena.rollout import RolloutConfig, run_rollouts
 from diagnosis import BUILTIN_DETECTORS, DiagnosisContext, cluster_rows, diagnose, episode_features
 

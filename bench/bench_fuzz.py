@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.gym import Gym
-from arena.gyms import available_domains
-from arena.pack import build_pack
-from arena.task import Task
+from arena.core.domains import available_domains
+from arena.core.gym import Gym
+from arena.core.pack import build_pack
+from arena.core.task import Task
 
 CALLS_TARGET = 100_000
 RESET_EVERY = 40

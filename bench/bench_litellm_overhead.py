@@ -24,9 +24,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig  # noqa: E402
 from arena.agents.scripted_server import Cue, ReplyCue, ScriptedModelServer, ToolCallCue  # noqa: E402
-from arena.gym import Observation  # noqa: E402
-from arena.results import ToolResult  # noqa: E402
-from arena.toolkit import ToolSpec  # noqa: E402
+from arena.core.gym import Observation  # noqa: E402
+from arena.core.results import ToolResult  # noqa: E402
+from arena.core.toolkit import ToolSpec  # noqa: E402
 
 TARGET_MS = 2.0
 """Most agent overhead per turn beyond the server's time, in milliseconds."""

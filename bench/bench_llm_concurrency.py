@@ -111,7 +111,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
-    from arena.pack import build_pack
+    from arena.core.pack import build_pack
     from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
 
     ctx = mp.get_context("spawn")

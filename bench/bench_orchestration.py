@@ -27,7 +27,7 @@ PER_EPISODE_TARGET_MS = 0.5
 def bare_round(settings: Any, out: Path) -> int:
     """The round's work without orchestration; returns the episodes it ran."""
     from arena.agents.reference import PolicyParams, ReferencePolicy
-    from arena.pack import build_pack
+    from arena.core.pack import build_pack
     from arena.rollout import RolloutConfig, run_episodes
     from curriculum import CurriculumConfig, History, plan_wave, task_refs
     from flows import steps

@@ -19,10 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.episode import EpisodeFailure, EpisodeRecord, episode_id
-from arena.pack import SCHEMA_VERSION, Manifest, Pack, with_content_id
-from arena.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
-from arena.task import GoldProgram, Intent, Persona, ResponseAssertion, Task
+from arena.core.episode import EpisodeFailure, EpisodeRecord, episode_id
+from arena.core.pack import SCHEMA_VERSION, Manifest, Pack, with_content_id
+from arena.core.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
+from arena.core.task import GoldProgram, Intent, Persona, ResponseAssertion, Task
 from registry import EpisodeKey, Registry
 
 WRITE_TARGET_S = 5.0

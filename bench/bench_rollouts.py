@@ -12,8 +12,8 @@ import argparse
 import time
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.episode import EpisodeRecord
-from arena.pack import build_pack
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import build_pack
 from arena.rollout import RolloutConfig, plan_episodes, run_episodes
 
 EPISODES_TARGET = 1000.0

@@ -26,12 +26,12 @@ from typing import Any
 import httpx
 from mcp import Client, StdioServerParameters
 
-from arena.gym import Gym
-from arena.pack import build_pack
+from arena.core.gym import Gym
+from arena.core.pack import build_pack
+from arena.core.task import Task
 from arena.serve import GymService, build_mcp_server
 from arena.serve.client import http_client, tool_text
 from arena.serve.docker_container import GymContainer, free_loopback_port
-from arena.task import Task
 
 
 def _per_call_ms(fn: Callable[[], Any], calls: int) -> float:

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "trainers"))
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
-from arena.pack import build_pack  # noqa: E402
+from arena.core.pack import build_pack  # noqa: E402
 from curriculum import Wave, WaveEntry  # noqa: E402
 from trainers import ModelRef, TRLConfig, TRLTrainer  # noqa: E402
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.agents.reference import PolicyParams, ReferencePolicy, grain_key
-from arena.episode import EpisodeRecord
-from arena.metrics import compute_metrics
-from arena.pack import Pack
+from arena.core.episode import EpisodeRecord
+from arena.core.metrics import compute_metrics
+from arena.core.pack import Pack
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
 from curriculum import CurriculumConfig, History, TaskRef, coverage_ranked, grain_label, plan_wave, task_refs
 from diagnosis import BUILTIN_DETECTORS, DiagnosisContext, ShareInterval, Weakness, WeaknessReport, target_for

@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.agents.base import AgentRun, CallTool
-from arena.episode import EpisodeRecord
-from arena.gym import Observation
-from arena.pack import Pack
-from arena.results import TraceStep
-from arena.task import ResponseAssertion, Task, TraceAssertion
+from arena.core.episode import EpisodeRecord
+from arena.core.gym import Observation
+from arena.core.pack import Pack
+from arena.core.results import TraceStep
+from arena.core.task import ResponseAssertion, Task, TraceAssertion
 from bench.independent_replies import admission, claim
 
 NOVEL_MODE = "duplicate_goal"

@@ -62,16 +62,16 @@ REGISTRY_WRITES = (
 and the migrations are left out."""
 
 TARGETS: tuple[Target, ...] = (
-    Target("metrics", ("arena/metrics.py",), ("tests/arena/test_metrics_properties.py",)),
-    Target("verify", ("arena/verify.py",),
+    Target("metrics", ("arena/core/metrics.py",), ("tests/arena/test_metrics_properties.py",)),
+    Target("verify", ("arena/core/verify.py",),
            ("tests/arena/test_verify_scopes.py", "tests/arena/test_verify_checks.py",
             "tests/arena/test_verify_reply_ids.py", "tests/arena/test_arena_adversarial.py",
             "tests/arena/test_arena_gym.py")),
-    Target("gym", ("arena/gym.py",), ("tests/arena/test_gym_guards.py", "tests/arena/test_gym_limits.py",
+    Target("gym", ("arena/core/gym.py",), ("tests/arena/test_gym_guards.py", "tests/arena/test_gym_limits.py",
                                      "tests/arena/test_gym_trace_of_refusals.py", "tests/arena/test_arena_gym.py",
                                      "tests/arena/test_gym_reset_undo.py"),
-           tuple(f"arena.gym.{name}*" for name in GYM_GUARDS)),
-    Target("conformance", ("arena/conformance.py",),
+           tuple(f"arena.core.gym.{name}*" for name in GYM_GUARDS)),
+    Target("conformance", ("arena/checks/conformance.py",),
            ("tests/arena/test_conformance_catches.py", "tests/arena/test_conformance_probes.py",
             "tests/arena/test_arena_gym.py")),
     Target("gate", ("factory_client/gate.py",),

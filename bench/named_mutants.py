@@ -48,13 +48,13 @@ class NamedMutant:
 
 NAMED_MUTANTS: tuple[NamedMutant, ...] = (
     NamedMutant(
-        "lift_sign", "the lift's sign flipped (before - after)", "arena/metrics.py",
+        "lift_sign", "the lift's sign flipped (before - after)", "arena/core/metrics.py",
         "[a[t] - b[t] for t in common]", "[b[t] - a[t] for t in common]",
         ("tests/arena/test_metrics_properties.py::test_paired_lift_is_after_minus_before_averaged_over_tasks",
          "tests/arena/test_metrics_properties.py::"
          "test_an_improved_model_has_a_positive_lift_and_a_worse_one_a_negative_lift")),
     NamedMutant(
-        "interval_90", "the 95% bootstrap interval computed as a 90% interval", "arena/metrics.py",
+        "interval_90", "the 95% bootstrap interval computed as a 90% interval", "arena/core/metrics.py",
         "seed: int, level: float = 0.95)", "seed: int, level: float = 0.90)",
         ("tests/arena/test_metrics_properties.py::test_lift_interval_is_a_95_percent_interval_analytic_case",
          "tests/arena/test_metrics_properties.py::test_pass_rate_interval_is_a_95_percent_interval")),
@@ -70,11 +70,11 @@ NAMED_MUTANTS: tuple[NamedMutant, ...] = (
         'yield "ground_truth", None',
         ("tests/factory/test_gate_rules.py::test_a_writing_task_without_a_side_effect_assertion_is_refused",)),
     NamedMutant(
-        "conformance_null_fails", "the conformance checker's null_fails check disabled", "arena/conformance.py",
+        "conformance_null_fails", "the conformance checker's null_fails check disabled", "arena/checks/conformance.py",
         'add("null_fails", not null.passed,', 'add("null_fails", True,',
         ("tests/arena/test_conformance_catches.py::test_a_task_the_null_agent_passes_is_flagged",)),
     NamedMutant(
-        "permission_writes_only", "the permission check applied to write tools only", "arena/gym.py",
+        "permission_writes_only", "the permission check applied to write tools only", "arena/core/gym.py",
         "if spec.permission and spec.permission not in ctx.persona.permissions:",
         'if spec.mode == "write" and spec.permission and spec.permission not in ctx.persona.permissions:',
         ("tests/arena/test_gym_guards.py::test_a_tool_needing_a_missing_permission_is_denied_and_changes_nothing"
@@ -83,7 +83,7 @@ NAMED_MUTANTS: tuple[NamedMutant, ...] = (
          "test_read_tool_with_a_permission_is_denied_to_a_persona_holding_only_others")),
     NamedMutant(
         "row_scope_removed", "the verifier's row-scope rule (which rows a task may change) removed",
-        "arena/verify.py",
+        "arena/core/verify.py",
         "        if scope.ids is not None and change.key not in scope.ids:\n            continue\n", "",
         ("tests/arena/test_verify_scopes.py::test_write_scope[allowed column on a row outside the ids]",
          "tests/arena/test_verify_scopes.py::test_an_update_outside_the_row_scope_is_reported_by_row_and_column")),

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 
 Source = Literal["targeted", "replay", "explore"]
 """Why a task is in a wave: aimed at a weakness, replayed against forgetting, or explored."""

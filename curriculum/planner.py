@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 
-from arena.pack import Pack
+from arena.core.pack import Pack
 from curriculum._fill import PlanContext
 from curriculum.matching import uniform_drop
 from curriculum.models import CurriculumConfig, History, TaskRef, Wave

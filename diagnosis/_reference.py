@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.results import TraceStep
-from arena.task import CallPattern, Task, TraceAssertion
+from arena.core.results import TraceStep
+from arena.core.task import CallPattern, Task, TraceAssertion
 
 _PROMPT_ID = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+\b")
 

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from arena.episode import EpisodeRecord
-from arena.results import TraceStep
+from arena.core.episode import EpisodeRecord
+from arena.core.results import TraceStep
 from diagnosis._reply import clauses, is_participle, read_reply
 
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+$")

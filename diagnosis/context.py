@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.task import Task
-from arena.toolkit import ToolSpec
+from arena.core.task import Task
+from arena.core.toolkit import ToolSpec
 
 STRONG_WEIGHT = 3
 """Edge weight of a prerequisite the policy requires."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 from diagnosis.context import DiagnosisContext
 from diagnosis.models import Tag
 

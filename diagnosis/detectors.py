@@ -6,9 +6,9 @@ import json
 import re
 from typing import Any
 
-from arena.episode import EpisodeRecord
-from arena.results import TraceStep
-from arena.task import ResponseAssertion, Task
+from arena.core.episode import EpisodeRecord
+from arena.core.results import TraceStep
+from arena.core.task import ResponseAssertion, Task
 from diagnosis._reference import Reference, attempted, id_prefix, id_values, reference, text_ids
 from diagnosis._reply import read_reply
 from diagnosis._trace import (

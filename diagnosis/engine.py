@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
-from arena.episode import EPISODE_SCHEMA_VERSION, EpisodeRecord
+from arena.core.episode import EPISODE_SCHEMA_VERSION, EpisodeRecord
 from diagnosis._trace import is_unknown_tool_error
 from diagnosis.clustering import ClusterResult, Method, cluster_rows, vectorize
 from diagnosis.context import DiagnosisContext

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 from diagnosis._trace import failed_assertion_kinds, reply_claims_success, reply_gives_up, value_shape
 from diagnosis.context import DiagnosisContext
 from diagnosis.models import Tag

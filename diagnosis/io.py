@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from arena.episode import EPISODE_SCHEMA_VERSION, EpisodeRecord
+from arena.core.episode import EPISODE_SCHEMA_VERSION, EpisodeRecord
 
 logger = logging.getLogger(__name__)
 

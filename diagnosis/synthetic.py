@@ -11,9 +11,9 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from arena.episode import EpisodeRecord, episode_id
-from arena.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
-from arena.toolkit import ToolSpec
+from arena.core.episode import EpisodeRecord, episode_id
+from arena.core.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
+from arena.core.toolkit import ToolSpec
 from diagnosis.context import DiagnosisContext
 
 STRATEGIES: dict[str, frozenset[str]] = {

@@ -25,9 +25,9 @@ from typing import Any
 
 import networkx as nx
 
-from arena.domain import STRONG, Domain, Knobs
-from arena.pack import Pack
-from arena.task import Task
+from arena.core.domain import STRONG, Domain, Knobs
+from arena.core.pack import Pack
+from arena.core.task import Task
 from factory_client.protocol import VariantRequest, WeaknessTarget
 
 COMPLEXITY_RATES: dict[str, float] = {

@@ -3,7 +3,7 @@
 Reading never touches the disk. It refuses absolute paths, ``..`` and backslashes,
 links, devices and every non-regular member, duplicate names, more members than
 allowed, a compressed size or an uncompressed total over the limits, and an
-archive whose sha256 differs from the listing; then ``arena.pack.parse_pack``
+archive whose sha256 differs from the listing; then ``arena.core.pack.parse_pack``
 validates the content and its content hash.
 """
 
@@ -17,7 +17,7 @@ import zlib
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.pack import MAX_TASKS, Pack, PackError, pack_files, parse_pack
+from arena.core.pack import MAX_TASKS, Pack, PackError, pack_files, parse_pack
 from factory_client.errors import PackRefused
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from arena.pack import Pack
+from arena.core.pack import Pack
 from factory_client.protocol import GateReport, RequestStatus, VariantRequest
 
 

@@ -8,9 +8,9 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from arena.http_auth import bearer_headers
-from arena.pack import Pack
-from arena.redact import mask_url, redact_text
+from arena.core.pack import Pack
+from arena.core.redact import mask_url, redact_text
+from arena.serve.http_auth import bearer_headers
 from factory_client.archive import ArchiveLimits, load_archive
 from factory_client.base import FactoryClient, FactoryResult
 from factory_client.errors import (

@@ -9,7 +9,7 @@ Gates, in order (a candidate stops at the first it fails):
 3. ``ground_truth``: the assertions agree with that run: every row the gold run changed is inside
    the declared write-set (so a task whose gold program writes must declare those writes).
 4. ``null_fails``: a null agent (no calls, empty reply) fails.
-5. ``adversaries_fail``: every adversarial agent of ``arena.adversarial`` (claim success, paste the
+5. ``adversaries_fail``: every adversarial agent of ``arena.checks.adversarial`` (claim success, paste the
    records, dump everything, random writes, injection) fails: the same audit the conformance checker runs.
 6. ``replay_deterministic``: a second gold run gives the same trace and the same verdict.
 7. ``baseline_band``: ``k`` attempts by the current model pass between ``band_min`` and ``band_max``.
@@ -24,14 +24,14 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from arena.adversarial import audit_task
 from arena.agents.base import Agent
 from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.conformance import run_gold
-from arena.gym import Gym
-from arena.results import RowChange
+from arena.checks.adversarial import audit_task
+from arena.checks.conformance import run_gold
+from arena.core.gym import Gym
+from arena.core.results import RowChange
+from arena.core.task import Task
 from arena.rollout import EpisodeKey, play_episode
-from arena.task import Task
 from factory_client.protocol import GateConfig, GateReport, TaskRejection, VariantRequest
 
 _TOKEN = re.compile(r"[a-z0-9]+")

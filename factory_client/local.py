@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from arena.agents.base import Agent
-from arena.gym import Gym
-from arena.gyms import available_domains, get_domain
-from arena.pack import Pack, build_pack, with_content_id
-from arena.task import Task
+from arena.core.domains import available_domains, get_domain
+from arena.core.gym import Gym
+from arena.core.pack import Pack, build_pack, with_content_id
+from arena.core.task import Task
 from factory_client._synth import allocate, rank_tasks, variant_knobs, variant_seed
 from factory_client.archive import load_archive, pack_archive, sha256_hex
 from factory_client.base import FactoryResult

@@ -17,7 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import SecretStr
 
-from arena.http_auth import BearerTokenMiddleware
+from arena.serve.http_auth import BearerTokenMiddleware
 from factory_client.errors import FactoryError, FactoryProtocolError, IdempotencyConflict, RequestFailed
 from factory_client.local import GENERATOR_VERSION, LocalFactory
 from factory_client.protocol import (

@@ -12,7 +12,7 @@ from rich.console import Console
 from flows.cli_output import make_console, print_json, print_table
 
 if TYPE_CHECKING:
-    from arena.episode import EpisodeRecord
+    from arena.core.episode import EpisodeRecord
     from diagnosis import DiagnosisContext, WeaknessReport
 
 

@@ -12,8 +12,8 @@ from flows.cli_output import make_console, print_json, print_line, print_table
 
 if TYPE_CHECKING:
     from arena.agents.chat_client import ClientName
-    from arena.episode import EpisodeRecord
-    from arena.metrics import Estimate, Metrics
+    from arena.core.episode import EpisodeRecord
+    from arena.core.metrics import Estimate, Metrics
 
 console = make_console()
 
@@ -73,10 +73,10 @@ def eval_command(
     from rich.progress import Progress
 
     from arena.agents.litellm_agent import LiteLLMAgent
-    from arena.gyms import available_domains
-    from arena.metrics import compute_metrics, metrics_by
-    from arena.pack import build_pack
-    from arena.redact import mask_url
+    from arena.core.domains import available_domains
+    from arena.core.metrics import compute_metrics, metrics_by
+    from arena.core.pack import build_pack
+    from arena.core.redact import mask_url
     from arena.rollout import ModelUnavailable, RolloutConfig, RolloutStopped, plan_episodes, run_rollouts
     from flows.agents import make_agent
     from flows.interrupt import EXIT_HANDLERS_S, GRACE_S, batch_running, stop_on_signals

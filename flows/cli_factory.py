@@ -27,7 +27,7 @@ def serve(
     """
     import uvicorn
 
-    from arena.http_auth import ServeAuthError, check_bind
+    from arena.serve.http_auth import ServeAuthError, check_bind
     from factory_client import LocalFactory, create_app
     from flows.settings import SettingsError, load_settings
 
@@ -70,7 +70,7 @@ def request(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the request.")] = 600.0,
 ) -> None:
     """Request targeted variants and print the gate's report."""
-    from arena.pack import write_pack
+    from arena.core.pack import write_pack
     from factory_client import FactoryError, VariantRequest, WeaknessTarget, make_factory_client
 
     options = {"--variants": variants, "--tasks": tasks, "--complexity": complexity, "--seed": seed,

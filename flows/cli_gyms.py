@@ -14,15 +14,15 @@ from rich.table import Table
 from flows import cli_gyms_serve
 
 if TYPE_CHECKING:
-    from arena.pack import Pack
+    from arena.core.pack import Pack
 
 app = typer.Typer(help="Built-in gyms: list them, check them, show a pack.", no_args_is_help=True)
 console = Console()
 
 
 def _load(target: str) -> Pack:
-    from arena.gyms import available_domains
-    from arena.pack import build_pack, read_pack
+    from arena.core.domains import available_domains
+    from arena.core.pack import build_pack, read_pack
 
     path = Path(target)
     if path.is_dir():
@@ -46,8 +46,8 @@ def _table_counts(pack: Pack) -> list[tuple[str, int]]:
 @app.command("list")
 def list_gyms() -> None:
     """List the built-in gyms with their tools, tables and tasks."""
-    from arena.gyms import available_domains, get_domain
-    from arena.pack import build_pack
+    from arena.core.domains import available_domains, get_domain
+    from arena.core.pack import build_pack
 
     table = Table(title="Built-in gyms")
     for col in ("domain", "description", "tools", "tables", "entities", "train", "heldout"):
@@ -70,9 +70,9 @@ def check(
     ] = None,
 ) -> None:
     """Run the conformance checker over every task of one gym (or all of them)."""
-    from arena.conformance import check_pack
-    from arena.gyms import available_domains
-    from arena.pack import PackError
+    from arena.checks.conformance import check_pack
+    from arena.core.domains import available_domains
+    from arena.core.pack import PackError
 
     targets = [domain] if domain else available_domains()
     failed = 0
@@ -102,7 +102,7 @@ def check(
 @app.command("show")
 def show(pack_ref: Annotated[str, typer.Argument(metavar="PACK", help="A pack folder or a built-in domain.")]) -> None:
     """Show a pack: tables, tools, task counts by split and category, faults."""
-    from arena.pack import PackError
+    from arena.core.pack import PackError
 
     try:
         pack = _load(pack_ref)

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from arena.pack import Pack
+    from arena.core.pack import Pack
 
 console = Console(stderr=True)
 
@@ -22,7 +22,7 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _pack_of(target: str) -> tuple[str, Pack | None]:
-    from arena.gyms import available_domains
+    from arena.core.domains import available_domains
     from arena.serve import resolve_pack
 
     pack = resolve_pack(target)
@@ -42,8 +42,8 @@ def serve(
     image: Annotated[str | None, typer.Option(help="Image for --docker (default: the gym's built image).")] = None,
 ) -> None:
     """Serve a gym to any MCP client (and OpenEnv, with --openenv); each episode gets its own fresh world."""
-    from arena.http_auth import ServeAuthError, check_bind
     from arena.serve import GymService, ServeError, resolve_pack, serve_http, serve_stdio
+    from arena.serve.http_auth import ServeAuthError, check_bind
     from flows.settings import SettingsError, load_settings
 
     try:

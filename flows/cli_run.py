@@ -145,7 +145,7 @@ def _where(name: str, settings: GymloopSettings, home: Path | None = None) -> di
     """Where a campaign's results are: its report, its MLflow store and experiment, and how to open them."""
     report = settings.home / "campaigns" / name / "report.md"
     home_env = f"GYMLOOP_HOME={home} " if home else ""
-    from arena.redact import mask_url
+    from arena.core.redact import mask_url
 
     return {"report": str(report), "mlflow_uri": mask_url(settings.resolved_mlflow_uri()),
             "mlflow_experiment": f"gymloop/{name}",
@@ -358,7 +358,7 @@ def mlflow_ui_command(
     host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
 ) -> None:
     """Open gymloop's MLflow store in ``mlflow ui`` (offline switches set; extra options go to mlflow)."""
-    from arena.redact import mask_url
+    from arena.core.redact import mask_url
     from flows._offline import OFFLINE_DEFAULTS
 
     settings = _settings()

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.metrics import compute_metrics, paired_lift
+from arena.core.metrics import compute_metrics, paired_lift
 from curriculum import RoundResult, StopRules, Wave, grain_label, should_stop
 from diagnosis import Weakness, WeaknessReport
 from flows import steps

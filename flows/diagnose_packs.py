@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.episode import EpisodeRecord
-from arena.gyms import available_domains
-from arena.pack import Pack, PackError, build_pack, read_pack
+from arena.core.domains import available_domains
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack, PackError, build_pack, read_pack
 from registry import PackStore, RegistryError
 
 logger = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import Any
 
 from arena.agents.base import Agent
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 from arena.rollout import RolloutConfig, RolloutStopped
 from flows.settings import GymloopSettings
 from registry import Registry

@@ -27,7 +27,7 @@ def no_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
     Raises:
         ValueError: An override is a secret setting, or a URL setting holding a password or token.
     """
-    from arena.redact import url_secrets
+    from arena.core.redact import url_secrets
     from flows.settings import SECRET_SETTINGS, URL_SETTINGS
 
     for name, value in overrides.items():

@@ -70,7 +70,7 @@ def publish_round(summary: RoundSummary, mlflow_uri: str, mlflow_run_id: str) ->
     """Create the round's table artifact and its lift as a Markdown artifact in the current flow run."""
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-    from arena.redact import mask_url
+    from arena.core.redact import mask_url
 
     s = summary
     create_table_artifact(round_rows(s), key=artifact_key(s.campaign, f"round-{s.round_index}"),

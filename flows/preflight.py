@@ -14,7 +14,7 @@ from types import ModuleType
 from arena.agents.base import Agent, ModelAPIError
 from arena.agents.chat_client import import_litellm
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
-from arena.redact import mask_url
+from arena.core.redact import mask_url
 from flows.agents import REFERENCE
 
 PROBE_TIMEOUT_S = 20.0

@@ -15,8 +15,8 @@ from prefect import flow, get_run_logger, tags, task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
-from arena.episode import EpisodeRecord
-from arena.pack import Pack
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
 from curriculum import History, RoundResult, StopRules, Wave, should_stop
 from diagnosis import WeaknessReport

@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from arena.redact import redact_text
+from arena.core.redact import redact_text
 from curriculum import Wave
 from diagnosis import WeaknessReport
 from flows import steps

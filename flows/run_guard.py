@@ -91,7 +91,7 @@ class MeterColumn(ProgressColumn):
 @contextmanager
 def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> Iterator[RolloutMeter]:
     """Run rounds of ``campaign`` with preflight, signal handling, the breaker's exit and a live meter."""
-    from arena.redact import mask_url
+    from arena.core.redact import mask_url
     from arena.rollout import ModelUnavailable
 
     check_model(settings, console)

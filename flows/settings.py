@@ -23,8 +23,8 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as SourceError
 
-from arena.gyms import BUILTIN_DOMAINS
-from arena.redact import install_log_redaction, mask_url, register_secrets, url_secrets
+from arena.core.domains import BUILTIN_DOMAINS
+from arena.core.redact import install_log_redaction, mask_url, register_secrets, url_secrets
 from trainers.trl import TRLConfig
 
 CONFIG_ENV = "GYMLOOP_CONFIG"

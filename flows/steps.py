@@ -19,9 +19,9 @@ from arena.agents.base import Agent
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.reference import PolicyParams, ReferencePolicy
 from arena.agents.transformers_agent import TransformersAgent, TransformersConfig
-from arena.episode import EpisodeRecord
-from arena.metrics import Outcome, compute_metrics, metrics_by, paired_lift
-from arena.pack import Pack, build_pack
+from arena.core.episode import EpisodeRecord
+from arena.core.metrics import Outcome, compute_metrics, metrics_by, paired_lift
+from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, run_episodes
 from curriculum import CurriculumConfig, GroupResult, History, Wave, coverage_ranked, plan_wave, task_refs
 from diagnosis import DiagnosisContext, WeaknessReport, diagnose

@@ -59,7 +59,7 @@ def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
     """
     if not uri.startswith(("http://", "https://")):
         return
-    from arena.redact import mask_url
+    from arena.core.redact import mask_url
 
     shown = mask_url(uri)
     try:

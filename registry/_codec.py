@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 from registry.errors import RegistryError
 
 COMPRESSION_LEVEL = 3

@@ -1,9 +1,9 @@
 """A content-addressed pack store on disk.
 
 Each pack is kept as a folder ``<root>/<content id>`` written by
-``arena.pack.write_pack``. ``put`` returns the id and is a no-op when an intact
+``arena.core.pack.write_pack``. ``put`` returns the id and is a no-op when an intact
 copy is already there; ``get`` and ``files`` recompute the content hash with
-``arena.pack.content_id`` and refuse an entry whose content no longer matches
+``arena.core.pack.content_id`` and refuse an entry whose content no longer matches
 its id (a tampered or damaged store entry), naming the id.
 """
 
@@ -13,7 +13,7 @@ import re
 import shutil
 from pathlib import Path
 
-from arena.pack import Pack, PackError, content_id, pack_files, parse_pack, write_pack
+from arena.core.pack import Pack, PackError, content_id, pack_files, parse_pack, write_pack
 from registry.errors import RegistryError
 
 _PACK_ID = re.compile(r"^[0-9a-f]{64}$")

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 
 RoundStatus = Literal["running", "finished", "failed", "interrupted"]
 """A round's state: ``running`` (started or resumed), ``finished`` or ``failed``."""

@@ -22,8 +22,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, defer
 
-from arena.episode import EpisodeRecord
-from arena.pack import Pack, pack_files, read_pack
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack, pack_files, read_pack
 from registry import _convert as conv
 from registry import _queries as queries
 from registry._codec import decode_record, episode_row, split_kinds
@@ -245,7 +245,7 @@ class Registry:
             return conv.pack_info(row)
 
     def import_pack(self, folder: str | Path) -> PackInfo:
-        """Read and validate the pack in ``folder`` (``arena.pack.read_pack``), then add it.
+        """Read and validate the pack in ``folder`` (``arena.core.pack.read_pack``), then add it.
 
         Raises:
             PackError: The folder does not hold a valid pack (including a content hash mismatch).

@@ -13,10 +13,10 @@ import sys
 from typing import Any
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.conformance import run_gold
-from arena.gym import Gym
-from arena.gyms import available_domains
-from arena.pack import build_pack
+from arena.checks.conformance import run_gold
+from arena.core.domains import available_domains
+from arena.core.gym import Gym
+from arena.core.pack import build_pack
 from arena.rollout import EpisodeKey, play_episode
 from diagnosis import DiagnosisContext, diagnose
 

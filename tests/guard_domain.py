@@ -10,9 +10,9 @@ import sqlite3
 from dataclasses import replace
 from typing import Any
 
-from arena.domain import STRONG, Domain, FaultSpec, World
-from arena.pack import Pack, build_pack
-from arena.task import (
+from arena.core.domain import STRONG, Domain, FaultSpec, World
+from arena.core.pack import Pack, build_pack
+from arena.core.task import (
     Assertion,
     EntityRef,
     GoldProgram,
@@ -24,7 +24,7 @@ from arena.task import (
     StateAssertion,
     Task,
 )
-from arena.toolkit import NotFound, ToolContext, collect_tools, tool
+from arena.core.toolkit import NotFound, ToolContext, collect_tools, tool
 
 
 @tool(mode="read", entity="account", operation="get")

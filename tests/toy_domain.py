@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from arena.domain import STRONG, WEAK, Domain, FaultSpec, World
-from arena.gyms import register_domain
-from arena.task import (
+from arena.core.domain import STRONG, WEAK, Domain, FaultSpec, World
+from arena.core.domains import register_domain
+from arena.core.task import (
     CallPattern,
     EntityRef,
     GoldProgram,
@@ -22,7 +22,7 @@ from arena.task import (
     TraceAssertion,
     WriteScope,
 )
-from arena.toolkit import NotFound, PolicyViolation, ToolContext, collect_tools, tool
+from arena.core.toolkit import NotFound, PolicyViolation, ToolContext, collect_tools, tool
 
 
 @tool(mode="read", entity="order", operation="get")

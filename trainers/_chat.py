@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arena.episode import EpisodeRecord
-from arena.pack import Pack
-from arena.task import Task
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack
+from arena.core.task import Task
 
 Message = dict[str, Any]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 from curriculum import Wave
 from trainers.models import ModelRef
 

@@ -22,8 +22,8 @@ from typing import IO
 
 from pydantic import ValidationError
 
-from arena.episode import EpisodeRecord
-from arena.pack import Pack
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack
 from curriculum import Wave
 from trainers.base import register_trainer
 from trainers.export import export_dataset

@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.episode import EpisodeRecord
-from arena.pack import Pack
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack
 from curriculum import Wave
 from trainers._chat import completion_messages, prompt_messages, tool_schemas
 from trainers.base import register_trainer

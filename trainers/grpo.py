@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.agents.reference import PolicyParams, grain_key
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 from curriculum import Wave
 from trainers.base import register_trainer
 from trainers.models import ModelRef, TrainerError

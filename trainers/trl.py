@@ -2,9 +2,9 @@
 
 Methods (``TRLConfig.method``):
 
-- ``grpo``: TRL's ``GRPOTrainer`` with the wave's gyms as environments (``arena.trl_env``): each dataset row is one
-  episode of a wave task, drawn by the wave's weights; the model's tool calls run in a fresh world of the row's
-  pack and the reward is the verifier's score;
+- ``grpo``: TRL's ``GRPOTrainer`` with the wave's gyms as environments (``arena.adapters.trl_env``): each dataset
+  row is one episode of a wave task, drawn by the wave's weights; the model's tool calls run in a fresh world of the
+  row's pack and the reward is the verifier's score;
 - ``sft``: rejection sampling: TRL's ``SFTTrainer`` on the tool-calling conversations of the wave's rollouts that
   passed every check (the loss on the assistant's turns only); no success, no new model;
 - ``sft_grpo``: the SFT warm start (when there are successes), then GRPO.
@@ -30,11 +30,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.adapters.trl_env import EpisodeRow, GymEnvironment, environment_classes, record_replies
 from arena.agents.transformers_agent import CheckpointError, check_tool_template
-from arena.episode import EpisodeRecord
-from arena.pack import Pack
-from arena.results import Verdict
-from arena.trl_env import EpisodeRow, GymEnvironment, environment_classes, record_replies
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack
+from arena.core.results import Verdict
 from curriculum import Wave
 from trainers.base import register_trainer
 from trainers.models import ModelRef, TrainerError

@@ -9,11 +9,11 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from arena.adapters.trl_env import episode_prompt
 from arena.agents.litellm_agent import tool_message_content
-from arena.episode import EpisodeRecord
-from arena.pack import Pack
-from arena.results import ToolResult
-from arena.trl_env import episode_prompt
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack
+from arena.core.results import ToolResult
 from curriculum import Wave
 from trainers.models import TrainerError
 

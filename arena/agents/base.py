@@ -7,8 +7,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from arena.gym import Observation
-from arena.results import ToolResult
+from arena.core.gym import Observation
+from arena.core.results import ToolResult
 
 CallTool = Callable[[str, "dict[str, Any] | str | None"], ToolResult]
 """The only way an agent acts on the world: ``call_tool(name, arguments)``."""

@@ -23,11 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from arena.agents._model_api import APIFailure, backoff_delay, classify
 from arena.agents.base import AgentRun, CallTool, ModelAPIError
 from arena.agents.chat_client import ChatClient, ClientName
-from arena.gym import Observation
-from arena.limits import report_call
-from arena.results import ToolResult
-from arena.text import clean_text
-from arena.toolkit import ToolSpec
+from arena.agents.limits import report_call
+from arena.core.gym import Observation
+from arena.core.results import ToolResult
+from arena.core.text import clean_text
+from arena.core.toolkit import ToolSpec
 
 logger = logging.getLogger(__name__)
 

@@ -29,9 +29,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena.agents.base import AgentRun, CallTool
-from arena.gym import Observation
-from arena.results import ToolResult
-from arena.toolkit import ToolSpec
+from arena.core.gym import Observation
+from arena.core.results import ToolResult
+from arena.core.toolkit import ToolSpec
 
 PARAMS_SCHEMA_VERSION = 1
 """Version of the saved parameter artifact."""

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arena.agents.base import AgentRun, CallTool, ModelAPIError
 from arena.agents.litellm_agent import system_prompt, tool_message_content
-from arena.gym import Observation
+from arena.core.gym import Observation
 
 
 class CheckpointError(ValueError):

@@ -1,6 +1,6 @@
 """Gyms as services: episodes as sessions over MCP, an OpenEnv environment and Docker containers.
 
-Every surface runs the same :class:`~arena.gym.Gym` dispatch and verifier; the OpenEnv surface is in
+Every surface runs the same :class:`~arena.core.gym.Gym` dispatch and verifier; the OpenEnv surface is in
 :mod:`arena.serve.openenv_surface` (imported on demand: openenv-core is heavy) and the Docker image and
 backend in :mod:`arena.serve.docker_image` and :mod:`arena.serve.docker_backend`.
 """

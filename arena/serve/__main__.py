@@ -12,7 +12,7 @@ import sys
 
 from pydantic import SecretStr
 
-from arena.http_auth import ServeAuthError
+from arena.serve.http_auth import ServeAuthError
 from arena.serve.runner import serve_http, serve_stdio
 from arena.serve.session import DEFAULT_MAX_SESSIONS, GymService, ServeError, resolve_pack
 

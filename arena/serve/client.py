@@ -19,9 +19,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import SecretStr
 
-from arena.gym import Observation
-from arena.http_auth import bearer_headers
-from arena.results import ToolResult
+from arena.core.gym import Observation
+from arena.core.results import ToolResult
+from arena.serve.http_auth import bearer_headers
 from arena.serve.mcp_surface import END_EPISODE, EPISODE_ARG, START_EPISODE
 from arena.serve.session import EpisodeOutcome, ServeError
 

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from pydantic import SecretStr
 
 from arena.agents.base import Agent, AgentRun, ModelAPIError
-from arena.episode import EpisodeFailure, EpisodeRecord, episode_id
-from arena.pack import Pack
-from arena.results import Verdict
+from arena.core.episode import EpisodeFailure, EpisodeRecord, episode_id
+from arena.core.pack import Pack
+from arena.core.results import Verdict
 from arena.rollout import EpisodeKey, RolloutConfig, RolloutStopped, agent_seed
 from arena.serve.client import RemoteGym, http_client
 from arena.serve.docker_container import GymContainer

@@ -21,8 +21,8 @@ import httpx
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from pydantic import SecretStr
 
-from arena.http_auth import bearer_headers
-from arena.pack import Pack, write_pack
+from arena.core.pack import Pack, write_pack
+from arena.serve.http_auth import bearer_headers
 from arena.serve.runner import HEALTH_PATH, MCP_PATH, check_port
 from arena.serve.session import ServeError
 

@@ -26,7 +26,7 @@ import docker
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 import arena
-from arena.pack import Pack, write_pack
+from arena.core.pack import Pack, write_pack
 from arena.serve.session import ServeError
 
 DEFAULT_BASE = "python:3.11-slim"
@@ -40,8 +40,8 @@ import json, sys
 import arena.serve.__main__, arena.serve.runner, uvicorn, uvicorn.main
 import uvicorn.protocols.http.h11_impl, uvicorn.protocols.http.auto, uvicorn.protocols.websockets.auto
 import uvicorn.lifespan.on, uvicorn.lifespan.off, uvicorn.loops.asyncio, uvicorn.loops.auto
-from arena.gyms import BUILTIN_DOMAINS
-from arena.pack import build_pack
+from arena.core.domains import BUILTIN_DOMAINS
+from arena.core.pack import build_pack
 from arena.serve import GymService
 for name in BUILTIN_DOMAINS:  # one gold episode per gym, so lazily imported modules are found too
     service = GymService(build_pack(name, seed=0))

@@ -18,8 +18,8 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from arena.core.toolkit import ToolSpec
 from arena.serve.session import GymService, ServeError
-from arena.toolkit import ToolSpec
 
 LIST_TASKS = "list_tasks"
 START_EPISODE = "start_episode"

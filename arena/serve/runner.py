@@ -1,7 +1,7 @@
 """Run a served gym: MCP over stdio, or MCP (and optionally OpenEnv) over HTTP on one port.
 
-HTTP surfaces sit behind :class:`~arena.http_auth.BearerTokenMiddleware`, and :func:`~arena.http_auth.check_bind`
-refuses a non-loopback address without a token before anything binds.
+HTTP surfaces sit behind :class:`~arena.serve.http_auth.BearerTokenMiddleware`, and
+:func:`~arena.serve.http_auth.check_bind` refuses a non-loopback address without a token before anything binds.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from arena.http_auth import BearerTokenMiddleware, check_bind
+from arena.serve.http_auth import BearerTokenMiddleware, check_bind
 from arena.serve.mcp_surface import McpGym, build_mcp_server
 from arena.serve.session import GymService, ServeError
 
@@ -80,7 +80,7 @@ def serve_http(service: GymService, *, host: str, port: int, token: SecretStr | 
     """Serve ``service`` over HTTP until interrupted.
 
     Raises:
-        arena.http_auth.ServeAuthError: A non-loopback ``host`` without a token.
+        arena.serve.http_auth.ServeAuthError: A non-loopback ``host`` without a token.
         ServeError: The port cannot be bound, or the pack cannot be served.
     """
     import uvicorn

@@ -2,7 +2,7 @@
 
 A :class:`GymService` holds one pack. Each episode is a session: the client picks the task and the
 seed when it starts, gets back an opaque episode handle and the observation, calls tools through the
-same :class:`~arena.gym.Gym` dispatch as an in-process rollout, and ends with its reply, which is when
+same :class:`~arena.core.gym.Gym` dispatch as an in-process rollout, and ends with its reply, which is when
 the verdict (computed by the gym's own verifier) leaves the service. Every session plays on its own
 gym, so one session's writes are never visible to another; a gym returns to the idle pool only after
 its episode ended and starts its next episode from the template world.
@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from arena.gym import EnvironmentFailure, Gym, Observation
-from arena.gyms import available_domains
-from arena.pack import Pack, PackError, build_pack, read_pack
-from arena.results import ToolResult, TraceStep, Verdict
+from arena.core.domains import available_domains
+from arena.core.gym import EnvironmentFailure, Gym, Observation
+from arena.core.pack import Pack, PackError, build_pack, read_pack
+from arena.core.results import ToolResult, TraceStep, Verdict
 
 DEFAULT_MAX_SESSIONS = 64
 """Episodes a service runs at once unless told otherwise."""

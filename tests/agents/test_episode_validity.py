@@ -8,8 +8,8 @@ from toy_domain import TOY
 from arena.agents.base import AgentRun
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.scripted_server import ReplyCue, ScriptedModelServer, ToolCallCue
-from arena.gym import Gym
-from arena.pack import build_pack
+from arena.core.gym import Gym
+from arena.core.pack import build_pack
 from arena.rollout import EpisodeKey, RolloutConfig, play_episode, run_rollouts
 
 

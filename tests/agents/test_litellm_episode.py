@@ -22,10 +22,10 @@ from arena.agents.scripted_server import (
     ToolCallCue,
     ToolCallsCue,
 )
-from arena.domain import STRONG, Domain, World
-from arena.gym import Gym
-from arena.pack import build_pack
-from arena.task import (
+from arena.core.domain import STRONG, Domain, World
+from arena.core.gym import Gym
+from arena.core.pack import build_pack
+from arena.core.task import (
     CallPattern,
     EntityRef,
     GoldProgram,
@@ -40,7 +40,7 @@ from arena.task import (
     TraceAssertion,
     WriteScope,
 )
-from arena.toolkit import NotFound, ToolContext, tool
+from arena.core.toolkit import NotFound, ToolContext, tool
 
 SECRET = "sk-test-4f1c9e-never-shown"
 

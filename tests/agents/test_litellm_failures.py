@@ -13,9 +13,9 @@ from arena.agents._model_api import backoff_delay, parse_retry_after
 from arena.agents.base import ModelAPIError
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.scripted_server import DelayCue, ErrorCue, ReplyCue, ScriptedModelServer, ToolCallCue
-from arena.gym import Observation
-from arena.results import ToolResult
-from arena.toolkit import ToolSpec
+from arena.core.gym import Observation
+from arena.core.results import ToolResult
+from arena.core.toolkit import ToolSpec
 
 SPEC = ToolSpec(name="ping", description="Answer pong.", parameters={"type": "object", "properties": {}},
                 mode="read")

@@ -11,7 +11,7 @@ import pytest
 from arena.agents.chat_client import proxy_url
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.scripted_server import Cue, DelayCue, ErrorCue, ReplyCue, ScriptedModelServer, ToolCallCue
-from arena.pack import Pack, build_pack
+from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, RolloutConfig, plan_episodes, run_episodes
 
 

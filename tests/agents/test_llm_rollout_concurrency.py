@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
+from arena.agents.limits import AdaptiveLimit
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.scripted_server import DelayCue, ErrorCue, ReplyCue, ScriptedModelServer
-from arena.limits import AdaptiveLimit
-from arena.pack import build_pack
+from arena.core.pack import build_pack
 from arena.rollout import ModelUnavailable, RolloutConfig, RolloutStopped, plan_episodes, run_episodes, run_rollouts
 
 

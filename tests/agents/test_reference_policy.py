@@ -9,8 +9,8 @@ from arena.agents.reference import (
     ReferencePolicy,
     convert,
 )
-from arena.gym import Gym
-from arena.pack import build_pack
+from arena.core.gym import Gym
+from arena.core.pack import build_pack
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ from toy_domain import TOY
 
 from arena.agents.base import AgentRun, ModelAPIError
 from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.episode import EpisodeRecord
-from arena.metrics import compute_metrics, pass_at_k, pass_hat_k
-from arena.pack import build_pack
+from arena.core.episode import EpisodeRecord
+from arena.core.metrics import compute_metrics, pass_at_k, pass_hat_k
+from arena.core.pack import build_pack
 from arena.rollout import EpisodeKey, RolloutConfig, plan_episodes, run_rollouts
 
 

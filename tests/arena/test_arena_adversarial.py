@@ -2,12 +2,12 @@
 
 import pytest
 
-from arena.adversarial import ADVERSARIES, audit_task, play_adversary
-from arena.gym import Gym
-from arena.pack import build_pack
-from arena.reply_rules import DEFAULT_ID_PATTERN, guard_reply
-from arena.task import ResponseAssertion, SideEffectAssertion
-from arena.verify import check_response
+from arena.authoring.reply_rules import DEFAULT_ID_PATTERN, guard_reply
+from arena.checks.adversarial import ADVERSARIES, audit_task, play_adversary
+from arena.core.gym import Gym
+from arena.core.pack import build_pack
+from arena.core.task import ResponseAssertion, SideEffectAssertion
+from arena.core.verify import check_response
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ import json
 import pytest
 from toy_domain import TOY
 
-from arena.gym import MAX_NESTING, Gym
-from arena.pack import build_pack
-from arena.text import clean_text
+from arena.core.gym import MAX_NESTING, Gym
+from arena.core.pack import build_pack
+from arena.core.text import clean_text
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from toy_domain import TOY
 
-from arena.conformance import check_pack, run_gold
-from arena.gym import EnvironmentFailure, Gym
-from arena.pack import build_pack
-from arena.task import StateAssertion
+from arena.checks.conformance import check_pack, run_gold
+from arena.core.gym import EnvironmentFailure, Gym
+from arena.core.pack import build_pack
+from arena.core.task import StateAssertion
 
 
 @pytest.fixture(scope="module")
@@ -244,8 +244,8 @@ def test_arbitrary_arguments_never_crash(gym, tool, args):
 def test_read_tool_that_writes_is_an_environment_failure(pack):
     from dataclasses import replace
 
-    from arena.domain import Domain
-    from arena.toolkit import ToolContext, tool
+    from arena.core.domain import Domain
+    from arena.core.toolkit import ToolContext, tool
 
     @tool(mode="read", entity="order", operation="get")
     def get_order(ctx: ToolContext, order_id: str) -> dict:

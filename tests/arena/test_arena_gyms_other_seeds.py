@@ -1,9 +1,9 @@
 import pytest
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.conformance import check_pack
-from arena.gyms import BUILTIN_DOMAINS
-from arena.pack import build_pack
+from arena.checks.conformance import check_pack
+from arena.core.domains import BUILTIN_DOMAINS
+from arena.core.pack import build_pack
 from arena.rollout import RolloutConfig, run_rollouts
 
 

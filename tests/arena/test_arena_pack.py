@@ -5,7 +5,7 @@ import shutil
 import pytest
 from toy_domain import TOY, lookup
 
-from arena.pack import (
+from arena.core.pack import (
     MAX_TEXT_BYTES,
     PackError,
     build_pack,

@@ -2,7 +2,7 @@ from typing import Literal
 
 from toy_domain import TOY
 
-from arena.toolkit import ToolContext, tool
+from arena.core.toolkit import ToolContext, tool
 
 
 def test_schema_from_signature_and_docstring():

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from guard_domain import GUARDED, guarded_pack, scoped_task, states_done, with_tasks
 
-from arena.adversarial import ADVERSARIES
-from arena.conformance import ConformanceReport, check_pack, check_task
-from arena.gym import Gym, Observation
-from arena.pack import Pack
-from arena.results import ToolResult
-from arena.task import GoldStep, SideEffectAssertion, StateAssertion, TraceAssertion, WriteScope
-from arena.toolkit import ToolContext, tool
+from arena.checks.adversarial import ADVERSARIES
+from arena.checks.conformance import ConformanceReport, check_pack, check_task
+from arena.core.gym import Gym, Observation
+from arena.core.pack import Pack
+from arena.core.results import ToolResult
+from arena.core.task import GoldStep, SideEffectAssertion, StateAssertion, TraceAssertion, WriteScope
+from arena.core.toolkit import ToolContext, tool
 
 READ = GoldStep(tool="get_account", arguments={"account_id": "ACC-1"})
 NOTE = GoldStep(tool="set_note", arguments={"account_id": "ACC-1", "note": "hello"})

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from guard_domain import GUARDED, guarded_pack, scoped_task, states_done, with_tasks
 
-from arena.conformance import CheckResult, check_pack, check_task
-from arena.domain import Domain
-from arena.gym import Gym, Observation
-from arena.pack import Pack, build_pack
-from arena.results import ToolErrorInfo, ToolResult
-from arena.task import GoldStep, SideEffectAssertion, StateAssertion, Task, TraceAssertion, WriteScope
-from arena.toolkit import ToolContext, tool
+from arena.checks.conformance import CheckResult, check_pack, check_task
+from arena.core.domain import Domain
+from arena.core.gym import Gym, Observation
+from arena.core.pack import Pack, build_pack
+from arena.core.results import ToolErrorInfo, ToolResult
+from arena.core.task import GoldStep, SideEffectAssertion, StateAssertion, Task, TraceAssertion, WriteScope
+from arena.core.toolkit import ToolContext, tool
 
 READ = GoldStep(tool="get_account", arguments={"account_id": "ACC-1"})
 NOTE = GoldStep(tool="set_note", arguments={"account_id": "ACC-1", "note": "hello"})

@@ -9,11 +9,11 @@ import pytest
 from toy_domain import TOY
 
 from arena.agents.base import AgentRun, CallTool
-from arena.episode import EpisodeRecord
-from arena.gc_pauses import YOUNG_THRESHOLD, FrozenAsTheyFinish
-from arena.gym import Observation
-from arena.pack import Pack, build_pack
+from arena.core.episode import EpisodeRecord
+from arena.core.gym import Observation
+from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, RolloutConfig, RolloutStopped, run_episodes
+from arena.rollout.gc_pauses import YOUNG_THRESHOLD, FrozenAsTheyFinish
 
 
 class LookUpAgent:

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from guard_domain import ALL_PERMISSIONS, GUARDED, guarded_pack, scoped_task, with_tasks
 
-from arena.gym import MAX_ARGUMENT_CHARS, EnvironmentFailure, Gym
-from arena.pack import Pack
-from arena.task import GoldStep
-from arena.toolkit import ToolContext, tool
+from arena.core.gym import MAX_ARGUMENT_CHARS, EnvironmentFailure, Gym
+from arena.core.pack import Pack
+from arena.core.task import GoldStep
+from arena.core.toolkit import ToolContext, tool
 
 CALLS = {
     "get_account": {"account_id": "ACC-1"},

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from guard_domain import GUARDED, guarded_pack, scoped_task, with_tasks
 
-from arena.gym import MAX_NESTING, MAX_VALUES, SQLITE_INT_MAX, SQLITE_INT_MIN, Gym
-from arena.pack import Pack
-from arena.task import ResponseAssertion
-from arena.toolkit import ToolContext, tool
+from arena.core.gym import MAX_NESTING, MAX_VALUES, SQLITE_INT_MAX, SQLITE_INT_MIN, Gym
+from arena.core.pack import Pack
+from arena.core.task import ResponseAssertion
+from arena.core.toolkit import ToolContext, tool
 
 
 @pytest.fixture(scope="module")

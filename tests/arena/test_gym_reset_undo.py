@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from toy_domain import TOY
 
-from arena.domain import World
-from arena.gym import Gym
-from arena.pack import Pack, build_pack
-from arena.task import Task
-from arena.toolkit import ToolContext, collect_tools, tool
+from arena.core.domain import World
+from arena.core.gym import Gym
+from arena.core.pack import Pack, build_pack
+from arena.core.task import Task
+from arena.core.toolkit import ToolContext, collect_tools, tool
 
 
 def _play(gym: Gym, task: Task, other: Task, seed: int) -> tuple[Any, ...]:
@@ -48,7 +48,7 @@ def toy_pack() -> Pack:
 
 
 def test_an_episode_that_changed_more_rows_than_the_undo_limit_gets_the_whole_world(toy_pack, monkeypatch):
-    monkeypatch.setattr("arena.gym.MAX_UNDONE_ROWS", 1)
+    monkeypatch.setattr("arena.core.gym.MAX_UNDONE_ROWS", 1)
     with Gym(toy_pack, TOY) as gym:
         template = gym.template_hash()
         gym.reset("refund-plain")

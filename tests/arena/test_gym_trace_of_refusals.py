@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from guard_domain import GUARDED, guarded_pack, scoped_task, with_tasks
 
-from arena.gym import MAX_ARGUMENTS_JSON_CHARS, MAX_NESTING, Gym
-from arena.pack import Pack
+from arena.core.gym import MAX_ARGUMENTS_JSON_CHARS, MAX_NESTING, Gym
+from arena.core.pack import Pack
 
 
 @pytest.fixture(scope="module")

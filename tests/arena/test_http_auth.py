@@ -5,7 +5,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from arena.http_auth import BearerTokenMiddleware, ServeAuthError, bearer_headers, check_bind, is_loopback
+from arena.serve.http_auth import BearerTokenMiddleware, ServeAuthError, bearer_headers, check_bind, is_loopback
 from factory_client.server import BackgroundServer
 
 TOKEN = SecretStr("s3cret-token-value")

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.episode import EpisodeFailure, EpisodeRecord
-from arena.metrics import (
+from arena.core.episode import EpisodeFailure, EpisodeRecord
+from arena.core.metrics import (
     Outcome,
     compute_metrics,
     metrics_by,
@@ -21,7 +21,7 @@ from arena.metrics import (
     pass_hat_k,
     per_task_pass_rate,
 )
-from arena.results import Verdict
+from arena.core.results import Verdict
 
 
 def _outcomes(passes: list[tuple[int, int]], *, pack: str = "P") -> list[Outcome]:

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
+from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from arena.results import ToolErrorInfo, TraceStep
-from arena.task import CallPattern, ResponseAssertion, StateAssertion, TraceAssertion
-from arena.verify import ReadOnlyGuard, check_response, check_state, check_trace, normalize
+from arena.core.results import ToolErrorInfo, TraceStep
+from arena.core.task import CallPattern, ResponseAssertion, StateAssertion, TraceAssertion
+from arena.core.verify import ReadOnlyGuard, check_response, check_state, check_trace, normalize
 
 
 def _step(index: int, tool: str, ok: bool = True, **arguments: Any) -> TraceStep:

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from guard_domain import GUARDED, guarded_pack, scoped_task, with_tasks
 
-from arena.gym import Gym
-from arena.pack import Pack
-from arena.results import ToolErrorInfo, TraceStep, Verdict
-from arena.task import ResponseAssertion, SideEffectAssertion, WriteScope
-from arena.verify import check_response, episode_ids
+from arena.core.gym import Gym
+from arena.core.pack import Pack
+from arena.core.results import ToolErrorInfo, TraceStep, Verdict
+from arena.core.task import ResponseAssertion, SideEffectAssertion, WriteScope
+from arena.core.verify import check_response, episode_ids
 
 ACC = r"\bACC-N?\d+\b"  # N: the ids open_account gives
 

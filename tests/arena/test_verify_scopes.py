@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from guard_domain import GUARDED, guarded_pack, scoped_task, with_tasks
 
-from arena.gym import Gym
-from arena.pack import Pack
-from arena.results import Verdict
-from arena.task import SideEffectAssertion, WriteScope
-from arena.verify import SIDE_EFFECT_STEP
+from arena.core.gym import Gym
+from arena.core.pack import Pack
+from arena.core.results import Verdict
+from arena.core.task import SideEffectAssertion, WriteScope
+from arena.core.verify import SIDE_EFFECT_STEP
 
 NOTE_1 = ("set_note", {"account_id": "ACC-1", "note": "hello"})
 NOTE_2 = ("set_note", {"account_id": "ACC-2", "note": "hello"})

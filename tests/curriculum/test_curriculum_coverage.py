@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from arena.pack import Pack, build_pack
+from arena.core.pack import Pack, build_pack
 from curriculum import CurriculumConfig, TaskRef, coverage_ranked, plan_wave, pool_coverage, practice_value, task_refs
 from diagnosis import ShareInterval, Weakness, WeaknessReport
 

@@ -1,6 +1,6 @@
 """A weakness at the grain (kind, domain, tool) survives the report, the factory and the planner."""
 
-from arena.pack import build_pack
+from arena.core.pack import build_pack
 from curriculum import CurriculumConfig, plan_wave, task_refs
 from diagnosis import ShareInterval, Weakness, WeaknessReport
 from factory_client import GateConfig, LocalFactory, VariantRequest, targets_from_report

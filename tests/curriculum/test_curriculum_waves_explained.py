@@ -9,7 +9,7 @@ from curriculum_factories import group, history_with, pool, report, weakness
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.pack import build_pack
+from arena.core.pack import build_pack
 from curriculum import (
     BanditState,
     CurriculumConfig,

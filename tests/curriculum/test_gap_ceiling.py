@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 from arena.agents.reference import CONTEXTS, PolicyParams, ReferencePolicy
-from arena.episode import EpisodeRecord
-from arena.pack import build_pack
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import build_pack
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
 from bench.curriculum_arms import perfect_at
 

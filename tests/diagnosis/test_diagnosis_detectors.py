@@ -4,9 +4,9 @@ from typing import Any
 
 import pytest
 
-from arena.episode import EpisodeRecord
-from arena.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
-from arena.task import (
+from arena.core.episode import EpisodeRecord
+from arena.core.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
+from arena.core.task import (
     CallPattern,
     EntityRef,
     GoldProgram,

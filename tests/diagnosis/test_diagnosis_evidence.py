@@ -9,9 +9,9 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from arena.episode import EpisodeRecord
-from arena.results import RowChange
-from arena.task import (
+from arena.core.episode import EpisodeRecord
+from arena.core.results import RowChange
+from arena.core.task import (
     EntityRef,
     GoldProgram,
     GoldStep,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from arena.results import ToolErrorInfo, TraceStep
-from arena.task import GoldProgram, IntendedCall, Intent, Persona, ResponseAssertion, Task
+from arena.core.results import ToolErrorInfo, TraceStep
+from arena.core.task import GoldProgram, IntendedCall, Intent, Persona, ResponseAssertion, Task
 from diagnosis.detectors import _goal_tools, _hint_matches, _is_conflict, _leaves, _says
 
 

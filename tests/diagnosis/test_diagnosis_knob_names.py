@@ -1,4 +1,4 @@
-from arena.gyms import BUILTIN_DOMAINS, get_domain
+from arena.core.domains import BUILTIN_DOMAINS, get_domain
 from diagnosis import KIND_TARGETS
 from diagnosis.knobs import NOVEL_TARGET
 
@@ -10,7 +10,7 @@ def test_every_knob_a_weakness_proposes_is_one_a_gym_understands():
 
 
 def test_every_focus_tag_is_a_task_tag_of_some_gym():
-    from arena.pack import build_pack
+    from arena.core.pack import build_pack
 
     tags = {tag for d in BUILTIN_DOMAINS for t in build_pack(d, seed=0).tasks for tag in t.tags}
     proposed = {tag for t in KIND_TARGETS.values() for tag in t.focus_tags}

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from arena.agents.reference import FAILURE_MODES
-from arena.episode import EpisodeRecord
-from arena.results import AssertionResult, ToolErrorInfo, TraceStep, Verdict
+from arena.core.episode import EpisodeRecord
+from arena.core.results import AssertionResult, ToolErrorInfo, TraceStep, Verdict
 from bench.bench_diagnosis_quality import (
     ARI_TARGET,
     MODE_KINDS,

@@ -8,7 +8,7 @@ import pytest
 from sklearn.metrics import adjusted_rand_score
 from typer.testing import CliRunner
 
-from arena.episode import EpisodeFailure
+from arena.core.episode import EpisodeFailure
 from diagnosis import NOVEL, WeaknessReport, diagnose, read_episodes_jsonl, share_interval
 from diagnosis.synthetic import STRATEGIES, context, synthetic_failures
 

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from factory_helpers import DOMAIN
 
-from arena.pack import Pack, build_pack
+from arena.core.pack import Pack, build_pack
 from factory_client import LocalFactory
 
 

@@ -4,8 +4,8 @@ from collections import Counter
 from typing import Any
 
 from arena.agents.base import AgentRun, CallTool
-from arena.gym import Observation
-from arena.pack import Pack
+from arena.core.gym import Observation
+from arena.core.pack import Pack
 from factory_client import GateConfig, VariantRequest, WeaknessTarget
 
 DOMAIN = "tracker"

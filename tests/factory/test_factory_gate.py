@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from factory_helpers import DOMAIN, GoldReplayAgent, small_request
 
-from arena.gym import Gym
-from arena.pack import Pack, build_pack
+from arena.core.gym import Gym
+from arena.core.pack import Pack, build_pack
 from factory_client import GateConfig, GateReport, HeldoutIndex, LocalFactory, QualityGate, token_jaccard
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from factory_helpers import DOMAIN, small_request
 
-from arena.gyms import get_domain
+from arena.core.domains import get_domain
 from factory_client import (
     GateConfig,
     LocalFactory,

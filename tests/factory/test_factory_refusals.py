@@ -12,7 +12,7 @@ from factory_helpers import DOMAIN
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse, Response
 
-from arena.pack import Pack, build_pack, pack_files
+from arena.core.pack import Pack, build_pack, pack_files
 from factory_client import (
     PROTOCOL_VERSION,
     ArchiveLimits,

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from factory_helpers import DOMAIN, small_request
 
-from arena.pack import Pack
+from arena.core.pack import Pack
 from factory_client import (
     BackgroundServer,
     HttpFactoryClient,

@@ -10,10 +10,10 @@ import pytest
 from factory_helpers import GoldReplayAgent
 from guard_domain import GUARDED, guarded_pack, scoped_task, states_done, with_tasks
 
-from arena.gym import Gym
-from arena.pack import Pack
-from arena.task import GoldStep, ResponseAssertion, SideEffectAssertion, StateAssertion, Task, WriteScope
-from arena.toolkit import ToolContext, tool
+from arena.core.gym import Gym
+from arena.core.pack import Pack
+from arena.core.task import GoldStep, ResponseAssertion, SideEffectAssertion, StateAssertion, Task, WriteScope
+from arena.core.toolkit import ToolContext, tool
 from factory_client import GateConfig, GateReport, HeldoutIndex, QualityGate, VariantRequest
 from factory_client.gate import normalize_prompt, resolve_baseline, task_content_hash, token_jaccard
 

@@ -10,11 +10,11 @@ import pytest
 from factory_helpers import GoldReplayAgent
 from guard_domain import GUARDED, guarded_pack, scoped_task, states_done, with_tasks
 
-from arena.domain import Domain
-from arena.gym import Gym
-from arena.pack import Pack
-from arena.task import GoldStep, SideEffectAssertion, StateAssertion, Task, TraceAssertion, WriteScope
-from arena.toolkit import ToolContext, tool
+from arena.core.domain import Domain
+from arena.core.gym import Gym
+from arena.core.pack import Pack
+from arena.core.task import GoldStep, SideEffectAssertion, StateAssertion, Task, TraceAssertion, WriteScope
+from arena.core.toolkit import ToolContext, tool
 from factory_client import GateConfig, GateReport, HeldoutIndex, QualityGate
 
 READ = GoldStep(tool="get_account", arguments={"account_id": "ACC-1"})

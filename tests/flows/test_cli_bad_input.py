@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.agents.scripted_server import ReplyCue, ScriptedModelServer
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 from flows.cli import app
 
 runner = CliRunner()
@@ -104,7 +104,7 @@ def test_registry_error_at_start(tmp_path, monkeypatch):
 
 
 def test_pack_task_file_nested_very_deep(tmp_path):
-    from arena.pack import build_pack, write_pack
+    from arena.core.pack import build_pack, write_pack
 
     folder = write_pack(build_pack("procurement", seed=0), tmp_path / "pack")
     task_file = next((folder / "tasks").glob("*.json"))

@@ -2,8 +2,8 @@ import json
 
 from typer.testing import CliRunner
 
-from arena.episode import EpisodeRecord
-from arena.pack import build_pack, write_pack
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import build_pack, write_pack
 from flows.cli import app
 
 runner = CliRunner(env={"COLUMNS": "250"})

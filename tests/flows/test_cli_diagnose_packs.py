@@ -4,7 +4,7 @@ import json
 
 from typer.testing import CliRunner
 
-from arena.pack import build_pack, write_pack
+from arena.core.pack import build_pack, write_pack
 from diagnosis import WeaknessReport, read_episodes_jsonl
 from flows import steps
 from flows.cli import app

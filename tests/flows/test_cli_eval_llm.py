@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from arena.agents.scripted_server import ErrorCue, ReplyCue, ScriptedModelServer
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 from flows.cli import app
 
 runner = CliRunner(env={"COLUMNS": "300"})

@@ -4,7 +4,7 @@ import pytest
 from conftest import SMALL
 from mlflow.tracking import MlflowClient
 
-from arena.metrics import paired_lift
+from arena.core.metrics import paired_lift
 from flows import steps
 from flows.control import control_campaign, run_paired
 from flows.round import next_round

@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime
 
-from arena.pack import build_pack
+from arena.core.pack import build_pack
 from factory_client._synth import ISOLATED_OFF
 from flows.settings import GymloopSettings
 from flows.steps import generate_variants

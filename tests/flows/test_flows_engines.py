@@ -21,7 +21,7 @@ from prefect import flow
 from prefect.context import FlowRunContext
 
 from arena.agents.scripted_server import Cue, ErrorCue, ReplyCue, ScriptedModelServer, ToolCallCue
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 from flows import steps
 from flows.live import metering
 from flows.round import run_stage

@@ -14,7 +14,7 @@ from mlflow.tracking import MlflowClient  # noqa: E402
 from tiny_lm import build_tiny_checkpoint, corpus_for  # noqa: E402
 
 from arena.agents.transformers_agent import load_checkpoint  # noqa: E402
-from arena.pack import build_pack  # noqa: E402
+from arena.core.pack import build_pack  # noqa: E402
 from flows.models import RoundParams  # noqa: E402
 from flows.round import curriculum_round  # noqa: E402
 from flows.settings import load_settings  # noqa: E402

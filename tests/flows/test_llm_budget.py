@@ -6,7 +6,7 @@ import pytest
 
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.scripted_server import ReplyCue, ScriptedModelServer
-from arena.pack import build_pack
+from arena.core.pack import build_pack
 from arena.rollout import RolloutConfig, plan_episodes, run_episodes
 from flows.budget import budget_stop, spent
 from flows.settings import load_settings

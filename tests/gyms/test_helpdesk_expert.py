@@ -6,10 +6,10 @@ import re
 import pytest
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.domain import STRONG
-from arena.episode import EpisodeRecord
+from arena.core.domain import STRONG
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack, build_pack
 from arena.gyms.helpdesk import DEPENDENCIES, DOMAIN
-from arena.pack import Pack, build_pack
 from arena.rollout import RolloutConfig, run_rollouts
 
 FAILURE_TAGS = {

@@ -2,9 +2,9 @@ import sqlite3
 
 import pytest
 
-from arena.gym import Gym
+from arena.core.gym import Gym
+from arena.core.pack import build_pack
 from arena.gyms.helpdesk import DOMAIN, generate
-from arena.pack import build_pack
 
 
 def world_db(state: bytes) -> sqlite3.Connection:

@@ -3,9 +3,9 @@ from datetime import date, timedelta
 
 import pytest
 
-from arena.gym import Gym
+from arena.core.gym import Gym
+from arena.core.pack import Pack, build_pack
 from arena.gyms.helpdesk import DOMAIN
-from arena.pack import Pack, build_pack
 
 
 @pytest.fixture(scope="module")

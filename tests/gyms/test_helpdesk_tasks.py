@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.gym import Gym
+from arena.core.gym import Gym
+from arena.core.pack import Pack, build_pack, read_pack, write_pack
+from arena.core.task import FormattedValue, StateAssertion, Task
 from arena.gyms.helpdesk import CATEGORIES, DOMAIN
-from arena.pack import Pack, build_pack, read_pack, write_pack
-from arena.task import FormattedValue, StateAssertion, Task
 
 MAIN_TAGS = ("id_given_search_misses", "near_duplicate", "prerequisite", "legacy_format", "stale_record",
              "side_effect_trap", "leak_trap", "fault_timeout", "fault_rate_limit", "fault_conflict")

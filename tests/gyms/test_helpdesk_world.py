@@ -4,10 +4,10 @@ import sqlite3
 
 import pytest
 
-from arena.gyms import get_domain
+from arena.core.domains import get_domain
+from arena.core.pack import Pack, build_pack
 from arena.gyms.helpdesk import DOMAIN, build_world
 from arena.gyms.helpdesk._rules import CLOCK_START
-from arena.pack import Pack, build_pack
 
 
 @pytest.fixture(scope="module")

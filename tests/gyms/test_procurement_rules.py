@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from arena.gym import Gym
+from arena.core.gym import Gym
+from arena.core.pack import Pack, build_pack
 from arena.gyms.procurement import DOMAIN
 from arena.gyms.procurement._rules import TODAY, delegation_covers, parse_stored_date
-from arena.pack import Pack, build_pack
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ from collections import defaultdict
 
 import pytest
 
-from arena.gym import Gym
+from arena.core.gym import Gym
+from arena.core.pack import Pack, build_pack, read_pack, write_pack
+from arena.core.task import ResponseAssertion, SideEffectAssertion, StateAssertion, TraceAssertion
 from arena.gyms.procurement import DOMAIN
-from arena.pack import Pack, build_pack, read_pack, write_pack
-from arena.task import ResponseAssertion, SideEffectAssertion, StateAssertion, TraceAssertion
 
 CATEGORIES = {"information_retrieval", "policy_reasoning", "multi_step_workflow", "customer_communication"}
 MAIN_TAGS = {"id_given_search_misses", "near_duplicate", "prerequisite", "legacy_format", "stale_record",
@@ -126,6 +126,6 @@ def test_gold_passes_under_other_knobs() -> None:
 
 
 def test_the_careful_reference_policy_passes_every_task(pack: Pack) -> None:
-    from arena.agents.expert_check import expert_failures
+    from arena.checks.expert_check import expert_failures
 
     assert [r.task_id for r in expert_failures(pack)] == []

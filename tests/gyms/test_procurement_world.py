@@ -7,11 +7,11 @@ import sqlite3
 
 import pytest
 
-from arena.gym import Gym
-from arena.gyms import get_domain
+from arena.core.domains import get_domain
+from arena.core.gym import Gym
+from arena.core.pack import Pack, build_pack
 from arena.gyms.procurement import DOMAIN, build_world
 from arena.gyms.procurement._rules import parse_stored_date
-from arena.pack import Pack, build_pack
 
 
 @pytest.fixture(scope="module")

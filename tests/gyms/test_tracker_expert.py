@@ -3,9 +3,9 @@
 import pytest
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack, build_pack
 from arena.gyms.tracker import DOMAIN
-from arena.pack import Pack, build_pack
 from arena.rollout import RolloutConfig, run_rollouts
 
 PACK = build_pack(DOMAIN, seed=0)

@@ -3,10 +3,10 @@ from typing import Any
 
 import pytest
 
-from arena.gym import Gym
+from arena.core.gym import Gym
+from arena.core.pack import build_pack
+from arena.core.results import ToolResult
 from arena.gyms.tracker import DOMAIN
-from arena.pack import build_pack
-from arena.results import ToolResult
 
 PACK = build_pack(DOMAIN, seed=0, knobs={"tasks_per_template": 2})
 ADMIN_TASK = "tracker.add_user_to_group.0"

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from arena.domain import STRONG
-from arena.gym import Gym
+from arena.core.domain import STRONG
+from arena.core.gym import Gym
+from arena.core.pack import Pack, build_pack, read_pack, write_pack
+from arena.core.task import Task
 from arena.gyms.tracker import DOMAIN
 from arena.gyms.tracker.tasks import TEMPLATES
-from arena.pack import Pack, build_pack, read_pack, write_pack
-from arena.task import Task
 
 CATEGORIES = {"information_retrieval", "policy_reasoning", "multi_step_workflow", "customer_communication"}
 MAIN_TAGS = {"id_given_search_misses", "near_duplicate", "prerequisite", "legacy_format", "stale_record",

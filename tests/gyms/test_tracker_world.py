@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
+from arena.core.pack import build_pack
 from arena.gyms import tracker
 from arena.gyms.tracker import DOMAIN, KNOBS
 from arena.gyms.tracker.world import build_world
-from arena.pack import build_pack
 
 
 def _db(state: bytes) -> sqlite3.Connection:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from arena.episode import EpisodeFailure, EpisodeRecord, episode_id
-from arena.pack import SCHEMA_VERSION, Manifest, Pack, with_content_id
-from arena.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
-from arena.task import GoldProgram, GoldStep, Intent, Persona, ResponseAssertion, StateAssertion, Task
+from arena.core.episode import EpisodeFailure, EpisodeRecord, episode_id
+from arena.core.pack import SCHEMA_VERSION, Manifest, Pack, with_content_id
+from arena.core.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
+from arena.core.task import GoldProgram, GoldStep, Intent, Persona, ResponseAssertion, StateAssertion, Task
 
 DOMAIN = "testgym"
 

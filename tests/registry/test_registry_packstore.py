@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from registry_factories import DOMAIN, make_pack
 
-from arena.pack import Pack, PackError, build_pack, pack_files, write_pack
+from arena.core.pack import Pack, PackError, build_pack, pack_files, write_pack
 from registry import PackStore, Registry, RegistryError
 
 
@@ -106,7 +106,7 @@ def test_add_pack_records_the_pack_and_tasks_once(db_url: str, home: Path) -> No
 
 
 def _builtin_pack() -> Pack:
-    from arena.gyms import available_domains, get_domain
+    from arena.core.domains import available_domains, get_domain
 
     for name in available_domains():
         try:

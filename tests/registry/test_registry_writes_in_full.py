@@ -13,7 +13,7 @@ from registry_factories import make_pack, make_record, records_for
 from sqlalchemy import Engine, create_engine, event, text
 
 import registry.registry as registry_module
-from arena.pack import pack_files
+from arena.core.pack import pack_files
 from registry import Registry, RegistryError, WaveEntry, WeaknessEntry
 
 

@@ -13,11 +13,11 @@ import pytest
 import uvicorn
 from pydantic import SecretStr
 
-from arena.gym import Gym
-from arena.gyms import BUILTIN_DOMAINS
-from arena.pack import Pack, build_pack
+from arena.core.domains import BUILTIN_DOMAINS
+from arena.core.gym import Gym
+from arena.core.pack import Pack, build_pack
+from arena.core.task import Task
 from arena.serve import GymService, http_app, outcome_of
-from arena.task import Task
 from bench._dockerd import ThrowawayDockerd
 
 Call = tuple[str, dict[str, Any]]

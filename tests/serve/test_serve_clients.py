@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from pydantic import SecretStr
 
-from arena.pack import Pack, build_pack, write_pack
+from arena.core.pack import Pack, build_pack, write_pack
 from arena.serve import GymService, build_mcp_server
 from arena.serve.__main__ import main
 from arena.serve.client import http_client, tool_text

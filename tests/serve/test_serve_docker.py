@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.gyms import BUILTIN_DOMAINS
-from arena.pack import Pack
+from arena.core.domains import BUILTIN_DOMAINS
+from arena.core.pack import Pack
 from arena.serve.client import http_client
 from arena.serve.docker_container import GymContainer
 from arena.serve.docker_image import docker_client
@@ -51,8 +51,8 @@ def test_docker_backend_records_the_same_episodes_as_in_process(
     import threading
 
     from arena.agents.reference import PolicyParams, ReferencePolicy
-    from arena.episode import EpisodeRecord
-    from arena.pack import build_pack, read_pack, write_pack
+    from arena.core.episode import EpisodeRecord
+    from arena.core.pack import build_pack, read_pack, write_pack
     from arena.rollout import RolloutConfig, RolloutStopped, plan_episodes, run_episodes
     from arena.serve.docker_backend import run_episodes_in_docker
 
@@ -84,7 +84,7 @@ def test_docker_refusals_are_one_line_and_leave_nothing_behind(docker_host: str,
     import socket
 
     from arena.agents.reference import PolicyParams, ReferencePolicy
-    from arena.pack import build_pack
+    from arena.core.pack import build_pack
     from arena.rollout import RolloutConfig, plan_episodes
     from arena.serve.client import RemoteGym
     from arena.serve.docker_backend import play_remote_episode

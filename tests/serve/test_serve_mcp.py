@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from arena.gyms import BUILTIN_DOMAINS
-from arena.pack import Pack
+from arena.core.domains import BUILTIN_DOMAINS
+from arena.core.pack import Pack
 from arena.serve import GymService, build_mcp_server
 from arena.serve.client import http_client, tool_text
 from tests.serve.conftest import Call, LiveServer, episode_calls, reference, write_task

@@ -10,9 +10,9 @@ import pytest
 from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
 from openenv.core.generic_client import GenericEnvClient
 
-from arena.gyms import BUILTIN_DOMAINS
-from arena.pack import Pack
-from arena.results import ToolResult
+from arena.core.domains import BUILTIN_DOMAINS
+from arena.core.pack import Pack
+from arena.core.results import ToolResult
 from arena.serve import GymService, McpGym
 from arena.serve.openenv_surface import GymEnvironment
 from tests.serve.conftest import LiveServer, episode_calls, reference, write_task

@@ -4,8 +4,8 @@ import pytest
 from trainer_fixtures import rollouts, toy_pack, wave_for
 
 from arena.agents.reference import PolicyParams
-from arena.episode import EpisodeRecord
-from arena.results import Verdict
+from arena.core.episode import EpisodeRecord
+from arena.core.results import Verdict
 from curriculum import History, Wave, task_refs
 from trainers import (
     GRPOConfig,

@@ -3,9 +3,9 @@
 import pytest
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.episode import EpisodeRecord
-from arena.pack import build_pack
-from arena.results import Verdict
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import build_pack
+from arena.core.results import Verdict
 from arena.rollout import RolloutConfig, run_rollouts
 from curriculum import Wave
 from trainers import GRPOTrainer, load_reference, save_reference

@@ -6,9 +6,9 @@ import json
 import pytest
 from trainer_fixtures import toy_pack
 
-from arena.conformance import run_gold
-from arena.gym import Gym
-from arena.trl_env import environment_class, environment_classes, episode_prompt, record_replies
+from arena.adapters.trl_env import environment_class, environment_classes, episode_prompt, record_replies
+from arena.checks.conformance import run_gold
+from arena.core.gym import Gym
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def test_bad_rows_and_mixed_domains_are_named(pack):
     with pytest.raises(ValueError, match="no-such-task"):
         env.reset(pack_id=pack.id, task_id="no-such-task")
     assert json.loads(env.get_order(order_id="ORD-00005"))["error"]["kind"] == "ended"
-    from arena.pack import build_pack
+    from arena.core.pack import build_pack
 
     helpdesk = build_pack("helpdesk", seed=0)
     with pytest.raises(ValueError, match="one domain"):

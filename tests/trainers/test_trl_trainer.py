@@ -17,7 +17,7 @@ from arena.agents.transformers_agent import (  # noqa: E402
     TransformersConfig,
     load_checkpoint,
 )
-from arena.gym import Gym  # noqa: E402
+from arena.core.gym import Gym  # noqa: E402
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes  # noqa: E402
 from trainers import ModelRef, TrainerError, TRLConfig, TRLTrainer  # noqa: E402
 from trainers.trl import STAGING_PREFIX, checkpoint_hash  # noqa: E402

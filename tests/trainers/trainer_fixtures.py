@@ -5,8 +5,8 @@ from __future__ import annotations
 from toy_domain import TOY
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.episode import EpisodeRecord
-from arena.pack import Pack, build_pack
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack, build_pack
 from arena.rollout import RolloutConfig, run_rollouts
 from curriculum import Wave, WaveEntry
 

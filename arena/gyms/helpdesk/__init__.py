@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.domain import STRONG, WEAK, Domain, Knobs, World
+from arena.authoring.reply_rules import guard_replies
+from arena.core.domain import STRONG, WEAK, Domain, Knobs, World
+from arena.core.toolkit import collect_tools
 from arena.gyms.helpdesk import tools as _tools
 from arena.gyms.helpdesk._knobs import KNOB_DOCS, HelpdeskKnobs, parse_knobs
 from arena.gyms.helpdesk._rules import CLOCK_START
 from arena.gyms.helpdesk.tasks import CATEGORIES, TEMPLATES, build_tasks
 from arena.gyms.helpdesk.world import build_world
-from arena.reply_rules import guard_replies
-from arena.toolkit import collect_tools
 
 POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")
 """The business rules the agent is given."""

@@ -8,9 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from arena.domain import FaultSpec
-from arena.gyms.helpdesk._rules import search_summaries
-from arena.task import (
+from arena.core.domain import FaultSpec
+from arena.core.task import (
     Assertion,
     CallPattern,
     EntityRef,
@@ -26,6 +25,7 @@ from arena.task import (
     TraceAssertion,
     WriteScope,
 )
+from arena.gyms.helpdesk._rules import search_summaries
 
 Row = TypeVar("Row")
 

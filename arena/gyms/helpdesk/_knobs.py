@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arena.domain import Knobs
+from arena.core.domain import Knobs
 
 FaultKindName = Literal["timeout", "rate_limit", "data_conflict"]
 

@@ -7,7 +7,7 @@ import re
 import sqlite3
 from datetime import date, datetime, timedelta
 
-from arena.toolkit import InvalidArgument
+from arena.core.toolkit import InvalidArgument
 
 CLOCK_START = "2025-06-15T09:00:00"
 """The world's "now": every episode's clock starts within the hour after it."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from arena.core.task import IntendedCall, Intent, WriteScope
 from arena.gyms.helpdesk._build import (
     Draft,
     Template,
@@ -21,7 +22,6 @@ from arena.gyms.helpdesk._build import (
     writes,
 )
 from arena.gyms.helpdesk._picks import delivered_orders
-from arena.task import IntendedCall, Intent, WriteScope
 
 CATEGORY = "customer_communication"
 REPLY_SCOPES = (WriteScope(table="ticket_messages", insert=True),)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
+from arena.core.task import FormattedValue, IntendedCall, Intent, WriteScope
 from arena.gyms.helpdesk._build import (
     Draft,
     Template,
@@ -26,7 +27,6 @@ from arena.gyms.helpdesk._catalog import STREETS
 from arena.gyms.helpdesk._picks import delivered_orders
 from arena.gyms.helpdesk._rules import TODAY, iso_to_legacy, tier_rules
 from arena.gyms.helpdesk._tpl_policy import REFUND_PROMPT, refund_drafts
-from arena.task import FormattedValue, IntendedCall, Intent, WriteScope
 
 CATEGORY = "multi_step_workflow"
 TICKET_COLUMNS = ["status", "follow_up_date", "updated_at"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from arena.core.task import IntendedCall, Intent
 from arena.gyms.helpdesk._build import (
     Draft,
     Template,
@@ -17,7 +18,6 @@ from arena.gyms.helpdesk._build import (
     step,
     writes,
 )
-from arena.task import IntendedCall, Intent
 
 CATEGORY = "information_retrieval"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from arena.core.task import IntendedCall, Intent, WriteScope
 from arena.gyms.helpdesk._build import (
     MANAGER,
     Draft,
@@ -24,7 +25,6 @@ from arena.gyms.helpdesk._build import (
 )
 from arena.gyms.helpdesk._picks import PRICE_WINDOW, Delivered, Line, delivered_orders, price_drop
 from arena.gyms.helpdesk._rules import tier_rules
-from arena.task import IntendedCall, Intent, WriteScope
 
 CATEGORY = "policy_reasoning"
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import random
 import sqlite3
 
-from arena.domain import FaultSpec
+from arena.core.domain import FaultSpec
+from arena.core.task import Task
 from arena.gyms.helpdesk import _tpl_comms, _tpl_flow, _tpl_info, _tpl_policy
 from arena.gyms.helpdesk._build import (
     Draft,
@@ -24,7 +25,6 @@ from arena.gyms.helpdesk._build import (
     with_retry,
 )
 from arena.gyms.helpdesk._knobs import HelpdeskKnobs
-from arena.task import Task
 
 TEMPLATES: tuple[Template, ...] = (
     *_tpl_info.TEMPLATES, *_tpl_policy.TEMPLATES, *_tpl_flow.TEMPLATES, *_tpl_comms.TEMPLATES,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from arena.core.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
 from arena.gyms.helpdesk._catalog import FORM_FACTOR_SIZE
 from arena.gyms.helpdesk._rules import (
     REFUND_TYPES,
@@ -21,7 +22,6 @@ from arena.gyms.helpdesk._rules import (
     search_summaries,
     tier_rules,
 )
-from arena.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
 
 _ID_FORMS = {
     "customer": "CUS", "order": "ORD", "product": "PRD", "shipment": "SHP", "ticket": "TCK", "approval": "APR",

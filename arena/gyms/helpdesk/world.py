@@ -8,7 +8,7 @@ import sqlite3
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from arena.domain import Knobs
+from arena.core.domain import Knobs
 from arena.gyms.helpdesk._catalog import (
     CARRIERS,
     COUNTRIES,

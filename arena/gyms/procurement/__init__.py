@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.domain import STRONG, WEAK, Domain, Knobs, World
+from arena.authoring.reply_rules import guard_replies
+from arena.core.domain import STRONG, WEAK, Domain, Knobs, World
 from arena.gyms.procurement._knobs import KNOB_DOCS, parse_knobs
 from arena.gyms.procurement._rules import CLOCK_START
 from arena.gyms.procurement.tasks import TEMPLATES, build_tasks
 from arena.gyms.procurement.tools import TOOLS
 from arena.gyms.procurement.world import build_world
-from arena.reply_rules import guard_replies
 
 POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")
 """The business rules the agent is given."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from arena.domain import Knobs
+from arena.core.domain import Knobs
 
 FAULT_KINDS = ("timeout", "rate_limit", "data_conflict")
 """Injectable fault kinds."""

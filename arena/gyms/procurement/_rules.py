@@ -13,7 +13,7 @@ import sqlite3
 from datetime import date
 from typing import Any
 
-from arena.toolkit import InvalidArgument, NotFound
+from arena.core.toolkit import InvalidArgument, NotFound
 
 TODAY = date(2025, 3, 14)
 """The world's current date; every episode's clock starts on it."""

@@ -8,8 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.gyms.procurement._rules import ROLE_PERMISSIONS, fetch
-from arena.task import (
+from arena.core.task import (
     CallPattern,
     EntityRef,
     GoldStep,
@@ -20,6 +19,7 @@ from arena.task import (
     TraceAssertion,
     WriteScope,
 )
+from arena.gyms.procurement._rules import ROLE_PERMISSIONS, fetch
 
 RISK_PATTERN = r"\bRR-[1-4]\b"
 """Internal vendor risk ratings (never to be disclosed)."""

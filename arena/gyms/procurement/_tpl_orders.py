@@ -6,6 +6,7 @@ import random
 from datetime import timedelta
 from typing import Any
 
+from arena.core.task import FormattedValue
 from arena.gyms.procurement._rules import (
     TODAY,
     budget_status,
@@ -32,7 +33,6 @@ from arena.gyms.procurement._task_kit import (
     writes,
 )
 from arena.gyms.procurement.world import ITEMS
-from arena.task import FormattedValue
 
 
 def _open_requisitions(w: WorldView) -> list[dict[str, Any]]:

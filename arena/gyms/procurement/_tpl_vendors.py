@@ -6,6 +6,7 @@ import random
 from datetime import timedelta
 from typing import Any
 
+from arena.core.task import FormattedValue
 from arena.gyms.procurement._rules import TODAY, date_alternatives, legacy_date, parse_stored_date
 from arena.gyms.procurement._task_kit import (
     RISK_PATTERN,
@@ -21,7 +22,6 @@ from arena.gyms.procurement._task_kit import (
     step,
     writes,
 )
-from arena.task import FormattedValue
 
 _INDEXED = ("SELECT v.*, s.status AS cached FROM vendors v JOIN search_index s ON s.id = v.id "
             "WHERE v.duplicate_of IS NULL")

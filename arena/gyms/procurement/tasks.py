@@ -12,11 +12,11 @@ import random
 import sqlite3
 from collections import Counter
 
-from arena.domain import FaultSpec
+from arena.core.domain import FaultSpec
+from arena.core.task import GoldProgram, GoldStep, IntendedCall, Intent, Split, Task
 from arena.gyms.procurement import _tpl_invoices, _tpl_orders, _tpl_vendors
 from arena.gyms.procurement._knobs import Settings
 from arena.gyms.procurement._task_kit import Draft, Template, WorldView
-from arena.task import GoldProgram, GoldStep, IntendedCall, Intent, Split, Task
 
 TEMPLATES: tuple[Template, ...] = (*_tpl_vendors.TEMPLATES, *_tpl_orders.TEMPLATES, *_tpl_invoices.TEMPLATES)
 """Every procurement task template, in generation order."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from arena.core.toolkit import InvalidArgument, PolicyViolation, Tool, ToolContext, collect_tools, tool
 from arena.gyms.procurement._rules import (
     CURRENCIES,
     DOC_TYPES,
@@ -30,7 +31,6 @@ from arena.gyms.procurement._rules import (
     tax_document_type,
     three_way_match,
 )
-from arena.toolkit import InvalidArgument, PolicyViolation, Tool, ToolContext, collect_tools, tool
 
 SEARCH_LIMIT = 20
 """Most summaries a search returns."""

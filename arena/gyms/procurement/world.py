@@ -13,7 +13,7 @@ import sqlite3
 from datetime import date, timedelta
 from typing import Any
 
-from arena.domain import Knobs
+from arena.core.domain import Knobs
 from arena.gyms.procurement._knobs import Settings, parse_knobs
 from arena.gyms.procurement._rules import (
     PRICE_TOLERANCE,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.domain import STRONG, WEAK, Domain, Knobs, World
+from arena.authoring.reply_rules import guard_replies
+from arena.core.domain import STRONG, WEAK, Domain, Knobs, World
+from arena.core.toolkit import collect_tools
 from arena.gyms.tracker import tools
 from arena.gyms.tracker.tasks import TASK_DEFAULTS, build_tasks
 from arena.gyms.tracker.world import CLOCK_START, WORLD_DEFAULTS, build_world
-from arena.reply_rules import guard_replies
-from arena.toolkit import collect_tools
 
 KNOBS: dict[str, str] = {
     "near_duplicate_rate": "Share of users (0-1, default 0.15) given a namesake with another email and team.",

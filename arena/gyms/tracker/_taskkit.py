@@ -8,10 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from arena.domain import FaultSpec
-from arena.gyms.tracker._rules import DONE, ROLES, WORKFLOWS
-from arena.results import FaultKind
-from arena.task import (
+from arena.core.domain import FaultSpec
+from arena.core.results import FaultKind
+from arena.core.task import (
     Assertion,
     CallPattern,
     GoldProgram,
@@ -25,6 +24,7 @@ from arena.task import (
     TraceAssertion,
     WriteScope,
 )
+from arena.gyms.tracker._rules import DONE, ROLES, WORKFLOWS
 
 T = TypeVar("T")
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]

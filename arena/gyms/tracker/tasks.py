@@ -6,7 +6,9 @@ import random
 import sqlite3
 from typing import Any
 
-from arena.domain import FaultSpec, Knobs
+from arena.core.domain import FaultSpec, Knobs
+from arena.core.results import FaultKind
+from arena.core.task import EntityRef, FormattedValue, IntendedCall, Intent, StateAssertion, Task, WriteScope
 from arena.gyms.tracker._rules import DONE
 from arena.gyms.tracker._taskkit import (
     FAULT_TAGS,
@@ -25,8 +27,6 @@ from arena.gyms.tracker._taskkit import (
     writes,
 )
 from arena.gyms.tracker.world import CLOCK_START, knob_float
-from arena.results import FaultKind
-from arena.task import EntityRef, FormattedValue, IntendedCall, Intent, StateAssertion, Task, WriteScope
 
 TASK_DEFAULTS: dict[str, Any] = {
     "tasks_per_template": 5,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from arena.core.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
 from arena.gyms.tracker._rules import DONE, PERMISSIONS, STATUSES
-from arena.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
 
 _ISSUE_KEY = re.compile(r"^[A-Z][A-Z0-9]*-\d+$")
 _PROJECT_KEY = re.compile(r"^[A-Z][A-Z0-9]*$")

@@ -7,7 +7,7 @@ import sqlite3
 from datetime import date, timedelta
 from typing import Any
 
-from arena.domain import Knobs
+from arena.core.domain import Knobs
 from arena.gyms.tracker._rules import DONE, STATUSES, WORKFLOWS
 
 CLOCK_START = "2025-06-02T09:00:00"

@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.results import FaultKind
-from arena.task import Task
-from arena.toolkit import Tool
+from arena.core.results import FaultKind
+from arena.core.task import Task
+from arena.core.toolkit import Tool
 
 Knobs = dict[str, Any]
 """Complexity layers of a world variant, by name (see each domain's README)."""

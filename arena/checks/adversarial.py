@@ -17,10 +17,10 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from arena.gym import EnvironmentFailure, Gym, Observation
-from arena.results import ToolResult
-from arena.task import Task
-from arena.toolkit import ToolSpec
+from arena.core.gym import EnvironmentFailure, Gym, Observation
+from arena.core.results import ToolResult
+from arena.core.task import Task
+from arena.core.toolkit import ToolSpec
 
 Adversary = Literal["null", "claim_success", "dump_everything", "paste_records", "random_write", "injection"]
 """The adversarial strategies every task is audited against."""

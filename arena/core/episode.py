@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.results import TraceStep, Verdict
+from arena.core.results import TraceStep, Verdict
 
 FailureBoundary = Literal["agent", "model_api", "environment", "verifier"]
 """Where a rollout failure is attributed; diagnosis and pass rates read it."""

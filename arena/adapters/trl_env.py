@@ -24,11 +24,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.adapters.tool_methods import tool_method
 from arena.agents.litellm_agent import system_prompt, tool_message_content
-from arena.gym import EnvironmentFailure, Gym, Observation
-from arena.pack import Pack
-from arena.results import Verdict
-from arena.tool_methods import tool_method
+from arena.core.gym import EnvironmentFailure, Gym, Observation
+from arena.core.pack import Pack
+from arena.core.results import Verdict
 
 Message = dict[str, Any]
 

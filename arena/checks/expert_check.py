@@ -1,6 +1,6 @@
 """Play every task of a gym with the careful reference policy and list what it fails, and why.
 
-Run: ``python -m arena.agents.expert_check helpdesk [--task TASK_ID] [--trace]``. A task the careful
+Run: ``python -m arena.checks.expert_check helpdesk [--task TASK_ID] [--trace]``. A task the careful
 policy fails has an intent that does not carry what its assertions need (see arena/gyms/README.md).
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.episode import EpisodeRecord
-from arena.pack import Pack, build_pack
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack, build_pack
 from arena.rollout import RolloutConfig, run_rollouts
 
 

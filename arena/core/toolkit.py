@@ -20,8 +20,8 @@ from typing import Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from arena.results import ErrorKind
-from arena.task import Persona
+from arena.core.results import ErrorKind
+from arena.core.task import Persona
 
 ToolMode = Literal["read", "write"]
 Operation = Literal["get", "search", "list", "create", "update", "delete", "action"]

@@ -9,7 +9,7 @@ from math import comb
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from arena.episode import EpisodeRecord
+from arena.core.episode import EpisodeRecord
 
 
 class Estimate(BaseModel):

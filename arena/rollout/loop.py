@@ -17,10 +17,13 @@ from typing import Any, cast
 
 from arena.agents.base import AsyncAgent
 from arena.agents.chat_client import http_sessions
-from arena.episode import EpisodeRecord
-from arena.limits import AdaptiveLimit, reporting_to
-from arena.pack import Pack
-from arena.rollout import EpisodeKey, GymPool, RolloutStopped, ThreadBatch, lost_record
+from arena.agents.limits import AdaptiveLimit, reporting_to
+from arena.core.episode import EpisodeRecord
+from arena.core.pack import Pack
+from arena.rollout.config import EpisodeKey
+from arena.rollout.episode import lost_record
+from arena.rollout.pool import GymPool
+from arena.rollout.threads import RolloutStopped, ThreadBatch
 
 _WAKE_S = 0.05
 """How often the batch looks at the stop event, and a slot at a lowered adaptive limit, while they wait."""

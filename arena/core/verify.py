@@ -8,8 +8,8 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from arena.results import AssertionResult, RowChange, TraceStep, Verdict
-from arena.task import (
+from arena.core.results import AssertionResult, RowChange, TraceStep, Verdict
+from arena.core.task import (
     CallPattern,
     ResponseAssertion,
     SideEffectAssertion,

@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Literal
 
-from arena.toolkit import ToolSpec
+from arena.core.toolkit import ToolSpec
 
 _JSON_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool,
                                "object": dict[str, Any]}

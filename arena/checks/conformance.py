@@ -4,7 +4,7 @@ For each task: the gold program passes; a null agent (no calls, empty reply)
 fails; two seeded replays give identical traces, final hashes and verdicts;
 the episode starts from the template world whatever ran before; every kind
 of bad call leaves the world unchanged; and no adversarial agent of
-``arena.adversarial`` (null, claim success, dump everything, paste the
+``arena.checks.adversarial`` (null, claim success, dump everything, paste the
 records, random writes, injection) passes.
 """
 
@@ -14,12 +14,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.adversarial import audit_task
-from arena.domain import Domain
-from arena.gym import Gym
-from arena.pack import Pack
-from arena.results import ErrorKind, TraceStep, Verdict
-from arena.task import Task
+from arena.checks.adversarial import audit_task
+from arena.core.domain import Domain
+from arena.core.gym import Gym
+from arena.core.pack import Pack
+from arena.core.results import ErrorKind, TraceStep, Verdict
+from arena.core.task import Task
 
 
 class CheckResult(BaseModel):

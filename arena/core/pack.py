@@ -22,16 +22,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arena.domain import Domain, FaultSpec, Knobs
-from arena.gyms import get_domain
-from arena.task import (
+from arena.core.domain import Domain, FaultSpec, Knobs
+from arena.core.domains import get_domain
+from arena.core.task import (
     CallPattern,
     SideEffectAssertion,
     StateAssertion,
     Task,
     TraceAssertion,
 )
-from arena.toolkit import ToolSpec, iter_specs
+from arena.core.toolkit import ToolSpec, iter_specs
 
 SCHEMA_VERSION = 1
 """The pack schema version this gymloop reads and writes."""

@@ -13,14 +13,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from arena.domain import Domain, FaultSpec
-from arena.gyms import get_domain
-from arena.pack import Pack
-from arena.results import ToolErrorInfo, ToolResult, TraceStep, Verdict
-from arena.task import Task
-from arena.text import clean_text
-from arena.toolkit import ToolContext, ToolError, ToolSpec
-from arena.verify import CHANGE_LOG, ChangeDiff, ReadOnlyGuard, judge
+from arena.core.domain import Domain, FaultSpec
+from arena.core.domains import get_domain
+from arena.core.pack import Pack
+from arena.core.results import ToolErrorInfo, ToolResult, TraceStep, Verdict
+from arena.core.task import Task
+from arena.core.text import clean_text
+from arena.core.toolkit import ToolContext, ToolError, ToolSpec
+from arena.core.verify import CHANGE_LOG, ChangeDiff, ReadOnlyGuard, judge
 
 MAX_ARGUMENT_CHARS = 10_000
 """Longest string argument a tool accepts."""

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from arena.task import ResponseAssertion, SideEffectAssertion, Task
-from arena.verify import check_response
+from arena.core.task import ResponseAssertion, SideEffectAssertion, Task
+from arena.core.verify import check_response
 
 DEFAULT_ID_PATTERN = r"\b[A-Z]{2,5}(?:-[A-Z]{2,3})?-[A-Z]?\d+(?:-\d+)?\b"
 """Record ids as the built-in gyms write them: ``ORD-10234``, ``APR-10001-2``, ``FX-EUR-202501``."""
