@@ -35,8 +35,8 @@ def campaign_series(folder: Path, summaries: list[RoundSummary]) -> tuple[list[R
     for s in summaries:
         path = folder / f"round-{s.round_index:03d}" / "weakness_report.json"
         if path.is_file():
-            for w in WeaknessReport.from_json(path.read_text()).weaknesses:
-                cells.setdefault(w.kind, {})[s.round_index] = WeaknessCell(share=w.share, count=w.count)
+            for k in WeaknessReport.from_json(path.read_text()).kinds:
+                cells.setdefault(k.kind, {})[s.round_index] = WeaknessCell(share=k.share, count=k.count)
     return points, cells
 
 

@@ -266,8 +266,8 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
     started = time.perf_counter()
     report = diagnose_task(params, quote(fresh_eval), return_state=False)
     steps.timed(seconds, "diagnose", started)
-    logger.info("round %s: %d weaknesses, top %s", params.round_index, len(report.weaknesses),
-                ", ".join(w.kind for w in report.weaknesses[:3]) or "none")
+    logger.info("round %s: %d weaknesses of %d kinds, top kinds %s", params.round_index, len(report.weaknesses),
+                len(report.kinds), ", ".join(k.kind for k in report.kinds[:3]) or "none")
 
     started = time.perf_counter()
     variant_ids = generate_task(params, report)
@@ -314,7 +314,7 @@ def _record(settings: GymloopSettings, registry: Registry, params: RoundParams, 
         campaign=params.campaign, round_index=params.round_index, round_id=round_id,
         model_in=steps.model_ref(model_in).ref, model_out=steps.model_ref(model_out).ref,
         before=metrics["heldout_pass_rate_before"], after=metrics["heldout_pass_rate_after"], lift=metrics["lift"],
-        lift_low=metrics["lift_low"], lift_high=metrics["lift_high"], weaknesses=[w.kind for w in report.weaknesses],
+        lift_low=metrics["lift_low"], lift_high=metrics["lift_high"], weaknesses=[k.kind for k in report.kinds],
         variants=len(variant_ids), wave_size=len(wave.entries) if wave else 0, episodes=stages, metrics=metrics,
     )
     folder = steps.round_dir(settings, params.campaign, params.round_index)
