@@ -9,7 +9,17 @@ from typing import Any
 from arena.core.episode import EpisodeRecord
 from arena.core.results import TraceStep
 from arena.core.task import ResponseAssertion, Task
-from diagnosis._reference import Reference, attempted, id_prefix, id_values, reference, text_ids
+from diagnosis._leaks import internal_values, is_internal_text, says, verdict_leaks
+from diagnosis._reference import (
+    Reference,
+    attempted,
+    id_prefix,
+    id_values,
+    intended_done,
+    reference,
+    same_record,
+    text_ids,
+)
 from diagnosis._reply import read_reply
 from diagnosis._trace import (
     error_argument,
@@ -32,9 +42,6 @@ from diagnosis.detector import register_detector
 from diagnosis.models import Evidence, Tag
 
 _MAX_EVIDENCE = 5
-_INTERNAL_KEY = re.compile(r"internal|secret|private|password|token|ssn|margin|cost_price|risk|fraud|bank|iban|"
-                           r"account_number", re.IGNORECASE)
-_RESTRICTED = frozenset({"restricted", "private", "internal", "confidential"})
 _BLOCKING = frozenset({"fault", "conflict", "not_found", "validation", "policy", "permission"})
 
 
@@ -98,10 +105,16 @@ class WrongIdDetector:
 
         An id a call returned earlier is the agent following the data (a record's customer, a search hit)
         unless the task's program makes the same call with other ids; ids the episode created are its own.
+        A call on another record is a wrong id only where it takes the place of a call the program makes
+        (``_stands_in``): an extra write elsewhere, beside the intended one made right, is a side effect.
         """
         out: list[Evidence] = []
         seen: set[str] = set()
         for step in trace:
+            if not _stands_in(step, trace, ref):
+                if step.ok:
+                    seen.update(output_ids(step.output))
+                continue
             if step.ok or (step.error is not None and step.error.kind in ("policy", "conflict", "fault")):
                 for arg, value in step.arguments.items():
                     for v in id_values(arg, value):
@@ -186,6 +199,35 @@ class WrongIdDetector:
         ]
 
 
+def _required_order(ref: Reference, ctx: DiagnosisContext) -> list[tuple[str, str, bool]]:
+    """(prerequisite, call, checked) tool pairs the task requires in that order.
+
+    The pairs its trace checks order (``checked``), and the policy's prerequisites (strong edges of the
+    dependency graph) that the task's program makes before the call.
+    """
+    pairs = {(before.tool, then.tool): True for before, then in ref.order}
+    tools = [tool for tool, _ in ref.calls]
+    for i, tool in enumerate(tools):
+        for needed in ctx.prerequisites.get(tool, []):
+            if needed in tools[:i]:
+                pairs.setdefault((needed, tool), False)
+    return [(before, then, checked) for (before, then), checked in pairs.items()]
+
+
+def _stands_in(step: TraceStep, trace: list[TraceStep], ref: Reference) -> bool:
+    """Whether a call takes the place of a call the task's program makes (so another record in it is a wrong id).
+
+    A call of a tool the program calls stands in for it unless every program call of that tool also succeeded on
+    its own records: then it is an extra call. A write of a tool the program never calls is an extra write (a
+    side effect, whatever record it names); a read of one stands in unless every program call succeeded.
+    """
+    if step.tool in ref.id_calls:
+        return not intended_done(trace, ref, step.tool)
+    if step.write:
+        return False
+    return not all(intended_done(trace, ref, tool) for tool in ref.id_calls)
+
+
 class MissedPolicyDependencyDetector:
     """A goal call made without the prerequisite the task, the dependency graph or the policy requires."""
 
@@ -200,11 +242,11 @@ class MissedPolicyDependencyDetector:
         was called but refused or failed was not missed.
         """
         task = ctx.task(episode.pack_id, episode.task_id)
+        effect_failed = episode.verdict is None or bool({"state", "trace"} & failed_assertion_kinds(episode))
         if task is not None and task.gold.steps:
-            return _tag(self.name, self._against_task(episode.trace, reference(task), ctx))
+            return _tag(self.name, self._against_task(episode.trace, reference(task), ctx, effect_failed))
         trace = episode.trace
         evidence: list[Evidence] = []
-        effect_failed = episode.verdict is None or bool({"state", "trace"} & failed_assertion_kinds(episode))
         for step in trace:
             refused = step.error is not None and step.error.kind == "policy"
             if not (effect_failed and (step.ok or refused)):
@@ -223,8 +265,17 @@ class MissedPolicyDependencyDetector:
                                          if step.error else "policy refused"))
         return _tag(self.name, evidence)
 
-    def _against_task(self, trace: list[TraceStep], ref: Reference, ctx: DiagnosisContext) -> list[Evidence]:
-        searched = {ctx.tool(s.tool).entity for s in trace if s.ok and ctx.tool(s.tool).operation == "search"}
+    def _against_task(self, trace: list[TraceStep], ref: Reference, ctx: DiagnosisContext,
+                      effect_failed: bool) -> list[Evidence]:
+        """Prerequisites skipped, judged against the task.
+
+        A call made with no call before it of the tool the task orders first is a policy miss; so is one made
+        without the prerequisite the policy requires (a strong edge) and the task's program makes first, when the
+        episode's state or trace check failed (a policy read the task does not check is missed only where the
+        work went wrong). A policy prerequisite skipped is a policy miss whatever the agent did before it, a
+        search included; a fetch the task orders but the policy does not require, skipped after a search of
+        its entity, is the search's hit used without fetching it (``search_without_fetch``).
+        """
         out: list[Evidence] = []
         for step in trace:
             refused = step.error is not None and step.error.kind == "policy"
@@ -235,16 +286,17 @@ class MissedPolicyDependencyDetector:
                     out.append(Evidence(step=step.index, tool=step.tool, argument=needed,
                                         note=f"{step.tool} {'ran' if step.ok else 'was refused'} without "
                                              f"prerequisite {needed} (a call the task's program never makes)"))
-        for before, then in ref.order:
-            first = next((s for s in trace if s.tool == then.tool and attempted(s)), None)
-            if first is None or any(s.tool == before.tool for s in trace[:first.index]):
+        searched = {ctx.tool(s.tool).entity for s in trace if s.ok and ctx.tool(s.tool).operation == "search"}
+        for before, then, checked in _required_order(ref, ctx):
+            first = next((s for s in trace if s.tool == then and attempted(s)), None)
+            if first is None or any(s.tool == before for s in trace[:first.index]) or not (checked or effect_failed):
                 continue
-            info = ctx.tool(before.tool)
-            if info.operation == "get" and info.entity in searched:
-                continue  # a search hit used without fetching it: search_without_fetch's case
-            late = any(s.tool == before.tool for s in trace[first.index + 1:])
-            out.append(Evidence(step=first.index, tool=first.tool, argument=before.tool,
-                                note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before.tool}"
+            info = ctx.tool(before)
+            if info.operation == "get" and info.entity in searched and before not in ctx.prerequisites.get(then, []):
+                continue  # a search hit used without the fetch the task orders but the policy does not require
+            late = any(s.tool == before for s in trace[first.index + 1:])
+            out.append(Evidence(step=first.index, tool=first.tool, argument=before,
+                                note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before}"
                                      + (" (called only afterwards)" if late else ", which the task requires first")))
         return out
 
@@ -345,32 +397,55 @@ class SearchWithoutFetchDetector:
     name = "search_without_fetch"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag searches of an entity whose ``get`` tool never succeeded afterwards."""
-        trace = episode.trace
-        task = ctx.task(episode.pack_id, episode.task_id)
-        ref_entities = {r.entity for r in task.intent.refs} if task is not None else None
-        evidence: list[Evidence] = []
-        flagged: set[str] = set()
-        for step in trace:
-            info = ctx.tool(step.tool)
-            if not step.ok or info.operation != "search" or info.entity is None or info.entity in flagged:
-                continue
-            if ref_entities is not None and info.entity not in ref_entities:
-                continue
-            getter = ctx.get_tool_for(info.entity)
-            if getter is None or later_ok(trace, step.index, getter):
-                continue
-            if task is not None and task.gold.steps and not _should_fetch(task, step.tool, getter, trace):
-                continue
-            found = summaries(step.output)
-            if found and {str(s["id"]) for s in found} <= _fetched_before(trace, step.index, getter):
-                continue  # every hit was already read by id: there is nothing left to fetch
-            note = (f"search found {len(found)} summaries, never called {getter}" if found
-                    else f"search found nothing, never called {getter}")
-            flagged.add(info.entity)
-            arg = next(iter(step.arguments), None)
-            evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg, note=note))
-        return _tag(self.name, evidence)
+        """Tag searches of an entity whose ``get`` tool never succeeded afterwards.
+
+        A search that left the agent no id to fetch (it found nothing, and the request named the entity by
+        name) is a dead end: an agent that stopped there gave up (``gave_up_early``). A fetch the policy requires
+        before a later call (a strong edge), skipped, is a skipped prerequisite (``missed_policy_dependency``).
+        """
+        unfetched = unfetched_searches(episode, ctx)
+        if unfetched and stopped_short(episode, ctx) is not None:
+            unfetched = [(evidence, in_hand) for evidence, in_hand in unfetched if in_hand]
+        return _tag(self.name, [evidence for evidence, _ in unfetched])
+
+
+def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[tuple[Evidence, bool]]:
+    """Searches of an entity the agent never fetched afterwards, each with whether it had an id to fetch.
+
+    It had one when the search returned hits, the search was for an id, or the request names the entity by id.
+    Searches the task does not need fetched, whose hits were all read already, or whose fetch the policy
+    requires before a call the agent made afterwards (``missed_policy_dependency``'s) are left out.
+    """
+    trace = episode.trace
+    task = ctx.task(episode.pack_id, episode.task_id)
+    refs = task.intent.refs if task is not None else []
+    ref_entities = {r.entity for r in refs} if task is not None else None
+    by_id = {r.entity for r in refs if r.mention_kind == "id"}
+    out: list[tuple[Evidence, bool]] = []
+    flagged: set[str] = set()
+    for step in trace:
+        info = ctx.tool(step.tool)
+        if not step.ok or info.operation != "search" or info.entity is None or info.entity in flagged:
+            continue
+        if ref_entities is not None and info.entity not in ref_entities:
+            continue
+        getter = ctx.get_tool_for(info.entity)
+        if getter is None or later_ok(trace, step.index, getter):
+            continue
+        if task is not None and task.gold.steps and not _should_fetch(task, step.tool, getter, trace):
+            continue
+        if any(getter in ctx.prerequisites.get(s.tool, []) and attempted(s) for s in trace[step.index + 1:]):
+            continue
+        found = summaries(step.output)
+        if found and {str(s["id"]) for s in found} <= _fetched_before(trace, step.index, getter):
+            continue  # every hit was already read by id: there is nothing left to fetch
+        note = (f"search found {len(found)} summaries, never called {getter}" if found
+                else f"search found nothing, never called {getter}")
+        flagged.add(info.entity)
+        arg = next(iter(step.arguments), None)
+        in_hand = bool(found) or info.entity in by_id or any(is_id_like(v) for v in step.arguments.values())
+        out.append((Evidence(step=step.index, tool=step.tool, argument=arg, note=note), in_hand))
+    return out
 
 
 def _fetched_before(trace: list[TraceStep], before: int, getter: str) -> set[str]:
@@ -399,7 +474,7 @@ def _is_question(task: Task | None, ctx: DiagnosisContext) -> bool:
 
 
 class GaveUpEarlyDetector:
-    """Stopped before attempting the goal although nothing blocked the way."""
+    """Stopped before attempting the goal although nothing blocked the way (a dead end is no block)."""
 
     name = "gave_up_early"
 
@@ -407,55 +482,59 @@ class GaveUpEarlyDetector:
         """Tag episodes that stopped short of the task's work, hit no error, and did not claim to be done.
 
         With the task known, short means: the task's program attempts the goal and the agent never did, or
-        the program makes calls the agent never made while its reply admits it could not finish. A task
-        whose right answer is a refusal or a question is not given up when the agent made its calls.
+        the program makes calls the agent never made while its reply admits it could not finish (on a task
+        whose answer is a refusal, a refusal the reply checks accept is that answer, not giving up). A task whose right
+        answer is a refusal or a question is not given up when the agent made its calls. A dead end on the way
+        (a search that found nothing and left no id, a read that did not show the way on) does not excuse
+        stopping: the task's program shows there was a way. A search that left an id the agent never fetched
+        explains the stop as ``search_without_fetch``.
         """
-        trace = episode.trace
-        if any(s.error is not None and s.error.kind in _BLOCKING for s in trace):
-            return []
-        task = ctx.task(episode.pack_id, episode.task_id)
-        question = _is_question(task, ctx)
-        reading = read_reply(episode.reply, question=question)
-        if reading.claims_success or (question and episode.reply.strip() and not reading.admits_failure):
-            return []
-        if task is not None and task.gold.steps:
-            ref = reference(task)
-            made = {s.tool for s in trace}
-            missing = [tool for tool, _ in ref.calls if tool not in made]
-            attempted_goal = any(s.tool in ref.goal_tools for s in trace)
-            if ref.does_goal and not attempted_goal:
-                what = ", ".join(sorted(ref.goal_tools & ref.tools))
-            elif missing and reading.admits_failure and not self._unresolved_search(episode, ctx):
-                what = ", ".join(sorted(set(missing)))
-            else:
-                return []
-        else:
-            if self._unresolved_search(episode, ctx):
-                return []
-            goals = _goal_tools(task)
-            if goals:
-                attempted_goal, needs_goal = any(s.tool in goals for s in trace), True
-            else:
-                attempted_goal = any(s.write or ctx.tool(s.tool).mode == "write" for s in trace)
-                needs_goal = "state" in failed_assertion_kinds(episode)
-            if attempted_goal or not (needs_goal or reading.admits_failure):
-                return []
-            what = ", ".join(sorted(goals)) if goals else "any write"
-        note = f"stopped after {len(trace)} calls without calling {what}"
-        last = trace[-1] if trace else None
-        if last is None:
-            return [Tag(kind=self.name, evidence=[Evidence(note=note)])]
-        return [Tag(kind=self.name, evidence=[Evidence(step=last.index, tool=last.tool, note=note)])]
+        found = stopped_short(episode, ctx)
+        if found is None or any(in_hand for _, in_hand in unfetched_searches(episode, ctx)):
+            return []  # an id in hand never fetched explains the stop: search_without_fetch's
+        return [Tag(kind=self.name, evidence=[found])]
 
-    @staticmethod
-    def _unresolved_search(episode: EpisodeRecord, ctx: DiagnosisContext) -> bool:
-        for step in episode.trace:
-            info = ctx.tool(step.tool)
-            if info.operation == "search" and info.entity is not None:
-                getter = ctx.get_tool_for(info.entity)
-                if getter is not None and not later_ok(episode.trace, step.index, getter):
-                    return True
-        return False
+
+def _reply_held(episode: EpisodeRecord) -> bool:
+    """Whether the episode's reply checks held (there was at least one): the reply gave the task's answer."""
+    replies = [r for r in episode.verdict.results if r.kind == "response"] if episode.verdict is not None else []
+    return bool(replies) and all(r.passed for r in replies)
+
+
+def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | None:
+    """Where the agent gave up before the task's work, with no error in the way and no success claimed."""
+    trace = episode.trace
+    if any(s.error is not None and s.error.kind in _BLOCKING for s in trace):
+        return None
+    task = ctx.task(episode.pack_id, episode.task_id)
+    question = _is_question(task, ctx)
+    reading = read_reply(episode.reply, question=question)
+    if reading.claims_success or (question and episode.reply.strip() and not reading.admits_failure):
+        return None
+    if task is not None and task.gold.steps:
+        ref = reference(task)
+        made = {s.tool for s in trace}
+        missing = [tool for tool, _ in ref.calls if tool not in made]
+        attempted_goal = any(s.tool in ref.goal_tools for s in trace)
+        if ref.does_goal and not attempted_goal:
+            what = ", ".join(sorted(ref.goal_tools & ref.tools))
+        elif missing and reading.admits_failure and (ref.does_goal or not _reply_held(episode)):
+            what = ", ".join(sorted(set(missing)))
+        else:
+            return None
+    else:
+        goals = _goal_tools(task)
+        if goals:
+            attempted_goal, needs_goal = any(s.tool in goals for s in trace), True
+        else:
+            attempted_goal = any(s.write or ctx.tool(s.tool).mode == "write" for s in trace)
+            needs_goal = "state" in failed_assertion_kinds(episode)
+        if attempted_goal or not (needs_goal or reading.admits_failure):
+            return None
+        what = ", ".join(sorted(goals)) if goals else "any write"
+    note = f"stopped after {len(trace)} calls without calling {what}"
+    last = trace[-1] if trace else None
+    return Evidence(note=note) if last is None else Evidence(step=last.index, tool=last.tool, note=note)
 
 
 class UnintendedSideEffectDetector:
@@ -464,16 +543,23 @@ class UnintendedSideEffectDetector:
     name = "unintended_side_effect"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag each unintended row change with the write call that most likely made it."""
+        """Tag each unintended row change with the write call that most likely made it.
+
+        A change made by a call of a tool the task's program calls is the side effect of an extra write when that
+        call names another record and every program call of the tool was also made on its own records; made by
+        the intended call itself, or by a call taking its place (``wrong_id``'s), it is not.
+        """
         if episode.verdict is None:
             return []
         writes = [s for s in episode.trace if s.ok and s.write]
         task = ctx.task(episode.pack_id, episode.task_id)
-        own = reference(task).tools if task is not None and task.gold.steps else frozenset()
+        ref = reference(task) if task is not None and task.gold.steps else None
+        own = ref.tools if ref is not None else frozenset()
         evidence: list[Evidence] = []
         for change in episode.verdict.unintended_changes:
             step, arg = self._culprit(writes, change.key)
-            if step is not None and step.tool in own:
+            if step is not None and ref is not None and step.tool in own and not self._elsewhere(step, episode.trace,
+                                                                                                   ref):
                 continue
             where = f"{change.op} {change.table}[{change.key}]"
             if step is None:
@@ -489,6 +575,12 @@ class UnintendedSideEffectDetector:
         if not evidence and not own and "side_effects" in failed_assertion_kinds(episode):
             evidence.append(Evidence(note="side-effect assertion failed"))
         return _tag(self.name, evidence)
+
+    @staticmethod
+    def _elsewhere(step: TraceStep, trace: list[TraceStep], ref: Reference) -> bool:
+        """An extra call of a program's tool on another record, beside the program's own calls made right."""
+        wanted = ref.id_calls.get(step.tool, ())
+        return not any(same_record(step, ids) for ids in wanted) and intended_done(trace, ref, step.tool)
 
     @staticmethod
     def _culprit(writes: list[TraceStep], key: str) -> tuple[TraceStep | None, str | None]:
@@ -574,27 +666,36 @@ class LeakedInternalDataDetector:
         """Tag internal values (internal fields of records read, internal formats the task names) said aloud.
 
         The text searched is the reply and every text argument of a later successful write (a customer
-        reply, a note, an email). Evidence quotes what was said and where it was read, never the verifier's
-        own forbidden strings (those may be wrong facts rather than internal data).
+        reply, a note, an email), read however it writes the value (``diagnosis._leaks``). The verdict's own
+        reply check is read first: a value it found leaked that is internal data the agent read is a leak,
+        whatever spelling the check saw through. Evidence quotes what was said and where it was read, never the
+        verifier's own forbidden strings alone (those may be wrong facts rather than internal data).
         """
         trace = episode.trace
         outbound: list[tuple[str, TraceStep | None]] = [(episode.reply, None)]
         outbound += [(v, s) for s in trace if s.ok and s.write for v in s.arguments.values() if isinstance(v, str)
                      and len(v) >= 12]
+        read = [(step, item) for step in trace if step.ok for item in internal_values(step.output)]
         evidence: list[Evidence] = []
-        for step in trace:
-            if not step.ok:
+        for value in verdict_leaks(episode):
+            hit = next(((step, item) for step, item in read if is_internal_text(value, [item])), None)
+            if hit is not None:
+                step, item = hit
+                evidence.append(Evidence(step=step.index, tool=step.tool, argument=item.key,
+                                         note=f"reply repeats internal {item.key} read from {step.tool} (the reply "
+                                              "check found it)"))
+        for step, item in read:
+            if any(e.step == step.index and e.argument == item.key for e in evidence):
                 continue
-            for key, value in _internal_values(step.output):
-                for text, where in outbound:
-                    if where is not None and where.index < step.index:
-                        continue
-                    if _says(text, key, value):
-                        place = "reply" if where is None else f"{where.tool} message"
-                        evidence.append(Evidence(step=step.index if where is None else where.index,
-                                                 tool=step.tool if where is None else where.tool, argument=key,
-                                                 note=f"{place} repeats internal {key} read from {step.tool}"))
-                        break
+            for text, where in outbound:
+                if where is not None and where.index < step.index:
+                    continue
+                if says(text, item):
+                    place = "reply" if where is None else f"{where.tool} message"
+                    evidence.append(Evidence(step=step.index if where is None else where.index,
+                                             tool=step.tool if where is None else where.tool, argument=item.key,
+                                             note=f"{place} repeats internal {item.key} read from {step.tool}"))
+                    break
         task = ctx.task(episode.pack_id, episode.task_id)
         if not evidence and task is not None:
             evidence.extend(self._internal_formats(task, outbound, trace))
@@ -615,53 +716,6 @@ class LeakedInternalDataDetector:
                                         tool="" if where is None else where.tool,
                                         note=f"{place} repeats {found.group(0)!r}, an internal value it read"))
         return out
-
-
-def _internal_values(output: Any) -> list[tuple[str, str]]:
-    """(field, value) pairs that are internal: values of internal fields, and a restricted record's contents."""
-    found: list[tuple[str, str]] = []
-    if isinstance(output, dict):
-        restricted = _is_restricted(output)
-        for key, value in output.items():
-            if restricted and key not in ("id", "visibility"):
-                found.extend((str(key), leaf) for leaf in _leaves(value))
-            elif _INTERNAL_KEY.search(str(key)):
-                found.extend((str(key), leaf) for leaf in _leaves(value))
-            elif isinstance(value, dict | list):
-                found.extend(_internal_values(value))
-    elif isinstance(output, list):
-        for value in output:
-            found.extend(_internal_values(value))
-    return found
-
-
-def _is_restricted(record: dict[str, Any]) -> bool:
-    """Whether the record says it is not for everyone's eyes (``visibility: restricted`` and the like).
-
-    Everything in such a record but its id and the flag itself is internal: a requester outside its audience may
-    hear that it is restricted, not what it holds.
-    """
-    return str(record.get("visibility", "")).casefold() in _RESTRICTED
-
-
-def _leaves(value: Any) -> list[str]:
-    """Every scalar inside an internal field: a list of internal notes is internal down to each note's id and body."""
-    if isinstance(value, bool) or value is None:
-        return []
-    if isinstance(value, str | int | float):
-        return [str(value)]
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
-    return [leaf for item in items for leaf in _leaves(item)]
-
-
-def _says(text: str, key: str, value: str) -> bool:
-    """Whether ``text`` states ``value`` of field ``key``: as a whole token; a short or numeric value with its name."""
-    if not mentions(text, value):
-        return False
-    if len(value) >= 6 and not value.replace(".", "").isdigit():
-        return True
-    words = [w for w in re.split(r"[_\W]+", key.casefold()) if len(w) >= 3]
-    return any(w in text.casefold() for w in words)
 
 
 class NoErrorRecoveryDetector:

@@ -24,7 +24,8 @@ COLUMN_NOTES: dict[str, str] = {
                             "names (several tools, no tool call, or several gyms when they differ)",
     "failures": "failed episodes attributed to the model that show the weakness; one episode can show several "
                 "kinds, so the kinds' failures can add up to more than the report's failures",
-    "share (95% CI)": "the share of failures: failures / all of the model's failed episodes, with a 95% bootstrap interval",
+    "share (95% CI)": "the share of failures: failures / all of the model's failed episodes, with a 95% bootstrap "
+                      "interval",
     "per episode": "failures per diagnosed episode (passed and failed): comparable across rounds whose pass rates "
                    "differ",
     "grains": "how many weaknesses the kind's failures split into, one per gym and tool where the evidence names "

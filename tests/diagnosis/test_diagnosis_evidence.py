@@ -316,9 +316,9 @@ def test_an_id_of_the_task_passed_in_another_place_names_what_the_task_passes_th
 
 def test_each_id_of_a_list_is_judged_on_its_own() -> None:
     seen = ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-3"}])
-    both = ok("add_comment", {"ticket_ids": ["TCK-3", "TCK-4"], "body": "x"}, {"id": "C-1"}, write=True)
+    both = ok("get_tickets", {"ticket_ids": ["TCK-3", "TCK-4"]}, [{"id": "TCK-3"}, {"id": "TCK-4"}])
     assert evidence("wrong_id", episode([seen, both]), TWO_ORDERS) == [
-        (1, "add_comment", "ticket_ids", "add_comment on TCK-4, a record the task never concerns")]
+        (1, "get_tickets", "ticket_ids", "get_tickets on TCK-4, a record the task never concerns")]
 
 
 def test_a_reply_about_other_records_names_all_of_them_and_all_that_were_asked() -> None:
@@ -375,7 +375,7 @@ def test_a_search_never_followed_by_a_fetch_names_its_hits_and_argument() -> Non
 
 
 def test_a_skipped_search_does_not_hide_a_later_one() -> None:
-    nothing = ok("search_orders", {"query": "late"}, [])
+    nothing = ok("search_orders", {"query": "ORD-77"}, [])  # a search for an id: the id was in hand
     expected = [(2, "search_orders", "query", "search found nothing, never called get_order")]
     fetched = [ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1"}]), ok("get_ticket", {"ticket_id": "TCK-1"},
                                                                              {"id": "TCK-1"}), nothing]
@@ -420,8 +420,9 @@ def test_the_program_says_whether_a_search_hit_must_be_fetched() -> None:
 
 def test_a_search_whose_hits_were_all_read_does_not_hide_a_later_one() -> None:
     steps = [ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1"}),
-             ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1"}]), ok("search_orders", {}, [])]
-    assert _searched(episode(steps)) == [(2, "search_orders", None, "search found nothing, never called get_order")]
+             ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1"}]), ok("search_orders", {"query": "ORD-7"}, [])]
+    assert _searched(episode(steps)) == [(2, "search_orders", "query",
+                                          "search found nothing, never called get_order")]
 
 
 # missed_policy_dependency, brittle_parameters, gave_up_early, unintended_side_effect
