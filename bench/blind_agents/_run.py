@@ -12,12 +12,13 @@ from bench.blind_agents._spec import BlindAgent
 
 
 @functools.lru_cache(maxsize=8)
-def base_pack(domain: str) -> Pack:
-    """The gym's base pack: its world and tasks from seed 0 with the default knobs."""
-    return build_pack(domain, seed=0)
+def base_pack(domain: str, world_seed: int = 0) -> Pack:
+    """The gym's base pack: its world and tasks from ``world_seed`` with the default knobs."""
+    return build_pack(domain, seed=world_seed)
 
 
-def play(spec: BlindAgent, domain: str, seeds: list[int], k: int = 1) -> list[tuple[EpisodeRecord, str]]:
+def play(spec: BlindAgent, domain: str, seeds: list[int], k: int = 1, *,
+         world_seed: int = 0) -> list[tuple[EpisodeRecord, str]]:
     """Run ``spec`` on every task of ``domain``'s base pack and return the episodes its mistake applied to.
 
     Args:
@@ -25,6 +26,7 @@ def play(spec: BlindAgent, domain: str, seeds: list[int], k: int = 1) -> list[tu
         domain: A built-in gym (``helpdesk``, ``tracker``, ``procurement``).
         seeds: Episode seeds.
         k: Attempts per task and seed.
+        world_seed: Seed of the gym's world and tasks (a fresh seed gives records, ids and tasks never seen).
 
     Returns:
         ``(record, label)`` for every episode of a clean agent, and for an injecting agent every episode where
@@ -32,7 +34,7 @@ def play(spec: BlindAgent, domain: str, seeds: list[int], k: int = 1) -> list[tu
         and passed injected ones are kept.
     """
     agent = spec.make()
-    records = run_rollouts(agent, [base_pack(domain)], RolloutConfig(seeds=list(seeds), k=k))
+    records = run_rollouts(agent, [base_pack(domain, world_seed)], RolloutConfig(seeds=list(seeds), k=k))
     if spec.injects == "clean":
         return [(record, spec.injects) for record in records]
     if not isinstance(agent, BlindPolicy):
