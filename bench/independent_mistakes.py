@@ -208,17 +208,22 @@ class Case:
         return ""
 
     def auto_reply(self, swap: dict[str, str] | None = None) -> ReplyPlan:
-        """Reply as a sensible agent would: claim when its goal calls succeeded, admit when one failed."""
+        """Reply as a sensible agent would: claim when its goal calls succeeded, admit when one failed.
+
+        Where the right answer does only part of what was asked (an invoice held instead of paid), the reply is
+        the task's own, not a claim of the whole request.
+        """
         goal, gold_reply, rng = self.task.intent.goal, self.task.gold.reply, self.rng
         goal_tools, entity = self.goal_tools, self.main_id(swap)
         gold_has_goal = any(t in goal_tools for t, _ in self.calls)
+        gold_does_all = goal_tools <= {t for t, _ in self.calls}  # else the right answer does part of the request
         choice = rng.random()
 
         def plan(steps: list[TraceStep]) -> str:
             made = [s for s in steps if s.tool in goal_tools]
-            if made and not made[-1].ok:
+            if made and any(not any(m.ok for m in made if m.tool == tool) for tool in {m.tool for m in made}):
                 return admission(goal, entity, random.Random(choice))
-            if not gold_has_goal or not made:
+            if not gold_has_goal or not made or not gold_does_all:
                 return _sub_text(gold_reply, swap or {})
             return claim(goal, entity, random.Random(choice), _sub_text(gold_reply, swap or {}))
 

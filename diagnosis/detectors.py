@@ -20,7 +20,7 @@ from diagnosis._reference import (
     same_record,
     text_ids,
 )
-from diagnosis._reply import read_reply
+from diagnosis._reply import ReplyReading, read_reply
 from diagnosis._trace import (
     error_argument,
     failed_assertion_kinds,
@@ -54,9 +54,12 @@ def _goal_tools(task: Task | None) -> set[str]:
 
 
 def _is_conflict(step: TraceStep) -> bool:
-    """Whether the step was refused because the record changed (a conflict, or an injected data conflict)."""
+    """Whether the step was refused because the record changed since it was read.
+
+    A retryable conflict, or an injected data conflict; a conflict saying the change is already there is not one.
+    """
     error = step.error
-    return error is not None and (error.kind == "conflict" or error.fault == "data_conflict")
+    return error is not None and ((error.kind == "conflict" and error.retryable) or error.fault == "data_conflict")
 
 
 def _is_id_argument(arg: str) -> bool:
@@ -214,6 +217,28 @@ def _required_order(ref: Reference, ctx: DiagnosisContext) -> list[tuple[str, st
     return [(before, then, checked) for (before, then), checked in pairs.items()]
 
 
+def _step_ids(step: TraceStep) -> set[str]:
+    return {v for name, value in step.arguments.items() for v in id_values(name, value)}
+
+
+def mistaken_ids(trace: list[TraceStep], ref: Reference) -> set[str]:
+    """Records the agent took for the ones the task is about.
+
+    Ids it passed, in a call taking the place of a program call, where the program passes other ids, and that
+    the task never concerns.
+    """
+    out: set[str] = set()
+    for step in trace:
+        if not _stands_in(step, trace, ref):
+            continue
+        for arg, value in step.arguments.items():
+            expected = ref.ids_by_call.get((step.tool, arg))
+            if expected:
+                out.update(v for v in id_values(arg, value)
+                           if v not in ref.ids and v not in expected and not is_created_id(v))
+    return out
+
+
 def _stands_in(step: TraceStep, trace: list[TraceStep], ref: Reference) -> bool:
     """Whether a call takes the place of a call the task's program makes (so another record in it is a wrong id).
 
@@ -244,7 +269,7 @@ class MissedPolicyDependencyDetector:
         task = ctx.task(episode.pack_id, episode.task_id)
         effect_failed = episode.verdict is None or bool({"state", "trace"} & failed_assertion_kinds(episode))
         if task is not None and task.gold.steps:
-            return _tag(self.name, self._against_task(episode.trace, reference(task), ctx, effect_failed))
+            return _tag(self.name, self._against_task(episode, reference(task), ctx, effect_failed))
         trace = episode.trace
         evidence: list[Evidence] = []
         for step in trace:
@@ -265,7 +290,7 @@ class MissedPolicyDependencyDetector:
                                          if step.error else "policy refused"))
         return _tag(self.name, evidence)
 
-    def _against_task(self, trace: list[TraceStep], ref: Reference, ctx: DiagnosisContext,
+    def _against_task(self, episode: EpisodeRecord, ref: Reference, ctx: DiagnosisContext,
                       effect_failed: bool) -> list[Evidence]:
         """Prerequisites skipped, judged against the task.
 
@@ -273,9 +298,13 @@ class MissedPolicyDependencyDetector:
         without the prerequisite the policy requires (a strong edge) and the task's program makes first, when the
         episode's state or trace check failed (a policy read the task does not check is missed only where the
         work went wrong). A policy prerequisite skipped is a policy miss whatever the agent did before it, a
-        search included; a fetch the task orders but the policy does not require, skipped after a search of
-        its entity, is the search's hit used without fetching it (``search_without_fetch``).
+        search included; a read the task orders but the policy does not require, skipped by an agent that
+        searched its entity or left a search unfetched, is that search's consequence (``search_without_fetch``:
+        a record reached through one never fetched cannot be read); so is every step skipped by an agent that
+        searched for a record it had the id of, found nothing and never fetched it (it never saw the record the
+        steps depend on).
         """
+        trace = episode.trace
         out: list[Evidence] = []
         for step in trace:
             refused = step.error is not None and step.error.kind == "policy"
@@ -287,13 +316,17 @@ class MissedPolicyDependencyDetector:
                                         note=f"{step.tool} {'ran' if step.ok else 'was refused'} without "
                                              f"prerequisite {needed} (a call the task's program never makes)"))
         searched = {ctx.tool(s.tool).entity for s in trace if s.ok and ctx.tool(s.tool).operation == "search"}
+        unfetched = unfetched_searches(episode, ctx)
+        if any(in_hand and "found nothing" in e.note for e, in_hand in unfetched):
+            return out  # it searched for a record it had the id of, never saw it, and so could not take its steps
         for before, then, checked in _required_order(ref, ctx):
             first = next((s for s in trace if s.tool == then and attempted(s)), None)
             if first is None or any(s.tool == before for s in trace[:first.index]) or not (checked or effect_failed):
                 continue
             info = ctx.tool(before)
-            if info.operation == "get" and info.entity in searched and before not in ctx.prerequisites.get(then, []):
-                continue  # a search hit used without the fetch the task orders but the policy does not require
+            if (info.operation == "get" and before not in ctx.prerequisites.get(then, [])
+                    and (info.entity in searched or bool(unfetched))):
+                continue  # a read the task orders but the policy does not require, left out after a search
             late = any(s.tool == before for s in trace[first.index + 1:])
             out.append(Evidence(step=first.index, tool=first.tool, argument=before,
                                 note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before}"
@@ -318,7 +351,11 @@ class BrittleParametersDetector:
     name = "brittle_parameters"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag validation errors the agent did not recover from (names passed as ids belong to ``wrong_id``)."""
+        """Tag validation errors the agent did not recover from.
+
+        Names passed as ids belong to ``wrong_id``; a number, a flag or an empty text refused is refused for what
+        it says (an amount out of range, nothing to say, often from the wrong record), not for how it is written.
+        """
         trace = episode.trace
         evidence: list[Evidence] = []
         for step in trace:
@@ -328,7 +365,8 @@ class BrittleParametersDetector:
                 continue
             arg = error_argument(step)
             value = step.arguments.get(arg) if arg is not None else None
-            if arg is not None and (value is None or _is_id_argument(arg)):
+            if arg is not None and (value is None or _is_id_argument(arg) or isinstance(value, int | float)
+                                    or (isinstance(value, str) and not value.strip())):
                 continue
             evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                      note=f"refused {value!r}: {step.error.message[:120]}"))
@@ -343,15 +381,18 @@ class StaleStateDetector:
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag blind retries after a conflict, and replies stating a summary's stale value.
 
-        A blind retry calls the conflicting tool again with no successful call in between (such as reading
-        the record again), and that tool never succeeds afterwards.
+        A blind retry calls the conflicting tool again without reading a record in between (a successful read
+        that is not a search: a search's summary comes from an index that can be out of date, it is not the
+        record), and that tool never succeeds afterwards.
         """
         trace = episode.trace
         evidence: list[Evidence] = []
         last_conflict: dict[str, int] = {}
         for step in trace:
             if step.ok:
-                last_conflict.clear()
+                info = ctx.tool(step.tool)
+                if info.mode == "read" and info.operation != "search":
+                    last_conflict.clear()
                 continue
             if step.tool in last_conflict and not later_ok(trace, step.index, step.tool):
                 evidence.append(Evidence(step=step.index, tool=step.tool, argument=error_argument(step),
@@ -366,28 +407,41 @@ class StaleStateDetector:
 
     @staticmethod
     def _stale_summary(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Evidence]:
-        """Replies stating a search summary's value the fetched record contradicts (unless a later write set it)."""
+        """Replies stating a search summary's value the fetched record contradicts.
+
+        The summary may come before the record or after it (a look in the index after reading the record). Not
+        when the agent's own later write names the record (it may have made the value true), nor when the value
+        is what another record it read holds in that field (the reply may be about that one).
+        """
         seen: dict[str, tuple[TraceStep, dict[str, Any]]] = {}
-        out: list[Evidence] = []
+        records: dict[str, TraceStep] = {}
         for step in episode.trace:
             info = ctx.tool(step.tool)
             if step.ok and info.operation == "search":
                 for summary in summaries(step.output):
-                    seen[str(summary["id"])] = (step, summary)
-            elif step.ok and info.operation == "get" and isinstance(step.output, dict):
-                hit = seen.get(str(step.output.get("id")))
-                if hit is None:
-                    continue
-                search_step, summary = hit
-                written = json.dumps([s.output for s in episode.trace[step.index + 1:] if s.ok and s.write],
-                                     default=str)
-                for field, old in summary.items():
-                    new = step.output.get(field)
-                    if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
-                            and states_value(episode.reply, old) and not mentions(episode.reply, new)
-                            and not mentions(written, old)):
-                        out.append(Evidence(step=search_step.index, tool=search_step.tool, argument=field,
-                                            note=f"reply states stale {field}={old!r}; the record says {new!r}"))
+                    seen.setdefault(str(summary["id"]), (step, summary))
+            elif step.ok and info.operation == "get" and isinstance(step.output, dict) and "id" in step.output:
+                records.setdefault(str(step.output["id"]), step)
+        out: list[Evidence] = []
+        current = {(field, value) for r in records.values() if isinstance(r.output, dict)
+                   for field, value in r.output.items() if isinstance(value, str)}
+        for key, (search_step, summary) in seen.items():
+            record = records.get(key)
+            if record is None or not isinstance(record.output, dict):
+                continue
+            after = max(record.index, search_step.index)
+            later = [s for s in episode.trace[after + 1:] if s.ok and s.write]
+            if any(key in _step_ids(s) or key in set(output_ids(s.output)) for s in later):
+                continue  # the agent's own write may have made the summary's value true
+            written = json.dumps([s.output for s in later], default=str)
+            for field, old in summary.items():
+                new = record.output.get(field)
+                if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
+                        and (field, old) not in current
+                        and states_value(episode.reply, old) and not mentions(episode.reply, new)
+                        and not mentions(written, old)):
+                    out.append(Evidence(step=search_step.index, tool=search_step.tool, argument=field,
+                                        note=f"reply states stale {field}={old!r}; the record says {new!r}"))
         return out
 
 
@@ -399,9 +453,10 @@ class SearchWithoutFetchDetector:
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag searches of an entity whose ``get`` tool never succeeded afterwards.
 
-        A search that left the agent no id to fetch (it found nothing, and the request named the entity by
-        name) is a dead end: an agent that stopped there gave up (``gave_up_early``). A fetch the policy requires
-        before a later call (a strong edge), skipped, is a skipped prerequisite (``missed_policy_dependency``).
+        A search that left the agent no one id to fetch (it found nothing or several records, and the request
+        named the entity by name) is a dead end: an agent that stopped there gave up (``gave_up_early``). A fetch
+        the policy requires before a later call (a strong edge), skipped, is a skipped prerequisite
+        (``missed_policy_dependency``).
         """
         unfetched = unfetched_searches(episode, ctx)
         if unfetched and stopped_short(episode, ctx) is not None:
@@ -410,9 +465,10 @@ class SearchWithoutFetchDetector:
 
 
 def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[tuple[Evidence, bool]]:
-    """Searches of an entity the agent never fetched afterwards, each with whether it had an id to fetch.
+    """Searches of an entity the agent did not fetch afterwards (in time), each with whether it had an id to fetch.
 
-    It had one when the search returned hits, the search was for an id, or the request names the entity by id.
+    It had one when the search found the record (one hit), the search was for an id, or the request names the
+    entity by id; several hits leave the agent to choose, and stopping there to ask is giving up.
     Searches the task does not need fetched, whose hits were all read already, or whose fetch the policy
     requires before a call the agent made afterwards (``missed_policy_dependency``'s) are left out.
     """
@@ -429,8 +485,10 @@ def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[tu
             continue
         if ref_entities is not None and info.entity not in ref_entities:
             continue
+        if step.index and _is_conflict(trace[step.index - 1]):
+            continue  # a look in the index to re-read a record that changed: a blind retry's (stale_state's)
         getter = ctx.get_tool_for(info.entity)
-        if getter is None or later_ok(trace, step.index, getter):
+        if getter is None or _fetched_in_time(trace, step, getter, ctx):
             continue
         if task is not None and task.gold.steps and not _should_fetch(task, step.tool, getter, trace):
             continue
@@ -443,9 +501,23 @@ def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[tu
                 else f"search found nothing, never called {getter}")
         flagged.add(info.entity)
         arg = next(iter(step.arguments), None)
-        in_hand = bool(found) or info.entity in by_id or any(is_id_like(v) for v in step.arguments.values())
+        in_hand = len(found) == 1 or info.entity in by_id or any(is_id_like(v) for v in step.arguments.values())
         out.append((Evidence(step=step.index, tool=step.tool, argument=arg, note=note), in_hand))
     return out
+
+
+def _fetched_in_time(trace: list[TraceStep], search: TraceStep, getter: str, ctx: DiagnosisContext) -> bool:
+    """Whether ``getter`` succeeded after the search; after a search that found nothing, before any write.
+
+    An agent that searched, found nothing and acted on the record before fetching it acted on a record it had
+    never seen, whatever it fetched later.
+    """
+    for step in trace[search.index + 1:]:
+        if step.ok and step.tool == getter:
+            return True
+        if not summaries(search.output) and attempted(step) and (step.write or ctx.tool(step.tool).mode == "write"):
+            return False
+    return False
 
 
 def _fetched_before(trace: list[TraceStep], before: int, getter: str) -> set[str]:
@@ -483,8 +555,10 @@ class GaveUpEarlyDetector:
 
         With the task known, short means: the task's program attempts the goal and the agent never did, or
         the program makes calls the agent never made while its reply admits it could not finish (on a task
-        whose answer is a refusal, a refusal the reply checks accept is that answer, not giving up). A task whose right
-        answer is a refusal or a question is not given up when the agent made its calls. A dead end on the way
+        whose answer is a refusal, a refusal the reply checks accept is that answer, not giving up; once the
+        program's last goal call succeeded, what the reply refuses is the requester's, not the agent's work). A
+        task whose right answer is a refusal or a question is not given up when the agent made its calls, unless
+        its reply asks back instead of giving the answer. A dead end on the way
         (a search that found nothing and left no id, a read that did not show the way on) does not excuse
         stopping: the task's program shows there was a way. A search that left an id the agent never fetched
         explains the stop as ``search_without_fetch``.
@@ -493,6 +567,31 @@ class GaveUpEarlyDetector:
         if found is None or any(in_hand for _, in_hand in unfetched_searches(episode, ctx)):
             return []  # an id in hand never fetched explains the stop: search_without_fetch's
         return [Tag(kind=self.name, evidence=[found])]
+
+
+def _answers(episode: EpisodeRecord, reading: ReplyReading, question: bool) -> bool:
+    """Whether the reply answers the task's question.
+
+    It says something, admits no failure, and is no question back the reply checks reject (asking "which one do
+    you mean?" instead of answering).
+    """
+    if not (question and episode.reply.strip()) or reading.admits_failure:
+        return False
+    return not (_asks_back(episode, reading) and not reading.claims and not _reply_held(episode))
+
+
+def _asks_back(episode: EpisodeRecord, reading: ReplyReading) -> bool:
+    """Whether the reply asks the requester something, not counting a question it quotes from a record it read."""
+    if not reading.asks:
+        return False
+    read = " ".join(json.dumps(s.output, default=str) for s in episode.trace if s.ok).casefold()
+    return any(question.rsplit(":", 1)[-1].strip().casefold() not in read for question in reading.questions)
+
+
+def _finished(trace: list[TraceStep], ref: Reference) -> bool:
+    """Whether the program's last goal call succeeded in the trace (the agent reached the end of the work)."""
+    last = next((tool for tool, _ in reversed(ref.calls) if tool in ref.goal_tools), None)
+    return last is not None and any(s.ok and s.tool == last for s in trace)
 
 
 def _reply_held(episode: EpisodeRecord) -> bool:
@@ -504,12 +603,13 @@ def _reply_held(episode: EpisodeRecord) -> bool:
 def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | None:
     """Where the agent gave up before the task's work, with no error in the way and no success claimed."""
     trace = episode.trace
-    if any(s.error is not None and s.error.kind in _BLOCKING for s in trace):
+    if any(s.error is not None and s.error.kind in _BLOCKING and not later_ok(trace, s.index, s.tool)
+           for s in trace):
         return None
     task = ctx.task(episode.pack_id, episode.task_id)
     question = _is_question(task, ctx)
     reading = read_reply(episode.reply, question=question)
-    if reading.claims_success or (question and episode.reply.strip() and not reading.admits_failure):
+    if reading.claims_success or _answers(episode, reading, question):
         return None
     if task is not None and task.gold.steps:
         ref = reference(task)
@@ -518,8 +618,12 @@ def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | N
         attempted_goal = any(s.tool in ref.goal_tools for s in trace)
         if ref.does_goal and not attempted_goal:
             what = ", ".join(sorted(ref.goal_tools & ref.tools))
-        elif missing and reading.admits_failure and (ref.does_goal or not _reply_held(episode)):
+        elif missing and reading.admits_failure and (ref.does_goal or not _reply_held(episode)) \
+                and not _finished(trace, ref):
             what = ", ".join(sorted(set(missing)))
+        elif not ref.does_goal and _asks_back(episode, reading) and not reading.admits_failure \
+                and not _reply_held(episode):
+            what = "the answer the task wants (it asked back instead)"
         else:
             return None
     else:
@@ -547,7 +651,8 @@ class UnintendedSideEffectDetector:
 
         A change made by a call of a tool the task's program calls is the side effect of an extra write when that
         call names another record and every program call of the tool was also made on its own records; made by
-        the intended call itself, or by a call taking its place (``wrong_id``'s), it is not.
+        the intended call itself, or by a call taking its place (``wrong_id``'s), it is not. Nor is a change to a
+        record the agent took for the one the task is about (``mistaken_ids``): that is the wrong id's doing.
         """
         if episode.verdict is None:
             return []
@@ -555,12 +660,15 @@ class UnintendedSideEffectDetector:
         task = ctx.task(episode.pack_id, episode.task_id)
         ref = reference(task) if task is not None and task.gold.steps else None
         own = ref.tools if ref is not None else frozenset()
+        mistaken = mistaken_ids(episode.trace, ref) if ref is not None else set()
         evidence: list[Evidence] = []
         for change in episode.verdict.unintended_changes:
             step, arg = self._culprit(writes, change.key)
             if step is not None and ref is not None and step.tool in own and not self._elsewhere(step, episode.trace,
                                                                                                    ref):
                 continue
+            if change.key in mistaken or (step is not None and mistaken & _step_ids(step)):
+                continue  # a change to the record the agent took for the task's: the wrong id's consequence
             where = f"{change.op} {change.table}[{change.key}]"
             if step is None:
                 evidence.append(Evidence(note=f"{where} outside the allowed write-set"))
@@ -571,7 +679,8 @@ class UnintendedSideEffectDetector:
             goals = reference(task).goal_tools if task is not None else frozenset()
             needed = own | goals | {p for g in goals for p in ctx.prerequisites.get(g, [])}
             evidence.extend(Evidence(step=s.index, tool=s.tool, note=f"{s.tool} is a write the task never needs")
-                            for s in writes if s.tool not in needed and not any(e.step == s.index for e in evidence))
+                            for s in writes if s.tool not in needed and not any(e.step == s.index for e in evidence)
+                            and not mistaken & _step_ids(s))
         if not evidence and not own and "side_effects" in failed_assertion_kinds(episode):
             evidence.append(Evidence(note="side-effect assertion failed"))
         return _tag(self.name, evidence)
@@ -602,18 +711,18 @@ class ClaimedUnverifiedSuccessDetector:
         """Tag success claims over a goal that no call achieved, or facts stated without reading them.
 
         The reply is read as claims and admissions (``diagnosis._reply``): an honest failure report is not a
-        claim. With the task known, a claim is unverified when no goal call succeeded (the goal is what the
-        request asks; a goal call on the wrong record is ``wrong_id``'s), or, on a question, when none of the
-        reads the task's program makes succeeded. Without the task: no write succeeded while the state is
-        wrong, or the reply fails its response check restating nothing any tool returned.
+        claim. With the task known, a claim is unverified when a goal call the task's program makes never
+        succeeded (the goal is what the request asks; a goal call on the wrong record is ``wrong_id``'s), or,
+        on a question, when none of the reads the task's program makes succeeded. Without the task: no write
+        succeeded while the state is wrong, or the reply fails its response check restating nothing any tool
+        returned.
         """
         if episode.verdict is None:
             return []
         task = ctx.task(episode.pack_id, episode.task_id)
         question = _is_question(task, ctx)
         reading = read_reply(episode.reply, question=question)
-        answers = question and bool(episode.reply.strip()) and not reading.admits_failure
-        if not (reading.claims_success or answers):
+        if not (reading.claims_success or _answers(episode, reading, question)):
             return []
         note = f"reply claims success: {episode.reply[:80]!r}"
         if task is not None and task.gold.steps:
@@ -622,14 +731,18 @@ class ClaimedUnverifiedSuccessDetector:
                     and not reply_states_observed_fact(episode))
             if ref.goal_tools:
                 tried = [s for s in episode.trace if s.tool in ref.goal_tools]
-                if any(s.ok for s in tried):
+                unmet = sorted(t for t in ref.goal_tools & ref.tools
+                               if not any(s.ok and s.tool == t for s in episode.trace))
+                if any(s.ok for s in tried) and not (reading.claims_success and unmet):
                     return [Tag(kind=self.name, evidence=[Evidence(note=note + "; it states nothing the tools "
                                                                                "returned")])] if bare else []
-                if tried:
-                    last = tried[-1]
+                failed = [s for s in tried if s.tool in unmet] or ([] if unmet else tried)
+                if failed:
+                    last = failed[-1]
                     return [Tag(kind=self.name, evidence=[Evidence(step=last.index, tool=last.tool,
                                                                    note=note + f"; {last.tool} never succeeded")])]
-                return [Tag(kind=self.name, evidence=[Evidence(note=note + "; the goal was never attempted")])]
+                what = f"; {', '.join(unmet)} never ran" if tried else "; the goal was never attempted"
+                return [Tag(kind=self.name, evidence=[Evidence(note=note + what)])]
             reads = {tool for tool, _ in ref.calls}
             if reads and not any(s.ok and s.tool in reads for s in episode.trace):
                 return [Tag(kind=self.name, evidence=[Evidence(note=note + "; it read none of the records it "
@@ -724,8 +837,14 @@ class NoErrorRecoveryDetector:
     name = "no_error_recovery"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag retryable faults whose tool was never called again."""
+        """Tag retryable faults whose tool was never called again, where the reply does not claim the work done.
+
+        A reply claiming success over a fault it never retried hides the failure: that claim is the mistake
+        (``claimed_unverified_success``).
+        """
         trace = episode.trace
+        if read_reply(episode.reply).claims_success:
+            return []
         evidence = [
             Evidence(step=s.index, tool=s.tool, note=f"{s.error.fault or s.error.kind} never retried")
             for s in trace

@@ -240,7 +240,7 @@ def test_search_hits_already_read_by_id_need_no_fetch() -> None:
     assert kinds("search_without_fetch", read_first) == []
     other_hit = episode([ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "status": "open"}),
                          ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1"}, {"id": "TCK-2"}])],
-                        reply="TCK-1 and TCK-2 are about the VPN.")
+                        reply="TCK-1 and TCK-2 are about the VPN.", failed={"response": "x"})
     tags = kinds("search_without_fetch", other_hit)
     assert tags and tags[0].evidence[0].step == 1
 
@@ -422,9 +422,10 @@ def test_a_failed_side_effect_check_with_no_row_to_show_is_still_tagged_without_
     assert _side_effects(episode([], failed={"state": "x"})) == []
 
 
-def _program_ctx(gold: list[str], goal: str, refs: list[EntityRef] | None = None) -> DiagnosisContext:
+def _program_ctx(gold: list[str], goal: str | list[str], refs: list[EntityRef] | None = None) -> DiagnosisContext:
+    goals = [goal] if isinstance(goal, str) else goal
     task = Task(id="t1", prompt="x", persona=Persona(name="n", role="agent"), split="heldout", category="c",
-                intent=Intent(goal="g", calls=[IntendedCall(tool=goal)], refs=refs or []),
+                intent=Intent(goal="g", calls=[IntendedCall(tool=t) for t in goals], refs=refs or []),
                 gold=GoldProgram(steps=[GoldStep(tool=t, arguments={"order_id": "ORD-1"}) for t in gold]),
                 assertions=[ResponseAssertion(description="r")] * 3)
     return DiagnosisContext.build(tools=tool_specs(), graph=graph_data(), tasks={("p", "t1"): task})
@@ -472,11 +473,15 @@ def test_an_error_of_any_blocking_kind_means_the_agent_did_not_give_up_freely(ki
 
 
 def test_gave_up_when_the_goal_was_made_but_the_reply_admits_missing_calls() -> None:
-    ctx = _program_ctx(["get_order", "check_refund_eligibility", "issue_refund"], "issue_refund")
+    ctx = _program_ctx(["get_order", "check_refund_eligibility", "issue_refund", "update_ticket"],
+                       ["issue_refund", "update_ticket"])
     refund = ok("issue_refund", {"order_id": "ORD-1", "amount": 1}, {}, write=True)
     assert _gave_up(episode([refund], reply="I could not finish this."), ctx) == [
-        (0, "issue_refund", "stopped after 1 calls without calling check_refund_eligibility, get_order")]
+        (0, "issue_refund", "stopped after 1 calls without calling check_refund_eligibility, get_order, "
+                            "update_ticket")]
     assert _gave_up(episode([refund], reply="The refund went out."), ctx) == []
+    done = _program_ctx(["get_order", "check_refund_eligibility", "issue_refund"], "issue_refund")
+    assert _gave_up(episode([refund], reply="I could not finish this."), done) == []  # the work's last call ran
     search = ok("search_orders", {"query": "x"}, [{"id": "ORD-1"}])
     assert _gave_up(episode([refund, search], reply="I could not finish this."), ctx) != []  # no order named
     named = _program_ctx(["get_order", "check_refund_eligibility", "issue_refund"], "issue_refund",

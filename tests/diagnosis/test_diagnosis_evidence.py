@@ -370,7 +370,7 @@ def _searched(ep: EpisodeRecord, ctx: DiagnosisContext = CTX) -> list[Row]:
 def test_a_search_never_followed_by_a_fetch_names_its_hits_and_argument() -> None:
     steps = [ok("search_tickets", {"query": "vpn", "limit": 5}, [{"id": "TCK-1"}, {"id": "TCK-2"}]),
              ok("search_tickets", {"query": "vpn down"}, [])]
-    assert _searched(episode(steps)) == [
+    assert _searched(episode(steps, failed={"response": "x"})) == [
         (0, "search_tickets", "query", "search found 2 summaries, never called get_ticket")]
 
 

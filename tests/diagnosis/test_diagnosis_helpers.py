@@ -77,7 +77,8 @@ def _step(error: ToolErrorInfo | None) -> TraceStep:
 
 @pytest.mark.parametrize("error, conflict", [
     (None, False),
-    (ToolErrorInfo(kind="conflict", message="changed"), True),
+    (ToolErrorInfo(kind="conflict", message="changed", retryable=True), True),
+    (ToolErrorInfo(kind="conflict", message="already applied"), False),  # the change is there: not a changed record
     (ToolErrorInfo(kind="fault", message="changed", fault="data_conflict"), True),
     (ToolErrorInfo(kind="fault", message="slow", fault="timeout"), False),
     (ToolErrorInfo(kind="policy", message="no"), False),
