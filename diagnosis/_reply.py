@@ -50,7 +50,7 @@ _CLAIM = re.compile(
     rf"{_PARTICIPLE}\b"
     rf"|^(?:the\s+)?[\w-]+(?:\s+[\w-]+)?\s+{_PARTICIPLE}\s*$"
     rf"|^(?:i|we)\b.*\b(?:and|then)\s+(?:\w+ly\s+)?{_PARTICIPLE}\s+\S"
-    r"|\b(?:is|are) now\b|\bdone\b|\ball set\b|\bsuccessfully\b",
+    r"|\b(?:is|are) now\b|\ball done\b|\ball set\b|\bsuccessfully\b",
     re.IGNORECASE,
 )
 

@@ -31,7 +31,9 @@ def tagged(ep, ctx=CTX) -> set[str]:  # type: ignore[no-untyped-def]
     ("I checked the order and refunded it.", True),            # a look, then the work
     ("Confirmed: cancel order went through.", True),
     ("The workflow has no transition from 'Done' to 'In Review'.", False),  # a quoted status is a name
+    ("From In Progress it can move to: To Do, Done", False),   # so is one in a list of statuses
     ("Done.", True),
+    ("The refund is done.", True),
 ])
 def test_a_reply_claims_work_done_not_what_it_looked_at(reply: str, claims: bool) -> None:
     assert read_reply(reply).claims_success is claims
