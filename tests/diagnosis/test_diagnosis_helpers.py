@@ -46,6 +46,10 @@ def test_a_run_of_an_internal_notes_words_states_it_and_a_few_words_do_not() -> 
     assert flagged == [note]  # its author, ids and dates describe the note; only its text is internal
     assert internal_values({"id": "T-1", "visibility": "restricted", "summary": "Outage", "project_id": "P"}) == [
         Internal("summary", "Outage")]
+    # a restricted record's status and its links to other records are no part of what it holds
+    assert internal_values({"id": "T-1", "visibility": "restricted", "status": "In Progress", "blocks": ["T-2"],
+                            "open_subtasks": "T-3 (In Review)", "assignee_name": "Remy Hoang"}) == [
+        Internal("assignee_name", "Remy Hoang")]
 
 
 def test_every_scalar_inside_an_internal_field_is_internal_and_flags_are_not() -> None:
