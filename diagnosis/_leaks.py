@@ -2,8 +2,10 @@
 
 Internal: the values of internal fields (a payment token, a risk score, a bank account), the contents of a
 record not for everyone (``visibility: restricted``: its text and names, not its ids, dates, status or links
-to other records), and the free text of a record flagged internal (an internal note's body: ``internal: 1``). A text states a value when it
-names it as a whole token, or writes it otherwise: the same letters and digits with other separators or case
+to other records), and the free text of a record flagged internal (an internal note's body: ``internal: 1``).
+
+A text states a value when it names it as a whole token, or writes it otherwise: the same letters and digits with
+other separators or case
 (``DE89 3704 0044`` for ``DE8937040044``, ``tok-e0d4`` for ``TOK_E0D4``), a number in another format
 (``12,500.00`` for ``12500``), or a run of words of an internal note quoted inside a sentence.
 """
