@@ -222,10 +222,12 @@ class McpGym:
         if not isinstance(handle, str) or not isinstance(reply, str):
             return _refusal(f"end_episode needs '{EPISODE_ARG}' (the episode handle) and 'reply' (a string)")
         outcome = self.service.finish(handle, reply, client=client)
-        payload = outcome.served().model_dump(mode="json")
-        if operator:
-            payload["operator"] = outcome.model_dump(mode="json")
-        return _result(json.dumps(payload), payload, error=False)
+        served = outcome.served()
+        payload = served.model_dump(mode="json")
+        if not operator:
+            return _result(served.model_dump_json(), payload, error=False)
+        payload["operator"] = outcome.model_dump(mode="json")
+        return _result(json.dumps(payload, separators=(",", ":"), ensure_ascii=False), payload, error=False)
 
 
 def build_mcp_server(service: GymService, handlers: McpGym | None = None, *, sessions: bool = False) -> Server[Any]:
