@@ -97,6 +97,11 @@ class RemoteGym:
     def _call(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> types.CallToolResult:
         return self._run(self._client.call_tool(name, arguments, meta=cast("types.RequestParamsMeta | None", meta)))
 
+    def raw(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+        """Call any tool of the served gym; return whether it was an error and its text, exactly as served."""
+        result = self._call(name, arguments)
+        return bool(result.is_error), tool_text(result)
+
     def start(self, task_id: str, seed: int) -> ServedObservation:
         """Start an episode; returns the served observation.
 

@@ -18,6 +18,7 @@ from arena.core.gym import Gym
 from arena.core.pack import Pack, build_pack
 from arena.core.task import Task
 from arena.serve import EpisodeOutcome, GymService, http_app, outcome_of
+from arena.serve.http_guard import MAX_REQUEST_BYTES
 from bench._dockerd import ThrowawayDockerd
 
 Call = tuple[str, dict[str, Any]]
@@ -71,7 +72,7 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(http_app(service, token, openenv=openenv), host="127.0.0.1", port=self.port,
-                                log_level="warning", access_log=False)
+                                log_level="warning", access_log=False, ws_max_size=MAX_REQUEST_BYTES)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
