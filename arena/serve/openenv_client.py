@@ -39,7 +39,7 @@ class TokenEnvClient(GenericEnvClient):  # type: ignore[misc]
         Raises:
             ConnectionError: The server refused or could not be reached (the token is never in the message).
         """
-        if self._ws is not None:
+        if getattr(self, "_ws", None) is not None:
             return self
         try:
             self._ws = await ws_connect(self._ws_url, open_timeout=self._connect_timeout,

@@ -18,7 +18,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocketDisconnect
 
 from arena.serve.http_auth import check_bind
 from arena.serve.http_guard import MAX_REQUEST_BYTES, guard
@@ -73,7 +74,7 @@ def http_app(service: GymService, token: SecretStr | None, *, host: str = "127.0
 
         env_app = openenv_app(handlers, service.limits)
         mounted.insert(0, env_app)
-        routes.insert(0, Mount(OPENENV_PATH, app=env_app))
+        routes.insert(0, Mount(OPENENV_PATH, app=_quiet_disconnects(env_app)))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -83,6 +84,19 @@ def http_app(service: GymService, token: SecretStr | None, *, host: str = "127.0
             yield
 
     return guard(Starlette(routes=routes, lifespan=lifespan), host=host, token=token, allowed=allowed_hosts)
+
+
+def _quiet_disconnects(app: ASGIApp) -> ASGIApp:
+    """``app``, with a WebSocket client that went away ending its session quietly (no traceback in the log)."""
+
+    async def quiet(scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await app(scope, receive, send)
+        except WebSocketDisconnect:
+            if scope["type"] != "websocket":
+                raise
+
+    return quiet
 
 
 def check_port(host: str, port: int) -> None:
