@@ -65,7 +65,7 @@ def http_app(service: GymService, token: SecretStr | None, *, host: str = "127.0
 
     mcp_app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, host=host, custom_starlette_routes=[Route(HEALTH_PATH, health)],
-        session_idle_timeout=service.limits.idle_timeout_s, max_request_body_size=MAX_REQUEST_BYTES,
+        session_idle_timeout=service.limits.idle_timeout_s, max_request_body_size=MAX_REQUEST_BYTES, json_response=True,
     )
     mounted = [mcp_app]
     routes = [Mount("/", app=mcp_app)]
