@@ -55,6 +55,7 @@ class Tally:
     latencies: list[float] = field(default_factory=list)
 
     def row(self, name: str, seconds: float, anchor: float | None, unit: str = "episodes") -> str:
+        """One printed line: rates over ``seconds``, latency percentiles, the ratio to ``anchor`` and the load."""
         rate = self.episodes / seconds
         lat = sorted(self.latencies) or [0.0]
         p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]

@@ -86,5 +86,6 @@ def test_redacted_records_keep_their_arguments_for_handlers_that_read_them() -> 
         "uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
         ("127.0.0.1:5000", "GET", "/v1/info", "1.1", 200), None)
     assert clean.args == ("127.0.0.1:5000", "GET", "/v1/info", "1.1", 200)
-    spanning = logging.getLogger("x").makeRecord("x", logging.INFO, __file__, 1, "key registered-secret-%s", ("42",), None)
+    spanning = logging.getLogger("x").makeRecord("x", logging.INFO, __file__, 1, "key registered-secret-%s", ("42",),
+                                                 None)
     assert spanning.getMessage() == "key ***"

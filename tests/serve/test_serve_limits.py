@@ -165,7 +165,7 @@ def test_a_slow_verification_does_not_delay_another_client(packs: dict[str, Pack
     assert verify_s > 0.5, f"the slow verification took only {verify_s:.2f} s: the test proves nothing"
     assert len(during) >= 5
     delay = statistics.median(during) - statistics.median(before)
-    assert delay < 0.1, f"another client's call took {delay * 1000:.0f} ms longer during a {verify_s:.1f} s verification"
+    assert delay < 0.1, f"another client's call took {delay * 1000:.0f} ms longer during a {verify_s:.1f} s verify"
     assert max(during) < verify_s / 2
 
 
@@ -213,8 +213,8 @@ def test_a_pack_with_a_reserved_table_is_refused_at_load_in_one_line(tmp_path: P
     folder = write_pack(bad, tmp_path / "bad")
     with pytest.raises(PackError, match="table '_gymloop_changes' uses a name gymloop reserves"):
         read_pack(folder)
-    proc = subprocess.run([sys.executable, "-c", "from flows.cli import app; app()", "gyms", "serve", str(folder)], capture_output=True,
-                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    proc = subprocess.run([sys.executable, "-c", "from flows.cli import app; app()", "gyms", "serve", str(folder)],
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "uses a name gymloop reserves" in lines[0] and "Traceback" not in proc.stderr
