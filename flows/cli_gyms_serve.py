@@ -58,7 +58,7 @@ def serve(
         if transport not in ("stdio", "http"):
             raise ServeError(f"--transport {transport!r} is not one of stdio, http")
         if docker:
-            _serve_docker(target, image, port, settings.serve_token)
+            _serve_docker(target, image, port, settings.serve_token, settings.serve_operator_token)
             return
         try:
             limits = ServeLimits(max_episodes=max_sessions, client_episodes=settings.serve_client_episodes,
@@ -89,7 +89,7 @@ def serve_banner(name: str, host: str, port: int, openenv: bool, token: bool, op
     return "\n".join([where, auth, details])
 
 
-def _serve_docker(target: str, image: str | None, port: int, token: object) -> None:
+def _serve_docker(target: str, image: str | None, port: int, token: object, operator: object) -> None:
     from pydantic import SecretStr
 
     from arena.serve import ServeError
@@ -100,7 +100,9 @@ def _serve_docker(target: str, image: str | None, port: int, token: object) -> N
     tag = image or image_tag(name, pack)
     client = docker_client()
     secret = token if isinstance(token, SecretStr) else None
-    with GymContainer(client, tag, target=None if pack else name, pack=pack, port=port, token=secret) as container:
+    operator_token = operator if isinstance(operator, SecretStr) else None
+    with GymContainer(client, tag, target=None if pack else name, pack=pack, port=port, token=secret,
+                      operator_token=operator_token) as container:
         typer.echo(container.mcp_url)
         try:
             while container.alive():

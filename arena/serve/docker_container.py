@@ -49,23 +49,24 @@ class GymContainer:
         pack: A pack to serve instead (mounted read-only).
         port: Loopback port (default: a free one).
         token: Bearer token the server requires (passed in the container's environment, never logged).
+        operator_token: The server's operator token (default: a fresh random one).
         start_timeout_s: How long the server may take to answer its health check.
 
     Attributes:
-        operator_token: The operator token of this container's server (a fresh random one, never logged): it
-            reads each episode's judged details.
+        operator_token: The operator token of this container's server (never logged): it reads each episode's
+            judged details.
     """
 
     def __init__(self, client: docker.DockerClient, image: str, *, target: str | None = None,
                  pack: Pack | None = None, port: int | None = None, token: SecretStr | None = None,
-                 start_timeout_s: float = 120.0) -> None:
+                 operator_token: SecretStr | None = None, start_timeout_s: float = 120.0) -> None:
         self.client = client
         self.image = image
         self.target = target
         self.pack = pack
         self.port = port or free_loopback_port()
         self.token = token
-        self.operator_token = SecretStr(secrets.token_urlsafe(32))
+        self.operator_token = operator_token or SecretStr(secrets.token_urlsafe(32))
         register_secrets([self.operator_token.get_secret_value()])
         self.start_timeout_s = start_timeout_s
         self.container: Any = None
