@@ -27,10 +27,14 @@ def no_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
     Raises:
         ValueError: An override is a secret setting, or a URL setting holding a password or token.
     """
-    from arena.core.redact import url_secrets
+    from arena.core.redact import MASK, url_secrets
+    from flows.model_spec import endpoint_of
     from flows.settings import SECRET_SETTINGS, URL_SETTINGS
 
     for name, value in overrides.items():
+        if name == "model" and isinstance(value, str) and set(url_secrets(endpoint_of(value) or "")) - {MASK}:
+            raise ValueError("override 'model' names an endpoint with a password or token: set api_base in "
+                             "gymloop.toml or GYMLOOP_API_BASE where the flow runs, never as a flow parameter")
         if name in SECRET_SETTINGS:
             raise ValueError(f"override {name!r} is a secret: set it in gymloop.toml or GYMLOOP_{name.upper()} "
                              "where the flow runs, never as a flow parameter")
@@ -52,7 +56,7 @@ class RoundParams(BaseModel):
         overrides: Settings overriding gymloop.toml and GYMLOOP_* (never secrets).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     campaign: Annotated[str, AfterValidator(check_campaign_name)] = Field(min_length=1, max_length=200,
                                                                           pattern=CAMPAIGN_NAME)
@@ -71,7 +75,7 @@ class CampaignParams(BaseModel):
         overrides: Settings overriding gymloop.toml and GYMLOOP_* (never secrets).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     campaign: Annotated[str, AfterValidator(check_campaign_name)] = Field(min_length=1, max_length=200,
                                                                           pattern=CAMPAIGN_NAME)
