@@ -58,10 +58,10 @@ def _overrides(model: str | None, domains: list[str] | None, strategy: str | Non
     if strategy:
         out["strategy"] = strategy
     _settings(**out)
-    from flows.models import no_secret_overrides
+    from flows.settings import refuse_secret_overrides
 
     try:
-        return no_secret_overrides(out)
+        return refuse_secret_overrides(out)
     except ValueError as exc:
         print_line(console, f"bad setting: {exc}")
         raise typer.Exit(2) from None

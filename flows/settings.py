@@ -25,8 +25,8 @@ from pydantic_settings import (
 from pydantic_settings import SettingsError as SourceError
 
 from arena.core.domains import BUILTIN_DOMAINS
-from arena.core.redact import install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
-from flows.model_spec import ClientSetting, ModelSpecError, parse_model
+from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
+from flows.model_spec import ClientSetting, ModelSpecError, endpoint_of, parse_model
 from trainers.trl import TRLConfig
 
 CONFIG_ENV = "GYMLOOP_CONFIG"
@@ -246,6 +246,55 @@ class GymloopSettings(BaseSettings):
             if url:
                 values.extend(url_secrets(url))
         return values
+
+
+REFUSED_SECRET = "*** (a secret, refused)"
+"""What a secret override value becomes before flow-parameter validation (so no error or log line holds it)."""
+
+
+def secret_overrides(overrides: Mapping[str, Any]) -> list[str]:
+    """The overrides that carry a secret: secret settings, and URLs or model endpoints with a password or token."""
+    found = []
+    for name, value in overrides.items():
+        text = value if isinstance(value, str) else ""
+        endpoint = endpoint_of(text) if name == "model" else (text if name in URL_SETTINGS else "")
+        if name in SECRET_SETTINGS or value == REFUSED_SECRET or set(url_secrets(endpoint or "")) - {MASK}:
+            found.append(name)
+    return found
+
+
+def refuse_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Refuse flow-parameter overrides that carry secrets: Prefect stores and shows flow parameters.
+
+    Raises:
+        ValueError: An override is a secret setting, or a URL or model endpoint holding a password or token (the
+            message names the setting, never its value).
+    """
+    refused = secret_overrides(overrides)
+    if refused:
+        where = "api_base" if refused[0] == "model" else refused[0]
+        raise ValueError(f"override {refused[0]!r} holds a secret (a key or token, or a password or token in a URL): "
+                         f"set {where} in gymloop.toml or GYMLOOP_{where.upper()} where the flow runs, never as a "
+                         "flow parameter")
+    return overrides
+
+
+def hide_secret_overrides(data: Any) -> Any:
+    """Flow parameters with every secret override value replaced by ``REFUSED_SECRET`` (and masked in logs).
+
+    A model validator (``mode="before"``) of the flows' parameter models: the refusal that follows then holds no
+    secret in its error, in pydantic's ``input_value`` or in the lines Prefect logs about it.
+    """
+    overrides = data.get("overrides") if isinstance(data, dict) else None
+    if not isinstance(overrides, dict):
+        return data
+    refused = secret_overrides(overrides)
+    if not refused:
+        return data
+    values = [overrides[n] for n in refused if isinstance(overrides[n], str)]
+    register_secrets([*values, *(s for v in values for s in url_secrets(endpoint_of(v) or v))])
+    install_log_redaction()
+    return {**data, "overrides": {k: REFUSED_SECRET if k in refused else v for k, v in overrides.items()}}
 
 
 def load_settings(**overrides: Any) -> GymloopSettings:

@@ -127,3 +127,17 @@ def test_flow_parameters_refuse_a_secret_without_echoing_it(name, value):
 def test_a_masked_model_endpoint_is_no_secret_as_a_flow_parameter():
     shown = f"hosted_vllm/m@{mask_url(f'http://user:{PASSWORD}@h/v1')}"
     assert RoundParams(campaign="c", round_index=0, overrides={"model": shown}).overrides["model"] == shown
+
+
+def test_a_flow_run_refusing_a_secret_parameter_shows_and_logs_no_secret(capfd):
+    from prefect.exceptions import ParameterTypeError
+
+    from flows.round import curriculum_round
+
+    secret = f"sk-{PASSWORD}"
+    with pytest.raises(ParameterTypeError, match="override 'api_key' holds a secret") as info:
+        curriculum_round.validate_parameters({"params": {"campaign": "c", "round_index": 0,
+                                                         "overrides": {"api_key": secret}}})
+    out, err = capfd.readouterr()
+    assert "Parameter validation failed" in out + err  # Prefect's own log line, with the value masked
+    assert secret not in str(info.value) + out + err
