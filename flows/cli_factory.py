@@ -29,12 +29,12 @@ def serve(
 
     from arena.serve.http_auth import ServeAuthError, check_bind
     from factory_client import LocalFactory, create_app
-    from flows.settings import SettingsError, load_settings
+    from flows.settings import cli_settings
 
+    token = cli_settings().serve_token
     try:
-        token = load_settings().serve_token
         check_bind(host, token)
-    except (SettingsError, ServeAuthError) as exc:
+    except ServeAuthError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     access = "bearer token required" if token is not None else "no token: loopback only"
@@ -87,13 +87,9 @@ def request(
         shown = options.get(option, err.get("input"))
         console.print(f"[red]bad option[/red] {option} {shown!r}: {err['msg']}")
         raise typer.Exit(2) from None
-    from flows.settings import SettingsError, load_settings
+    from flows.settings import cli_settings
 
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        console.print(f"[red]bad setting:[/red] {exc}", highlight=False)
-        raise typer.Exit(2) from exc
+    settings = cli_settings()
     client = make_factory_client(url or settings.factory_url, token=settings.factory_token)
     try:
         result = client.request(req, timeout=timeout)

@@ -44,10 +44,10 @@ def serve(
     """Serve a gym to any MCP client (and OpenEnv, with --openenv); each episode gets its own fresh world."""
     from arena.serve import GymService, ServeError, resolve_pack, serve_http, serve_stdio
     from arena.serve.http_auth import ServeAuthError, check_bind
-    from flows.settings import SettingsError, load_settings
+    from flows.settings import cli_settings
 
+    settings = cli_settings()
     try:
-        settings = load_settings()
         if transport not in ("stdio", "http"):
             raise ServeError(f"--transport {transport!r} is not one of stdio, http")
         if docker:
@@ -61,7 +61,7 @@ def serve(
         console.print(f"serving {service.name}: MCP at http://{host}:{port}/mcp"
                       + (f", OpenEnv at http://{host}:{port}/openenv" if openenv else ""), highlight=False)
         serve_http(service, host=host, port=port, token=settings.serve_token, openenv=openenv)
-    except (ServeError, ServeAuthError, SettingsError) as exc:
+    except (ServeError, ServeAuthError) as exc:
         raise _fail(str(exc)) from exc
 
 

@@ -92,6 +92,16 @@ def test_eval_refuses_a_bad_setting_with_the_line_round_gives(gymloop_home, tmp_
     assert not (tmp_path / "e.jsonl").exists()
 
 
+@pytest.mark.parametrize("command", [  # one of each way a command reads its settings
+    ["eval"], ["report", "c"], ["diagnose", "--round", "1"], ["factory", "serve"], ["gyms", "serve", "helpdesk"],
+])
+def test_every_command_refuses_a_bad_setting_with_the_same_line(gymloop_home, tmp_path, command):
+    (tmp_path / "gymloop.toml").write_text('eval_k = 0\n')
+    line = _one_line(_gymloop(command, _env(gymloop_home, tmp_path), tmp_path), "bad setting:")
+    assert line == ("bad setting: setting 'eval_k' (file gymloop.toml): Input should be greater than or equal to 1: "
+                    "got 0"), line
+
+
 def test_eval_names_a_bad_flag_as_the_option_it_came_from(gymloop_home, tmp_path):
     line = _one_line(_gymloop(["eval", "--k", "0", "--client", "grpc"], _env(gymloop_home, tmp_path), tmp_path),
                      "bad setting:")
@@ -148,7 +158,7 @@ def test_every_model_name_gymloop_prints_is_accepted_back(prefect_harness, gymlo
     assert listed.returncode == 0, listed.stderr[-2000:]
     printed = {json.loads(first.stdout)["model"], _episodes(tmp_path / "ref.jsonl")[0].model_ref,
                *(s[key] for s in summaries for key in ("model_in", "model_out")),
-               *(c["model_out"] for c in json.loads(listed.stdout)["campaigns"])}
+               *(c["model_out"] for c in json.loads(listed.stdout))}
     assert len(printed) == 3 and all(name.startswith("reference@v") for name in printed), printed
     for name in sorted(printed):
         again = _gymloop(["eval", "--model", name, "--domain", "procurement", "--k", "1", "--json", "--out",
