@@ -81,7 +81,7 @@ def eval_command(
 ) -> None:
     """Evaluate MODEL on tasks x seeds x k attempts, print metrics and write the episodes.
 
-    Options left out come from ``GYMLOOP_*`` variables and gymloop.toml, as for every command.
+    Options left out come from GYMLOOP_* variables, then gymloop.toml, as for every command.
     """
     from rich.progress import Progress
 
