@@ -362,7 +362,7 @@ def _shown(name: str, err: Any) -> str:
     if not isinstance(value, str | int | float | bool | list) or name.split(".")[0] == "model":
         return ""
     shown = redact_text(repr(value))
-    if shown in _message(err):
+    if shown in _message(err) or (isinstance(value, str) and value in _message(err)):
         return ""
     return f": got {shown[:77] + '...' if len(shown) > 80 else shown}"
 
