@@ -21,7 +21,8 @@ def targets_from_report(
     kind order (kinds ranked by the failures they explain), then each kind's next grain, and so on. A target's
     weight is its kind's weight (the impacts of all its grains summed), shared among the kind's chosen grains in
     proportion to their impact (``diagnosis.focus_weights``), so a kind whose failures are split into many small
-    grains weighs what all its failures weigh. Each grain (domain, tool), knobs, focus tags, tools and evidence carry over.
+    grains weighs what all its failures weigh. Each grain (domain, tool), knobs, focus tags, tools and evidence
+    carry over.
 
     Args:
         report: The report, as the pydantic model or its JSON-shaped dict.
