@@ -202,3 +202,12 @@ def states_value(text: str, value: str) -> bool:
 def contains_text(haystack: str, needle: str) -> bool:
     """Case-insensitive containment of a non-trivial value's text."""
     return len(needle) >= 2 and needle.casefold() in haystack.casefold()
+
+
+def is_conflict(step: TraceStep) -> bool:
+    """Whether the step was refused because the record changed since it was read.
+
+    A retryable conflict, or an injected data conflict; a conflict saying the change is already there is not one.
+    """
+    error = step.error
+    return error is not None and ((error.kind == "conflict" and error.retryable) or error.fault == "data_conflict")

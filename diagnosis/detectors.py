@@ -10,6 +10,7 @@ from arena.core.episode import EpisodeRecord
 from arena.core.results import TraceStep
 from arena.core.task import ResponseAssertion, Task
 from diagnosis._leaks import internal_values, is_internal_text, says, verdict_leaks
+from diagnosis._program import mistaken_ids, required_order, stands_in, step_ids
 from diagnosis._reference import (
     Reference,
     attempted,
@@ -20,11 +21,13 @@ from diagnosis._reference import (
     same_record,
     text_ids,
 )
-from diagnosis._reply import ReplyReading, read_reply
+from diagnosis._reply import read_reply
+from diagnosis._stopping import answers, goal_tools, is_question, stopped_short, unfetched_searches
 from diagnosis._trace import (
     error_argument,
     failed_assertion_kinds,
     id_arguments,
+    is_conflict,
     is_created_id,
     is_id_like,
     is_unknown_tool_error,
@@ -42,24 +45,8 @@ from diagnosis.detector import register_detector
 from diagnosis.models import Evidence, Tag
 
 _MAX_EVIDENCE = 5
-_BLOCKING = frozenset({"fault", "conflict", "not_found", "validation", "policy", "permission"})
-
-
 def _tag(kind: str, evidence: list[Evidence]) -> list[Tag]:
     return [Tag(kind=kind, evidence=evidence[:_MAX_EVIDENCE])] if evidence else []
-
-
-def _goal_tools(task: Task | None) -> set[str]:
-    return {call.tool for call in task.intent.calls} if task is not None else set()
-
-
-def _is_conflict(step: TraceStep) -> bool:
-    """Whether the step was refused because the record changed since it was read.
-
-    A retryable conflict, or an injected data conflict; a conflict saying the change is already there is not one.
-    """
-    error = step.error
-    return error is not None and ((error.kind == "conflict" and error.retryable) or error.fault == "data_conflict")
 
 
 def _is_id_argument(arg: str) -> bool:
@@ -114,7 +101,7 @@ class WrongIdDetector:
         out: list[Evidence] = []
         seen: set[str] = set()
         for step in trace:
-            if not _stands_in(step, trace, ref):
+            if not stands_in(step, trace, ref):
                 if step.ok:
                     seen.update(output_ids(step.output))
                 continue
@@ -202,57 +189,6 @@ class WrongIdDetector:
         ]
 
 
-def _required_order(ref: Reference, ctx: DiagnosisContext) -> list[tuple[str, str, bool]]:
-    """(prerequisite, call, checked) tool pairs the task requires in that order.
-
-    The pairs its trace checks order (``checked``), and the policy's prerequisites (strong edges of the
-    dependency graph) that the task's program makes before the call.
-    """
-    pairs = {(before.tool, then.tool): True for before, then in ref.order}
-    tools = [tool for tool, _ in ref.calls]
-    for i, tool in enumerate(tools):
-        for needed in ctx.prerequisites.get(tool, []):
-            if needed in tools[:i]:
-                pairs.setdefault((needed, tool), False)
-    return [(before, then, checked) for (before, then), checked in pairs.items()]
-
-
-def _step_ids(step: TraceStep) -> set[str]:
-    return {v for name, value in step.arguments.items() for v in id_values(name, value)}
-
-
-def mistaken_ids(trace: list[TraceStep], ref: Reference) -> set[str]:
-    """Records the agent took for the ones the task is about.
-
-    Ids it passed, in a call taking the place of a program call, where the program passes other ids, and that
-    the task never concerns.
-    """
-    out: set[str] = set()
-    for step in trace:
-        if not _stands_in(step, trace, ref):
-            continue
-        for arg, value in step.arguments.items():
-            expected = ref.ids_by_call.get((step.tool, arg))
-            if expected:
-                out.update(v for v in id_values(arg, value)
-                           if v not in ref.ids and v not in expected and not is_created_id(v))
-    return out
-
-
-def _stands_in(step: TraceStep, trace: list[TraceStep], ref: Reference) -> bool:
-    """Whether a call takes the place of a call the task's program makes (so another record in it is a wrong id).
-
-    A call of a tool the program calls stands in for it unless every program call of that tool also succeeded on
-    its own records: then it is an extra call. A write of a tool the program never calls is an extra write (a
-    side effect, whatever record it names); a read of one stands in unless every program call succeeded.
-    """
-    if step.tool in ref.id_calls:
-        return not intended_done(trace, ref, step.tool)
-    if step.write:
-        return False
-    return not all(intended_done(trace, ref, tool) for tool in ref.id_calls)
-
-
 class MissedPolicyDependencyDetector:
     """A goal call made without the prerequisite the task, the dependency graph or the policy requires."""
 
@@ -319,7 +255,7 @@ class MissedPolicyDependencyDetector:
         unfetched = unfetched_searches(episode, ctx)
         if any(in_hand and "found nothing" in e.note for e, in_hand in unfetched):
             return out  # it searched for a record it had the id of, never saw it, and so could not take its steps
-        for before, then, checked in _required_order(ref, ctx):
+        for before, then, checked in required_order(ref, ctx):
             first = next((s for s in trace if s.tool == then and attempted(s)), None)
             if first is None or any(s.tool == before for s in trace[:first.index]) or not (checked or effect_failed):
                 continue
@@ -398,7 +334,7 @@ class StaleStateDetector:
                 evidence.append(Evidence(step=step.index, tool=step.tool, argument=error_argument(step),
                                          note=f"retried after the conflict at step {last_conflict[step.tool]} "
                                               "without fetching the record again"))
-            if _is_conflict(step):
+            if is_conflict(step):
                 last_conflict[step.tool] = step.index
             else:
                 last_conflict.pop(step.tool, None)
@@ -431,7 +367,7 @@ class StaleStateDetector:
                 continue
             after = max(record.index, search_step.index)
             later = [s for s in episode.trace[after + 1:] if s.ok and s.write]
-            if any(key in _step_ids(s) or key in set(output_ids(s.output)) for s in later):
+            if any(key in step_ids(s) or key in set(output_ids(s.output)) for s in later):
                 continue  # the agent's own write may have made the summary's value true
             written = json.dumps([s.output for s in later], default=str)
             for field, old in summary.items():
@@ -464,87 +400,6 @@ class SearchWithoutFetchDetector:
         return _tag(self.name, [evidence for evidence, _ in unfetched])
 
 
-def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[tuple[Evidence, bool]]:
-    """Searches of an entity the agent did not fetch afterwards (in time), each with whether it had an id to fetch.
-
-    It had one when the search found the record (one hit), the search was for an id, or the request names the
-    entity by id; several hits leave the agent to choose, and stopping there to ask is giving up.
-    Searches the task does not need fetched, whose hits were all read already, or whose fetch the policy
-    requires before a call the agent made afterwards (``missed_policy_dependency``'s) are left out.
-    """
-    trace = episode.trace
-    task = ctx.task(episode.pack_id, episode.task_id)
-    refs = task.intent.refs if task is not None else []
-    ref_entities = {r.entity for r in refs} if task is not None else None
-    by_id = {r.entity for r in refs if r.mention_kind == "id"}
-    out: list[tuple[Evidence, bool]] = []
-    flagged: set[str] = set()
-    for step in trace:
-        info = ctx.tool(step.tool)
-        if not step.ok or info.operation != "search" or info.entity is None or info.entity in flagged:
-            continue
-        if ref_entities is not None and info.entity not in ref_entities:
-            continue
-        if step.index and _is_conflict(trace[step.index - 1]):
-            continue  # a look in the index to re-read a record that changed: a blind retry's (stale_state's)
-        getter = ctx.get_tool_for(info.entity)
-        if getter is None or _fetched_in_time(trace, step, getter, ctx):
-            continue
-        if task is not None and task.gold.steps and not _should_fetch(task, step.tool, getter, trace):
-            continue
-        if any(getter in ctx.prerequisites.get(s.tool, []) and attempted(s) for s in trace[step.index + 1:]):
-            continue
-        found = summaries(step.output)
-        if found and {str(s["id"]) for s in found} <= _fetched_before(trace, step.index, getter):
-            continue  # every hit was already read by id: there is nothing left to fetch
-        note = (f"search found {len(found)} summaries, never called {getter}" if found
-                else f"search found nothing, never called {getter}")
-        flagged.add(info.entity)
-        arg = next(iter(step.arguments), None)
-        in_hand = len(found) == 1 or info.entity in by_id or any(is_id_like(v) for v in step.arguments.values())
-        out.append((Evidence(step=step.index, tool=step.tool, argument=arg, note=note), in_hand))
-    return out
-
-
-def _fetched_in_time(trace: list[TraceStep], search: TraceStep, getter: str, ctx: DiagnosisContext) -> bool:
-    """Whether ``getter`` succeeded after the search; after a search that found nothing, before any write.
-
-    An agent that searched, found nothing and acted on the record before fetching it acted on a record it had
-    never seen, whatever it fetched later.
-    """
-    for step in trace[search.index + 1:]:
-        if step.ok and step.tool == getter:
-            return True
-        if not summaries(search.output) and attempted(step) and (step.write or ctx.tool(step.tool).mode == "write"):
-            return False
-    return False
-
-
-def _fetched_before(trace: list[TraceStep], before: int, getter: str) -> set[str]:
-    """Ids of the records ``getter`` returned before step ``before``."""
-    return {str(s.output["id"]) for s in trace[:before]
-            if s.ok and s.tool == getter and isinstance(s.output, dict) and "id" in s.output}
-
-
-def _should_fetch(task: Task, search: str, getter: str, trace: list[TraceStep]) -> bool:
-    """Whether the task's program fetches what the agent searched for (else its search hits suffice).
-
-    A search the program never makes means the record was to be reached by its id; a program that fetches
-    before searching wants the record fetched at some point.
-    """
-    tools = [s.tool for s in task.gold.steps]
-    if search not in tools:
-        return True
-    if getter in tools[tools.index(search) + 1:]:
-        return True
-    return getter in tools and not any(s.ok and s.tool == getter for s in trace)
-
-
-def _is_question(task: Task | None, ctx: DiagnosisContext) -> bool:
-    """Whether the task asks for an answer: its goal calls (if any) only read."""
-    return task is not None and all(ctx.tool(c.tool).mode == "read" for c in task.intent.calls)
-
-
 class GaveUpEarlyDetector:
     """Stopped before attempting the goal although nothing blocked the way (a dead end is no block)."""
 
@@ -567,78 +422,6 @@ class GaveUpEarlyDetector:
         if found is None or any(in_hand for _, in_hand in unfetched_searches(episode, ctx)):
             return []  # an id in hand never fetched explains the stop: search_without_fetch's
         return [Tag(kind=self.name, evidence=[found])]
-
-
-def _answers(episode: EpisodeRecord, reading: ReplyReading, question: bool) -> bool:
-    """Whether the reply answers the task's question.
-
-    It says something, admits no failure, and is no question back the reply checks reject (asking "which one do
-    you mean?" instead of answering).
-    """
-    if not (question and episode.reply.strip()) or reading.admits_failure:
-        return False
-    return not (_asks_back(episode, reading) and not reading.claims and not _reply_held(episode))
-
-
-def _asks_back(episode: EpisodeRecord, reading: ReplyReading) -> bool:
-    """Whether the reply asks the requester something, not counting a question it quotes from a record it read."""
-    if not reading.asks:
-        return False
-    read = " ".join(json.dumps(s.output, default=str) for s in episode.trace if s.ok).casefold()
-    return any(question.rsplit(":", 1)[-1].strip().casefold() not in read for question in reading.questions)
-
-
-def _finished(trace: list[TraceStep], ref: Reference) -> bool:
-    """Whether the program's last goal call succeeded in the trace (the agent reached the end of the work)."""
-    last = next((tool for tool, _ in reversed(ref.calls) if tool in ref.goal_tools), None)
-    return last is not None and any(s.ok and s.tool == last for s in trace)
-
-
-def _reply_held(episode: EpisodeRecord) -> bool:
-    """Whether the episode's reply checks held (there was at least one): the reply gave the task's answer."""
-    replies = [r for r in episode.verdict.results if r.kind == "response"] if episode.verdict is not None else []
-    return bool(replies) and all(r.passed for r in replies)
-
-
-def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | None:
-    """Where the agent gave up before the task's work, with no error in the way and no success claimed."""
-    trace = episode.trace
-    if any(s.error is not None and s.error.kind in _BLOCKING and not later_ok(trace, s.index, s.tool)
-           for s in trace):
-        return None
-    task = ctx.task(episode.pack_id, episode.task_id)
-    question = _is_question(task, ctx)
-    reading = read_reply(episode.reply, question=question)
-    if reading.claims_success or _answers(episode, reading, question):
-        return None
-    if task is not None and task.gold.steps:
-        ref = reference(task)
-        made = {s.tool for s in trace}
-        missing = [tool for tool, _ in ref.calls if tool not in made]
-        attempted_goal = any(s.tool in ref.goal_tools for s in trace)
-        if ref.does_goal and not attempted_goal:
-            what = ", ".join(sorted(ref.goal_tools & ref.tools))
-        elif missing and reading.admits_failure and (ref.does_goal or not _reply_held(episode)) \
-                and not _finished(trace, ref):
-            what = ", ".join(sorted(set(missing)))
-        elif not ref.does_goal and _asks_back(episode, reading) and not reading.admits_failure \
-                and not _reply_held(episode):
-            what = "the answer the task wants (it asked back instead)"
-        else:
-            return None
-    else:
-        goals = _goal_tools(task)
-        if goals:
-            attempted_goal, needs_goal = any(s.tool in goals for s in trace), True
-        else:
-            attempted_goal = any(s.write or ctx.tool(s.tool).mode == "write" for s in trace)
-            needs_goal = "state" in failed_assertion_kinds(episode)
-        if attempted_goal or not (needs_goal or reading.admits_failure):
-            return None
-        what = ", ".join(sorted(goals)) if goals else "any write"
-    note = f"stopped after {len(trace)} calls without calling {what}"
-    last = trace[-1] if trace else None
-    return Evidence(note=note) if last is None else Evidence(step=last.index, tool=last.tool, note=note)
 
 
 class UnintendedSideEffectDetector:
@@ -667,7 +450,7 @@ class UnintendedSideEffectDetector:
             if step is not None and ref is not None and step.tool in own and not self._elsewhere(step, episode.trace,
                                                                                                    ref):
                 continue
-            if change.key in mistaken or (step is not None and mistaken & _step_ids(step)):
+            if change.key in mistaken or (step is not None and mistaken & step_ids(step)):
                 continue  # a change to the record the agent took for the task's: the wrong id's consequence
             where = f"{change.op} {change.table}[{change.key}]"
             if step is None:
@@ -680,7 +463,7 @@ class UnintendedSideEffectDetector:
             needed = own | goals | {p for g in goals for p in ctx.prerequisites.get(g, [])}
             evidence.extend(Evidence(step=s.index, tool=s.tool, note=f"{s.tool} is a write the task never needs")
                             for s in writes if s.tool not in needed and not any(e.step == s.index for e in evidence)
-                            and not mistaken & _step_ids(s))
+                            and not mistaken & step_ids(s))
         if not evidence and not own and "side_effects" in failed_assertion_kinds(episode):
             evidence.append(Evidence(note="side-effect assertion failed"))
         return _tag(self.name, evidence)
@@ -720,9 +503,9 @@ class ClaimedUnverifiedSuccessDetector:
         if episode.verdict is None:
             return []
         task = ctx.task(episode.pack_id, episode.task_id)
-        question = _is_question(task, ctx)
+        question = is_question(task, ctx)
         reading = read_reply(episode.reply, question=question)
-        if not (reading.claims_success or _answers(episode, reading, question)):
+        if not (reading.claims_success or answers(episode, reading, question)):
             return []
         note = f"reply claims success: {episode.reply[:80]!r}"
         if task is not None and task.gold.steps:
@@ -752,7 +535,7 @@ class ClaimedUnverifiedSuccessDetector:
                                                                            "returned")])]
             return []
         failed_kinds = failed_assertion_kinds(episode)
-        goals = _goal_tools(task)
+        goals = goal_tools(task)
         if goals:
             writes = [s for s in episode.trace if s.tool in goals]
         else:

@@ -10,7 +10,9 @@ import pytest
 from arena.core.results import ToolErrorInfo, TraceStep
 from arena.core.task import GoldProgram, IntendedCall, Intent, Persona, ResponseAssertion, Task
 from diagnosis._leaks import Internal, _leaves, internal_values, says
-from diagnosis.detectors import _goal_tools, _hint_matches, _is_conflict
+from diagnosis._stopping import goal_tools
+from diagnosis._trace import is_conflict
+from diagnosis.detectors import _hint_matches
 
 
 @pytest.mark.parametrize("text, key, value, said", [
@@ -88,7 +90,7 @@ def _step(error: ToolErrorInfo | None) -> TraceStep:
     (ToolErrorInfo(kind="policy", message="no"), False),
 ])
 def test_a_conflict_is_a_refusal_because_the_record_changed(error: ToolErrorInfo | None, conflict: bool) -> None:
-    assert _is_conflict(_step(error)) is conflict
+    assert is_conflict(_step(error)) is conflict
 
 
 def test_a_tasks_goal_tools_are_its_intended_calls() -> None:
@@ -96,5 +98,5 @@ def test_a_tasks_goal_tools_are_its_intended_calls() -> None:
                 intent=Intent(goal="g", calls=[IntendedCall(tool="issue_refund"), IntendedCall(tool="get_order"),
                                                IntendedCall(tool="issue_refund")]),
                 gold=GoldProgram(), assertions=[ResponseAssertion(description="r")] * 3)
-    assert _goal_tools(task) == {"issue_refund", "get_order"}
-    assert _goal_tools(None) == set()
+    assert goal_tools(task) == {"issue_refund", "get_order"}
+    assert goal_tools(None) == set()
