@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from arena.core.episode import EpisodeRecord
@@ -73,12 +74,13 @@ def internal_values(output: Any) -> list[Internal]:
             name = str(key)
             if name in _FLAGS and not isinstance(value, dict | list):
                 continue  # the flag itself, not data
-            if (restricted or flagged) and not _INTERNAL_KEY.search(name):
-                if _META.search(name) or _CATEGORY.search(name):
+            internal_key = _is_internal_key(name)
+            if (restricted or flagged) and not internal_key:
+                if _is_meta_key(name):
                     continue
                 leaves = [Internal(name, leaf, _is_prose(leaf)) for leaf in _leaves(value)]
                 found.extend(leaf for leaf in leaves if leaf.prose or (restricted and not _names_records(leaf.value)))
-            elif _INTERNAL_KEY.search(name):
+            elif internal_key:
                 found.extend(Internal(name, leaf, _is_prose(leaf)) for leaf in _leaves(value))
             elif isinstance(value, dict | list):
                 found.extend(internal_values(value))
@@ -86,6 +88,17 @@ def internal_values(output: Any) -> list[Internal]:
         for value in output:
             found.extend(internal_values(value))
     return found
+
+
+@lru_cache(maxsize=4096)
+def _is_internal_key(name: str) -> bool:
+    return _INTERNAL_KEY.search(name) is not None
+
+
+@lru_cache(maxsize=4096)
+def _is_meta_key(name: str) -> bool:
+    """Ids, dates, types and categories: what describes a record, not what it holds."""
+    return _META.search(name) is not None or _CATEGORY.search(name) is not None
 
 
 def is_restricted(record: dict[str, Any]) -> bool:
@@ -102,8 +115,11 @@ def is_flagged(record: dict[str, Any]) -> bool:
 
     Its other fields (who wrote it, when) describe the note, not what it says.
     """
-    return any(not isinstance(record.get(flag), dict | list) and str(record.get(flag, "")).casefold() in _TRUE
-               for flag in _FLAGS)
+    for flag in _FLAGS:
+        value = record.get(flag)
+        if value is not None and not isinstance(value, dict | list) and str(value).casefold() in _TRUE:
+            return True
+    return False
 
 
 def _leaves(value: Any) -> list[str]:

@@ -36,9 +36,10 @@ def mistaken_ids(trace: list[TraceStep], ref: Reference) -> set[str]:
     Ids it passed, in a call taking the place of a program call, where the program passes other ids, and that
     the task never concerns.
     """
+    done = done_calls(trace, ref)
     out: set[str] = set()
     for step in trace:
-        if not stands_in(step, trace, ref):
+        if not stands_in(step, done):
             continue
         for arg, value in step.arguments.items():
             expected = ref.ids_by_call.get((step.tool, arg))
@@ -48,15 +49,21 @@ def mistaken_ids(trace: list[TraceStep], ref: Reference) -> set[str]:
     return out
 
 
-def stands_in(step: TraceStep, trace: list[TraceStep], ref: Reference) -> bool:
+def done_calls(trace: list[TraceStep], ref: Reference) -> dict[str, bool]:
+    """For each tool the program calls, whether every one of its calls also succeeded on its own records."""
+    return {tool: intended_done(trace, ref, tool) for tool in ref.id_calls}
+
+
+def stands_in(step: TraceStep, done: dict[str, bool]) -> bool:
     """Whether a call takes the place of a call the task's program makes (so another record in it is a wrong id).
 
-    A call of a tool the program calls stands in for it unless every program call of that tool also succeeded on
-    its own records: then it is an extra call. A write of a tool the program never calls is an extra write (a
-    side effect, whatever record it names); a read of one stands in unless every program call succeeded.
+    ``done`` is ``done_calls`` of the episode. A call of a tool the program calls stands in for it unless every
+    program call of that tool also succeeded on its own records: then it is an extra call. A write of a tool the
+    program never calls is an extra write (a side effect, whatever record it names); a read of one stands in
+    unless every program call succeeded.
     """
-    if step.tool in ref.id_calls:
-        return not intended_done(trace, ref, step.tool)
+    if step.tool in done:
+        return not done[step.tool]
     if step.write:
         return False
-    return not all(intended_done(trace, ref, tool) for tool in ref.id_calls)
+    return not all(done.values())

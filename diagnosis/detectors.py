@@ -10,7 +10,7 @@ from arena.core.episode import EpisodeRecord
 from arena.core.results import TraceStep
 from arena.core.task import ResponseAssertion, Task
 from diagnosis._leaks import internal_values, is_internal_text, says, verdict_leaks
-from diagnosis._program import mistaken_ids, required_order, stands_in, step_ids
+from diagnosis._program import done_calls, mistaken_ids, required_order, stands_in, step_ids
 from diagnosis._reference import (
     Reference,
     attempted,
@@ -96,12 +96,13 @@ class WrongIdDetector:
         An id a call returned earlier is the agent following the data (a record's customer, a search hit)
         unless the task's program makes the same call with other ids; ids the episode created are its own.
         A call on another record is a wrong id only where it takes the place of a call the program makes
-        (``_stands_in``): an extra write elsewhere, beside the intended one made right, is a side effect.
+        (``stands_in``): an extra write elsewhere, beside the intended one made right, is a side effect.
         """
         out: list[Evidence] = []
         seen: set[str] = set()
+        done = done_calls(trace, ref)
         for step in trace:
-            if not stands_in(step, trace, ref):
+            if not stands_in(step, done):
                 if step.ok:
                     seen.update(output_ids(step.output))
                 continue
