@@ -1,9 +1,57 @@
-"""Text entering gymloop from outside (a model, an agent, a file): made safe once, where it enters."""
+r"""Text entering gymloop from outside (a model, an agent, a file): made safe once, and read however it is spelled.
+
+``clean_text`` makes text safe where it enters. The rest reads a reply the way its reader would, whatever the
+spelling: ``fold`` undoes compatibility forms (full-width, ligatures, mathematical letters), accents and other
+combining marks, invisible characters (zero-width spaces and joiners, soft hyphens), homoglyphs (Cyrillic,
+Greek and other letters that look Latin, from Unicode's confusables) and case, and writes every space as a space
+and every dash as ``-``. ``words`` writes a folded text as words separated by single spaces (for phrases);
+``spans`` lists the token-aligned runs of a folded text with the separators between their tokens dropped (for
+ids and values however they are separated: ``ORD-10234``, ``ord_10234``, ``o r d 1 0 2 3 4``); ``views`` adds
+what an encoding hides (the text reversed, base64, base32, hex, percent and HTML escapes, ``\u`` escapes, ROT13).
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import codecs
+import html
+import re
+import unicodedata
+import urllib.parse
+from collections.abc import Iterator
+from functools import lru_cache
+
 REPLACEMENT = "\ufffd"
 """What a lone surrogate becomes."""
+
+MAX_GAP = 4
+"""Most separator characters between two tokens of one spelled-out value (``"ord", "10234"`` has four)."""
+
+_INVISIBLE_CATEGORIES = frozenset({"Mn", "Me", "Cf"})
+"""Combining marks and format characters: dropped by ``fold``."""
+
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
+"""Blank letters that render as nothing or as a space (Hangul fillers, the Braille blank): read as a space."""
+
+_SPACES = {"\n": "\n", "\r": "\n", "\u2028": "\n", "\u2029": "\n"}
+"""Line breaks stay line breaks; every other space character becomes a space."""
+
+_ASCII_SPACES = str.maketrans("\t\r\x0b\x0c", "  \n ")
+"""ASCII space characters other than the space and the line feed, as ``fold`` writes them."""
+
+_TOKEN = re.compile(r"(?:[^\W_]|(?<=\d)[.,](?=\d))+")
+"""A token of folded text: letters and digits, with the points and commas inside a number kept (``12,500.00``)."""
+
+_LEET = str.maketrans("0123456789i", "olzeasgtbql")
+"""Digits read as the letters they look like, and ``i`` as ``l``: one skeleton for ``0rd-1O234``-style spellings."""
+
+_ENCODED = {
+    "base64": re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}"),
+    "base32": re.compile(r"[A-Z2-7]{8,}={0,6}"),
+    "hex": re.compile(r"(?:[0-9a-fA-F]{2}[\s:]?){4,}"),
+}
+"""Runs of raw text that may be an encoded value."""
 
 
 def clean_text(text: str) -> str:
@@ -16,3 +64,110 @@ def clean_text(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return text
+
+
+@lru_cache(maxsize=1)
+def _homoglyphs() -> dict[int, str]:
+    """Every non-ASCII character Unicode's confusables list as looking like an ASCII letter or digit, to that one."""
+    from confusable_homoglyphs import utils  # type: ignore[import-untyped]
+
+    table: dict[int, str] = {}
+    for char, alikes in utils.load("confusables.json").items():
+        if len(char) != 1 or char.isascii():
+            continue
+        latin = [a["c"] for a in alikes if len(a["c"]) == 1 and a["c"].isascii() and a["c"].isalnum()]
+        if not latin:
+            continue
+        named = unicodedata.name(char, "").rsplit(" ", 1)[-1]
+        table[ord(char)] = next((c for c in latin if c.upper() == named), next((c for c in latin if c.isalpha()),
+                                                                                latin[0]))
+    return table
+
+
+def fold(text: str) -> str:
+    """Return ``text`` as it reads: compatibility forms, marks, invisible characters, homoglyphs and case undone.
+
+    Every space character becomes a space (line breaks stay), every dash ``-``; lone surrogates are replaced first.
+    """
+    if text.isascii():
+        return text.casefold().translate(_ASCII_SPACES)
+    decomposed = unicodedata.normalize("NFKD", clean_text(text))
+    kept = "".join(" " if c in _FILLERS else c for c in decomposed
+                   if unicodedata.category(c) not in _INVISIBLE_CATEGORIES)
+    folded = unicodedata.normalize("NFKC", kept.translate(_homoglyphs())).casefold()
+    return "".join(_SPACES.get(c, " ") if c.isspace() else "-" if unicodedata.category(c) == "Pd" else c
+                   for c in folded)
+
+
+def words(folded: str) -> str:
+    """A folded text as words between single spaces (and one at each end), numbers kept whole: for phrase search."""
+    return " " + " ".join(m.group(0) for m in _TOKEN.finditer(folded)) + " "
+
+
+def compact(value: str) -> str:
+    """A value as ``spans`` writes it: folded, letters and digits only (``ORD-10234`` -> ``ord10234``)."""
+    return "".join(m.group(0) for m in _TOKEN.finditer(fold(value))).replace(",", "").replace(".", "")
+
+
+def skeleton(compacted: str) -> str:
+    """A compacted value with look-alike digits read as letters (``0rd1o234`` and ``ord10234`` share one)."""
+    return compacted.translate(_LEET)
+
+
+def spans(folded: str, max_chars: int, *, number_points: bool = True) -> Iterator[str]:
+    """Every run of consecutive tokens of ``folded`` (at most ``MAX_GAP`` separators apart), written without them.
+
+    Args:
+        folded: A folded text (see ``fold``).
+        max_chars: Longest run written.
+        number_points: Keep the points and commas inside numbers (so ``pay 12,500`` never reads as ``pay12500``);
+            ``False`` drops them too.
+    """
+    tokens = [(m.group(0) if number_points else m.group(0).replace(",", "").replace(".", ""), m.start(), m.end())
+              for m in _TOKEN.finditer(folded)]
+    for i, (first, _, end) in enumerate(tokens):
+        run = first
+        if len(run) > max_chars:
+            continue
+        yield run
+        for token, start, token_end in tokens[i + 1:]:
+            if start - end > MAX_GAP or len(run) + len(token) > max_chars:
+                break
+            run += token
+            end = token_end
+            yield run
+
+
+def _decodings(text: str) -> Iterator[str]:
+    for kind, pattern in _ENCODED.items():
+        for match in pattern.finditer(text):
+            raw = match.group(0)
+            try:
+                if kind == "base64":
+                    data = base64.b64decode(raw.replace("-", "+").replace("_", "/") + "=" * (-len(raw) % 4))
+                elif kind == "base32":
+                    data = base64.b32decode(raw + "=" * (-len(raw) % 8))
+                else:
+                    data = binascii.unhexlify(re.sub(r"[\s:]", "", raw))
+                decoded = data.decode("utf-8")
+            except (ValueError, binascii.Error, UnicodeDecodeError):
+                continue
+            if decoded.isprintable():
+                yield decoded
+    if "%" in text:
+        yield urllib.parse.unquote(text)
+    if "&" in text:
+        yield html.unescape(text)
+    if "\\u" in text or "\\x" in text:
+        try:
+            yield codecs.decode(re.sub(r"\\(?![ux])", "", text), "unicode_escape")
+        except (UnicodeDecodeError, ValueError):
+            pass
+
+
+def views(text: str) -> list[str]:
+    """``text`` folded, then folded again after each way it may hide a value: reversed, decoded, ROT13."""
+    folded = fold(text)
+    out = [folded, folded[::-1], codecs.encode(folded, "rot13")]
+    out.extend(fold(decoded) for decoded in _decodings(text))
+    return out
