@@ -37,7 +37,8 @@ GENERIC_CHANGE_VERBS = (
 """Verbs whose participle claims a change whatever the subject (``made`` counts with a change noun only)."""
 
 ACTION_VERBS = (
-    "move", "transition", "assign", "reassign", "add", "remove", "delete", "create", "close", "reopen", "cancel", "refund", "approve", "escalate", "link", "unlink", "post", "send", "issue", "grant", "revoke", "activate",
+    "move", "transition", "assign", "reassign", "add", "remove", "delete", "create", "close", "reopen", "cancel",
+    "refund", "approve", "escalate", "link", "unlink", "post", "send", "issue", "grant", "revoke", "activate",
     "deactivate", "suspend", "reset", "archive", "restore", "merge", "schedule", "book", "upload", "file", "register",
     "credit", "pay", "release", "ship", "resolve", "reply", "respond", "record", "log", "raise", "convert", "transfer",
     "void", "waive", "authorize", "authorise", "enable", "disable", "mark", "tag", "comment",
