@@ -374,6 +374,12 @@ class _Expert:
     def outputs(self) -> list[Any]:
         return [r.output for _, _, r in self.calls if r.ok]
 
+    def about(self) -> str:
+        """Everything the careful episode touched: the prompt, the reply, every argument, output and refusal."""
+        refused = [r.error.message for _, _, r in self.calls if r.error is not None]
+        return self.prompt + self.reply + json.dumps([[a for _, a, _ in self.calls], self.outputs(), refused],
+                                                     default=str)
+
 
 def _records_in(value: Any) -> list[dict[str, Any]]:
     if isinstance(value, dict):
@@ -392,7 +398,7 @@ def _every_value(observation: Observation, call: CallTool, rng: random.Random) -
 def _hedge(observation: Observation, call: CallTool, rng: random.Random) -> str:
     expert = _Expert(observation, call)
     reader = _Reader(observation, expert.call)
-    about = expert.prompt + expert.reply + json.dumps([a for _, a, _ in expert.calls], default=str)
+    about = expert.about()
     lines: list[str] = []
     for ref in reader.intent.get("refs", []):
         others = [h for h in reader.search(ref) if str(h.get("id", "")) not in about][:_HEDGE_CANDIDATES]
@@ -407,7 +413,7 @@ def _hedge(observation: Observation, call: CallTool, rng: random.Random) -> str:
 
 def _expert_foreign_id(observation: Observation, call: CallTool, rng: random.Random) -> str:
     expert = _Expert(observation, call)
-    about = expert.prompt + expert.reply + json.dumps([a for _, a, _ in expert.calls], default=str)
+    about = expert.about()
     for spec in sorted(expert.specs.values(), key=lambda s: s.name):
         if spec.mode == "read" and spec.operation == "search":
             expert.call(spec.name, {"query": ""})

@@ -47,7 +47,7 @@ _LEET = str.maketrans("0123456789i", "olzeasgtbql")
 """Digits read as the letters they look like, and ``i`` as ``l``: one skeleton for ``0rd-1O234``-style spellings."""
 
 _ENCODED = {
-    "base64": re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}"),
+    "base64": re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{4,}={0,2}"),
     "base32": re.compile(r"[A-Z2-7]{8,}={0,6}"),
     "hex": re.compile(r"(?:[0-9a-fA-F]{2}[\s:]?){4,}"),
 }
@@ -104,6 +104,7 @@ def words(folded: str) -> str:
     return " " + " ".join(m.group(0) for m in _TOKEN.finditer(folded)) + " "
 
 
+@lru_cache(maxsize=1 << 16)
 def compact(value: str) -> str:
     """A value as ``spans`` writes it: folded, letters and digits only (``ORD-10234`` -> ``ord10234``)."""
     return "".join(m.group(0) for m in _TOKEN.finditer(fold(value))).replace(",", "").replace(".", "")
@@ -114,23 +115,34 @@ def skeleton(compacted: str) -> str:
     return compacted.translate(_LEET)
 
 
+def tokens(folded: str, *, number_points: bool = True) -> list[tuple[str, int, int]]:
+    """The tokens of a folded text with where each starts and ends.
+
+    Args:
+        folded: A folded text (see ``fold``).
+        number_points: Keep the points and commas inside numbers (so ``pay 12,500`` never reads as ``pay12500``);
+            ``False`` drops them too.
+    """
+    if number_points:
+        return [(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(folded)]
+    return [(m.group(0).replace(",", "").replace(".", ""), m.start(), m.end()) for m in _TOKEN.finditer(folded)]
+
+
 def spans(folded: str, max_chars: int, *, number_points: bool = True) -> Iterator[str]:
     """Every run of consecutive tokens of ``folded`` (at most ``MAX_GAP`` separators apart), written without them.
 
     Args:
         folded: A folded text (see ``fold``).
         max_chars: Longest run written.
-        number_points: Keep the points and commas inside numbers (so ``pay 12,500`` never reads as ``pay12500``);
-            ``False`` drops them too.
+        number_points: As for ``tokens``.
     """
-    tokens = [(m.group(0) if number_points else m.group(0).replace(",", "").replace(".", ""), m.start(), m.end())
-              for m in _TOKEN.finditer(folded)]
-    for i, (first, _, end) in enumerate(tokens):
-        run = first
+    found = tokens(folded, number_points=number_points)
+    for i, (run, _, end) in enumerate(found):
         if len(run) > max_chars:
             continue
         yield run
-        for token, start, token_end in tokens[i + 1:]:
+        for j in range(i + 1, len(found)):
+            token, start, token_end = found[j]
             if start - end > MAX_GAP or len(run) + len(token) > max_chars:
                 break
             run += token
@@ -138,10 +150,25 @@ def spans(folded: str, max_chars: int, *, number_points: bool = True) -> Iterato
             yield run
 
 
+def _maybe_base64(raw: str) -> bool:
+    """Whether a run may be base64 rather than a word: padded, long, or with digits or inner capitals."""
+    body = raw.rstrip("=")
+    return (raw.endswith("=") or len(body) >= 8 or any(c.isdigit() for c in body)
+            or any(c.isupper() for c in body[1:]))
+
+
+@lru_cache(maxsize=256)
+def squeezed(text: str) -> str:
+    """A folded text with everything but letters and digits dropped, read as a skeleton (for long values)."""
+    return skeleton("".join(c for c in text if c.isalnum()))
+
+
 def _decodings(text: str) -> Iterator[str]:
     for kind, pattern in _ENCODED.items():
         for match in pattern.finditer(text):
             raw = match.group(0)
+            if kind == "base64" and not _maybe_base64(raw):
+                continue
             try:
                 if kind == "base64":
                     data = base64.b64decode(raw.replace("-", "+").replace("_", "/") + "=" * (-len(raw) % 4))
@@ -165,9 +192,16 @@ def _decodings(text: str) -> Iterator[str]:
             pass
 
 
-def views(text: str) -> list[str]:
-    """``text`` folded, then folded again after each way it may hide a value: reversed, decoded, ROT13."""
+@lru_cache(maxsize=256)
+def views(text: str) -> tuple[tuple[str, str], ...]:
+    r"""``text`` folded, then folded again after each way it may hide a value, each named by how it was read.
+
+    The names: ``plain`` (the text folded); ``reversed`` (the folded text backwards: what was written backwards
+    reads forwards there); ``rot13`` (letters rotated: look for known values only, never for formats, since
+    rotated words make short letter prefixes of their own); ``decoded`` (base64, base32, hex, percent and HTML
+    escapes, ``\u`` escapes).
+    """
     folded = fold(text)
-    out = [folded, folded[::-1], codecs.encode(folded, "rot13")]
-    out.extend(fold(decoded) for decoded in _decodings(text))
-    return out
+    out = [("plain", folded), ("reversed", folded[::-1]), ("rot13", codecs.encode(folded, "rot13"))]
+    out.extend(("decoded", fold(decoded)) for decoded in _decodings(text))
+    return tuple(out)
