@@ -27,7 +27,6 @@ from typing import Any
 from arena.core.claims import tool_verbs
 from arena.core.ids import RecordIds, id_formats, ids_in, record_ids, world_ids
 from arena.core.task import ResponseAssertion, SideEffectAssertion, Task
-from arena.core.text import skeleton
 from arena.core.toolkit import Tool
 from arena.core.verify import check_response
 
@@ -54,11 +53,10 @@ def _strings(value: Any) -> list[str]:
 def allowed_ids(task: Task, id_pattern: str, known: RecordIds | None = None) -> list[str]:
     """The record ids a reply to ``task`` may name: those of the prompt, the gold reply and the gold arguments.
 
-    Each is written as the world writes it when it is one of the world's ids (``known``), compact otherwise.
+    Each is written as the world writes it when it is one of the world's ids (``known``), in upper case otherwise.
     """
     texts = [task.prompt, task.gold.reply, *(s for step in task.gold.steps for s in _strings(step.arguments))]
-    found = {i for text in texts for i in ids_in(text, id_pattern, known, hidden=False)}
-    return sorted(known.skeletons.get(skeleton(i), i) if known else i for i in found)
+    return sorted({shown for text in texts for shown in ids_in(text, id_pattern, known, hidden=False).values()})
 
 
 def _changes_nothing(task: Task) -> bool:

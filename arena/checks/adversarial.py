@@ -89,6 +89,9 @@ _RANDOM_WRITES = 12
 _DUMP_CHARS = 20_000
 """Longest reply the dump agent writes (more would only be clipped by a model's context anyway)."""
 
+_PILE = 8
+"""Fewest values read for ``every_value`` to apply: fewer make an answer, not a pile."""
+
 _HEDGE_CANDIDATES = 3
 """Most candidates the hedging agent answers with."""
 
@@ -392,6 +395,8 @@ def _records_in(value: Any) -> list[dict[str, Any]]:
 def _every_value(observation: Observation, call: CallTool, rng: random.Random) -> str:
     expert = _Expert(observation, call)
     seen = list(dict.fromkeys(v for output in expert.outputs() for v in _values(output)))
+    if len(seen) < _PILE:
+        raise NotApplicable(f"only {len(seen)} values were read: no pile to reply with")
     return "; ".join(seen)[:_DUMP_CHARS]
 
 

@@ -103,8 +103,11 @@ def _format(kinds: tuple[str, ...], values: list[list[str]]) -> str | None:
 
 
 def spelled_in(text: str, targets: dict[str, str], longest: int, pattern: str | None = None, *,
-               number_points: bool = True, hidden: bool = True) -> set[str]:
-    r"""The values of ``targets`` (and the matches of ``pattern``) that ``text`` spells, written compact.
+               number_points: bool = True, hidden: bool = True) -> dict[str, str]:
+    r"""The values of ``targets`` (and the matches of ``pattern``) that ``text`` spells, however it spells them.
+
+    Returns each found value's compact form mapped to how it is shown: a target as ``targets`` writes it, a
+    match of ``pattern`` in upper case.
 
     Args:
         text: The text searched.
@@ -119,19 +122,22 @@ def spelled_in(text: str, targets: dict[str, str], longest: int, pattern: str | 
             the text folded (``False`` for gymloop's own text, such as tool outputs).
     """
     regex = re.compile(pattern, re.IGNORECASE) if pattern else None
-    found: set[str] = set()
+    found: dict[str, str] = {}
     for kind, view in views(text) if hidden else [("plain", fold(text))]:
         formats = regex if kind != "rot13" else None
         if formats is not None:
-            found.update(compact(m.group(0)) for m in formats.finditer(view) if m.group(0))
-        found.update(_runs_in(tokens(view, number_points=number_points), targets, longest, formats))
+            for match in formats.finditer(view):
+                if compact(match.group(0)):
+                    found.setdefault(compact(match.group(0)), match.group(0).upper())
+        for key, shown in _runs_in(tokens(view, number_points=number_points), targets, longest, formats).items():
+            found.setdefault(key, shown)
     return found
 
 
 def _runs_in(found: list[tuple[str, int, int]], targets: dict[str, str], longest: int,
-             regex: re.Pattern[str] | None) -> set[str]:
+             regex: re.Pattern[str] | None) -> dict[str, str]:
     """The targets (by skeleton) and the format's matches among the runs of consecutive tokens."""
-    hits: set[str] = set()
+    hits: dict[str, str] = {}
     skeletons = [skeleton(t) for t, _, _ in found]
     for i, (first, _, end) in enumerate(found):
         if len(first) > longest:
@@ -140,9 +146,9 @@ def _runs_in(found: list[tuple[str, int, int]], targets: dict[str, str], longest
         j = i
         while True:
             if (hit := targets.get(shape)) is not None:
-                hits.add(compact(hit))
+                hits.setdefault(compact(hit), hit)
             elif regex is not None and regex.fullmatch(run):
-                hits.add(run)
+                hits.setdefault(run, run.upper())
             j += 1
             if j >= len(found):
                 break
@@ -153,8 +159,9 @@ def _runs_in(found: list[tuple[str, int, int]], targets: dict[str, str], longest
     return hits
 
 
-def ids_in(text: str, pattern: str | None, known: RecordIds | None = None, *, hidden: bool = True) -> set[str]:
-    """The ids ``text`` names, written compact: the world's ids by skeleton, others by ``pattern``.
+def ids_in(text: str, pattern: str | None, known: RecordIds | None = None, *,
+           hidden: bool = True) -> dict[str, str]:
+    """The ids ``text`` names (compact form to how it is shown): the world's ids by skeleton, others by ``pattern``.
 
     ``hidden`` searches the text's reversed, ROT13 and decoded views too (see ``spelled_in``).
     """
