@@ -10,8 +10,8 @@ conditional or future, nor a question, and:
 
 - it is in the first person with a change verb in the past ("I have updated ...", "we went ahead and cancelled");
 - it opens with a change verb in the past ("Updated the record.", "Cancelled ORD-10234.");
-- a change verb's participle follows a form of *be*, *have been* or *get* ("The change has been made.", "the
-  order was cancelled") and no time anchors it to an earlier moment ("was cancelled on 2025-01-02",
+- a change verb's participle follows a form of *be*, *have been* or *get*, or a generic subject alone ("The
+  change has been made.", "the order was cancelled", "Changes saved.") and no time anchors it to an earlier moment ("was cancelled on 2025-01-02",
   "by the customer", "already", "last week" state a fact of the world, not the episode's doing);
 - a word of completion stands with a generic subject or alone ("It's done.", "All set.", "Everything is
   complete.", "It went through.", "Consider it done!"), or "successfully" appears at all.
@@ -229,7 +229,8 @@ def _claims(words: list[str], participles: frozenset[str], actions: frozenset[st
             continue
         if word in ("successfully", "successful"):
             return True
-        if word in participles and (i == 0 or words[i - 1] in _BE) and not anchored:
+        if word in participles and (i == 0 or words[i - 1] in _BE or all(w in subjects for w in words[:i])) \
+                and not anchored:
             return True
         if word == "made" and _CHANGE_NOUNS & set(words[max(0, i - 4):i]) and not anchored:
             return True

@@ -49,7 +49,7 @@ _LEET = str.maketrans("0123456789i", "olzeasgtbql")
 _ENCODED = {
     "base64": re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{4,}={0,2}"),
     "base32": re.compile(r"[A-Z2-7]{8,}={0,6}"),
-    "hex": re.compile(r"(?:[0-9a-fA-F]{2}[\s:]?){4,}"),
+    "hex": re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{2}[\s:]?){4,}"),
 }
 """Runs of raw text that may be an encoded value."""
 
