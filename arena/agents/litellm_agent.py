@@ -126,7 +126,7 @@ class _Episode:
 
     def failed(self, failure: APIFailure, attempts: int) -> ModelAPIError:
         message = f"{failure.message} (after {attempts} attempt{'s' if attempts != 1 else ''})"
-        return ModelAPIError(failure.kind, message, invalid=True, usage=self.run.model_copy())
+        return ModelAPIError(failure.kind, message, invalid=not failure.model_caused, usage=self.run.model_copy())
 
 
 class LiteLLMAgent:
@@ -180,9 +180,11 @@ class LiteLLMAgent:
         """Play one episode and return the final reply and usage.
 
         Raises:
-            ModelAPIError: The model's API failed after retries, or refused the
-                request (400, context length); ``invalid`` is set and ``usage``
-                holds what the episode had used.
+            ModelAPIError: The model's API failed after retries (``invalid``: the
+                infrastructure failed), or refused the request its own conversation
+                made (400, context length) or answered with something unreadable (not
+                invalid: the model's failed episode); ``usage`` holds what the episode
+                had used.
         """
         episode = _Episode(self.config, seed)
         tools = self._tool_schemas(observation)
@@ -376,7 +378,7 @@ class LiteLLMAgent:
         report_call(True)
         self._account(response, episode.run)
         if not getattr(response, "choices", None):
-            raise episode.failed(APIFailure("server_error", "the model answered with no choices"), attempt + 1)
+            raise episode.failed(APIFailure("malformed_answer", "the model answered with no choices"), attempt + 1)
         return response
 
     def _account(self, response: Any, run: AgentRun) -> None:

@@ -11,8 +11,9 @@ conditional or future, nor a question, and:
 - it is in the first person with a change verb in the past ("I have updated ...", "we went ahead and cancelled");
 - it opens with a change verb in the past ("Updated the record.", "Cancelled ORD-10234.");
 - a change verb's participle follows a form of *be*, *have been* or *get*, or a generic subject alone ("The
-  change has been made.", "the order was cancelled", "Changes saved.") and no time anchors it to an earlier moment ("was cancelled on 2025-01-02",
-  "by the customer", "already", "last week" state a fact of the world, not the episode's doing);
+  change has been made.", "the order was cancelled", "Changes saved.") and no time anchors it to an earlier
+  moment ("was cancelled on 2025-01-02", "by the customer", "already", "last week" state a fact of the world,
+  not the episode's doing);
 - a word of completion stands with a generic subject or alone ("It's done.", "All set.", "Everything is
   complete.", "It went through.", "Consider it done!"), or "successfully" appears at all.
 
