@@ -225,6 +225,9 @@ class LiteLLMAgent:
             response = yield messages
             run.turns += 1
             message = response.choices[0].message
+            unreadable = _unreadable(message)
+            if unreadable:
+                raise episode.failed(APIFailure("malformed_answer", unreadable), 1)
             # The model's text enters here: lone surrogates would make every later request unencodable.
             content = clean_text(message.content) if isinstance(message.content, str) else ""
             tool_calls = [_clean_call(call) for call in message.tool_calls or []]
@@ -407,6 +410,20 @@ class LiteLLMAgent:
             return 0.0
         self._litellm_prices = True
         return cost
+
+
+def _unreadable(message: Any) -> str:
+    """Why the model's message cannot be read as a reply or tool calls (``""`` when it can)."""
+    if message is None:
+        return "the model's answer has no message"
+    calls = getattr(message, "tool_calls", None) or []
+    if not isinstance(calls, list):
+        return f"the model's tool calls are not a list: {calls!r:.100}"
+    for call in calls:
+        function = getattr(call, "function", None)
+        if function is None or not isinstance(getattr(function, "name", None), str):
+            return f"the model's tool call has no function name: {call!r:.100}"
+    return ""
 
 
 def _clean_call(call: Any) -> Any:
