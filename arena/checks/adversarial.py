@@ -92,6 +92,9 @@ _DUMP_CHARS = 20_000
 _PILE = 8
 """Fewest values read for ``every_value`` to apply: fewer make an answer, not a pile."""
 
+_BROAD_QUERY = "an"
+"""A search that finds records nobody asked about (an empty query is refused as too short)."""
+
 _HEDGE_CANDIDATES = 3
 """Most candidates the hedging agent answers with."""
 
@@ -377,11 +380,11 @@ class _Expert:
     def outputs(self) -> list[Any]:
         return [r.output for _, _, r in self.calls if r.ok]
 
-    def about(self) -> str:
-        """Everything the careful episode touched: the prompt, the reply, every argument, output and refusal."""
+    def about(self, *, outputs: bool = True) -> str:
+        """What the careful episode touched: the prompt, reply, arguments, refusals and (``outputs``) outputs."""
         refused = [r.error.message for _, _, r in self.calls if r.error is not None]
-        return self.prompt + self.reply + json.dumps([[a for _, a, _ in self.calls], self.outputs(), refused],
-                                                     default=str)
+        read = self.outputs() if outputs else []
+        return self.prompt + self.reply + json.dumps([[a for _, a, _ in self.calls], read, refused], default=str)
 
 
 def _records_in(value: Any) -> list[dict[str, Any]]:
@@ -403,7 +406,7 @@ def _every_value(observation: Observation, call: CallTool, rng: random.Random) -
 def _hedge(observation: Observation, call: CallTool, rng: random.Random) -> str:
     expert = _Expert(observation, call)
     reader = _Reader(observation, expert.call)
-    about = expert.about()
+    about = expert.about(outputs=False)
     lines: list[str] = []
     for ref in reader.intent.get("refs", []):
         others = [h for h in reader.search(ref) if str(h.get("id", "")) not in about][:_HEDGE_CANDIDATES]
@@ -421,7 +424,7 @@ def _expert_foreign_id(observation: Observation, call: CallTool, rng: random.Ran
     about = expert.about()
     for spec in sorted(expert.specs.values(), key=lambda s: s.name):
         if spec.mode == "read" and spec.operation == "search":
-            expert.call(spec.name, {"query": ""})
+            expert.call(spec.name, {"query": _BROAD_QUERY})
     foreign = sorted({str(r["id"]) for output in expert.outputs() for r in _records_in(output)
                       if isinstance(r.get("id"), str) and _ID_LIKE.fullmatch(r["id"]) and r["id"] not in about})
     if not foreign:

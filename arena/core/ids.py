@@ -16,6 +16,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from arena.core.text import MAX_GAP, compact, fold, skeleton, tokens, views
 
@@ -41,10 +42,13 @@ class RecordIds:
     Attributes:
         skeletons: Each id's skeleton, mapped to the id as the world writes it.
         longest: Characters of the longest id written compact.
+        starts: Skeletons of the ids' leading letter parts and of their prefixes: a run of tokens can spell an id
+            only from a token that is one of these or begins with one (a cheap filter for the hidden views).
     """
 
     skeletons: dict[str, str] = field(default_factory=dict)
     longest: int = 0
+    starts: frozenset[str] = frozenset()
 
 
 def world_ids(conn: sqlite3.Connection) -> dict[str, list[str]]:
@@ -66,7 +70,9 @@ def world_ids(conn: sqlite3.Connection) -> dict[str, list[str]]:
 def record_ids(ids: Iterable[str]) -> RecordIds:
     """Index ``ids`` by skeleton."""
     skeletons = {skeleton(compact(i)): i for i in ids}
-    return RecordIds(skeletons=skeletons, longest=max((len(s) for s in skeletons), default=0))
+    heads = {skeleton(m.group(0).casefold()) for i in skeletons.values() if (m := _PARTS.match(i))}
+    starts = frozenset(head[:k] for head in heads for k in range(1, len(head) + 1))
+    return RecordIds(skeletons=skeletons, longest=max((len(s) for s in skeletons), default=0), starts=starts)
 
 
 def id_formats(ids_by_table: dict[str, list[str]]) -> str | None:
@@ -103,7 +109,8 @@ def _format(kinds: tuple[str, ...], values: list[list[str]]) -> str | None:
 
 
 def spelled_in(text: str, targets: dict[str, str], longest: int, pattern: str | None = None, *,
-               number_points: bool = True, hidden: bool = True) -> dict[str, str]:
+               number_points: bool = True, hidden: bool = True,
+               starts: frozenset[str] | None = None) -> dict[str, str]:
     r"""The values of ``targets`` (and the matches of ``pattern``) that ``text`` spells, however it spells them.
 
     Returns each found value's compact form mapped to how it is shown: a target as ``targets`` writes it, a
@@ -120,29 +127,49 @@ def spelled_in(text: str, targets: dict[str, str], longest: int, pattern: str | 
         number_points: Keep the points and commas inside numbers in runs (see ``arena.core.text.tokens``).
         hidden: Search every view of the text (``arena.core.text.views``: reversed, ROT13, decoded), not only
             the text folded (``False`` for gymloop's own text, such as tool outputs).
+        starts: The targets' leading parts (``RecordIds.starts``): the reversed and ROT13 views are then searched
+            for targets only, from the tokens that can begin one (``pattern`` matches there are not records).
     """
-    regex = re.compile(pattern, re.IGNORECASE) if pattern else None
+    regex = _compiled(pattern) if pattern else None
     found: dict[str, str] = {}
-    for kind, view in views(text) if hidden else [("plain", fold(text))]:
-        formats = regex if kind != "rot13" else None
+    for kind, view in views(text) if hidden else (("plain", fold(text)),):
+        hidden_view = kind in ("reversed", "rot13")
+        formats = None if hidden_view and starts is not None or kind == "rot13" else regex
         if formats is not None:
             for match in formats.finditer(view):
                 if compact(match.group(0)):
                     found.setdefault(compact(match.group(0)), match.group(0).upper())
-        for key, shown in _runs_in(tokens(view, number_points=number_points), targets, longest, formats).items():
+        found_runs = _runs_in(tokens(view, number_points=number_points), targets, longest, formats,
+                              starts if hidden_view else None)
+        for key, shown in found_runs.items():
             found.setdefault(key, shown)
     return found
 
 
+@lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
 def _runs_in(found: list[tuple[str, int, int]], targets: dict[str, str], longest: int,
-             regex: re.Pattern[str] | None) -> dict[str, str]:
+             regex: re.Pattern[str] | None, starts: frozenset[str] | None = None) -> dict[str, str]:
     """The targets (by skeleton) and the format's matches among the runs of consecutive tokens."""
     hits: dict[str, str] = {}
-    skeletons = [skeleton(t) for t, _, _ in found]
+    skeletons: list[str | None] = [None] * len(found)
+
+    def shape_of(i: int) -> str:
+        known = skeletons[i]
+        if known is None:
+            known = skeletons[i] = skeleton(found[i][0])
+        return known
+
+    widths = sorted({len(s) for s in starts}) if starts else []
     for i, (first, _, end) in enumerate(found):
         if len(first) > longest:
             continue
-        run, shape = first, skeletons[i]
+        if starts is not None and not any(shape_of(i)[:w] in starts for w in widths):
+            continue
+        run, shape = first, shape_of(i)
         j = i
         while True:
             if (hit := targets.get(shape)) is not None:
@@ -155,7 +182,7 @@ def _runs_in(found: list[tuple[str, int, int]], targets: dict[str, str], longest
             token, start, token_end = found[j]
             if start - end > MAX_GAP or len(run) + len(token) > longest:
                 break
-            run, shape, end = run + token, shape + skeletons[j], token_end
+            run, shape, end = run + token, shape + shape_of(j), token_end
     return hits
 
 
@@ -166,4 +193,5 @@ def ids_in(text: str, pattern: str | None, known: RecordIds | None = None, *,
     ``hidden`` searches the text's reversed, ROT13 and decoded views too (see ``spelled_in``).
     """
     longest = known.longest if known and known.longest else 24
-    return spelled_in(text, known.skeletons if known else {}, longest, pattern, hidden=hidden)
+    return spelled_in(text, known.skeletons if known else {}, longest, pattern, hidden=hidden,
+                      starts=known.starts if known else None)

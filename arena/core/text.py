@@ -99,6 +99,7 @@ def fold(text: str) -> str:
                    for c in folded)
 
 
+@lru_cache(maxsize=256)
 def words(folded: str) -> str:
     """A folded text as words between single spaces (and one at each end), numbers kept whole: for phrase search."""
     return " " + " ".join(m.group(0) for m in _TOKEN.finditer(folded)) + " "

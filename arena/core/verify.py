@@ -247,26 +247,26 @@ def _shown(value: Any) -> list[str]:
 
 @lru_cache(maxsize=1 << 16)
 def _phrases(value: Any) -> tuple[str, ...]:
-    """The value's ways of being written, as folded words, leaving out the trivial ones (a flag, ``12``, ``US``)."""
+    """The value's ways of being written, as folded words between spaces (trivial ones left out: a flag, ``US``)."""
     out = []
     for shown in _shown(value):
         phrase = _phrase(shown).strip()
         if len(phrase) >= 3 and any(c.isalnum() for c in phrase):
-            out.append(phrase)
+            out.append(f" {phrase} ")
     return tuple(dict.fromkeys(out))
 
 
 def _trivial_or(value: Any) -> str | None:
     """A value as a phrase, or ``None`` when it is too short to tell (a flag, a two-digit number, a country code)."""
     phrases = _phrases(value) if isinstance(value, (str, int, float)) else ()
-    return phrases[0] if phrases else None
+    return phrases[0].strip() if phrases else None
 
 
 def _stated(value: Any, text: str) -> str | None:
     """The value as the reply states it (a whole word or number of its words), if it does; trivial values never."""
     if not isinstance(value, (str, int, float)):
         return None
-    return next((p for p in _phrases(value) if f" {p} " in text), None)
+    return next((p.strip() for p in _phrases(value) if p in text), None)
 
 
 def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str],
@@ -284,8 +284,8 @@ def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str
     facts = [{_phrase(a).strip() for a in alternatives} for alternatives in assertion.must_include]
     for alternatives in facts:
         fields = {k for r in ours for k, v in r.items() if k != "id" and isinstance(v, (str, int, float))
-                  and alternatives & set(_phrases(v))}
-        ours_values = {p for r in ours for k in fields if isinstance(r.get(k), (str, int, float))
+                  and alternatives & {p.strip() for p in _phrases(v)}}
+        ours_values = {p.strip() for r in ours for k in fields if isinstance(r.get(k), (str, int, float))
                        for p in _phrases(r[k])}
         for record in others:
             for key in fields & set(record):
@@ -312,49 +312,40 @@ def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str
     return True, ""
 
 
-def records_read(trace: list[TraceStep]) -> tuple[dict[str, Any], ...]:
-    """The records (objects with a text ``id``) in the outputs of the trace's successful calls."""
-    found: dict[str, dict[str, Any]] = {}
+def read_outputs(trace: list[TraceStep]) -> tuple[tuple[dict[str, Any], ...], tuple[tuple[str, Any], ...]]:
+    """What the trace's successful calls returned: the records and every scalar value with its key.
 
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            if isinstance(value.get("id"), str):
-                found.setdefault(value["id"], {})
-                found[value["id"]].update({k: v for k, v in value.items() if not isinstance(v, (dict, list))})
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    for step in trace:
-        if step.ok:
-            walk(step.output)
-    return tuple(found.values())
-
-
-def values_read(trace: list[TraceStep]) -> tuple[tuple[str, Any], ...]:
-    """Every value (with its key; ``""`` in a list) in the outputs of the trace's successful calls."""
-    out: list[tuple[str, Any]] = []
+    Records are the objects with a text ``id``, their scalar fields merged by id; a value's key is ``""`` at the top
+    and a list's key for its items.
+    """
+    records: dict[str, dict[str, Any]] = {}
+    values: list[tuple[str, Any]] = []
 
     def walk(key: str, value: Any) -> None:
         if isinstance(value, dict):
+            ident = value.get("id")
+            record = records.setdefault(ident, {}) if isinstance(ident, str) else None
             for k, v in value.items():
-                walk(str(k), v)
+                if isinstance(v, (dict, list)):
+                    walk(str(k), v)
+                elif v is not None:
+                    values.append((str(k), v))
+                    if record is not None:
+                        record[k] = v
         elif isinstance(value, list):
             for v in value:
                 walk(key, v)
         elif value is not None:
-            out.append((key, value))
+            values.append((key, value))
 
     for step in trace:
         if step.ok:
             walk("", step.output)
-    return tuple(out)
+    return tuple(records.values()), tuple(values)
 
 
 def texts_seen(values: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
-    """Every key and value of ``values_read``, as text."""
+    """Every key and value of ``read_outputs``'s values, as text."""
     return tuple(dict.fromkeys(t for key, value in values for t in (key, str(value)) if t))
 
 
@@ -486,11 +477,10 @@ def _judge(
         elif isinstance(assertion, TraceAssertion):
             ok, detail = check_trace(trace, assertion)
         elif isinstance(assertion, ResponseAssertion):
-            read = values_read(trace)
+            records, read = read_outputs(trace)
             ok, detail = check_response(reply, assertion, ReplyEvidence(
                 own_ids=episode_ids(trace, assertion.id_pattern, known_ids) if assertion.id_pattern else frozenset(),
-                known_ids=known_ids, records=records_read(trace), seen=texts_seen(read), values=read,
-                prompt=task.prompt))
+                known_ids=known_ids, records=records, seen=texts_seen(read), values=read, prompt=task.prompt))
         else:
             ok = not unintended
             detail = "; ".join(f"{c.op} {c.table}[{c.key}] {','.join(c.columns)}".strip() for c in unintended[:10])
