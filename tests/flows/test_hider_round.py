@@ -21,7 +21,7 @@ from flows.round import next_round
 from flows.settings import load_settings
 from flows.validity import InvalidEpisodesError
 
-SMALL = {"domains": ["procurement"], "variants_per_round": 0, "wave_budget": 12, "train_k": 1, "eval_k": 1,
+SMALL = {"domains": ["procurement"], "variants_per_round": 0, "wave_budget": 12, "train_k": 2, "eval_k": 1,
          "batch_size": 40, "max_concurrency": 8, "model_timeout_s": 10, "trainer": "export"}
 """A small LLM round: one gym, no variants, a small wave, one attempt per held-out task."""
 
