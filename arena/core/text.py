@@ -16,11 +16,15 @@ import base64
 import binascii
 import codecs
 import html
+import json
 import re
 import unicodedata
 import urllib.parse
 from collections.abc import Iterator
 from functools import lru_cache
+from pathlib import Path
+
+import confusable_homoglyphs  # type: ignore[import-untyped]
 
 REPLACEMENT = "\ufffd"
 """What a lone surrogate becomes."""
@@ -69,10 +73,9 @@ def clean_text(text: str) -> str:
 @lru_cache(maxsize=1)
 def _homoglyphs() -> dict[int, str]:
     """Every non-ASCII character Unicode's confusables list as looking like an ASCII letter or digit, to that one."""
-    from confusable_homoglyphs import utils  # type: ignore[import-untyped]
-
     table: dict[int, str] = {}
-    for char, alikes in utils.load("confusables.json").items():
+    data = Path(confusable_homoglyphs.__file__).with_name("confusables.json").read_text(encoding="utf-8")
+    for char, alikes in json.loads(data).items():
         if len(char) != 1 or char.isascii():
             continue
         latin = [a["c"] for a in alikes if len(a["c"]) == 1 and a["c"].isascii() and a["c"].isalnum()]
