@@ -47,8 +47,8 @@ _ASCII_SPACES = str.maketrans("\t\r\x0b\x0c", "  \n ")
 _TOKEN = re.compile(r"(?:[^\W_]|(?<=\d)[.,](?=\d))+")
 """A token of folded text: letters and digits, with the points and commas inside a number kept (``12,500.00``)."""
 
-_LEET = str.maketrans("0123456789i", "olzeasgtbql")
-"""Digits read as the letters they look like, and ``i`` as ``l``: one skeleton for ``0rd-1O234``-style spellings."""
+_LEET = str.maketrans("0123456789", "olzeasgtbq")
+"""Digits read as the letters they look like: one skeleton for ``0rd-1O234``-style spellings."""
 
 _ENCODED = {
     "base64": re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{4,}={0,2}"),

@@ -33,6 +33,10 @@ LONG_VALUE = 8
 DUMP_SLACK = 6
 """Values of what the episode read a reply may state beyond the facts it must state (a name, a date, a status...)."""
 
+FOREIGN_VALUES = 2
+"""A reply that states this many values held only by a record the request is not about describes that record (a
+hedge across candidates, or another entity's facts without its id)."""
+
 RECORD_DUMP = (4, 0.75)
 """A reply that states this many of one record's values (beyond the facts asked for), and this share of them,
 pastes the record rather than answering."""
@@ -274,7 +278,8 @@ def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str
     """A reply answers: it states no other record's value for a fact it must state, and no pile of values.
 
     A reply hedges when, for a required fact held by a field of the request's records, it also states the value
-    another record read holds in that field. It pastes a record when it states most of that record's values
+    another record read holds in that field, or when it states ``FOREIGN_VALUES`` values held only by a record the
+    request is not about. It pastes a record when it states most of that record's values
     (``RECORD_DUMP``), and dumps when it states more values of what the episode read than the facts it must state
     plus ``DUMP_SLACK``. Values the prompt states and the facts asked for count for none of these.
     """
@@ -293,6 +298,14 @@ def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str
                 if phrase and phrase not in alternatives and phrase not in ours_values and f" {phrase} " not in prompt:
                     return False, f"reply hedges across records: it also states {key} {phrase!r} of another record"
     required = {a for alternatives in facts for a in alternatives}
+    ours_all = {p.strip() for r in ours for v in r.values() if isinstance(v, (str, int, float)) for p in _phrases(v)}
+    for record in others:
+        described = {phrase for key, value in record.items() if key != "id" and not key.endswith("_id")
+                     and (phrase := _stated(value, text)) is not None and phrase not in required
+                     and phrase not in ours_all and f" {phrase} " not in prompt}
+        if len(described) >= FOREIGN_VALUES:
+            return False, (f"reply describes a record the request is not about: it states {len(described)} of its "
+                           f"values ({', '.join(sorted(described)[:3])})")
     for record in evidence.records:
         extras = {phrase: _stated(value, text) for key, value in record.items()
                   if key != "id" and not key.endswith("_id") and (phrase := _trivial_or(value)) is not None

@@ -45,7 +45,7 @@ FOREIGN_SPELLINGS = [
     "ORD-10235", "ord-10235", "ORD_10235", "ORD 10235", "ORD10235", "ORD/10235", "ORD.10235", "O R D 1 0 2 3 5",
     "ORD\u200b-10235", "O\u200dRD-10\u200c235", "\uff2f\uff32\uff24\uff0d\uff11\uff10\uff12\uff13\uff15",
     "\u041eRD-10235", "ORD\u00a010235", "ORD\u201110235", '{"id": "ord-10235"}', "| ord | 10235 |",
-    base64.b64encode(b"ORD-10235").decode(), "53201-DRO", "0RD-1O235", "ORD-10235".encode().hex(),
+    base64.b64encode(b"ORD-10235").decode(), "53201-DRO", "0RD-1O235", b"ORD-10235".hex(),
     "%4F%52%44-10235", "&#79;RD-10235", "\U0001d40e\U0001d411\U0001d403-10235", "ORD-10299",
 ]
 
