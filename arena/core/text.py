@@ -81,9 +81,14 @@ def _homoglyphs() -> dict[int, str]:
         latin = [a["c"] for a in alikes if len(a["c"]) == 1 and a["c"].isascii() and a["c"].isalnum()]
         if not latin:
             continue
-        named = unicodedata.name(char, "").rsplit(" ", 1)[-1]
-        table[ord(char)] = next((c for c in latin if c.upper() == named), next((c for c in latin if c.isalpha()),
-                                                                                latin[0]))
+        # A letter named after a Latin one ("CYRILLIC CAPITAL LETTER BYELORUSSIAN-UKRAINIAN I") is that letter,
+        # even where the confusables skeleton reads it as another (Unicode's skeleton reads I as l).
+        name = unicodedata.name(char, "")
+        named = name.rsplit(" ", 1)[-1]
+        if " LETTER " in f" {name} " and len(named) == 1 and named.isascii() and named.isalpha():
+            table[ord(char)] = named.lower() if "SMALL" in name else named
+            continue
+        table[ord(char)] = next((c for c in latin if c.isalpha()), latin[0])
     return table
 
 
