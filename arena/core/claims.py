@@ -131,6 +131,9 @@ _CONTRACTIONS = (
     (re.compile(r"'ll\b"), " will"), (re.compile(r"'d\b"), " would"), (re.compile(r"'m\b"), " am"),
     (re.compile(r"\b(it|that|this|what|everything|there|here|all)'s\b"), r"\1 is"),
 )
+_DONE_MARKS = re.compile("[\u2705\u2714\u2611\u2713\U0001f44d\U0001f197\U0001f389]\ufe0f?")
+"""Check marks, thumbs up, OK and party signs: a claim of completion without a word."""
+
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'", "\u00b4": "'", "\u02bc": "'"})
 _LEET = (str.maketrans("0134578@$", "oieastbas"), str.maketrans("0134578@$", "oleastbas"))
 """Digits and symbols read as letters inside a word (``d0ne``); ``1`` is tried as ``i``, then as ``l``."""
@@ -201,7 +204,7 @@ def _read_word(word: str, known: frozenset[str], long_words: tuple[str, ...]) ->
 
 def clauses(text: str) -> list[list[str]]:
     """``text`` as clauses of normalised words (folded, contractions expanded); questions are left out."""
-    folded = fold(text).translate(_APOSTROPHES)
+    folded = _DONE_MARKS.sub(". done. ", fold(text).translate(_APOSTROPHES))
     for pattern, replacement in _CONTRACTIONS:
         folded = pattern.sub(replacement, folded)
     folded = _HARMLESS_NO.sub(" ", folded)

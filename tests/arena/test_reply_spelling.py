@@ -118,7 +118,8 @@ CLAIMS = [
     "The order has now been cancelled.", "Cancellation: complete.", "Done \u2705", "d0ne!", "Succesfully updated.",
     "The modification was applied.", "We processed it.", "All sorted.", "Everything has been updated accordingly.",
     "It's in place.", "The edit is live now.", "\u0421\u043empleted as requested.", "Good to go.",
-    "The adjustment has been made and nothing else changed.", "I\u2019ve updated the record.",
+    "The adjustment has been made and nothing else changed.", "I\u2019ve updated the record.", "\u2705",
+    "Order ORD-10234 \U0001f44d",
 ]
 FACTS = [
     "I can't cancel ORD-10234: it shipped on 2025-06-12.", "Nothing was changed.", "I did not cancel it.",
