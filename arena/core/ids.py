@@ -16,8 +16,9 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from typing import Any
 
+from arena.core import patterns
 from arena.core.text import MAX_GAP, compact, fold, skeleton, tokens, views
 
 ID_SHAPE = re.compile(r"^(?=[^\s]*[A-Za-z])(?=[^\s]*\d)[A-Za-z0-9]+(?:[-_./:][A-Za-z0-9]+)*$")
@@ -78,18 +79,34 @@ def record_ids(ids: Iterable[str]) -> RecordIds:
 def id_formats(ids_by_table: dict[str, list[str]]) -> str | None:
     """The regular expression of a world's id formats (see ``world_ids``), over ids written compact.
 
-    Returns ``None`` when the world has no ids.
+    Letter parts are written as the literals each table uses; when that makes a pattern longer than a pack may
+    carry (``arena.core.patterns``), as classes of letters (tables with few digits are then left out: their ids
+    are still found as the world's own). Returns ``None`` when the world has no ids or no pattern fits.
     """
     shapes: dict[tuple[str, tuple[str, ...]], list[list[str]]] = defaultdict(list)
     for table, values in ids_by_table.items():
         for value in values:
             parts = _PARTS.findall(value.casefold())
             shapes[(table, tuple("d" if p[0].isdigit() else "l" for p in parts))].append(parts)
-    formats = sorted({f for (_, kinds), values in shapes.items() if (f := _format(kinds, values)) is not None})
-    return "|".join(f"(?:{f})" for f in formats) or None
+    for literals in (MAX_LITERALS, 0):
+        formats = sorted({f for (_, kinds), values in shapes.items()
+                          if (f := _format(kinds, values, literals)) is not None})
+        joined = "|".join(f"(?:{f})" for f in formats)
+        if len(joined) <= patterns.MAX_PATTERN_LENGTH - 4 and _runs(joined):
+            return joined or None
+    return None
 
 
-def _format(kinds: tuple[str, ...], values: list[list[str]]) -> str | None:
+def _runs(pattern: str) -> bool:
+    """Whether the pattern compiles within the limits every pack pattern meets (``arena.core.patterns``)."""
+    try:
+        patterns.compile_pattern("(?i)" + pattern)
+    except patterns.PatternError:
+        return False
+    return True
+
+
+def _format(kinds: tuple[str, ...], values: list[list[str]], max_literals: int) -> str | None:
     digits = sum(min(len(v[i]) for v in values) for i, k in enumerate(kinds) if k == "d")
     out = []
     for i, kind in enumerate(kinds):
@@ -99,7 +116,7 @@ def _format(kinds: tuple[str, ...], values: list[list[str]]) -> str | None:
             out.append(rf"\d{{{lengths[0]},{lengths[-1]}}}")
             continue
         literals = sorted(set(column))
-        if len(literals) <= MAX_LITERALS:
+        if len(literals) <= max_literals:
             out.append("(?:" + "|".join(re.escape(x) for x in literals) + ")")
         elif digits >= MIN_DIGITS_FOR_CLASS:
             out.append(rf"[a-z]{{{lengths[0]},{lengths[-1]}}}")
@@ -130,7 +147,7 @@ def spelled_in(text: str, targets: dict[str, str], longest: int, pattern: str | 
         starts: The targets' leading parts (``RecordIds.starts``): the reversed and ROT13 views are then searched
             for targets only, from the tokens that can begin one (``pattern`` matches there are not records).
     """
-    regex = _compiled(pattern) if pattern else None
+    regex = patterns.compile_pattern(patterns.case_insensitive(pattern)) if pattern else None
     found: dict[str, str] = {}
     for kind, view in views(text) if hidden else (("plain", fold(text)),):
         hidden_view = kind in ("reversed", "rot13")
@@ -146,13 +163,9 @@ def spelled_in(text: str, targets: dict[str, str], longest: int, pattern: str | 
     return found
 
 
-@lru_cache(maxsize=256)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
-
 
 def _runs_in(found: list[tuple[str, int, int]], targets: dict[str, str], longest: int,
-             regex: re.Pattern[str] | None, starts: frozenset[str] | None = None) -> dict[str, str]:
+             regex: Any, starts: frozenset[str] | None = None) -> dict[str, str]:
     """The targets (by skeleton) and the format's matches among the runs of consecutive tokens."""
     hits: dict[str, str] = {}
     skeletons: list[str | None] = [None] * len(found)

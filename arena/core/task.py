@@ -241,7 +241,7 @@ class ResponseAssertion(BaseModel):
     must_not_include: list[str] = Field(default_factory=list)
     forbidden_patterns: list[str] = Field(default_factory=list)
     max_chars: int | None = Field(default=None, ge=1)
-    id_pattern: str | None = Field(default=None, max_length=8000)
+    id_pattern: str | None = Field(default=None, max_length=500)
     allowed_ids: list[str] = Field(default_factory=list)
     change_claims: list[str] | None = None
 

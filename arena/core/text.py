@@ -81,11 +81,13 @@ def _homoglyphs() -> dict[int, str]:
         latin = [a["c"] for a in alikes if len(a["c"]) == 1 and a["c"].isascii() and a["c"].isalnum()]
         if not latin:
             continue
-        # A letter named after a Latin one ("CYRILLIC CAPITAL LETTER BYELORUSSIAN-UKRAINIAN I") is that letter,
-        # even where the confusables skeleton reads it as another (Unicode's skeleton reads I as l).
+        # A letter named after the Latin one it looks like ("CYRILLIC CAPITAL LETTER BYELORUSSIAN-UKRAINIAN I") is
+        # that letter, even where the confusables skeleton reads it as another (Unicode's skeleton reads I as l);
+        # one named after another letter ("CYRILLIC CAPITAL LETTER STRAIGHT U", which looks like Y) is not.
         name = unicodedata.name(char, "")
         named = name.rsplit(" ", 1)[-1]
-        if " LETTER " in f" {name} " and len(named) == 1 and named.isascii() and named.isalpha():
+        looks_named = named.upper() in {c.upper() for c in latin} or (named in "IL" and "l" in latin)
+        if " LETTER " in f" {name} " and len(named) == 1 and named.isascii() and named.isalpha() and looks_named:
             table[ord(char)] = named.lower() if "SMALL" in name else named
             continue
         table[ord(char)] = next((c for c in latin if c.isalpha()), latin[0])
