@@ -274,19 +274,29 @@ def _stated(value: Any, text: str) -> str | None:
     return next((p.strip() for p in _phrases(value) if p in text), None)
 
 
+def _kind(record: dict[str, Any]) -> str:
+    """A record's kind, as its id's leading letters tell it (``VEN-10001`` -> ``ven``)."""
+    ident = compact(str(record.get("id", "")))
+    letters = len(ident) - len(ident.lstrip("abcdefghijklmnopqrstuvwxyz"))
+    return ident[:letters] or "?"
+
+
 def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str],
                        evidence: ReplyEvidence) -> tuple[bool, str]:
     """A reply answers: it states no other record's value for a fact it must state, and no pile of values.
 
     A reply hedges when, for a required fact held by a field of the request's records, it also states the value
-    another record read holds in that field, or when it states ``FOREIGN_VALUES`` values held only by a record the
-    request is not about. It pastes a record when it states most of that record's values
-    (``RECORD_DUMP``), and dumps when it states more values of what the episode read than the facts it must state
-    plus ``DUMP_SLACK``. Values the prompt states and the facts asked for count for none of these.
+    another candidate (a record of the same kind read in the episode) holds in that field, or when it states
+    ``FOREIGN_VALUES`` values held only by such a candidate. It pastes a record when it states most of that
+    record's values (``RECORD_DUMP``), and dumps when it states more values of what the episode read than the
+    facts it must state plus ``DUMP_SLACK``. Values the prompt states and the facts asked for count for none.
     """
     prompt = _phrase(evidence.prompt)
     ours = [r for r in evidence.records if compact(str(r.get("id", ""))) in allowed]
-    others = [r for r in evidence.records if compact(str(r.get("id", ""))) not in allowed]
+    kinds = {_kind(r) for r in ours}
+    # Candidates compete with the request's records: records of the same kind (``VEN-...`` beside ``VEN-...``);
+    # a related record of another kind (the order's payment, the ticket's order) is not one.
+    others = [r for r in evidence.records if compact(str(r.get("id", ""))) not in allowed and _kind(r) in kinds]
     facts = [{_phrase(a).strip() for a in alternatives} for alternatives in assertion.must_include]
     for alternatives in facts:
         fields = {k for r in ours for k, v in r.items() if k != "id" and isinstance(v, (str, int, float))

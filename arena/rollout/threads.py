@@ -65,7 +65,7 @@ class Breaker:
             self.held[index] = record
             low, high = self._run(index)
             if high - low + 1 >= self.threshold:
-                self.cause = (f"the model failed in {high - low + 1} consecutive episodes; last: "
+                self.cause = (f"the model failed in {self.threshold} consecutive episodes; last: "
                               f"{record.failure.kind}: {record.failure.message[:300]}")
                 return []
             return self._release(low, high)
