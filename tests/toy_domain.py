@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from typing import Any
 
+from arena.authoring.reply_rules import guard_replies
 from arena.core.domain import STRONG, WEAK, Domain, FaultSpec, World
 from arena.core.domains import register_domain
 from arena.core.task import (
@@ -154,7 +156,9 @@ def generate(seed: int, knobs: dict[str, Any]) -> World:
         FaultSpec(id="refund-timeout", kind="timeout", tool="refund_order"),
         FaultSpec(id="refund-conflict", kind="data_conflict", tool="refund_order"),
     ]
-    return World(state_db=conn.serialize(), tasks=tasks, faults=faults, clock_start="2025-06-15T09:00:00")
+    state = conn.serialize()
+    return World(state_db=state, tasks=guard_replies(tasks, world=state, tools=collect_tools(sys.modules[__name__])),
+                 faults=faults, clock_start="2025-06-15T09:00:00")
 
 
 TOY = Domain(
