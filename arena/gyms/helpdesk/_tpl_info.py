@@ -4,20 +4,9 @@ from __future__ import annotations
 
 import random
 
+from arena.authoring import Draft, amounts, pick_where, ref, says, step, writes
 from arena.core.task import IntendedCall, Intent
-from arena.gyms.helpdesk._build import (
-    Draft,
-    Template,
-    WorldView,
-    amounts,
-    no_writes,
-    pick_where,
-    ref,
-    says,
-    singled_out,
-    step,
-    writes,
-)
+from arena.gyms.helpdesk._common import HelpdeskTemplate, View, no_writes, singled_out
 
 CATEGORY = "information_retrieval"
 
@@ -26,7 +15,7 @@ def _pick(rng: random.Random, rows: list[dict[str, object]], n: int) -> list[dic
     return rng.sample(rows, min(n, len(rows)))
 
 
-def order_lookup(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def order_lookup(w: View, rng: random.Random, n: int) -> list[Draft]:
     """An order given by id: the search never finds ids, the direct get does."""
     rows = w.rows("SELECT o.id, o.status, o.total, o.currency, c.name AS carrier FROM orders o "
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers c ON c.id = s.carrier_id "
@@ -51,7 +40,7 @@ def order_lookup(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     return out
 
 
-def customer_near_duplicate(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def customer_near_duplicate(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A customer whose exact name is shared by another customer; the city singles them out."""
     rows = w.rows("SELECT a.id, a.name, a.city, a.email, a.tier, a.store_credit, a.currency, b.email AS twin "
                   "FROM customers a JOIN customers b ON a.name = b.name AND a.id <> b.id AND a.city <> b.city "
@@ -77,7 +66,7 @@ def customer_near_duplicate(w: WorldView, rng: random.Random, n: int) -> list[Dr
     return out
 
 
-def order_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def order_status_stale(w: View, rng: random.Random, n: int) -> list[Draft]:
     """The search summary's cached status is stale; only get_order tells the truth."""
     rows = w.rows(
         "SELECT o.id, o.status, substr(o.placed_at, 1, 10) AS day, c.name, "
@@ -111,7 +100,7 @@ def order_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     return out
 
 
-def ticket_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def ticket_status_stale(w: View, rng: random.Random, n: int) -> list[Draft]:
     """An assigned ticket found by its subject whose cached status in the index is stale."""
     rows = w.rows(
         "SELECT t.id, t.subject, t.status, s.name AS assignee, json_extract(si.summary, '$.status') AS cached "
@@ -141,7 +130,7 @@ def ticket_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]
     return out
 
 
-def compatibility(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def compatibility(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Whether a CPU fits a motherboard: search both products, then check compatibility."""
     def findable(p: dict[str, object]) -> bool:
         return singled_out(w, "product", str(p["name"]), str(p["id"]), {"name": str(p["name"])})
@@ -186,7 +175,7 @@ def compatibility(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     return out
 
 
-def shipment_tracking(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def shipment_tracking(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Carrier and tracking number of an order in transit, given by order id."""
     rows = w.rows("SELECT o.id, s.id AS sid, s.tracking_number, c.name AS carrier FROM orders o "
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers c ON c.id = s.carrier_id "
@@ -209,7 +198,7 @@ def shipment_tracking(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     return out
 
 
-def cancelled_but_delivered(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def cancelled_but_delivered(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A messy record: the order is marked cancelled yet its shipment was delivered."""
     rows = w.rows("SELECT o.id, substr(s.delivered_at, 1, 10) AS day, c.name AS carrier FROM orders o "
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers c ON c.id = s.carrier_id "
@@ -234,12 +223,12 @@ def cancelled_but_delivered(w: WorldView, rng: random.Random, n: int) -> list[Dr
 
 
 TEMPLATES = (
-    Template("order_lookup", CATEGORY, ("id_given_search_misses",), order_lookup),
-    Template("customer_near_duplicate", CATEGORY, ("near_duplicate",), customer_near_duplicate),
-    Template("order_status_stale", CATEGORY, ("stale_record",), order_status_stale),
-    Template("ticket_status_stale", CATEGORY, ("stale_record",), ticket_status_stale),
-    Template("compatibility", CATEGORY, (), compatibility),
-    Template("shipment_tracking", CATEGORY, ("id_given_search_misses",), shipment_tracking),
-    Template("cancelled_but_delivered", CATEGORY, ("side_effect_trap",), cancelled_but_delivered),
+    HelpdeskTemplate("order_lookup", CATEGORY, ("id_given_search_misses",), order_lookup),
+    HelpdeskTemplate("customer_near_duplicate", CATEGORY, ("near_duplicate",), customer_near_duplicate),
+    HelpdeskTemplate("order_status_stale", CATEGORY, ("stale_record",), order_status_stale),
+    HelpdeskTemplate("ticket_status_stale", CATEGORY, ("stale_record",), ticket_status_stale),
+    HelpdeskTemplate("compatibility", CATEGORY, (), compatibility),
+    HelpdeskTemplate("shipment_tracking", CATEGORY, ("id_given_search_misses",), shipment_tracking),
+    HelpdeskTemplate("cancelled_but_delivered", CATEGORY, ("side_effect_trap",), cancelled_but_delivered),
 )
 """Information-retrieval templates."""
