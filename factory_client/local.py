@@ -18,7 +18,7 @@ from arena.core.domains import available_domains, get_domain
 from arena.core.gym import Gym
 from arena.core.pack import Pack, build_pack, with_content_id
 from arena.core.task import Task
-from factory_client._synth import allocate, rank_tasks, variant_knobs, variant_seed
+from factory_client._synth import allocate, knob_refusals, rank_tasks, variant_knobs, variant_seed
 from factory_client.archive import load_archive, pack_archive, sha256_hex
 from factory_client.base import FactoryResult
 from factory_client.errors import FactoryError, FactoryProtocolError, IdempotencyConflict, RequestFailed
@@ -103,7 +103,7 @@ class LocalFactory:
 
         Raises:
             FactoryProtocolError: Unknown protocol version.
-            FactoryError: Unknown domain.
+            FactoryError: Unknown domain, or a target asks for a knob the gym cannot honour (the reason named).
             IdempotencyConflict: The idempotency key was used with a different request.
         """
         if request.protocol_version != PROTOCOL_VERSION:
@@ -111,9 +111,12 @@ class LocalFactory:
                 f"unknown protocol version {request.protocol_version}; this factory speaks {PROTOCOL_VERSION}"
             )
         try:
-            get_domain(request.domain)
+            domain = get_domain(request.domain)
         except KeyError as exc:
             raise FactoryError(str(exc.args[0])) from exc
+        refusals = knob_refusals(domain, request.targets)
+        if refusals:
+            raise FactoryError("; ".join(refusals))
         request_id = request.request_id()
         fingerprint = request.fingerprint()
         with self._lock:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from arena.authoring.knobs import knob_refusal
+from arena.core.domain import Domain
 from diagnosis.models import WeaknessReport
 from factory_client.protocol import TargetEvidence, WeaknessTarget
 
@@ -50,3 +52,20 @@ def targets_from_report(
             evidence=[TargetEvidence(tool=e.tool, argument=e.argument, note=e.note) for e in w.evidence],
         ))
     return targets
+
+
+def targetable(targets: list[WeaknessTarget], domain: Domain) -> tuple[list[WeaknessTarget], list[str]]:
+    """Split targets into those whose knobs ``domain`` honours and the reasons the others cannot be aimed at.
+
+    A factory refuses a request naming a knob the gym cannot honour; a caller sending one request per gym keeps
+    the targets it can send and reports the reasons for the rest.
+    """
+    kept: list[WeaknessTarget] = []
+    refused: list[str] = []
+    for target in targets:
+        reasons = [r for r in (knob_refusal(domain, k) for k in sorted(target.knobs)) if r is not None]
+        if reasons:
+            refused.append(f"weakness {target.kind!r} is not targeted: {reasons[0]}")
+        else:
+            kept.append(target)
+    return kept, refused

@@ -7,6 +7,7 @@ so a crashed round resumes from its last finished step and never runs a finished
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from collections import defaultdict
@@ -19,13 +20,14 @@ from arena.agents.base import Agent
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.reference import PolicyParams, ReferencePolicy
 from arena.agents.transformers_agent import TransformersAgent, TransformersConfig
+from arena.core.domains import get_domain
 from arena.core.episode import EpisodeRecord
 from arena.core.metrics import Outcome, compute_metrics, metrics_by, paired_lift
 from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, run_episodes
 from curriculum import CurriculumConfig, GroupResult, History, Wave, coverage_ranked, plan_wave, task_refs
 from diagnosis import DiagnosisContext, WeaknessReport, diagnose
-from factory_client import FactoryResult, VariantRequest, make_factory_client, targets_from_report
+from factory_client import FactoryResult, VariantRequest, make_factory_client, targetable, targets_from_report
 from flows.interrupt import batch_running
 from flows.live import EpisodeSink, rollout_config
 from flows.settings import GymloopSettings, load_settings
@@ -37,6 +39,7 @@ EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
 """Stages of a round's episodes in the registry."""
 LOCAL_PREFIX = "transformers:"
 """Model string prefix of a local transformers checkpoint folder."""
+_log = logging.getLogger(__name__)
 
 
 @cache
@@ -250,6 +253,9 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
     results = []
     for pack in base:
         targets = [] if untargeted else targets_from_report(report, domain=pack.manifest.domain, top=5)
+        targets, refused = targetable(targets, get_domain(pack.manifest.domain))
+        for reason in refused:
+            _log.warning("round %d, gym %s: %s", round_index, pack.manifest.domain, reason)
         if not targets and not untargeted:
             continue
         # The gate's baseline is the current model's parameters, given inline: a request (and so the packs'

@@ -13,7 +13,7 @@ Task knobs (``tasks_per_template``, ``focus_tags``, ``heldout_fraction``, ``faul
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -99,19 +99,28 @@ def knob_refusal(domain: Domain, knob: str) -> str | None:
     return f"gym {domain.name!r} does not know knob {knob!r} (it honours {', '.join(sorted(domain.knobs))})"
 
 
-def kind_refusal(domain: Domain, kind: str) -> str | None:
-    """Why variants of ``domain`` cannot aim at weakness ``kind``, or ``None`` when they can."""
+def kind_refusal(domain: Domain, kind: str, tags: Collection[str] | None = None) -> str | None:
+    """Why variants of ``domain`` cannot aim at weakness ``kind``, or ``None`` when they can.
+
+    Args:
+        domain: The gym.
+        kind: A weakness kind (unknown kinds take the novel pattern's knobs).
+        tags: The tags of the gym's tasks, when known: a kind none of whose focus tags any task carries cannot be
+            aimed at either.
+    """
     aim = WEAKNESS_KNOBS.get(kind, NOVEL_KNOBS)
     for knob in sorted(aim.knobs):
         reason = knob_refusal(domain, knob)
         if reason is not None:
             return reason
+    if tags is not None and aim.focus_tags and not set(aim.focus_tags) & set(tags):
+        return f"no {domain.name} task carries a tag of {', '.join(aim.focus_tags)}"
     return None
 
 
-def targetable_kinds(domain: Domain) -> dict[str, str | None]:
-    """Every weakness kind, with ``None`` when ``domain`` honours its knobs and the refusal otherwise."""
-    return {kind: kind_refusal(domain, kind) for kind in WEAKNESS_KNOBS}
+def targetable_kinds(domain: Domain, tags: Collection[str] | None = None) -> dict[str, str | None]:
+    """Every weakness kind, with ``None`` when variants of ``domain`` can aim at it and the reason otherwise."""
+    return {kind: kind_refusal(domain, kind, tags) for kind in WEAKNESS_KNOBS}
 
 
 class GymKnobs(BaseModel):
