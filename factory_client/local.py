@@ -35,6 +35,7 @@ from factory_client.protocol import (
     VariantRequest,
     WeaknessTarget,
 )
+from factory_client.targets import target_refusal
 
 GENERATOR = "gymloop.local-factory"
 """Generator name recorded in pack provenance."""
@@ -103,7 +104,8 @@ class LocalFactory:
 
         Raises:
             FactoryProtocolError: Unknown protocol version.
-            FactoryError: Unknown domain, or a target asks for a knob the gym cannot honour (the reason named).
+            FactoryError: Unknown domain or parent pack, or a target the gym cannot aim at: a knob it cannot
+                honour or focus tags none of its tasks carries (the reason named).
             IdempotencyConflict: The idempotency key was used with a different request.
         """
         if request.protocol_version != PROTOCOL_VERSION:
@@ -117,6 +119,11 @@ class LocalFactory:
         refusals = knob_refusals(domain, request.targets)
         if refusals:
             raise FactoryError("; ".join(refusals))
+        if request.targets:
+            tags = {tag for t in self.base_pack(request.domain, request.parent_pack_id).tasks for tag in t.tags}
+            aimless = [r for r in (target_refusal(t, domain, tags) for t in request.targets) if r is not None]
+            if aimless:
+                raise FactoryError("; ".join(aimless))
         request_id = request.request_id()
         fingerprint = request.fingerprint()
         with self._lock:

@@ -253,7 +253,8 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
     results = []
     for pack in base:
         targets = [] if untargeted else targets_from_report(report, domain=pack.manifest.domain, top=5)
-        targets, refused = targetable(targets, get_domain(pack.manifest.domain))
+        targets, refused = targetable(targets, get_domain(pack.manifest.domain),
+                                      {tag for t in pack.tasks for tag in t.tags})
         for reason in refused:
             _log.warning("round %d, gym %s: %s", round_index, pack.manifest.domain, reason)
         if not targets and not untargeted:

@@ -112,7 +112,9 @@ def crash(ctx: ToolContext, order_id: str) -> dict[str, Any]:
 class ToyKnobs(GymKnobs):
     """The kit's task knobs plus the toy world's size."""
 
-    orders: int = Field(default=2500, ge=1, le=100_000, description="Orders in the world (default 2,500).")
+    tasks_per_template: int = Field(default=1, ge=1, le=20, description="Tasks per template, each refunding the "
+                                    "next order from ORD-00005 (default 1).")
+    orders: int = Field(default=2500, ge=10, le=100_000, description="Orders in the world (default 2,500).")
 
 
 def build_world(seed: int, knobs: ToyKnobs) -> sqlite3.Connection:
@@ -129,26 +131,30 @@ def build_world(seed: int, knobs: ToyKnobs) -> sqlite3.Connection:
 
 
 def _refund(faults: list[Fault]) -> Callable[[WorldView[ToyKnobs], random.Random, int], list[Draft]]:
-    """A template refunding 5.00 on ORD-00005 (the gold program is the expert's), with ``faults``."""
+    """A template refunding 5.00 on ORD-00005, ORD-00006... (the gold program is the expert's), with ``faults``."""
 
     def build(world: WorldView[ToyKnobs], rng: random.Random, n: int) -> list[Draft]:
-        return [Draft(
-            prompt="Refund 5.00 on order ORD-00005 and tell me the refund id.",
-            intent=Intent(goal="refund_order", refs=[ref("order", "order", "ORD-00005", by_id=True)],
+        return [_draft(f"ORD-{5 + i:05d}", faults) for i in range(min(n, world.knobs.orders - 5))]
+
+    return build
+
+
+def _draft(order: str, faults: list[Fault]) -> Draft:
+    return Draft(
+            prompt=f"Refund 5.00 on order {order} and tell me the refund id.",
+            intent=Intent(goal="refund_order", refs=[ref("order", "order", order, by_id=True)],
                           calls=[goal("refund_order", order_id="$order", amount=5.0)],
                           report=["$refund_order.refund_id"]),
             reply="Refunded 5.00 as RF-N00001.",
             assertions=[
-                state("order refunded", "SELECT refunded FROM orders WHERE id = 'ORD-00005'", [[5.0]]),
-                calls("eligibility checked first", [("check_refund", {"order_id": "ORD-00005"}),
+                state("order refunded", f"SELECT refunded FROM orders WHERE id = '{order}'", [[5.0]]),
+                calls("eligibility checked first", [("check_refund", {"order_id": order}),
                                                     ("refund_order", {})], order=[(0, 1)]),
-                writes(scope("orders", ["ORD-00005"], ["refunded"]), scope("refunds", insert=True)),
+                writes(scope("orders", [order], ["refunded"]), scope("refunds", insert=True)),
                 says("states the refund", [["RF-N00001"]]),
             ],
             faults=list(faults),
-        )][:n]
-
-    return build
+        )
 
 
 TOY = make_domain(
@@ -172,7 +178,8 @@ TOY = make_domain(
             "stale_rate": "the toy world has no search index", "legacy_format_rate": "the toy world has no dates"},
     internal_patterns=[r"TOKEN-\d+"],
 )
-"""The toy gym, built with the authoring kit: three tasks refunding one order (plain, timeout, data conflict)."""
+"""The toy gym, built with the authoring kit: by default three tasks refunding ORD-00005 (plain, timeout, data
+conflict)."""
 
 
 register_domain(TOY)

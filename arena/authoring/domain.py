@@ -26,7 +26,8 @@ from arena.core.domain import Domain, FaultSpec, Knobs, World
 from arena.core.task import GoldProgram, Persona, ResponseAssertion, Split, Task
 from arena.core.toolkit import Tool, collect_tools
 
-NO_CHAIN = "no template declares a chain of policy-required steps (Template.depth)"
+NO_CHAIN = ("no template declares a chain of two or more policy-required steps (Template.depth), so no depth "
+            "leaves a task out")
 """Why a gym whose templates declare no prerequisite chain cannot honour ``prerequisite_depth``."""
 
 
@@ -203,7 +204,7 @@ def make_domain(
         raise ValueError(f"gym {name!r}: template names repeat: {sorted(n for n in set(names) if names.count(n) > 1)}")
     docs = knob_docs(knobs)
     refused = dict(cannot or {})
-    if not any(t.depth for t in templates) and "prerequisite_depth" in docs:
+    if max((t.depth for t in templates), default=0) < 2 and "prerequisite_depth" in docs:
         docs.pop("prerequisite_depth")
         refused.setdefault("prerequisite_depth", NO_CHAIN)
     overlap = sorted(set(docs) & set(refused))

@@ -113,8 +113,13 @@ def kind_refusal(domain: Domain, kind: str, tags: Collection[str] | None = None)
         reason = knob_refusal(domain, knob)
         if reason is not None:
             return reason
-    if tags is not None and aim.focus_tags and not set(aim.focus_tags) & set(tags):
-        return f"no {domain.name} task carries a tag of {', '.join(aim.focus_tags)}"
+    return tag_refusal(domain, aim.focus_tags, tags)
+
+
+def tag_refusal(domain: Domain, focus_tags: Collection[str], tags: Collection[str] | None) -> str | None:
+    """Why focusing on ``focus_tags`` selects no task of ``domain`` (whose tasks carry ``tags``), or ``None``."""
+    if tags is not None and focus_tags and not set(focus_tags) & set(tags):
+        return f"no {domain.name} task carries a tag of {', '.join(focus_tags)}"
     return None
 
 

@@ -64,7 +64,8 @@ def test_crash_and_hang_in_processes_never_stop_the_batch(pack):
     got = _by_task(records)
     assert len(records) == 3
     assert got["refund_plain-01"].failure is None and got["refund_plain-01"].verdict is not None
-    assert got["refund_timeout-01"].failure.boundary == "agent" and "agent bug" in got["refund_timeout-01"].failure.message
+    timeout = got["refund_timeout-01"].failure
+    assert timeout.boundary == "agent" and "agent bug" in timeout.message
     assert got["refund_conflict-01"].failure.kind == "episode_timeout"
     assert "worker killed" in got["refund_conflict-01"].failure.message
 
@@ -174,7 +175,8 @@ def test_pass_at_k_and_pass_hat_k_known_values():
 
 
 def test_metrics_on_known_records(pack):
-    base = run_rollouts(ReferencePolicy(PolicyParams.expert()), [pack], RolloutConfig(k=4, task_ids=["refund_plain-01"]))
+    base = run_rollouts(ReferencePolicy(PolicyParams.expert()), [pack],
+                        RolloutConfig(k=4, task_ids=["refund_plain-01"]))
     failing = [r.model_copy(update={"verdict": r.verdict.model_copy(update={"passed": False, "score": 0.5})})
                for r in base[:2]]
     records = failing + base[2:]

@@ -149,4 +149,5 @@ def test_a_chat_template_without_tool_calling_is_refused(pack, scripted, tmp_pat
     with pytest.raises(CheckpointError, match="drops tool calls"):
         load_checkpoint(plain)
     with pytest.raises(TrainerError, match="drops tool calls"):
-        TRLTrainer(tmp_path / "models", [pack], small()).train(ref_of(plain), wave_for(pack, ["refund_plain-01"], 1), [])
+        TRLTrainer(tmp_path / "models", [pack], small()).train(ref_of(plain), wave_for(pack, ["refund_plain-01"], 1),
+                                                               [])
