@@ -1,12 +1,12 @@
 """The authoring kit: what every gym is written with (docs/writing-a-gym.md walks through it).
 
-A gym is a seeded world generator, ``@tool`` functions (``arena.core.toolkit``: schemas from signatures and
-docstrings), a policy document, task templates and a knob model; :func:`make_domain` assembles them into the
-``Domain`` the runtime, the factory and the CLI use. A template returns :class:`Draft` s that declare only what the
-prompt says, the records it refers to (:func:`ref`), the goal's calls (:func:`goal`), what the reply must state and
-the checks (:func:`state`, :func:`calls`, :func:`writes`, :func:`says`); the gold program is the expert policy's
-unless the draft writes it (:func:`step`). Knobs share one vocabulary (:data:`VOCABULARY`, :data:`WEAKNESS_KNOBS`):
-a gym honours a knob or declares why it cannot.
+A gym is a seeded world generator, ``@tool`` functions (schemas from signatures and docstrings; tool errors
+``InvalidArgument``, ``NotFound``, ``PolicyViolation``, ``Conflict``), a policy document, task templates and a knob
+model; :func:`make_domain` assembles them into the ``Domain`` the runtime, the factory and the CLI use. A template
+returns :class:`Draft` s that declare only what the prompt says, the records it refers to (:func:`ref`), the goal's
+calls (:func:`goal`), what the reply must state and the checks (:func:`state`, :func:`calls`, :func:`writes`,
+:func:`says`); the gold program is the expert policy's unless the draft writes it (:func:`step`). Knobs share one
+vocabulary (:data:`VOCABULARY`, :data:`WEAKNESS_KNOBS`): a gym honours a knob or declares why it cannot.
 """
 
 from arena.authoring.checks import (
@@ -40,6 +40,8 @@ from arena.authoring.reply_rules import guard_replies
 from arena.authoring.splits import assign_splits
 from arena.authoring.template import Draft, Fault, Template, WorldView, pick_where
 from arena.core.domain import STRONG, WEAK
+from arena.core.task import FormattedValue, Intent, Persona, WriteScope
+from arena.core.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
 
 __all__ = [
     "FAULT_TAGS",
@@ -48,12 +50,21 @@ __all__ = [
     "VOCABULARY",
     "WEAK",
     "WEAKNESS_KNOBS",
+    "Conflict",
     "Draft",
     "Fault",
+    "FormattedValue",
     "GymKnobs",
+    "Intent",
+    "InvalidArgument",
+    "NotFound",
+    "Persona",
+    "PolicyViolation",
     "Template",
+    "ToolContext",
     "WeaknessKnobs",
     "WorldView",
+    "WriteScope",
     "amounts",
     "assign_splits",
     "calls",
@@ -74,5 +85,6 @@ __all__ = [
     "state",
     "step",
     "targetable_kinds",
+    "tool",
     "writes",
 ]
