@@ -64,7 +64,7 @@ class Gym(Generic[K]):
         parsed = parse_knobs(self.knobs, knobs, self.name)
         conn = self.world(seed, parsed)
         try:
-            view = WorldView(conn=conn, knobs=parsed, write_tools=frozenset(
+            view = WorldView(conn=conn, knobs=parsed, seed=seed, write_tools=frozenset(
                 n for n, t in domain.tools.items() if t.spec.mode == "write"))
             built = [_Built(t, i, d) for t in self._templates(parsed)
                      for i, d in enumerate(t.build(view, random.Random(f"{seed}:{t.name}"), parsed.tasks_per_template),

@@ -30,12 +30,15 @@ class WorldView(Generic[K]):
     Attributes:
         conn: The generated world.
         knobs: The gym's parsed knobs.
+        seed: The generator seed (templates draw from the ``rng`` they are given; the seed is for a template
+            that must reproduce another generator's draws).
         write_tools: Names of the gym's write tools.
         cache: Values computed once per build and shared by the templates (see ``memo``).
     """
 
     conn: sqlite3.Connection
     knobs: K
+    seed: int = 0
     write_tools: frozenset[str] = frozenset()
     cache: dict[str, Any] = field(default_factory=dict)
 
