@@ -157,6 +157,16 @@ def _draft(order: str, faults: list[Fault]) -> Draft:
         )
 
 
+TEMPLATES = [
+    Template("refund_plain", "multi_step_workflow", ("prerequisite",), _refund([]), depth=1),
+    Template("refund_timeout", "multi_step_workflow", ("prerequisite",), _refund([Fault("timeout", "refund_order")]),
+             depth=1),
+    Template("refund_conflict", "multi_step_workflow", ("prerequisite",),
+             _refund([Fault("data_conflict", "refund_order")]), depth=1),
+]
+"""The toy's templates: a refund, a refund whose first attempt times out, one that meets a data conflict."""
+
+
 TOY = make_domain(
     name="toy",
     description="A toy order desk for core tests.",
@@ -164,13 +174,7 @@ TOY = make_domain(
     policy="Check refund eligibility before refunding.",
     dependencies=[("check_refund", "refund_order", STRONG), ("get_order", "add_note", WEAK)],
     world=build_world,
-    templates=[
-        Template("refund_plain", "multi_step_workflow", ("prerequisite",), _refund([]), depth=1),
-        Template("refund_timeout", "multi_step_workflow", ("prerequisite",),
-                 _refund([Fault("timeout", "refund_order")]), depth=1),
-        Template("refund_conflict", "multi_step_workflow", ("prerequisite",),
-                 _refund([Fault("data_conflict", "refund_order")]), depth=1),
-    ],
+    templates=TEMPLATES,
     knobs=ToyKnobs,
     clock_start="2025-06-15T09:00:00",
     persona=Persona(name="Ada", role="agent", permissions=["refund"]),

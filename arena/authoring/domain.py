@@ -1,9 +1,9 @@
 """``make_domain``: a gym from its parts (world generator, tools, policy, templates, knobs) as one ``Domain``.
 
 ``Domain.generate(seed, knobs)`` then does the same for every kit gym: parse the knobs (:func:`parse_knobs`),
-build the world, run every template with its own ``Random(f"{seed}:{template.name}")``, derive the gold program
-of drafts that leave it to the expert, add extra faults (``fault_rate``), keep the focused templates
-(``focus_tags``) and chains (``prerequisite_depth``), inject each fault with the gold program's recovery, assign
+build the world, run every template with its own ``Random(f"{seed}:{template.name}")``, keep the chains
+``prerequisite_depth`` allows, derive the gold program of drafts that leave it to the expert, add extra faults
+(``fault_rate``), keep the focused tasks (``focus_tags``), inject each fault with the gold program's recovery, assign
 splits (:func:`assign_splits`), add the gym's internal-data patterns and the reply rules to every response check.
 """
 
@@ -66,9 +66,10 @@ class Gym(Generic[K]):
         try:
             view = WorldView(conn=conn, knobs=parsed, seed=seed, write_tools=frozenset(
                 n for n, t in domain.tools.items() if t.spec.mode == "write"))
-            built = [_Built(t, i, d) for t in self._templates(parsed)
+            built = [_Built(t, i, d) for t in self.templates
                      for i, d in enumerate(t.build(view, random.Random(f"{seed}:{t.name}"), parsed.tasks_per_template),
                                            start=1)]
+            built = self._within_depth(built, parsed.prerequisite_depth)
             state = conn.serialize()
         finally:
             conn.close()
@@ -77,11 +78,13 @@ class Gym(Generic[K]):
         return World(state_db=state, tasks=guard_replies(tasks, id_pattern=self.id_pattern), faults=faults,
                      clock_start=self.clock_start)
 
-    def _templates(self, knobs: K) -> list[Template[K]]:
-        depth = knobs.prerequisite_depth
-        kept = [t for t in self.templates if depth is None or t.depth <= depth]
+    def _within_depth(self, built: list[_Built], depth: int | None) -> list[_Built]:
+        """The drafts whose chain (the draft's ``depth``, else its template's) is at most ``depth``."""
+        if depth is None:
+            return built
+        kept = [b for b in built if b.depth <= depth]
         if not kept:
-            raise ValueError(f"prerequisite_depth={depth} selects no {self.name} template")
+            raise ValueError(f"prerequisite_depth={depth} selects no {self.name} task")
         return kept
 
     def _derive_gold(self, domain: Domain, state: bytes, built: list[_Built]) -> None:
@@ -125,6 +128,11 @@ class _Built:
         self.template: Template[Any] = template
         self.task_id = f"{template.name}-{index:02d}"
         self.draft = draft
+
+    @property
+    def depth(self) -> int:
+        """The chain of policy-required steps the task walks: the draft's own, else its template's."""
+        return self.template.depth if self.draft.depth is None else self.draft.depth
 
     @property
     def tags(self) -> set[str]:

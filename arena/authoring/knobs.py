@@ -151,8 +151,8 @@ class GymKnobs(BaseModel):
                     "default all).")
     prerequisite_depth: int | None = Field(
         default=None, ge=1, le=3, description="Deepest chain of policy-required steps a task walks before its "
-                                              "goal (1-3, default: every chain); templates declaring a deeper "
-                                              "chain are left out.")
+                                              "goal (1-3, default: every chain); tasks declaring a deeper chain "
+                                              "are left out, and a template may read it to build its chains.")
 
 
 K = TypeVar("K", bound=GymKnobs)

@@ -94,6 +94,8 @@ class Draft:
         persona: Who the agent acts as (``None``: the gym's default persona).
         faults: Faults of this task; the kit inserts the gold program's recovery after each.
         tags: Tags this task exercises beyond its template's.
+        depth: The chain of policy-required steps this task walks, when it differs from its template's (a template
+            whose tasks walk chains of several lengths declares the longest).
     """
 
     prompt: str
@@ -104,6 +106,7 @@ class Draft:
     persona: Persona | None = None
     faults: list[Fault] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    depth: int | None = None
 
 
 @dataclass(frozen=True)
@@ -116,8 +119,8 @@ class Template(Generic[K]):
             ``customer_communication``).
         tags: Tags every task of the template carries.
         build: ``build(world, rng, n) -> drafts``: up to ``n`` drafts (fewer when the world has fewer fits).
-        depth: Length of the chain of policy-required steps its tasks walk before the goal (0: none); the
-            ``prerequisite_depth`` knob leaves out templates with a deeper chain.
+        depth: Length of the chain of policy-required steps its tasks walk before the goal (0: none; the longest,
+            when a draft declares its own); the ``prerequisite_depth`` knob leaves out tasks with a deeper chain.
     """
 
     name: str

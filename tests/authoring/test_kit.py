@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from toy_domain import TOY, ToyKnobs, build_world
+from toy_domain import TEMPLATES, TOY, ToyKnobs, build_world
 
 from arena.authoring import Fault, GymKnobs, Template, fault_id, inject, make_domain, parse_knobs, step
 from arena.checks.conformance import check_pack
@@ -27,15 +27,15 @@ def _toy(**changes: object) -> dict[str, object]:
 def test_make_domain_wants_every_vocabulary_knob_honoured_or_refused() -> None:
     cannot = {k: v for k, v in TOY.cannot.items() if k != "stale_rate"}
     with pytest.raises(ValueError, match=r"neither honours nor refuses vocabulary knob\(s\) \['stale_rate'\]"):
-        make_domain(**_toy(cannot=cannot))  # type: ignore[arg-type]
+        make_domain(**_toy(cannot=cannot))
     with pytest.raises(ValueError, match=r"both honours and refuses knob\(s\) \['fault_rate'\]"):
-        make_domain(**_toy(cannot={**TOY.cannot, "fault_rate": "no"}))  # type: ignore[arg-type]
+        make_domain(**_toy(cannot={**TOY.cannot, "fault_rate": "no"}))
 
 
 def test_make_domain_refuses_repeated_template_names() -> None:
     template = Template("same", "information_retrieval", (), lambda w, rng, n: [])
     with pytest.raises(ValueError, match=r"template names repeat: \['same'\]"):
-        make_domain(**_toy(templates=[template, template]))  # type: ignore[arg-type]
+        make_domain(**_toy(templates=[template, template]))
 
 
 def test_the_toy_gold_program_is_the_experts_and_passes_conformance() -> None:
@@ -94,3 +94,27 @@ def test_a_domain_copy_keeps_generating() -> None:
     copy = dataclasses.replace(TOY, description="another")
     ids = [t.id for t in TOY.generate(0, {"orders": 20}).tasks]
     assert [t.id for t in copy.generate(0, {"orders": 20}).tasks] == ids
+
+
+def _with_depths(build):
+    """The template's drafts, declaring chains of 1, 2, 3... steps."""
+    def chained(world, rng, n):
+        drafts = build(world, rng, n)
+        for i, draft in enumerate(drafts):
+            draft.depth = i + 1
+        return drafts
+
+    return chained
+
+
+def test_prerequisite_depth_keeps_the_drafts_whose_chain_it_allows() -> None:
+    chained = [dataclasses.replace(t, name=f"chain_{t.name}", depth=3, build=_with_depths(t.build)) for t in TEMPLATES]
+    cannot = {k: v for k, v in TOY.cannot.items() if k != "prerequisite_depth"}
+    domain = make_domain(**_toy(templates=chained, cannot=cannot))
+    assert "prerequisite_depth" in domain.knobs
+    ids = {t.id for t in domain.generate(0, {"orders": 20, "tasks_per_template": 3, "prerequisite_depth": 2}).tasks}
+    assert ids == {f"chain_{t.name}-0{i}" for t in TEMPLATES for i in (1, 2)}
+    assert len(domain.generate(0, {"orders": 20, "tasks_per_template": 3}).tasks) == 9
+    shallow = make_domain(**_toy(templates=[dataclasses.replace(t, depth=2) for t in TEMPLATES], cannot=cannot))
+    with pytest.raises(ValueError, match="prerequisite_depth=1 selects no toy2 task"):
+        shallow.generate(0, {"orders": 20, "prerequisite_depth": 1})
