@@ -119,7 +119,6 @@ def look_dont_touch(w: View, rng: random.Random, n: int) -> list[Draft]:
                           refs=[ref("ticket", "ticket", tid, by_id=True),
                                 ref("order", "order", "$ticket.order_id", by_id=True)],
                           report=["$ticket.subject", "$order.id", "$order.status"]),
-            steps=[step("get_ticket", ticket_id=tid), step("get_order", order_id=oid)],
             reply=f"Ticket {tid} is about \"{subject}\"; the customer's order {oid} is currently {status}.",
             assertions=[
                 no_writes("read the ticket and the order only",

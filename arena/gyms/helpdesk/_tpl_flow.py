@@ -28,14 +28,12 @@ def address_change_conflict(w: View, rng: random.Random, n: int) -> list[Draft]:
     for o in rng.sample(rows, min(n, len(rows))):
         oid = str(o["id"])
         addr = f"{rng.randint(2, 300)} {rng.choice(STREETS)}, {o['city']}, {o['country']}"
-        steps = [step("get_order", order_id=oid), step("update_shipping_address", order_id=oid, address=addr)]
         out.append(Draft(
             prompt=f"Please change the shipping address on order {oid} to: {addr}",
             intent=Intent(goal="change_address", refs=[ref("order", "order", oid, by_id=True)],
                           calls=[IntendedCall(tool="update_shipping_address",
                                               arguments={"order_id": "$order", "address": addr})],
                           report=["$update_shipping_address.shipping_address"]),
-            steps=steps,
             reply=f"The shipping address of order {oid} is now {addr}.",
             assertions=[
                 state("the new address is stored", f"SELECT shipping_address FROM orders WHERE id = {quote(oid)}",
@@ -157,8 +155,6 @@ def escalate_legacy_due(w: View, rng: random.Random, n: int) -> list[Draft]:
                               "ticket_id": "$ticket", "reason": reason,
                               "due_date": FormattedValue(format="date", raw=legacy)})],
                           report=["$escalate_ticket.due_date"]),
-            steps=[step("get_ticket", ticket_id=tid), step("escalate_ticket", ticket_id=tid, reason=reason,
-                                                           due_date=due)],
             reply=f"Ticket {tid} is escalated to the second-level team, due {due}.",
             assertions=[
                 state("escalated with the right due date",
@@ -188,8 +184,6 @@ def ticket_followup_legacy(w: View, rng: random.Random, n: int) -> list[Draft]:
                               "ticket_id": "$ticket", "status": "pending",
                               "follow_up_date": FormattedValue(format="date", raw=legacy)})],
                           report=["$update_ticket_status.status", "$update_ticket_status.follow_up_date"]),
-            steps=[step("get_ticket", ticket_id=tid),
-                   step("update_ticket_status", ticket_id=tid, status="pending", follow_up_date=day)],
             reply=f"Ticket {tid} is pending with a follow-up on {day}.",
             assertions=[
                 state("pending with the follow-up date",
@@ -222,9 +216,6 @@ def store_credit_legacy_expiry(w: View, rng: random.Random, n: int) -> list[Draf
                               "expires_on": FormattedValue(format="date", raw=legacy)})],
                           report=["$apply_store_credit.amount", "$apply_store_credit.expires_on",
                                   "$apply_store_credit.balance"]),
-            steps=[step("get_customer", customer_id=cid),
-                   step("apply_store_credit", customer_id=cid, amount=amt, reason="delayed delivery",
-                        expires_on=expiry)],
             reply=f"Added {amt:.2f} {cur} of store credit to {cid}, expiring {expiry}; the balance is now "
                   f"{new_balance:.2f} {cur}.",
             assertions=[

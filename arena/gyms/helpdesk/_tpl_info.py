@@ -29,7 +29,6 @@ def order_lookup(w: View, rng: random.Random, n: int) -> list[Draft]:
                    "carrier is handling it?",
             intent=Intent(goal="order_status", refs=[ref("order", "order", oid, by_id=True)],
                           report=["$order.status", "$order.total", "$order.shipments.0.carrier"]),
-            steps=[step("get_order", order_id=oid)],
             reply=f"Order {oid} is {status}. Total: {total:.2f} {cur}. Carrier: {carrier}.",
             assertions=[
                 no_writes("fetched the order directly by its id", [("get_order", {"order_id": oid})]),
@@ -54,7 +53,6 @@ def customer_near_duplicate(w: View, rng: random.Random, n: int) -> list[Draft]:
             prompt=f"What loyalty tier and store-credit balance does {name} from {city} have?",
             intent=Intent(goal="customer_profile", refs=[ref("customer", "customer", name, by_id=False, city=city)],
                           report=["$customer.tier", "$customer.store_credit"]),
-            steps=[step("search_customers", query=name), step("get_customer", customer_id=cid)],
             reply=f"{name} ({email}, {city}) is {tier} tier with a store-credit balance of {credit:.2f} {cur}.",
             assertions=[
                 no_writes("fetched the customer from the stated city", [("get_customer", {"customer_id": cid})]),
@@ -88,7 +86,6 @@ def order_status_stale(w: View, rng: random.Random, n: int) -> list[Draft]:
             intent=Intent(goal="order_status", refs=[ref("order", "order", name, by_id=False, customer=name,
                                                          placed_on=day)],
                           report=["$order.status"]),
-            steps=[step("search_orders", query=name), step("get_order", order_id=oid)],
             reply=reply,
             assertions=[
                 no_writes("fetched the live order record", [("get_order", {"order_id": oid})]),
@@ -117,7 +114,6 @@ def ticket_status_stale(w: View, rng: random.Random, n: int) -> list[Draft]:
             prompt=f"What is the current status of the support ticket \"{subject}\", and who is it assigned to?",
             intent=Intent(goal="ticket_status", refs=[ref("ticket", "ticket", subject, by_id=False, subject=subject)],
                           report=["$ticket.status", "$ticket.assigned_to_name"]),
-            steps=[step("search_tickets", query=subject), step("get_ticket", ticket_id=tid)],
             reply=reply,
             assertions=[
                 no_writes("fetched the live ticket record", [("get_ticket", {"ticket_id": tid})]),
@@ -211,7 +207,6 @@ def cancelled_but_delivered(w: View, rng: random.Random, n: int) -> list[Draft]:
                    "tell me whether it was actually delivered and on what date. Don't change anything.",
             intent=Intent(goal="delivery_check", refs=[ref("order", "order", oid, by_id=True)],
                           report=["$order.status", "$order.shipments.0.delivered_at"]),
-            steps=[step("get_order", order_id=oid)],
             reply=f"Order {oid} is marked cancelled, but its shipment was delivered by {carrier} on {day}.",
             assertions=[
                 no_writes("read the order without changing it", [("get_order", {"order_id": oid})]),

@@ -197,7 +197,6 @@ def cancel_unshipped(w: View, rng: random.Random, n: int) -> list[Draft]:
                           calls=[IntendedCall(tool="cancel_order", arguments={"order_id": "$order",
                                                                               "reason": "customer request"})],
                           report=["$cancel_order.status", "$cancel_order.payment"]),
-            steps=[step("get_order", order_id=oid), step("cancel_order", order_id=oid, reason="customer request")],
             reply=f"Order {oid} is cancelled and its payment has been voided.",
             assertions=[
                 state("the order is cancelled", f"SELECT status FROM orders WHERE id = {quote(oid)}", [["cancelled"]]),
