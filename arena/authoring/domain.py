@@ -32,7 +32,7 @@ NO_CHAIN = ("no template declares a chain of two or more policy-required steps (
 
 
 @dataclass(frozen=True)
-class Gym(Generic[K]):
+class _GymParts(Generic[K]):
     """Everything ``make_domain`` needs to know about a gym; ``generate`` runs it.
 
     Attributes:
@@ -222,8 +222,9 @@ def make_domain(
     if undeclared:
         raise ValueError(f"gym {name!r} neither honours nor refuses vocabulary knob(s) {undeclared}: add them to "
                          "its knob model or to cannot= with the reason")
-    gym: Gym[K] = Gym(name=name, world=world, templates=tuple(templates), knobs=knobs, clock_start=clock_start,
-                      persona=persona, internal_patterns=tuple(internal_patterns), id_pattern=id_pattern)
+    gym: _GymParts[K] = _GymParts(name=name, world=world, templates=tuple(templates), knobs=knobs,
+                                  clock_start=clock_start, persona=persona,
+                                  internal_patterns=tuple(internal_patterns), id_pattern=id_pattern)
     bound: list[Domain] = []
 
     def generate(seed: int, knob_values: Knobs) -> World:
