@@ -30,7 +30,7 @@ from trainers.trl import TRLConfig
 CONFIG_ENV = "GYMLOOP_CONFIG"
 """Variable naming the settings file (default: ./gymloop.toml)."""
 
-SECRET_SETTINGS = frozenset({"api_key", "factory_token", "serve_token"})
+SECRET_SETTINGS = frozenset({"api_key", "factory_token", "serve_token", "serve_operator_token"})
 """Settings that are secrets themselves: never printed, logged, stored or passed as flow parameters."""
 
 ENGINE_PACKAGES = {"dask": "prefect-dask", "ray": "prefect-ray"}
@@ -71,6 +71,13 @@ class GymloopSettings(BaseSettings):
         factory_url: URL of a remote factory (default: the embedded local factory).
         factory_token: Bearer token sent to a remote factory (never logged).
         serve_token: Bearer token the HTTP surfaces gymloop serves require (factory, gym servers; never logged).
+        serve_operator_token: Token an operator of a served gym presents to read each episode's judged details
+            (check details, changed rows, trace); agents only ever get the score, passed and per-check pass/fail
+            (never logged; ``None``: nobody gets details).
+        serve_idle_timeout_s: A served gym drops an episode untouched this long (its client went away).
+        serve_client_episodes: Episodes one client of a served gym may hold open at once.
+        serve_allowed_hosts: Host names a served gym or factory answers to beyond its loopback names and its
+            bind address (e.g. the name a reverse proxy forwards); other Host headers are refused.
         arena_backend: Where rollouts play: ``local`` (in this process) or ``docker`` (gym containers).
         docker_image: Gym image the docker backend runs (any gym image serves every pack).
         docker_host: Docker daemon URL (default: ``DOCKER_HOST`` or the local socket).
@@ -125,6 +132,10 @@ class GymloopSettings(BaseSettings):
     factory_url: str | None = None
     factory_token: SecretStr | None = None
     serve_token: SecretStr | None = None
+    serve_operator_token: SecretStr | None = None
+    serve_idle_timeout_s: float = Field(default=120.0, gt=0)
+    serve_client_episodes: int = Field(default=8, ge=1)
+    serve_allowed_hosts: list[str] = Field(default_factory=list)
     arena_backend: Literal["local", "docker"] = "local"
     docker_image: str = "gymloop-gym-helpdesk:latest"
     docker_host: str | None = None
