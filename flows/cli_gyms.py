@@ -79,6 +79,9 @@ def check(
     summary = Table(title="Conformance")
     for col in ("pack", "domain", "tasks", "checks", "failures"):
         summary.add_column(col)
+    kinds = Table(title="Weakness kinds the factory can target")
+    for col in ("domain", "targetable", "not targetable (why)"):
+        kinds.add_column(col)
     for target in targets:
         try:
             pack = _load(target)
@@ -92,11 +95,28 @@ def check(
         for failure in report.failures[:50]:
             console.print(f"[red]FAIL[/red] {report.domain}/{failure.task_id} {failure.check}: {failure.detail}")
         failed += len(report.failures)
+        _add_kinds(kinds, pack)
     console.print(summary)
+    console.print(kinds)
     if failed:
         console.print(f"[red]{failed} checks failed[/red]")
         raise typer.Exit(1)
     console.print("[green]every check passed[/green]")
+
+
+def _add_kinds(table: Table, pack: Pack) -> None:
+    """Add the pack's gym's row: the weakness kinds its variants can aim at, and why not the others."""
+    from arena.authoring.knobs import targetable_kinds
+    from arena.core.domains import get_domain
+
+    try:
+        domain = get_domain(pack.manifest.domain)
+    except KeyError:
+        table.add_row(pack.manifest.domain, "-", "no gym of that name is installed")
+        return
+    kinds = targetable_kinds(domain, {tag for t in pack.tasks for tag in t.tags})
+    table.add_row(domain.name, ", ".join(k for k, why in kinds.items() if why is None) or "-",
+                  "\n".join(f"{k}: {why}" for k, why in kinds.items() if why is not None) or "-")
 
 
 @app.command("show")

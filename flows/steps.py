@@ -7,6 +7,7 @@ so a crashed round resumes from its last finished step and never runs a finished
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from collections import defaultdict
@@ -17,13 +18,14 @@ from typing import Any
 
 from arena.agents.base import Agent
 from arena.agents.reference import PolicyParams
+from arena.core.domains import get_domain
 from arena.core.episode import EpisodeRecord
 from arena.core.metrics import Metrics, Outcome, compute_metrics, metrics_by, paired_lift
 from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, run_episodes
 from curriculum import CurriculumConfig, GroupResult, History, Wave, coverage_ranked, plan_wave, task_refs
 from diagnosis import DiagnosisContext, WeaknessReport, diagnose
-from factory_client import FactoryResult, VariantRequest, make_factory_client, targets_from_report
+from factory_client import FactoryResult, VariantRequest, make_factory_client, targetable, targets_from_report
 from flows import model_spec
 from flows.interrupt import batch_running
 from flows.live import EpisodeSink, rollout_config
@@ -34,6 +36,7 @@ from trainers import GRPOTrainer, ModelRef, TRLTrainer, get_trainer
 
 EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
 """Stages of a round's episodes in the registry."""
+_log = logging.getLogger(__name__)
 
 
 @cache
@@ -225,6 +228,10 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
     results = []
     for pack in base:
         targets = [] if untargeted else targets_from_report(report, domain=pack.manifest.domain, top=5)
+        targets, refused = targetable(targets, get_domain(pack.manifest.domain),
+                                      {tag for t in pack.tasks for tag in t.tags})
+        for reason in refused:
+            _log.warning("round %d, gym %s: %s", round_index, pack.manifest.domain, reason)
         if not targets and not untargeted:
             continue
         # The gate's baseline is the current model's parameters, given inline: a request (and so the packs'
