@@ -69,10 +69,11 @@ def check(
         str | None, typer.Argument(help="A built-in domain or a pack folder; default: every gym.")
     ] = None,
 ) -> None:
-    """Run the conformance checker over every task of one gym (or all of them)."""
+    """Run the conformance checker over every task of one gym (or all of them), and the served-verdict oracle."""
     from arena.checks.conformance import check_pack
     from arena.core.domains import available_domains
     from arena.core.pack import PackError
+    from arena.serve.oracle import audit_served
 
     targets = [domain] if domain else available_domains()
     failed = 0
@@ -90,11 +91,15 @@ def check(
             raise typer.Exit(2) from exc
         with console.status(f"checking {pack.manifest.domain} ({len(pack.tasks)} tasks)"):
             report = check_pack(pack)
-        summary.add_row(pack.id[:12], report.domain, str(report.tasks), str(len(report.results)),
-                        str(len(report.failures)))
+            leaked = audit_served(pack)
+        summary.add_row(pack.id[:12], report.domain, str(report.tasks), str(len(report.results) + report.tasks),
+                        str(len(report.failures) + len(leaked)))
         for failure in report.failures[:50]:
             console.print(f"[red]FAIL[/red] {report.domain}/{failure.task_id} {failure.check}: {failure.detail}")
-        failed += len(report.failures)
+        for task_id in leaked[:50]:
+            console.print(f"[red]FAIL[/red] {report.domain}/{task_id} served_oracle: a client passed it by replaying "
+                          "what served verdicts said")
+        failed += len(report.failures) + len(leaked)
         _add_kinds(kinds, pack)
     console.print(summary)
     console.print(kinds)
