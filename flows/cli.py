@@ -6,11 +6,56 @@ from flows._offline import apply_offline_defaults
 
 apply_offline_defaults()
 
+import sys  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from typing import Any  # noqa: E402
+
 import typer  # noqa: E402
+from typer._click.exceptions import ClickException  # noqa: E402
+from typer.core import TyperGroup  # noqa: E402
 
 from flows import cli_campaigns, cli_diagnose, cli_eval, cli_factory, cli_gyms, cli_registry, cli_run  # noqa: E402
+from flows.cli_output import CliError, json_stdout, report_failure  # noqa: E402
+
+
+class GymloopGroup(TyperGroup):
+    """gymloop's command group: errors go to stderr as one line; ``--json`` keeps stdout JSON, failures too."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        """Run a command; on failure print one line on stderr (and JSON on stdout under ``--json``)."""
+        argv = list(sys.argv[1:] if args is None else args)
+        as_json = "--json" in argv
+        code, result = 0, None
+        try:
+            with json_stdout(as_json):
+                result = super().main(args=argv, prog_name=prog_name or "gymloop", complete_var=complete_var,
+                                      standalone_mode=False, **extra)
+            code = result if isinstance(result, int) else 0
+        except CliError as exc:
+            exc.show()
+            report_failure(exc.message, exc.exit_code, as_json=as_json)
+            code = exc.exit_code
+        except ClickException as exc:
+            from typer import rich_utils
+
+            rich_utils.rich_format_error(exc)
+            report_failure(exc.format_message(), exc.exit_code, as_json=as_json)
+            code = exc.exit_code
+        except typer.Abort:
+            print("aborted", file=sys.stderr)
+            report_failure("aborted", 1, as_json=as_json)
+            code = 1
+        except Exception as exc:
+            report_failure(f"{type(exc).__name__}: {exc}", 1, as_json=as_json)
+            raise
+        if standalone_mode:
+            sys.exit(code)
+        return result
+
 
 app = typer.Typer(
+    cls=GymloopGroup,
     help="gymloop: evaluate agents in enterprise gyms, diagnose their weaknesses, and train them by practice.",
     no_args_is_help=True,
 )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from flows.cli_output import make_console, print_json, print_line, print_table
+from flows.cli_output import CliError, make_console, print_json, print_line, print_table
 
 if TYPE_CHECKING:
     from flows.models import RoundSummary
@@ -28,11 +28,6 @@ def _open(home: Path | None) -> tuple[GymloopSettings, Registry]:
 
     settings = _settings(**({"home": str(home)} if home else {}))
     return settings, steps.open_registry(settings)
-
-
-def _fail(message: str) -> typer.Exit:
-    print_line(console, f"error: {message}")
-    return typer.Exit(2)
 
 
 def _summaries(settings: GymloopSettings, campaign: str) -> list[RoundSummary]:
@@ -80,12 +75,12 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
     name, _, index = target.partition(":")
     summaries = _summaries(settings, name)
     if not summaries:
-        raise _fail(f"campaign {name!r} has no finished round under {settings.home / 'campaigns'} "
+        raise CliError(f"campaign {name!r} has no finished round under {settings.home / 'campaigns'} "
                     "(list them: gymloop campaigns)")
     if index:
         chosen = [s for s in summaries if str(s.round_index) == index]
         if not chosen:
-            raise _fail(f"campaign {name!r} has no finished round {index}; finished: "
+            raise CliError(f"campaign {name!r} has no finished round {index}; finished: "
                         f"{', '.join(str(s.round_index) for s in summaries)}")
         first = last = chosen[0]
         lift = {"lift": first.lift, "lift_low": first.lift_low, "lift_high": first.lift_high}
@@ -143,12 +138,12 @@ def episode_command(
     try:
         found = registry.find_episodes(episode_id)
     except RegistryError as exc:
-        raise _fail(str(exc)) from exc
+        raise CliError(str(exc)) from exc
     if not found:
-        raise _fail(f"no episode {episode_id!r} in {registry.display_url}")
+        raise CliError(f"no episode {episode_id!r} in {registry.display_url}")
     ids = sorted({r.episode_id for _, _, r in found})
     if len(ids) > 1:
-        raise _fail(f"episode id {episode_id!r} matches {len(ids)} episodes ({', '.join(ids[:5])}...); give more "
+        raise CliError(f"episode id {episode_id!r} matches {len(ids)} episodes ({', '.join(ids[:5])}...); give more "
                     "characters")
     round_id, stage, record = found[0]
     where = [{"round_id": rid, "stage": st} for rid, st, _ in found]

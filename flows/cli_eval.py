@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
-from flows.cli_output import make_console, print_json, print_line, print_table
+from flows.cli_output import CliError, make_console, print_json, print_line, print_table
 
 if TYPE_CHECKING:
     from arena.agents.chat_client import ClientName
@@ -128,9 +128,9 @@ def eval_command(
             records = run_rollouts(agent, packs, config, on_episode=finished, stop=stop)
     except ModelUnavailable as exc:
         where = mask_url(api_base) if api_base else "the provider's default endpoint"
-        console.print(f"[red]model {model} at {where} stopped the evaluation:[/red] {exc.reason}; "
-                      f"{len(exc.records)} episodes written to {out}", soft_wrap=True, highlight=False)
-        raise typer.Exit(MODEL_UNAVAILABLE_EXIT) from exc
+        raise CliError(f"{exc.reason}; {len(exc.records)} episodes written to {out}",
+                       exit_code=MODEL_UNAVAILABLE_EXIT,
+                       prefix=f"model {model} at {where} stopped the evaluation") from exc
     except RolloutStopped:  # a signal: its watcher prints what was kept and ends the process
         time.sleep(GRACE_S + EXIT_HANDLERS_S + 5)
         raise

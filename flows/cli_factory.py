@@ -10,6 +10,8 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from flows.cli_output import CliError
+
 app = typer.Typer(help="The environment factory: serve it, export its schema, request variants.",
                   no_args_is_help=True)
 console = Console()
@@ -35,8 +37,7 @@ def serve(
         token = load_settings().serve_token
         check_bind(host, token)
     except (SettingsError, ServeAuthError) as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc)) from exc
     access = "bearer token required" if token is not None else "no token: loopback only"
     console.print(f"gymloop factory on http://{host}:{port}/v1 ({access})", highlight=False)
     uvicorn.run(create_app(LocalFactory(), token=token), host=host, port=port, log_level="info")
@@ -85,21 +86,18 @@ def request(
         option = {"tasks_per_variant": "--tasks", "targets": "--weakness", "baseline_model": "--baseline",
                   "kind": "--weakness", "focus_tags": "--focus-tag"}.get(field, f"--{field}".replace("_", "-"))
         shown = options.get(option, err.get("input"))
-        console.print(f"[red]bad option[/red] {option} {shown!r}: {err['msg']}")
-        raise typer.Exit(2) from None
+        raise CliError(f"{option} {shown!r}: {err['msg']}", prefix="bad option") from None
     from flows.settings import SettingsError, load_settings
 
     try:
         settings = load_settings()
     except SettingsError as exc:
-        console.print(f"[red]bad setting:[/red] {exc}", highlight=False)
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc), prefix="bad setting") from exc
     client = make_factory_client(url or settings.factory_url, token=settings.factory_token)
     try:
         result = client.request(req, timeout=timeout)
     except FactoryError as exc:
-        console.print(f"[red]factory request failed:[/red] {exc}")
-        raise typer.Exit(1) from exc
+        raise CliError(str(exc), exit_code=1, prefix="factory request failed") from exc
     report = result.gate_report
     console.print(f"request {result.request_id}: {len(result.packs)} pack(s), "
                   f"{report.accepted}/{report.candidates} candidate tasks accepted")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from flows.cli_output import make_console, print_json, print_line, print_table
+from flows.cli_output import CliError, make_console, print_json, print_line, print_table
 from flows.models import Control
 
 if TYPE_CHECKING:
@@ -44,8 +44,7 @@ def _settings(**overrides: Any) -> GymloopSettings:
     try:
         return load_settings(**overrides)
     except SettingsError as exc:
-        print_line(console, f"bad setting: {exc}")
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc), prefix="bad setting") from exc
 
 
 def _overrides(model: str | None, domains: list[str] | None, strategy: str | None) -> dict[str, Any]:
@@ -64,9 +63,8 @@ def _campaign_name(name: str, option: str) -> str:
     from flows.models import CAMPAIGN_NAME
 
     if not re.fullmatch(CAMPAIGN_NAME, name) or len(name) > 200 or name in (".", ".."):
-        print_line(console, f"bad campaign name {name!r} ({option}): use 1-200 letters, digits, '_', '.' "
-                   "or '-', not '.' or '..'")
-        raise typer.Exit(2)
+        raise CliError(f"bad campaign name {name!r} ({option}): use 1-200 letters, digits, '_', '.' or '-', "
+                       "not '.' or '..'")
     return name
 
 
@@ -83,19 +81,16 @@ def _lease(campaign: str, overrides: dict[str, Any]) -> Iterator[None]:
         with campaign_lease(registry, campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
             yield
     except CampaignBusy as exc:
-        print_line(console, f"not started: {exc}")
-        raise typer.Exit(3) from exc
+        raise CliError(str(exc), exit_code=3, prefix="not started") from exc
     except RegistryError as exc:
-        print_line(console, f"registry error: {exc}")
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc), prefix="registry error") from exc
     except RuntimeError as exc:
         if "ephemeral Prefect API server" not in str(exc):
             raise
         limit = os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "?")
-        print_line(console, f"Prefect's temporary API server did not start within {limit} s (a busy machine?): "
-                   "run a server (`prefect server start`, then set PREFECT_API_URL) or raise "
-                   "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")
-        raise typer.Exit(2) from exc
+        raise CliError(f"Prefect's temporary API server did not start within {limit} s (a busy machine?): run a "
+                       "server (`prefect server start`, then set PREFECT_API_URL) or raise "
+                       "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS") from exc
 
 
 def _quiet_prefect() -> None:
@@ -112,8 +107,7 @@ def _check_tracking(settings: GymloopSettings) -> None:
     try:
         check_reachable(settings.resolved_mlflow_uri())
     except TrackingUnavailable as exc:
-        print_line(console, f"error: {exc}")
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc)) from exc
 
 
 def round_rows(summaries: list[RoundSummary]) -> list[list[str]]:
@@ -322,8 +316,7 @@ def serve_command(
     try:
         serve_campaign(campaign, cron, overrides, console)
     except ServeError as exc:
-        print_line(console, f"error: {exc}")
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc)) from exc
 
 
 def report_command(
@@ -342,8 +335,7 @@ def report_command(
         path = write_report(folder, campaign, _campaign_line(campaign, settings))
         summaries = campaign_summaries(folder)
     except (FileNotFoundError, ValueError, RegistryError) as exc:
-        print_line(console, f"error: {exc}")
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc)) from exc
     if as_json:
         print_json({**_result(campaign, summaries, settings, home), "report": str(path),
                     "plots": [str(folder / "lift_per_round.png"), str(folder / "weaknesses_by_round.png")]})

@@ -16,11 +16,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-import typer
 from rich.console import Console
 from rich.progress import ProgressColumn, Task
 from rich.text import Text
 
+from flows.cli_output import CliError
 from flows.interrupt import stop_on_signals
 from flows.live import RolloutMeter, metering
 from flows.settings import GymloopSettings
@@ -54,8 +54,7 @@ def check_agent(config: LiteLLMConfig, console: Console) -> None:
     try:
         preflight(config)
     except PreflightError as exc:
-        console.print(f"[red]preflight failed:[/red] {exc}", soft_wrap=True, highlight=False)
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc), prefix="preflight failed") from exc
 
 
 def mark_stopped(settings: GymloopSettings, campaign: str, status: str, reason: str) -> list[int]:
@@ -108,6 +107,5 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
         except ModelUnavailable as exc:
             mark_stopped(settings, campaign, "failed", f"model unavailable: {exc.reason}")
             where = mask_url(settings.api_base) if settings.api_base else "the provider's default endpoint"
-            console.print(f"[red]model {settings.model} at {where} stopped the round:[/red] {exc.reason}",
-                          soft_wrap=True, highlight=False)
-            raise typer.Exit(MODEL_UNAVAILABLE_EXIT) from exc
+            raise CliError(exc.reason, exit_code=MODEL_UNAVAILABLE_EXIT,
+                           prefix=f"model {settings.model} at {where} stopped the round") from exc

@@ -16,3 +16,12 @@ def clean_text(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return text
+
+
+def clip(text: str, limit: int) -> str:
+    """Return ``text`` cut to ``limit`` characters, the cut marked with how many characters it left out."""
+    if limit < 0:
+        raise ValueError(f"clip limit {limit} is negative")
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
