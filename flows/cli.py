@@ -15,7 +15,7 @@ from typer._click.exceptions import ClickException  # noqa: E402
 from typer.core import TyperGroup  # noqa: E402
 
 from flows import cli_campaigns, cli_diagnose, cli_eval, cli_factory, cli_gyms, cli_registry, cli_run  # noqa: E402
-from flows.cli_output import CliError, json_stdout, report_failure  # noqa: E402
+from flows.cli_output import CliError, json_stdout, make_console, print_line, report_failure  # noqa: E402
 
 
 class GymloopGroup(TyperGroup):
@@ -37,9 +37,7 @@ class GymloopGroup(TyperGroup):
             report_failure(exc.message, exc.exit_code, as_json=as_json)
             code = exc.exit_code
         except ClickException as exc:
-            from typer import rich_utils
-
-            rich_utils.rich_format_error(exc)
+            _show_usage_error(exc)
             report_failure(exc.format_message(), exc.exit_code, as_json=as_json)
             code = exc.exit_code
         except typer.Abort:
@@ -52,6 +50,18 @@ class GymloopGroup(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return result
+
+
+def _show_usage_error(exc: ClickException) -> None:
+    """Print a usage error on stderr: the usage line, where to find help, and the error on one line."""
+    if type(exc).__name__ == "NoArgsIsHelpError":  # the help is already printed
+        return
+    console = make_console(stderr=True)
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        print_line(console, ctx.get_usage())
+        print_line(console, f"Try '{ctx.command_path} --help' for help.")
+    print_line(console, f"error: {exc.format_message()}")
 
 
 app = typer.Typer(

@@ -69,16 +69,24 @@ def print_table(console: Console, title: str, columns: Sequence[str], rows: Sequ
     print_blocks(console, title, columns, rows)
 
 
+def block_lines(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[Text]:
+    """One block per row: each value on its own line after its column's name (never wrapped), a blank between."""
+    label = max((len(c) for c in columns), default=0)
+    lines: list[Text] = []
+    for index, row in enumerate(rows):
+        if index:
+            lines.append(Text(""))
+        for column, value in zip(columns, row, strict=False):
+            lines.append(Text(f"{column:<{label}}  {value}", no_wrap=True, overflow="ignore"))
+    return lines
+
+
 def print_blocks(console: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     """Print one block per row: each value on its own line after its column's name, never cut or wrapped."""
     if title:
         console.print(Text(title, style="italic"), soft_wrap=True)
-    label = max((len(c) for c in columns), default=0)
-    for index, row in enumerate(rows):
-        if index:
-            console.print()
-        for column, value in zip(columns, row, strict=False):
-            console.print(Text(f"{column:<{label}}  {value}"), soft_wrap=True)
+    for line in block_lines(columns, rows):
+        console.print(line, soft_wrap=True)
 
 
 def print_line(console: Console, text: str) -> None:

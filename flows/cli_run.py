@@ -340,7 +340,9 @@ def report_command(
         print_json({**_result(campaign, summaries, settings, home), "report": str(path),
                     "plots": [str(folder / "lift_per_round.png"), str(folder / "weaknesses_by_round.png")]})
         return
-    console.print(path.read_text(), soft_wrap=True)
+    from flows.report_view import print_report
+
+    print_report(console, path)
     print_line(console, f"wrote {path}")
 
 
