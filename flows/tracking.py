@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from arena.core.text import clip
 from flows._offline import apply_offline_defaults
 
 apply_offline_defaults()
@@ -47,7 +48,7 @@ def scrub(params: Mapping[str, Any]) -> dict[str, str]:
         if value is None or (_SECRET.search(key) and not key.endswith("_set")):
             continue
         text = str(value)
-        out[metric_key(key)] = text if len(text) <= 6000 else text[:5997] + "..."
+        out[metric_key(key)] = text if len(text) <= 6000 else clip(text, 5960)
     return out
 
 
