@@ -137,21 +137,26 @@ def _campaign_line(name: str, settings: GymloopSettings) -> str:
 
 def _where(name: str, settings: GymloopSettings, home: Path | None = None) -> dict[str, str]:
     """Where a campaign's results are: its report, its MLflow store and experiment, and how to open them."""
+    from arena.core.redact import mask_url
+    from flows.round_tracking import runs_url
+
     report = settings.home / "campaigns" / name / "report.md"
     home_env = f"GYMLOOP_HOME={home} " if home else ""
-    from arena.core.redact import mask_url
-
+    remote = settings.resolved_mlflow_uri().startswith(("http://", "https://"))
     return {"report": str(report), "mlflow_uri": mask_url(settings.resolved_mlflow_uri()),
-            "mlflow_experiment": f"gymloop/{name}",
-            "open_mlflow": f"{home_env}gymloop mlflow-ui", "rewrite_report": f"gymloop report {name}"
-            + (f" --home {home}" if home else "")}
+            "mlflow_experiment": f"gymloop/{name}", "mlflow_runs_url": runs_url(settings, name),
+            "open_mlflow": "" if remote else f"{home_env}gymloop mlflow-ui",
+            "rewrite_report": f"gymloop report {name}" + (f" --home {home}" if home else "")}
 
 
 def _closing(name: str, settings: GymloopSettings, home: Path | None = None) -> None:
     where = _where(name, settings, home)
     print_line(console, f"report: {where['report']}")
     print_line(console, f"MLflow: experiment {where['mlflow_experiment']} in {where['mlflow_uri']}")
-    print_line(console, f"open MLflow: {where['open_mlflow']}")
+    if where["open_mlflow"]:
+        print_line(console, f"open MLflow: {where['open_mlflow']}, then {where['mlflow_runs_url']}")
+    else:
+        print_line(console, f"MLflow runs: {where['mlflow_runs_url']}")
 
 
 def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any], progress_console: Any) -> list[Any]:
@@ -350,18 +355,43 @@ def mlflow_ui_command(
     ctx: typer.Context,
     port: Annotated[int, typer.Option(help="Port of the MLflow UI.")] = 5000,
     host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+    workers: Annotated[int, typer.Option(min=1, help="Server processes (one is plenty for one user).")] = 1,
+    jobs: Annotated[bool, typer.Option(
+        help="Start MLflow's job runner too (GenAI judges and scorers; gymloop needs none).")] = False,
+    home: Annotated[Path | None, typer.Option(help="gymloop home whose store to open.")] = None,
 ) -> None:
-    """Open gymloop's MLflow store in ``mlflow ui`` (offline switches set; extra options go to mlflow)."""
+    """Open gymloop's MLflow store in ``mlflow ui``, sized for a laptop (extra options go to mlflow).
+
+    One server process and no job runner unless asked; the offline switches are set. Prints each campaign's
+    runs view (training runs, both arms, gymloop's metric columns).
+    """
     from arena.core.redact import mask_url
     from flows._offline import OFFLINE_DEFAULTS
+    from flows.tracking import runs_view_url
 
-    settings = _settings()
+    settings = _settings(**({"home": str(home)} if home else {}))
     uri = settings.resolved_mlflow_uri()
     if uri.startswith(("http://", "https://")):
         print_line(console, f"MLflow runs on a tracking server: open {mask_url(uri)}")
         return
-    env = {**OFFLINE_DEFAULTS, **os.environ}
+    address = f"http://{host}:{port}"
+    print_line(console, f"MLflow UI on {address} for {mask_url(uri)} ({workers} worker"
+                        f"{'s' if workers > 1 else ''}{', job runner on' if jobs else ''})")
+    for name, experiment_id in _campaign_experiments(uri):
+        print_line(console, f"campaign {name}: {runs_view_url(address, experiment_id)}")
+    sys.stdout.flush()
+    env = {**OFFLINE_DEFAULTS, **os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "true" if jobs else "false"}
     args = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", host, "--port", str(port),
-            *ctx.args]
-    print_line(console, f"MLflow UI on http://{host}:{port} for {mask_url(uri)}")
+            "--workers", str(workers), *ctx.args]
     os.execve(sys.executable, args, env)
+
+
+def _campaign_experiments(uri: str, limit: int = 10) -> list[tuple[str, str]]:
+    """The newest gymloop campaigns in a local MLflow store: (campaign, experiment id), newest first."""
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
+        return []
+    from mlflow.tracking import MlflowClient
+
+    experiments = MlflowClient(tracking_uri=uri).search_experiments(
+        filter_string="name LIKE 'gymloop/%'", order_by=["creation_time DESC"], max_results=limit)
+    return [(e.name.removeprefix("gymloop/"), str(e.experiment_id)) for e in experiments]
