@@ -94,7 +94,8 @@ def _lease(campaign: str, overrides: dict[str, Any]) -> Iterator[None]:
 
 
 def _quiet_prefect() -> None:
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    """Keep Prefect's INFO lines off the terminal while they still reach the Prefect API (the run's logs)."""
+    os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
     # MLflow sets its loggers' level from this variable when it is imported (a later setLevel is undone).
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     logging.getLogger("mlflow").setLevel(logging.WARNING)
@@ -163,6 +164,7 @@ def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any], prog
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from flows.models import CampaignParams
+    from flows.prefect_view import tagged
     from flows.round import next_round
     from flows.run_guard import MeterColumn, guarded_run
 
@@ -173,7 +175,8 @@ def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any], prog
         bar = progress.add_task(f"campaign {campaign_name}", total=rounds)
         for done in range(rounds):
             progress.update(bar, description=f"campaign {campaign_name}: {done} of {rounds} rounds done")
-            summary = next_round(CampaignParams(campaign=campaign_name, overrides=overrides))
+            with tagged(campaign_name):
+                summary = next_round(CampaignParams(campaign=campaign_name, overrides=overrides))
             summaries.append(summary)
             progress.advance(bar)
             progress_console.print(f"round {summary.round_index}: lift {summary.lift:+.3f} "
@@ -287,11 +290,11 @@ def campaign_command(
         _print_control(paired, name, settings, control)
         _closing(name, settings)
         return
+    from flows.prefect_view import tagged
     from flows.round import campaign
     from flows.run_guard import guarded_run
 
-
-    with _lease(name, overrides), guarded_run(settings, name, make_console(stderr=as_json)):
+    with _lease(name, overrides), guarded_run(settings, name, make_console(stderr=as_json)), tagged(name):
         summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
     if as_json:
         print_json(_result(name, summaries, settings))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import AbstractContextManager
 from typing import Any
 
 from flows.models import RoundSummary
@@ -38,6 +39,13 @@ def campaign_run_name() -> str:
 def run_tags(campaign: str) -> list[str]:
     """Tags of every flow run of a campaign."""
     return ["gymloop", f"campaign:{campaign}"]
+
+
+def tagged(campaign: str) -> AbstractContextManager[set[str]]:
+    """Tag every flow and task run started inside with the campaign's tags (the parent flow runs too)."""
+    from prefect import tags
+
+    return tags(*run_tags(campaign))
 
 
 def artifact_key(campaign: str, suffix: str) -> str:
