@@ -10,9 +10,10 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from flows.cli_group import GymloopGroup
 from flows.cli_output import CliError
 
-app = typer.Typer(help="The environment factory: serve it, export its schema, request variants.",
+app = typer.Typer(cls=GymloopGroup, help="The environment factory: serve it, export its schema, request variants.",
                   no_args_is_help=True)
 console = Console()
 

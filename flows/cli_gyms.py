@@ -11,12 +11,13 @@ import typer
 from rich.text import Text
 
 from flows import cli_gyms_serve
+from flows.cli_group import GymloopGroup
 from flows.cli_output import CliError, make_console, print_line, print_table
 
 if TYPE_CHECKING:
     from arena.core.pack import Pack
 
-app = typer.Typer(help="Built-in gyms: list them, check them, show a pack.", no_args_is_help=True)
+app = typer.Typer(cls=GymloopGroup, help="Built-in gyms: list them, check them, show a pack.", no_args_is_help=True)
 console = make_console()
 
 

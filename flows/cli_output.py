@@ -14,7 +14,6 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -22,7 +21,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-_JSON_OUT: ContextVar[TextIO | None] = ContextVar("gymloop_json_out", default=None)
+_JSON_OUT: list[TextIO] = []
+"""The real stdout while a ``--json`` command runs (one per process: threads that stop the command see it too)."""
 
 
 class CliError(Exception):
@@ -96,7 +96,7 @@ def print_line(console: Console, text: str) -> None:
 
 def print_json(data: Any) -> None:
     """Write ``data`` as JSON on stdout (for ``--json``; the real stdout even while ``json_stdout`` holds it)."""
-    out = _JSON_OUT.get() or sys.stdout
+    out = _JSON_OUT[-1] if _JSON_OUT else sys.stdout
     out.write(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     out.flush()
 
@@ -107,17 +107,22 @@ def json_stdout(enabled: bool) -> Iterator[None]:
     if not enabled:
         yield
         return
-    token = _JSON_OUT.set(sys.stdout)
     saved = sys.stdout
+    _JSON_OUT.append(saved)
     sys.stdout = sys.stderr
     try:
         yield
     finally:
         sys.stdout = saved
-        _JSON_OUT.reset(token)
+        _JSON_OUT.pop()
 
 
 def report_failure(message: str, exit_code: int, *, as_json: bool) -> None:
     """Under ``--json``, state a failure on stdout as JSON (the line on stderr is printed by the caller)."""
     if as_json:
         print_json({"error": message, "exit_code": exit_code})
+
+
+def report_stop(message: str, exit_code: int) -> None:
+    """A command stopped by a signal: its JSON failure on stdout when it runs under ``--json``."""
+    report_failure(message, exit_code, as_json=bool(_JSON_OUT))

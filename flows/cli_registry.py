@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from flows.cli_group import GymloopGroup
 from flows.cli_output import CliError, print_table
 
 if TYPE_CHECKING:
     from registry import Registry
 
-app = typer.Typer(help="The lineage registry: upgrade its schema, show its status.", no_args_is_help=True)
+app = typer.Typer(cls=GymloopGroup, help="The lineage registry: upgrade its schema, show its status.",
+                  no_args_is_help=True)
 console = Console(soft_wrap=True)
 
 UrlOption = Annotated[
