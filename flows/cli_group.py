@@ -43,8 +43,10 @@ class GymloopGroup(TyperGroup):
             print("aborted", file=sys.stderr)
             report_failure("aborted", 1, as_json=as_json)
             code = 1
-        except Exception as exc:
-            report_failure(f"{type(exc).__name__}: {exc}", 1, as_json=as_json)
+        except Exception as exc:  # a bug: its traceback follows on stderr
+            from arena.core.redact import redact_text
+
+            report_failure(redact_text(f"{type(exc).__name__}: {exc}"), 1, as_json=as_json)
             raise
         if standalone_mode:
             sys.exit(code)
