@@ -22,7 +22,7 @@ GATES = (
 )
 """The quality gates, in the order a candidate task meets them."""
 
-RequestState = Literal["queued", "running", "done", "failed"]
+RequestState = Literal["queued", "running", "done", "failed", "cancelled"]
 """Where a request is: waiting, generating, finished with packs, or failed."""
 
 
@@ -263,7 +263,7 @@ class RequestStatus(BaseModel):
     Attributes:
         protocol_version: Protocol version of the answer.
         request_id: The request.
-        state: ``queued``, ``running``, ``done`` or ``failed``.
+        state: ``queued``, ``running``, ``done``, ``failed`` or ``cancelled``.
         progress: Fraction of variants finished (0-1).
         message: Human-readable detail (the error when ``failed``).
         pack_ids: Ids of the packs produced so far.

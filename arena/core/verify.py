@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-import re
 import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from arena.core import patterns
 from arena.core.results import AssertionResult, RowChange, TraceStep, Verdict
 from arena.core.task import (
     CallPattern,
@@ -124,14 +124,14 @@ def check_response(
         if leak.casefold() in text:
             return False, f"reply leaks {leak!r}"
     for pattern in assertion.forbidden_patterns:
-        match = re.search(pattern, reply)
+        match = patterns.search(pattern, reply)  # pack patterns run without backtracking
         if match:
             return False, f"reply leaks internal data {match.group(0)!r}"
     if assertion.max_chars is not None and len(reply) > assertion.max_chars:
         return False, f"reply of {len(reply)} characters exceeds the limit of {assertion.max_chars}"
     if assertion.id_pattern is not None:
         allowed = {i.upper() for i in assertion.allowed_ids} | own_ids
-        foreign = sorted({m.group(0).upper() for m in re.finditer(assertion.id_pattern, reply)} - allowed)
+        foreign = sorted({m.group(0).upper() for m in patterns.finditer(assertion.id_pattern, reply)} - allowed)
         if foreign:
             shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
             return False, f"reply leaks records the request is not about: {shown}"
@@ -151,7 +151,7 @@ def episode_ids(trace: list[TraceStep], pattern: str) -> frozenset[str]:
             text = step.error.message
         else:
             continue
-        found.update(m.group(0).upper() for m in re.finditer(pattern, text))
+        found.update(m.group(0).upper() for m in patterns.finditer(pattern, text))
     return frozenset(found)
 
 
