@@ -114,15 +114,15 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 @pytest.fixture(scope="module")
-def mlflow_ui(world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """``gymloop mlflow-ui`` on the demo's store: (its printed output, its address)."""
+def mlflow_ui(world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, int]]:
+    """``gymloop mlflow-ui`` on the demo's store: (its printed output, its address, its process id)."""
     port = free_port()
     log = tmp_path_factory.mktemp("mlflow-ui") / "mlflow-ui.log"
     proc = _start([sys.executable, "-c", "from flows.cli import app; app()", "mlflow-ui", "--port", str(port)],
                   world.env(), log)
     try:
         _wait_healthy(f"http://127.0.0.1:{port}/health", 300, log)
-        yield log.read_text(), f"http://127.0.0.1:{port}"
+        yield log.read_text(), f"http://127.0.0.1:{port}", proc.pid
     finally:
         _stop(proc)
 
@@ -285,19 +285,35 @@ def test_mlflow_holds_arms_apart_campaign_lift_first_and_aliases(world: World) -
     assert targeted.data.tags["best_round"] == str(best)
 
 
-def test_mlflow_ui_runs_one_worker_and_no_job_runner(world: World, mlflow_ui: tuple[str, str]) -> None:
-    printed, address = mlflow_ui
-    assert f"MLflow UI on {address}" in printed and "(1 worker)" in printed
-    commands = []
+def _descendants(pid: int) -> list[str]:
+    """Command lines of a process's descendants (other sessions' MLflow servers on this machine are not ours)."""
+    parents: dict[int, int] = {}
+    commands: dict[int, str] = {}
     for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
         try:
-            commands.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+            stat = (proc / "stat").read_text()
+            commands[int(proc.name)] = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-    port = address.rsplit(":", 1)[1]
-    servers = [c for c in commands if "uvicorn" in c and f"--port {port}" in c]
-    assert servers and all("--workers 1" in c for c in servers), servers
-    assert not [c for c in commands if "huey" in c and "mlflow" in c]
+        parents[int(proc.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        children = [p for p, parent in parents.items() if parent == current]
+        found += [commands[c] for c in children]
+        todo += children
+    return found
+
+
+def test_mlflow_ui_runs_one_worker_and_no_job_runner(world: World, mlflow_ui: tuple[str, str, int]) -> None:
+    printed, address, pid = mlflow_ui
+    assert f"MLflow UI on {address}" in printed and "(1 worker)" in printed
+    commands = _descendants(pid)
+    servers = [c for c in commands if "uvicorn" in c]
+    assert servers and all("--workers 1" in c for c in servers), commands
+    assert not [c for c in commands if "huey" in c], commands
 
 
 def _browser():  # type: ignore[no-untyped-def]
@@ -308,8 +324,8 @@ def _browser():  # type: ignore[no-untyped-def]
 
 
 def test_browser_opens_the_printed_mlflow_url_and_finds_both_arms_lift_and_best_model(
-        world: World, mlflow_ui: tuple[str, str]) -> None:
-    printed, address = mlflow_ui
+        world: World, mlflow_ui: tuple[str, str, int]) -> None:
+    printed, address, _ = mlflow_ui
     url = re.search(rf"campaign {re.escape(world.campaign)}: (\S+)", printed)
     assert url, printed
     with _browser() as p:
