@@ -75,6 +75,7 @@ def check(
     targets = [domain] if domain else available_domains()
     failed = 0
     summary: list[list[str]] = []
+    kinds: list[list[str]] = []
     for target in targets:
         try:
             pack = _load(target)
@@ -89,11 +90,28 @@ def check(
         if len(report.failures) > 50:
             print_line(console, f"... and {len(report.failures) - 50} more failures in {report.domain}")
         failed += len(report.failures)
+        kinds.append(_kinds_row(pack))
     print_table(console, "Conformance", ("pack", "domain", "tasks", "checks", "failures"), summary,
                 right=("tasks", "checks", "failures"))
+    print_table(console, "Weakness kinds the factory can target", ("domain", "targetable", "not targetable (why)"),
+                kinds)
     if failed:
         raise CliError(f"{failed} checks failed", exit_code=1)
     console.print(Text("every check passed", style="green"))
+
+
+def _kinds_row(pack: Pack) -> list[str]:
+    """The pack's gym's row: the weakness kinds its variants can aim at, and why not the others."""
+    from arena.authoring.knobs import targetable_kinds
+    from arena.core.domains import get_domain
+
+    try:
+        domain = get_domain(pack.manifest.domain)
+    except KeyError:
+        return [pack.manifest.domain, "-", "no gym of that name is installed"]
+    kinds = targetable_kinds(domain, {tag for t in pack.tasks for tag in t.tags})
+    return [domain.name, ", ".join(k for k, why in kinds.items() if why is None) or "-",
+            "; ".join(f"{k}: {why}" for k, why in kinds.items() if why is not None) or "-"]
 
 
 @app.command("show")
