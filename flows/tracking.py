@@ -7,6 +7,7 @@ a round recorded twice (a re-trigger, a resume) logs its metrics, inputs and mod
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -72,6 +73,18 @@ def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
                                   f"with HTTP {response.status_code}")
 
 
+def quiet_run_links(uri: str) -> None:
+    """Keep MLflow from printing its run links (``View run ... at: <uri>/#/...``) when ``uri`` holds a secret.
+
+    MLflow writes those lines on stdout with the tracking URI as given, userinfo and query included, when a run
+    ends; gymloop shows its runs with the URI masked instead.
+    """
+    from arena.core.redact import url_secrets
+
+    if url_secrets(uri):
+        os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
+
+
 @cache
 def source_tags() -> dict[str, str]:
     """Where the runs come from: gymloop's version and, in a git checkout, its commit."""
@@ -105,6 +118,7 @@ class CampaignTracker:
     """
 
     def __init__(self, uri: str, campaign: str, artifact_root: Path | None = None, arm: str = "targeted") -> None:
+        quiet_run_links(uri)
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
         self.campaign = campaign
