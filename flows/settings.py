@@ -27,6 +27,7 @@ from pydantic_settings import SettingsError as SourceError
 
 from arena.core.domains import BUILTIN_DOMAINS
 from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
+from arena.core.text import clip
 from flows.model_spec import ClientSetting, ModelSpecError, choose_client, endpoint_of, parse_model
 from trainers.trl import TRLConfig
 
@@ -380,16 +381,17 @@ def read_settings(overrides: Mapping[str, Any], flags: Mapping[str, str] | None 
 
 
 def cli_settings(overrides: Mapping[str, Any] | None = None, flags: Mapping[str, str] | None = None) -> GymloopSettings:
-    """``read_settings`` for a command: a bad setting prints ``bad setting: ...`` on one line and exits with 2."""
-    import typer
+    """``read_settings`` for a command: a bad setting stops it with ``bad setting: ...`` on one line (exit 2).
 
-    from flows.cli_output import make_console, print_line
+    Raises:
+        CliError: The setting, where it came from, and why it is refused.
+    """
+    from flows.cli_output import CliError
 
     try:
         return read_settings(overrides or {}, flags)
     except SettingsError as exc:
-        print_line(make_console(), f"bad setting: {exc}")
-        raise typer.Exit(2) from None
+        raise CliError(str(exc), prefix="bad setting") from None
 
 
 def _message(err: Any) -> str:
@@ -407,7 +409,7 @@ def _shown(name: str, err: Any) -> str:
     shown = redact_text(repr(value))
     if shown in _message(err) or (isinstance(value, str) and value in _message(err)):
         return ""
-    return f": got {shown[:77] + '...' if len(shown) > 80 else shown}"
+    return f": got {clip(shown, 77)}"
 
 
 def _suggestion(name: str, err: Any) -> str:
