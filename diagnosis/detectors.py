@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from arena.core import patterns
 from arena.core.episode import EpisodeRecord
 from arena.core.results import TraceStep
 from arena.core.task import ResponseAssertion, Task
@@ -601,12 +602,12 @@ class LeakedInternalDataDetector:
     @staticmethod
     def _internal_formats(task: Task, outbound: list[tuple[str, TraceStep | None]],
                           trace: list[TraceStep]) -> list[Evidence]:
-        patterns = [p for a in task.assertions if isinstance(a, ResponseAssertion) for p in a.forbidden_patterns]
+        forbidden = [p for a in task.assertions if isinstance(a, ResponseAssertion) for p in a.forbidden_patterns]
         read = " ".join(json.dumps(s.output, default=str) for s in trace if s.ok)
         out: list[Evidence] = []
-        for pattern in patterns:  # valid expressions: ResponseAssertion refuses any other
+        for pattern in forbidden:  # run by RE2 like the reply rules (packs with patterns it refuses are not read)
             for text, where in outbound:
-                found = re.search(pattern, text)
+                found = patterns.search(pattern, text)
                 if found and found.group(0) in read:
                     place = "reply" if where is None else f"{where.tool} message"
                     out.append(Evidence(step=None if where is None else where.index,

@@ -6,6 +6,7 @@ is pinned here to the evidence it gives, next to the nearest case that must give
 
 from __future__ import annotations
 
+import threading
 from datetime import date
 from typing import Any
 
@@ -284,6 +285,19 @@ def test_an_internal_format_is_found_in_records_holding_dates() -> None:
     read = ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1", "due": date(2026, 1, 2), "code": "RSK-42"})
     assert evidence("leaked_internal_data", episode([read], reply="Code RSK-42."), ctx) == [
         (None, "", None, "reply repeats 'RSK-42', an internal value it read")]
+
+
+def test_an_internal_format_runs_on_the_projects_pattern_engine_without_backtracking() -> None:
+    ctx = _forbidding(r"(a+)+$")  # exponential in Python's re on a run of a's that ends otherwise
+    read = ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1", "code": "aaaa"})
+    found: list[list[Any]] = []
+    worker = threading.Thread(target=lambda: found.append([
+        evidence("leaked_internal_data", episode([read], reply="a" * 48 + "!"), ctx),
+        evidence("leaked_internal_data", episode([read], reply="Code aaaa"), ctx)]))
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "diagnosis stalled on a backtracking pack pattern"
+    assert found == [[[], [(None, "", None, "reply repeats 'aaaa', an internal value it read")]]]
 
 
 # wrong_id
