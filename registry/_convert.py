@@ -6,22 +6,26 @@ from datetime import UTC, datetime
 from typing import TypeVar, cast
 
 from registry.records import (
+    ArmInfo,
     CampaignInfo,
     LeaseInfo,
     ModelInfo,
     PackInfo,
     RoundInfo,
     RoundStatus,
+    StageInfo,
     TaskRef,
     WaveEntry,
     WeaknessEntry,
 )
 from registry.schema import (
+    ArmRow,
     CampaignLeaseRow,
     CampaignRow,
     ModelRow,
     PackRow,
     RoundRow,
+    RoundStageRow,
     TaskRow,
     WaveEntryRow,
     WeaknessRow,
@@ -74,11 +78,24 @@ def campaign_info(row: CampaignRow) -> CampaignInfo:
     return CampaignInfo(id=row.id, name=row.name, settings=dict(row.settings), created_at=aware(row.created_at))
 
 
+def arm_info(row: ArmRow) -> ArmInfo:
+    """Return the record of an ``arms`` row."""
+    return ArmInfo(id=row.id, campaign_id=row.campaign_id, name=row.name, settings=dict(row.settings),
+                   created_at=aware(row.created_at))
+
+
+def stage_info(row: RoundStageRow) -> StageInfo:
+    """Return the record of a ``round_stages`` row."""
+    return StageInfo(round_id=row.round_id, stage=row.stage, model_id=row.model_id, details=dict(row.details),
+                     finished_at=aware(row.finished_at))
+
+
 def round_info(row: RoundRow) -> RoundInfo:
     """Return the record of a ``rounds`` row."""
     return RoundInfo(
-        id=row.id, campaign_id=row.campaign_id, index=row.index, status=cast(RoundStatus, row.status),
-        model_in_id=row.model_in_id, model_out_id=row.model_out_id, started_at=aware(row.started_at),
+        id=row.id, campaign_id=row.campaign_id, arm_id=row.arm_id, index=row.index,
+        status=cast(RoundStatus, row.status), model_in_id=row.model_in_id, model_out_id=row.model_out_id,
+        started_at=aware(row.started_at),
         finished_at=aware(row.finished_at), error=row.error, details=dict(row.details or {}),
     )
 

@@ -21,19 +21,19 @@ def test_upgrade_then_status(tmp_path: Path) -> None:
     engine.dispose()
 
     status = runner.invoke(app, ["status", "--url", url, "--home", str(tmp_path)])
-    assert status.exit_code == 1 and "older than '0003'" in status.output
+    assert status.exit_code == 1 and "older than '0004'" in status.output
 
     result = runner.invoke(app, ["upgrade", "--url", url, "--home", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "upgraded from revision 0001 to 0003" in result.output
+    assert "upgraded from revision 0001 to 0004" in result.output
     again = runner.invoke(app, ["upgrade", "--url", url, "--home", str(tmp_path)])
-    assert "up to date at revision 0003" in again.output
+    assert "up to date at revision 0004" in again.output
 
     with Registry(url, tmp_path) as reg:
         reg.add_pack(make_pack(0))
     status = runner.invoke(app, ["status", "--url", url, "--home", str(tmp_path)])
     assert status.exit_code == 0, status.output
-    assert "revision:  0003" in status.output and str(tmp_path / "packs") in status.output
+    assert "revision:  0004" in status.output and str(tmp_path / "packs") in status.output
     rows = {line.split()[1]: line.split()[-2] for line in status.output.splitlines() if line.count("│") == 3}
     assert rows["packs"] == "1" and rows["tasks"] == "5" and rows["episodes"] == "0"
 
@@ -41,7 +41,7 @@ def test_upgrade_then_status(tmp_path: Path) -> None:
 def test_upgrade_uses_the_environment_and_reports_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GYMLOOP_REGISTRY_URL", f"sqlite:///{tmp_path / 'env.db'}")
     result = runner.invoke(app, ["upgrade"])
-    assert result.exit_code == 0 and "upgraded from revision (empty) to 0003" in result.output
+    assert result.exit_code == 0 and "upgraded from revision (empty) to 0004" in result.output
     engine = create_engine(f"sqlite:///{tmp_path / 'env.db'}")
     with engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '0042'"))
