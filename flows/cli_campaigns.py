@@ -35,52 +35,56 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _summaries(settings: GymloopSettings, campaign: str) -> list[RoundSummary]:
+def _summaries(registry: Registry, campaign: str, arm: str = "targeted") -> list[RoundSummary]:
     from flows.report import campaign_summaries
 
     try:
-        return campaign_summaries(settings.home / "campaigns" / campaign)
-    except FileNotFoundError:
+        return campaign_summaries(registry, campaign, arm)
+    except ValueError:
         return []
 
 
 def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> None:
-    """List the campaigns: rounds finished, held-out pass rate first -> last, lift, latest model."""
-    settings, registry = _open(home)
+    """List the campaigns, each arm on its row: rounds finished, held-out pass rate first -> last, latest model."""
+    _, registry = _open(home)
     rows: list[dict[str, Any]] = []
     for info in registry.campaigns():
-        rounds = registry.rounds(info.id)
-        summaries = _summaries(settings, info.name)
-        first, last = (summaries[0], summaries[-1]) if summaries else (None, None)
-        rows.append({
-            "campaign": info.name, "rounds_finished": sum(1 for r in rounds if r.status == "finished"),
-            "rounds": len(rounds), "last_round": last.round_index if last else None,
-            "before": first.before if first else None, "after": last.after if last else None,
-            "model_out": last.model_out if last else None, "created_at": str(info.created_at)[:19],
-        })
+        for arm in registry.arms(info.id):
+            rounds = registry.rounds(info.id, arm=arm.name)
+            summaries = _summaries(registry, info.name, arm.name)
+            first, last = (summaries[0], summaries[-1]) if summaries else (None, None)
+            rows.append({
+                "campaign": info.name, "arm": arm.name,
+                "rounds_finished": sum(1 for r in rounds if r.status == "finished"),
+                "rounds": len(rounds), "last_round": last.round_index if last else None,
+                "before": first.before if first else None, "after": last.after if last else None,
+                "model_out": last.model_out if last else None, "created_at": str(info.created_at)[:19],
+            })
     if as_json:
         print_json(rows)
         return
     if not rows:
         print_line(console, f"no campaign in {registry.display_url}")
         return
-    cells = [[r["campaign"], f"{r['rounds_finished']}/{r['rounds']}",
+    cells = [[r["campaign"], r["arm"], f"{r['rounds_finished']}/{r['rounds']}",
               "" if r["before"] is None else f"{r['before']:.3f} -> {r['after']:.3f}",
               "" if r["before"] is None else f"{r['after'] - r['before']:+.3f}", r["model_out"] or "",
               r["created_at"]] for r in rows]
     print_table(console, f"campaigns in {registry.display_url}",
-                ("campaign", "rounds", "held-out pass rate", "change", "latest model", "created (UTC)"), cells)
+                ("campaign", "arm", "rounds", "held-out pass rate", "change", "latest model", "created (UTC)"), cells)
 
 
 def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[str, Any]:
-    """One side of a comparison: ``campaign`` (all its rounds) or ``campaign:round``."""
-    from diagnosis import WeaknessReport
+    """One side of a comparison: ``campaign[/arm]`` (all its rounds) or ``campaign[/arm]:round``."""
     from flows import steps
+    from flows.report import round_report
 
-    name, _, index = target.partition(":")
-    summaries = _summaries(settings, name)
+    where, _, index = target.partition(":")
+    name, _, arm = where.partition("/")
+    arm = arm or "targeted"
+    summaries = _summaries(registry, name, arm)
     if not summaries:
-        raise _fail(f"campaign {name!r} has no finished round under {settings.home / 'campaigns'} "
+        raise _fail(f"campaign {name!r} ({arm} arm) has no finished round in {registry.display_url} "
                     "(list them: gymloop campaigns)")
     if index:
         chosen = [s for s in summaries if str(s.round_index) == index]
@@ -91,19 +95,18 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
         lift = {"lift": first.lift, "lift_low": first.lift_low, "lift_high": first.lift_high}
     else:
         first, last = summaries[0], summaries[-1]
-        _, _, value, low, high = steps.campaign_lift(registry, name, settings.seed)
+        _, _, value, low, high = steps.campaign_lift(registry, name, settings.seed, arm)
         lift = {"lift": value, "lift_low": low, "lift_high": high}
-    path = steps.round_dir(settings, name, last.round_index) / "weakness_report.json"
-    shares = ({w.kind: w.share for w in WeaknessReport.from_json(path.read_text()).weaknesses}
-              if path.is_file() else {})
+    report = round_report(registry, last.round_id)
+    shares = {w.kind: w.share for w in report.weaknesses} if report is not None else {}
     return {"target": target, "rounds": f"{first.round_index}-{last.round_index}", "model_in": first.model_in,
             "model_out": last.model_out, "before": first.before, "after": last.after, **lift,
             "weakness_share": shares}
 
 
 def compare_command(
-    first: Annotated[str, typer.Argument(help="A campaign, or CAMPAIGN:ROUND for one round.")],
-    second: Annotated[str, typer.Argument(help="A campaign, or CAMPAIGN:ROUND for one round.")],
+    first: Annotated[str, typer.Argument(help="A campaign (CAMPAIGN/ARM for a control arm), or CAMPAIGN:ROUND.")],
+    second: Annotated[str, typer.Argument(help="A campaign (CAMPAIGN/ARM for a control arm), or CAMPAIGN:ROUND.")],
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:

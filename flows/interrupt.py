@@ -2,9 +2,10 @@
 
 On the first SIGINT or SIGTERM, rollouts stop starting episodes and abandon those in flight, the
 episodes already finished are committed, the campaign's running round is marked ``interrupted`` in the
-registry, the command that resumes it is printed, the exit handlers run (stopping Prefect's temporary
-API server; child processes still running after them are killed) and the process exits (130 for SIGINT,
-143 for SIGTERM) without waiting for threads stuck on a model call. The signal is seen through a wakeup
+registry, its lease is released (the printed resume command runs at once), the flow runs of this process are
+marked Cancelled in Prefect, the command that resumes it is printed, the exit handlers run (stopping Prefect's
+temporary API server; child processes still running after them are killed) and the process exits (130 for
+SIGINT, 143 for SIGTERM) without waiting for threads stuck on a model call. The signal is seen through a wakeup
 file descriptor read by a watcher thread, so it acts even while Prefect's own SIGTERM handler is installed
 or the main thread waits on a stuck model call.
 """
@@ -32,8 +33,78 @@ GRACE_S = 3.0
 EXIT_HANDLERS_S = 4.0
 """Seconds the exit handlers get before the process ends anyway."""
 
+CANCEL_S = 5.0
+"""Seconds marking this process's Prefect runs Cancelled may take before the process ends anyway."""
+
 _ACTIVE = 0
 _ACTIVE_LOCK = threading.Lock()
+_RUNS: dict[str, str] = {}
+"""Flow runs of this process still running: id -> the Prefect API URL they report to."""
+_RUNS_LOCK = threading.Lock()
+
+
+@contextmanager
+def flow_run_tracked() -> Iterator[None]:
+    """Within a flow's body: remember its flow run, so a signal can mark it Cancelled (forgotten when it ends)."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    run_id = str(context.flow_run.id) if context is not None and context.flow_run is not None else None
+    if run_id is None or context is None:
+        yield
+        return
+    with _RUNS_LOCK:
+        _RUNS[run_id] = str(context.client.api_url)
+    try:
+        yield
+    finally:
+        with _RUNS_LOCK:
+            _RUNS.pop(run_id, None)
+
+
+def cancel_flow_runs(reason: str) -> list[str]:
+    """Mark this process's running flow runs (and their unfinished task runs) Cancelled; return the runs' ids.
+
+    Bounded by ``CANCEL_S``: a Prefect API that does not answer leaves them as they are.
+    """
+    with _RUNS_LOCK:
+        runs = dict(_RUNS)
+    if not runs:
+        return []
+    done: list[str] = []
+    worker = threading.Thread(target=_cancel, args=(runs, reason, done), name="gymloop-cancel", daemon=True)
+    worker.start()
+    worker.join(CANCEL_S)
+    return list(done)
+
+
+def _cancel(runs: dict[str, str], reason: str, done: list[str]) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterId,
+        TaskRunFilter,
+        TaskRunFilterState,
+        TaskRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.states import Cancelled
+
+    by_api: dict[str, list[str]] = {}
+    for run_id, api in runs.items():
+        by_api.setdefault(api, []).append(run_id)
+    for api, ids in by_api.items():
+        with temporary_settings(updates={PREFECT_API_URL: api}), get_client(sync_client=True) as client:
+            unfinished = TaskRunFilter(state=TaskRunFilterState(type=TaskRunFilterStateType(
+                any_=[StateType.RUNNING, StateType.PENDING, StateType.SCHEDULED])))
+            tasks = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=list(ids))),
+                                          task_run_filter=unfinished)
+            for task_run in tasks:
+                client.set_task_run_state(task_run.id, Cancelled(message=reason), force=True)
+            for run_id in ids:
+                client.set_flow_run_state(run_id, Cancelled(message=reason), force=True)
+                done.append(run_id)
 
 
 @contextmanager

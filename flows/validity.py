@@ -12,8 +12,9 @@ class InvalidEpisodesError(RuntimeError):
     """More of a stage's episodes were invalid than the ``max_invalid_share`` setting allows."""
 
 
-def check_invalid_share(settings: GymloopSettings, registry: Registry, round_id: int, stage: str) -> int:
-    """Count a stage's invalid episodes and fail the round when their share passes ``max_invalid_share``.
+def check_invalid_share(settings: GymloopSettings, registry: Registry, round_id: int, stage: str,
+                        model_id: int) -> int:
+    """Count a stage's invalid episodes (of the model it plays) and fail the round past ``max_invalid_share``.
 
     Returns:
         The number of invalid episodes (0 to the limit's worth).
@@ -22,7 +23,7 @@ def check_invalid_share(settings: GymloopSettings, registry: Registry, round_id:
         InvalidEpisodesError: Too many invalid episodes; the message names the count, the limit and the causes.
             The round is marked failed in the registry first.
     """
-    summaries = registry.episode_summaries(round_id, stage=stage)
+    summaries = registry.episode_summaries(round_id, stage=stage, model_id=model_id)
     invalid = [s for s in summaries if s.invalid]
     if not summaries or len(invalid) / len(summaries) <= settings.max_invalid_share:
         return len(invalid)

@@ -41,10 +41,10 @@ def aware(value: _T) -> _T:
     return value
 
 
-def lease_info(row: CampaignLeaseRow, *, held: bool) -> LeaseInfo:
+def lease_info(row: CampaignLeaseRow, *, held: bool, previous: str | None = None) -> LeaseInfo:
     """A campaign lease row as a record."""
     return LeaseInfo(campaign=row.campaign, holder=row.holder, acquired_at=aware(row.acquired_at),
-                     expires_at=aware(row.expires_at), held=held)
+                     expires_at=aware(row.expires_at), held=held, previous=previous)
 
 
 def model_info(row: ModelRow) -> ModelInfo:

@@ -253,6 +253,7 @@ class LeaseInfo(BaseModel):
         acquired_at: When it was taken (UTC).
         expires_at: When it lapses unless renewed (UTC).
         held: Whether the caller now holds it (``False``: another holder does).
+        previous: The holder the caller just took the lease over from (its lease lapsed, or it was found dead).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -262,6 +263,7 @@ class LeaseInfo(BaseModel):
     acquired_at: datetime
     expires_at: datetime
     held: bool
+    previous: str | None = None
 
 
 class RoundInfo(BaseModel):

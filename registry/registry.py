@@ -319,7 +319,8 @@ class Registry(RoundState):
         A lease whose holder stopped renewing it lapses after ``ttl_s`` seconds and can be taken over.
 
         Returns:
-            The lease; ``held`` says whether ``holder`` now holds it (else it names the other holder).
+            The lease; ``held`` says whether ``holder`` now holds it (else it names the other holder), ``previous``
+            names the holder whose lapsed lease it took.
         """
         now = utcnow()
         try:
@@ -327,14 +328,16 @@ class Registry(RoundState):
                 row = s.get(CampaignLeaseRow, campaign, with_for_update=True)
                 if row is not None and row.holder != holder and conv.aware(row.expires_at) > now:
                     return conv.lease_info(row, held=False)
+                previous = None
                 if row is None:
                     row = CampaignLeaseRow(campaign=campaign, holder=holder, acquired_at=now, expires_at=now)
                     s.add(row)
                 elif row.holder != holder:
+                    previous = row.holder
                     row.holder, row.acquired_at = holder, now
                 row.expires_at = now + timedelta(seconds=ttl_s)
                 s.flush()
-                return conv.lease_info(row, held=True)
+                return conv.lease_info(row, held=True, previous=previous)
         except RegistryError:
             # Another process inserted the lease between our read and our insert (PostgreSQL): it holds it.
             with self._read() as s:
@@ -370,7 +373,7 @@ class Registry(RoundState):
                 row.holder, row.acquired_at = holder, now
             row.expires_at = now + timedelta(seconds=ttl_s)
             s.flush()
-            return conv.lease_info(row, held=True)
+            return conv.lease_info(row, held=True, previous=previous)
 
     def create_campaign(
         self, name: str, settings: dict[str, Any] | None = None, *, exist_ok: bool = False
