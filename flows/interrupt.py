@@ -57,9 +57,18 @@ def flow_run_tracked() -> Iterator[None]:
         _RUNS[run_id] = str(context.client.api_url)
     try:
         yield
-    finally:
-        with _RUNS_LOCK:
-            _RUNS.pop(run_id, None)
+    except BaseException as exc:
+        from prefect.exceptions import TerminationSignal
+
+        if not (STOP.is_set() or isinstance(exc, TerminationSignal)):  # a stopped run stays to be marked Cancelled
+            _forget(run_id)
+        raise
+    _forget(run_id)
+
+
+def _forget(run_id: str) -> None:
+    with _RUNS_LOCK:
+        _RUNS.pop(run_id, None)
 
 
 def cancel_flow_runs(reason: str) -> list[str]:
@@ -154,6 +163,14 @@ def _kill_children() -> None:
             continue
 
 
+def _pending(reader: socket.socket) -> bool:
+    """Whether a signal's wakeup byte waits unread (the watcher has not been scheduled yet)."""
+    try:
+        return bool(reader.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except (BlockingIOError, OSError):
+        return False
+
+
 def _note_signal(signum: int, frame: FrameType | None) -> None:
     """Python-level handler: the watcher thread does the work; the main thread just keeps going."""
     STOP.set()
@@ -175,7 +192,7 @@ def stop_on_signals(on_stop: Callable[[str], str], *, exit_process: bool = True)
     writer.setblocking(False)
     previous = {sig: signal.signal(sig, _note_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    done = threading.Event()
+    done, handling = threading.Event(), threading.Event()
 
     def watch() -> None:
         try:
@@ -184,6 +201,7 @@ def stop_on_signals(on_stop: Callable[[str], str], *, exit_process: bool = True)
             return
         if not data or done.is_set():
             return
+        handling.set()
         signum = data[0]
         STOP.set()
         deadline = time.monotonic() + GRACE_S
@@ -203,6 +221,9 @@ def stop_on_signals(on_stop: Callable[[str], str], *, exit_process: bool = True)
     try:
         yield
     finally:
+        if handling.is_set() or _pending(reader):
+            # The signal unwound the main thread first (Prefect raises on SIGTERM): the watcher finishes the stop.
+            watcher.join(GRACE_S + CANCEL_S + EXIT_HANDLERS_S + 10.0)
         done.set()
         signal.set_wakeup_fd(previous_fd)
         for sig, handler in previous.items():

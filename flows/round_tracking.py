@@ -160,8 +160,11 @@ def round_failed(flow: Any, flow_run: Any, state: Any) -> None:
     """Prefect failure hook of a round: mark the round, its MLflow run and the campaign's run failed.
 
     A round left ``running`` would look alive forever to a scheduled deployment's users; the registry round
-    gets the failure's message (a round already marked, e.g. ``interrupted``, keeps its status).
+    gets the failure's message (a round already marked, e.g. ``interrupted``, keeps its status). A round that
+    failed because the process was asked to stop is left to the signal's handler, which marks it ``interrupted``;
+    its MLflow runs are marked KILLED.
     """
+    from flows.interrupt import STOP
     from flows.settings import SettingsError, load_settings
     from flows.tracking import TrackingUnavailable
     from registry import RegistryError
@@ -175,9 +178,11 @@ def round_failed(flow: Any, flow_run: Any, state: Any) -> None:
         campaign, index = str(params["campaign"]), int(params["round_index"])
     except (SettingsError, KeyError):
         return
+    stopped = STOP.is_set()
     try:
-        _fail_registry_round(settings, campaign, arm, index,
-                             str(getattr(state, "message", None) or "the round failed"))
+        if not stopped:
+            _fail_registry_round(settings, campaign, arm, index,
+                                 str(getattr(state, "message", None) or "the round failed"))
     except RegistryError:
         pass
     try:
@@ -185,5 +190,5 @@ def round_failed(flow: Any, flow_run: Any, state: Any) -> None:
     except TrackingUnavailable:
         return
     found = tracker.round_run(index)
-    tracker.client.set_terminated(found, "FAILED")
-    tracker.finish(status="FAILED")
+    tracker.client.set_terminated(found, "KILLED" if stopped else "FAILED")
+    tracker.finish(status="KILLED" if stopped else "FAILED")
