@@ -168,11 +168,11 @@ def upgrade() -> None:
     _create_tables()
     with op.batch_alter_table("rounds") as batch:
         batch.add_column(sa.Column("arm_id", sa.Integer(), nullable=True))
+        batch.drop_constraint("uq_rounds_campaign_id_index", type_="unique")
     _migrate_arms(conn)
     with op.batch_alter_table("rounds") as batch:
         batch.alter_column("arm_id", existing_type=sa.Integer(), nullable=False)
         batch.create_foreign_key("fk_rounds_arm_id_arms", "arms", ["arm_id"], ["id"])
-        batch.drop_constraint("uq_rounds_campaign_id_index", type_="unique")
         batch.create_unique_constraint("uq_rounds_arm_id_index", ["arm_id", "index"])
     with op.batch_alter_table("episodes") as batch:
         batch.add_column(sa.Column("model_id", sa.Integer(), nullable=True))
