@@ -22,7 +22,7 @@ from curriculum import RoundResult, StopRules, should_stop
 from flows import control, prefect_view, round_tracking, steps
 from flows.budget import budget_stop
 from flows.context import next_index
-from flows.interrupt import flow_run_tracked
+from flows.interrupt import flow_run_tracked, hold_if_stopping
 from flows.lease import campaign_lease
 from flows.models import Arm, CampaignOutcome, CampaignParams, RoundParams, RoundSummary
 from flows.round import curriculum_round
@@ -121,6 +121,7 @@ def drive(params: CampaignParams, settings: GymloopSettings, registry: Registry,
                     outcome.stopped[arm] = reason
                     logger.info("campaign %s: the %s arm stops: %s", params.campaign, arm, reason)
                 continue
+            hold_if_stopping()
             index = next_index(registry, params.campaign, arm)
             with tags(*prefect_view.run_tags(params.campaign, arm)):
                 summary = runner(RoundParams(campaign=params.campaign, round_index=index, arm=arm,

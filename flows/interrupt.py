@@ -36,6 +36,9 @@ EXIT_HANDLERS_S = 4.0
 CANCEL_S = 5.0
 """Seconds marking this process's Prefect runs Cancelled may take before the process ends anyway."""
 
+_EXIT_ON_STOP = threading.Event()
+"""Set while a command that exits on a stop signal runs (``stop_on_signals`` with ``exit_process``)."""
+
 _ACTIVE = 0
 _ACTIVE_LOCK = threading.Lock()
 _RUNS: dict[str, str] = {}
@@ -58,12 +61,27 @@ def flow_run_tracked() -> Iterator[None]:
     try:
         yield
     except BaseException as exc:
-        from prefect.exceptions import TerminationSignal
-
-        if not (STOP.is_set() or isinstance(exc, TerminationSignal)):  # a stopped run stays to be marked Cancelled
+        if not _stopping(exc):
             _forget(run_id)
+        hold_if_stopping(exc)
         raise
     _forget(run_id)
+
+
+def _stopping(exc: BaseException | None) -> bool:
+    from prefect.exceptions import TerminationSignal
+
+    return STOP.is_set() or isinstance(exc, TerminationSignal)
+
+
+def hold_if_stopping(exc: BaseException | None = None) -> None:
+    """In a command being stopped by a signal, wait here for the signal's watcher to end the process.
+
+    The main thread then reports nothing more to Prefect (no Failed or Crashed after the watcher's Cancelled)
+    and starts no further work. Elsewhere (a served deployment, a test) this returns at once.
+    """
+    if _EXIT_ON_STOP.is_set() and _stopping(exc):
+        time.sleep(GRACE_S + CANCEL_S + EXIT_HANDLERS_S + 30.0)
 
 
 def _forget(run_id: str) -> None:
@@ -218,9 +236,12 @@ def stop_on_signals(on_stop: Callable[[str], str], *, exit_process: bool = True)
 
     watcher = threading.Thread(target=watch, name="gymloop-signals", daemon=True)
     watcher.start()
+    if exit_process:
+        _EXIT_ON_STOP.set()
     try:
         yield
     finally:
+        _EXIT_ON_STOP.clear()
         if handling.is_set() or _pending(reader):
             # The signal unwound the main thread first (Prefect raises on SIGTERM): the watcher finishes the stop.
             watcher.join(GRACE_S + CANCEL_S + EXIT_HANDLERS_S + 10.0)

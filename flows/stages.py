@@ -20,6 +20,7 @@ from curriculum import History, Wave
 from diagnosis import WeaknessReport
 from flows import steps
 from flows.context import RoundContext, sorted_records
+from flows.interrupt import hold_if_stopping
 from flows.models import StageResult
 from flows.validity import check_invalid_share
 from registry import ModelInfo, PoolPack, StageDone
@@ -44,6 +45,7 @@ def episodes(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[Episode
     Returns:
         The stage's counts (``reused``: episodes recorded before, e.g. by the killed run a resume continues).
     """
+    hold_if_stopping()
     done = ctx.stage(stage)
     if done is not None and done.model_id == model.id:
         return StageResult(stage=stage, planned=len(keys), reused=len(keys))

@@ -7,6 +7,7 @@ gymloop home only receives artifacts (reports, plots) that nothing reads back.
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from collections import defaultdict
@@ -28,7 +29,7 @@ from diagnosis import DiagnosisContext, WeaknessReport, diagnose
 from factory_client import FactoryResult, VariantRequest, make_factory_client, targets_from_report
 from flows.interrupt import batch_running
 from flows.live import EpisodeSink, rollout_config
-from flows.settings import GymloopSettings, load_settings
+from flows.settings import CONFIG_ENV, GymloopSettings, load_settings
 from flows.store_setup import store_setup_lock
 from registry import TARGETED_ARM, EpisodeSummary, ModelInfo, Registry, WaveInfo, WeaknessEntry
 from registry import WaveEntry as RegistryWaveEntry
@@ -169,13 +170,17 @@ def batches(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
 
 
 @cache
-def _worker_settings(overrides_json: str) -> GymloopSettings:
+def _worker_settings(overrides_json: str, sources: str) -> GymloopSettings:
     return load_settings(**json.loads(overrides_json))
 
 
 def worker_settings(overrides: dict[str, Any]) -> GymloopSettings:
-    """Settings of a rollout worker (loaded once per process and overrides; a worker may be another process)."""
-    return _worker_settings(json.dumps(overrides, sort_keys=True, default=str))
+    """Settings of a rollout worker, loaded once per process for the same overrides, GYMLOOP_* and gymloop.toml."""
+    config = Path(os.environ.get(CONFIG_ENV, "gymloop.toml")).resolve()
+    stamp = config.stat().st_mtime_ns if config.is_file() else 0
+    sources = json.dumps([sorted((k, v) for k, v in os.environ.items() if k.startswith("GYMLOOP_")), str(config),
+                          stamp])
+    return _worker_settings(json.dumps(overrides, sort_keys=True, default=str), sources)
 
 
 def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],

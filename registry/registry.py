@@ -355,6 +355,12 @@ class Registry(RoundState):
             s.delete(row)
             return True
 
+    def lease(self, campaign: str) -> LeaseInfo | None:
+        """Return who holds the lease on ``campaign`` (``held`` is always false: the caller is not named)."""
+        with self._read() as s:
+            row = s.get(CampaignLeaseRow, campaign)
+            return conv.lease_info(row, held=False) if row is not None else None
+
     def take_over_lease(self, campaign: str, previous: str, holder: str, ttl_s: float) -> LeaseInfo:
         """Take the lease on ``campaign`` from ``previous`` (a holder found dead), unless it changed hands meanwhile.
 
