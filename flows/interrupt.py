@@ -84,6 +84,12 @@ def hold_if_stopping(exc: BaseException | None = None) -> None:
         time.sleep(GRACE_S + CANCEL_S + EXIT_HANDLERS_S + 30.0)
 
 
+def tracked_runs() -> list[str]:
+    """The flow runs of this process still running (a round's, its driver's), as ids."""
+    with _RUNS_LOCK:
+        return list(_RUNS)
+
+
 def _forget(run_id: str) -> None:
     with _RUNS_LOCK:
         _RUNS.pop(run_id, None)

@@ -85,3 +85,26 @@ def publish_round(summary: RoundSummary, mlflow_uri: str, mlflow_run_id: str) ->
         key=artifact_key(s.campaign, f"{arm}lift"),
         description=f"gymloop campaign {s.campaign}{where}: latest round's lift",
     )
+
+
+def crash_stale_runs(run_ids: list[str], resumed_by: str) -> list[str]:
+    """Mark Crashed the flow runs of a killed process that Prefect still shows running; return their ids.
+
+    A round resumed after its process was killed knows the flow runs it was run by (kept with the round in the
+    registry); those still ``RUNNING`` or ``PENDING`` have no process left to finish them.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+    from prefect.client.schemas.objects import StateType
+    from prefect.states import Crashed
+
+    if not run_ids:
+        return []
+    crashed = []
+    with get_client(sync_client=True) as client:
+        for run in client.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=run_ids))):
+            if run.state_type in (StateType.RUNNING, StateType.PENDING):
+                client.set_flow_run_state(run.id, Crashed(message=f"the process running it was killed; {resumed_by}"),
+                                          force=True)
+                crashed.append(str(run.id))
+    return crashed

@@ -23,7 +23,7 @@ from curriculum import Wave
 from diagnosis import WeaknessReport
 from flows import prefect_view, round_tracking, stages, steps
 from flows.context import RoundContext, open_round
-from flows.interrupt import flow_run_tracked
+from flows.interrupt import flow_run_tracked, tracked_runs
 from flows.live import current_meter, retry_unless_stopped
 from flows.models import RoundParams, RoundSummary, StageResult
 from flows.preflight import preflight_agent
@@ -111,10 +111,21 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
     with flow_run_tracked():
         logger = get_run_logger()
         ctx = open_round(params, say=logger.warning)
+        _note_flow_runs(ctx)
         round_tracking.open_round(ctx)
         # Scheduled and triggered rounds start here without the CLI's check: a wrong model fails in seconds.
         preflight_agent(steps.make_agent(ctx.model_in, ctx.settings))
         return _run(ctx, logger)
+
+
+def _note_flow_runs(ctx: RoundContext) -> None:
+    """Keep this process's flow runs with the round; those of a killed run before it are shown Crashed."""
+    runs = tracked_runs()
+    stale = [r for r in ctx.round.details.get("flow_runs", []) if r not in runs]
+    crashed = prefect_view.crash_stale_runs(stale, f"{ctx.where} was resumed by flow run {runs[-1] if runs else '?'}")
+    if crashed:
+        ctx.say(f"{ctx.where}: {len(crashed)} flow run(s) of the killed run before this one are marked Crashed")
+    ctx.registry.update_round(ctx.round.id, {"flow_runs": runs})
 
 
 def _run(ctx: RoundContext, logger: Any) -> RoundSummary:

@@ -260,14 +260,17 @@ class Registry(RoundState):
     def load_pack(self, pack_id: str) -> Pack:
         """Return the pack ``pack_id``, hash-verified and validated: from the local store, else from the database.
 
-        A pack another machine added is written to this home's store from the database on first use.
+        A pack another machine added is written to this home's store from the database on first use; a copy in the
+        store that no longer matches its id is replaced by the database's.
 
         Raises:
             RegistryError: The pack is in neither, or its content does not match its id.
             PackError: The content is intact but does not validate (e.g. its domain is not installed).
         """
-        if self.packs.verify(pack_id):
+        try:
             return self.packs.get(pack_id)
+        except RegistryError:  # not in this home's store, or its copy was altered: the database has it
+            pass
         with self._read() as s:
             rows = s.execute(select(PackFileRow.path, PackFileRow.data).where(PackFileRow.pack_id == pack_id)).all()
         if not rows:
@@ -504,6 +507,18 @@ class Registry(RoundState):
                 raise RegistryError(f"round {round_id}: model id {model_out_id} is not registered")
             row.status, row.model_out_id, row.finished_at, row.error = "finished", model_out_id, utcnow(), None
             row.details = {**(row.details or {}), **(details or {})}
+            s.flush()
+            return conv.round_info(row)
+
+    def update_round(self, round_id: int, details: dict[str, Any]) -> RoundInfo:
+        """Merge ``details`` into a round's details, leaving its status as it is.
+
+        Raises:
+            RegistryError: Unknown round.
+        """
+        with self._write(f"updating round {round_id}") as s:
+            row = self._round_row(s, round_id)
+            row.details = {**(row.details or {}), **details}
             s.flush()
             return conv.round_info(row)
 

@@ -145,4 +145,7 @@ def test_a_round_killed_in_every_stage_resumes_to_the_uninterrupted_round(reques
     now = {(e.stage, e.model_id, e.pack_id, e.task_id, e.seed, e.attempt): (e.episode_id, e.passed, e.score)
            for e in registry.episode_summaries(found.id, stage=None)}
     assert all(now.get(key) == value for key, value in kept.items()), "an episode recorded before a kill changed"
+    states = [(r.name, r.state_type.value) for r in prefect_server.flow_runs() if r.name.startswith("k-")]
+    assert not [s for s in states if s[1] in ("RUNNING", "PENDING")], f"a killed run still shows running: {states}"
+    assert [s for _, s in states].count("CRASHED") >= 2 * len(KILL_IN), states
     registry.close()
