@@ -105,7 +105,7 @@ def open_round(params: RoundParams, say: Callable[[str], None] = print) -> Round
     """
     settings = arm_settings(params)
     registry = steps.open_registry(settings)
-    model_in = _model_in(registry, settings, params)
+    model_in = steps.local_model(_model_in(registry, settings, params), settings)
     info = registry.open_round(params.campaign, params.arm, params.round_index, model_in.id,
                                settings=settings.public_dict())
     base = steps.base_packs(registry, settings)

@@ -161,7 +161,7 @@ def plan(ctx: RoundContext, report: WeaknessReport) -> Wave:
 
 
 def model_present(model: ModelInfo) -> bool:
-    """Whether a trained model's files are where it was registered (an endpoint is always there)."""
+    """Whether a trained model's files can be read here (an endpoint is always there)."""
     return model.artifact is None or Path(model.artifact).exists()
 
 
@@ -169,7 +169,7 @@ def train_model(ctx: RoundContext, wave: Wave) -> ModelInfo:
     """Train the model in on the wave's rollouts (in key order) and register the model out."""
     done = ctx.stage(TRAIN_MODEL)
     if done is not None:
-        model = ctx.registry.model(done.model_id)
+        model = steps.local_model(ctx.registry.model(done.model_id), ctx.settings)
         if model_present(model):
             return model
         ctx.say(f"{ctx.where}: the trained model {steps.model_ref(model).ref} is gone ({model.artifact} does not "

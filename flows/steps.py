@@ -83,9 +83,38 @@ def version_label(ref: ModelRef) -> str:
 
 
 def register_ref(registry: Registry, ref: ModelRef, parent_id: int | None) -> ModelInfo:
-    """Register a trainer's model reference (idempotent for the same name, version and content)."""
+    """Register a trainer's model reference (idempotent for the same name, version and content).
+
+    A reference policy's parameters (a few KB) are kept with the model, so a machine without its file can play it.
+    """
+    details = ({"params": json.loads(Path(ref.artifact).read_text())}
+               if ref.kind == "reference" and ref.artifact and Path(ref.artifact).is_file() else {})
     return registry.register_model(ref.name, version_label(ref), kind=ref.kind, parent_id=parent_id,
-                                   artifact=ref.artifact, endpoint=ref.endpoint, params_hash=ref.params_hash)
+                                   artifact=ref.artifact, endpoint=ref.endpoint, params_hash=ref.params_hash,
+                                   details=details)
+
+
+def local_model(info: ModelInfo, settings: GymloopSettings) -> ModelInfo:
+    """The model with files this machine can read.
+
+    A reference policy's parameters missing here (it was trained on another machine) are written from the registry
+    under this home's ``models`` folder.
+
+    Raises:
+        ValueError: The registry's parameters do not hash to the model's.
+    """
+    params = info.details.get("params")
+    if info.kind != "reference" or not info.artifact or Path(info.artifact).is_file() or not params:
+        return info
+    path = settings.home / "models" / Path(info.artifact).name
+    if not path.is_file():
+        restored = PolicyParams.model_validate(params)
+        if info.params_hash and restored.content_hash() != info.params_hash:
+            raise ValueError(f"model {info.name}:{info.version}: the registry's parameters hash to "
+                             f"{restored.content_hash()}, not {info.params_hash}")
+        tmp = restored.save(path.with_suffix(".json.tmp"))
+        tmp.replace(path)
+    return info.model_copy(update={"artifact": str(path)})
 
 
 def initial_model(registry: Registry, settings: GymloopSettings) -> ModelInfo:
@@ -198,7 +227,7 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
     if not todo:
         return []
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
-    agent = make_agent(registry.model(model_id), settings)
+    agent = make_agent(local_model(registry.model(model_id), settings), settings)
     config = rollout_config(settings, agent)
     with batch_running() as stop, EpisodeSink(registry, round_id, stage, model_id) as sink:
         if settings.arena_backend == "docker":

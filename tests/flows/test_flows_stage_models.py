@@ -39,17 +39,27 @@ def _killed_in_eval_after(campaign: str) -> tuple[Registry, int, dict[str, objec
     return registry, rid, finished
 
 
-def test_a_trained_model_whose_files_are_gone_is_trained_again(prefect_harness, gymloop_home, caplog):
+def test_a_trained_model_is_restored_from_the_registry_and_trained_again_when_gone(prefect_harness, gymloop_home,
+                                                                                  caplog):
     registry, rid, finished = _killed_in_eval_after("gone")
     out = registry.model(registry.round(rid).model_out_id or 0)
     assert out.artifact is not None
-    Path(out.artifact).unlink()
+    Path(out.artifact).unlink()  # this machine lacks the file: the registry has the parameters
+    summary = curriculum_round(RoundParams(campaign="gone", round_index=0, overrides=ROUND))
+    assert Path(out.artifact).is_file() and registry.stages(rid)["train_model"].finished_at == finished["train_model"]
+    assert summary.episodes["eval_after"].reused == summary.episodes["eval_after"].planned
+
+    registry.reset_stages(rid, ["eval_after"])
+    registry.fail_round(rid, "killed", status="interrupted")
+    gone = registry.register_model(out.name, "1-gone", kind="reference", parent_id=out.parent_id,
+                                   artifact=str(gymloop_home / "models" / "nowhere.json"), params_hash="0" * 16)
+    registry.finish_stage(rid, StageDone(stage="train_model", model_id=gone.id))  # a model no machine has now
     with caplog.at_level(logging.WARNING):
         summary = curriculum_round(RoundParams(campaign="gone", round_index=0, overrides=ROUND))
     said = [r.getMessage() for r in caplog.records if "is gone" in r.getMessage()]
-    assert said == [f"campaign gone round 0: the trained model {summary.model_out} is gone ({out.artifact} does not "
-                    "exist): training again"]
-    assert Path(out.artifact).is_file() and registry.round(rid).model_out_id == out.id, "the same training, redone"
+    assert said == [f"campaign gone round 0: the trained model {steps.model_ref(gone).ref} is gone ({gone.artifact} "
+                    "does not exist): training again"]
+    assert registry.round(rid).model_out_id == out.id, "the same training, redone, gives the same model"
     stages = registry.stages(rid)
     assert all(stages[name].finished_at == finished[name] for name in KEPT)
     assert stages["train_model"].finished_at != finished["train_model"]

@@ -1,10 +1,12 @@
 """Two machines' worth of state: round 0 runs with one gymloop home, round 1 with another, against the same
-PostgreSQL registry and MLflow tracking server. Round 1 knows nothing but the registry: it plans from round 0's
-pool (whose variant packs it loads from the database), weaknesses and wave."""
+PostgreSQL registry and MLflow tracking server; the first home is deleted in between. Round 1 knows nothing but
+the registry: it plays round 0's model (its parameters from the database) and plans from round 0's pool (whose
+variant packs it loads from the database), weaknesses and wave."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -54,6 +56,8 @@ def test_round_one_on_another_home_plans_from_round_zeros_pool_and_weaknesses(pg
     try:
         settings = {**SETTINGS, "registry_url": url, "mlflow_uri": uri}
         for n, machine in enumerate(("a", "b")):
+            if machine == "b":
+                shutil.rmtree(tmp_path / "a")  # the first machine is gone: its packs, models and folders with it
             env = child_env(tmp_path / machine, settings, prefect_api=prefect_server.api,
                             prefect_home=tmp_path / f"prefect-{machine}")
             done = run(["round", "--campaign", "shared"], env, timeout_s=900)
