@@ -31,36 +31,40 @@ def _wait_for(check: Any, child: Any, log: Path, what: str, timeout_s: float = 6
 
 
 @pytest.mark.xdist_group("prefect-server")
-def test_ctrl_c_cancels_the_prefect_runs_and_the_printed_command_resumes_at_once(prefect_server, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stop_cancels_the_prefect_runs_and_the_printed_command_resumes_at_once(prefect_server, tmp_path, sig):
     env = child_env(tmp_path / "home", SETTINGS, prefect_api=prefect_server.api, prefect_home=tmp_path / "prefect")
     registry = Registry(None, tmp_path / "home")
     log = tmp_path / "first.log"
-    child = start(["round", "--campaign", "ctrl-c"], env, log)
+    campaign = f"stop-{sig.name.lower()}"
+    child = start(["round", "--campaign", campaign], env, log)
 
     def evaluating() -> bool:
-        info = registry.find_campaign("ctrl-c")
+        info = registry.find_campaign(campaign)
         rounds = registry.rounds(info.id) if info is not None else []
         return bool(rounds) and sum(registry.stage_models(rounds[0].id, "eval_before").values()) >= 4
 
     _wait_for(evaluating, child, log, "the round evaluating")
-    child.send_signal(signal.SIGINT)
+    child.send_signal(sig)
     try:
         child.wait(timeout=60)
     finally:
         kill_group(child)
     text = log.read_text()
-    assert child.returncode == 130, text[-3000:]
-    assert "SIGINT: stopped round 0 of campaign ctrl-c" in text
-    assert "Resume with: gymloop round --campaign ctrl-c" in text
-    (stopped,) = registry.rounds(registry.campaign("ctrl-c").id)
-    assert stopped.status == "interrupted" and registry.lease("ctrl-c") is None
-    runs = {r.name: r for r in prefect_server.flow_runs() if r.name.startswith("ctrl-c-")}
+    assert child.returncode == 128 + sig, text[-3000:]
+    assert f"{sig.name}: stopped round 0 of campaign {campaign}" in text
+    assert f"Resume with: gymloop round --campaign {campaign}" in text
+    (stopped,) = registry.rounds(registry.campaign(campaign).id)
+    assert stopped.status == "interrupted" and registry.lease(campaign) is None
+    runs = {r.name: r for r in prefect_server.flow_runs() if r.name.startswith(f"{campaign}-")}
     assert len(runs) == 2 and all(r.state_type.value == "CANCELLED" for r in runs.values()), \
         {name: r.state_type for name, r in runs.items()}
-    assert all("stopped by SIGINT" in (r.state.message or "") for r in runs.values() if r.state is not None)
+    assert all(f"stopped by {sig.name}" in (r.state.message or "") for r in runs.values() if r.state is not None)
+    if sig == signal.SIGTERM:
+        return  # the resume below is the same after either signal
 
     resume = text.split("Resume with: ", 1)[1].split()[1:4]
-    assert resume == ["round", "--campaign", "ctrl-c"]
+    assert resume == ["round", "--campaign", campaign]
     done = run(resume, env, timeout_s=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "took over" not in done.stderr + done.stdout, "the stopped process kept its lease"

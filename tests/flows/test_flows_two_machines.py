@@ -23,7 +23,7 @@ from flows._offline import OFFLINE_DEFAULTS
 from registry import Registry
 from tests.flows.gymloop_child import child_env, run
 
-SETTINGS = {"domains": ["procurement"], "eval_k": 1, "variants_per_round": 1, "tasks_per_variant": 6,
+SETTINGS = {"domains": ["procurement"], "eval_k": 1, "variants_per_round": 1, "tasks_per_variant": 4,
             "wave_budget": 120, "lease_wait_s": 0}
 
 pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("prefect-server"), pytest.mark.timeout(1500)]
