@@ -164,6 +164,13 @@ class HttpFactoryClient:
             raise FactoryProtocolError(f"status: asked for {request_id!r}, got {answer.request_id!r}")
         return answer
 
+    def cancel(self, request_id: str) -> RequestStatus:
+        """Cancel a queued or running request; return its status."""
+        answer = self._json(self._send("DELETE", f"/v1/requests/{request_id}"), RequestStatus, "cancel")
+        if answer.request_id != request_id:
+            raise FactoryProtocolError(f"cancel: asked for {request_id!r}, got {answer.request_id!r}")
+        return answer
+
     def pack_list(self, request_id: str) -> PackList:
         """Return the finished request's pack listing and gate report."""
         answer = self._json(self._send("GET", f"/v1/requests/{request_id}/packs"), PackList, "pack list")
@@ -228,11 +235,11 @@ class HttpFactoryClient:
         return self.pack_list(request_id).gate_report
 
     def wait(self, request_id: str, timeout: float) -> RequestStatus:
-        """Poll until the request is done or failed, or ``timeout`` seconds pass; return the last status."""
+        """Poll until the request is done, failed or cancelled, or ``timeout`` seconds pass; return the last status."""
         deadline = time.monotonic() + timeout
         while True:
             status = self.status(request_id)
-            if status.state in ("done", "failed") or time.monotonic() >= deadline:
+            if status.state in ("done", "failed", "cancelled") or time.monotonic() >= deadline:
                 return status
             time.sleep(self.poll_interval)
 
@@ -245,10 +252,12 @@ class HttpFactoryClient:
         """
         request_id = self.submit(request)
         status = self.wait(request_id, timeout)
-        if status.state == "failed":
-            raise RequestFailed(f"request {request_id} failed: {status.message}")
+        if status.state in ("failed", "cancelled"):
+            raise RequestFailed(f"request {request_id} {status.state}: {status.message}")
         if status.state != "done":
-            raise RequestFailed(f"request {request_id} did not finish within {timeout:g} s (state {status.state})")
+            self.cancel(request_id)  # nobody waits for it any more: free the factory
+            raise RequestFailed(f"request {request_id} did not finish within {timeout:g} s (state {status.state}); "
+                                "it was cancelled")
         listing = self.pack_list(request_id)
         return FactoryResult(request_id=request_id, packs=self._packs(listing), gate_report=listing.gate_report)
 
@@ -258,8 +267,8 @@ def _detail(response: httpx.Response) -> str:
         body = response.json()
     except ValueError:
         return response.text[:200]
-    if isinstance(body, dict) and "detail" in body:
-        return str(body["detail"])[:500]
+    if isinstance(body, dict) and ("detail" in body or "error" in body):
+        return str(body.get("detail", body.get("error")))[:500]
     return str(body)[:200]
 
 

@@ -184,7 +184,7 @@ def _record(ctx: RoundContext, model_out: ModelInfo, report: WeaknessReport, var
     )
     registry.finish_round(rid, model_out.id, {"summary": summary.model_dump(mode="json")})
     run_id = round_tracking.track_round(ctx, summary, report, variant_ids, model_out)
-    prefect_view.publish_round(summary, ctx.settings.resolved_mlflow_uri(), run_id)
+    prefect_view.publish_round(summary, round_tracking.run_link(ctx.settings, ctx.campaign, run_id, ctx.arm))
     get_run_logger().info("%s: held-out pass rate %.3f -> %.3f, lift %+.3f [%+.3f, %+.3f]; MLflow run %s",
                           ctx.where, summary.before, summary.after, summary.lift, summary.lift_low,
                           summary.lift_high, run_id)

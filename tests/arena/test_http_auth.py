@@ -20,10 +20,15 @@ def _app(token: SecretStr | None) -> BearerTokenMiddleware:
 
 def test_requests_need_the_exact_token_on_a_real_server() -> None:
     with BackgroundServer(_app(TOKEN)) as server:
-        assert httpx.get(server.url).status_code == 401
+        missing = httpx.get(server.url)
+        assert missing.status_code == 401
+        assert "has no Authorization header" in missing.json()["error"]
         wrong = httpx.get(server.url, headers={"Authorization": "Bearer s3cret-token-valuX"})
         assert wrong.status_code == 401
-        assert wrong.content == b""
+        reason = wrong.json()["error"]  # one line naming the header and the setting, never the token
+        assert "wrong or malformed bearer token" in reason and "GYMLOOP_SERVE_TOKEN" in reason
+        assert "\n" not in reason and "s3cret" not in wrong.text
+        assert wrong.headers["www-authenticate"] == "Bearer"
         assert httpx.get(server.url, headers={"Authorization": "s3cret-token-value"}).status_code == 401
         ok = httpx.get(server.url, headers=bearer_headers(TOKEN))
         assert ok.status_code == 200

@@ -67,3 +67,25 @@ def test_log_records_of_any_logger_are_redacted(caplog: pytest.LogCaptureFixture
     assert "pw-in-url" not in text
     assert "using *** and http://u:***@host/" in text
     assert "RuntimeError: failed with ***" in text
+
+
+def test_redacted_records_keep_their_arguments_for_handlers_that_read_them() -> None:
+    from uvicorn.logging import AccessFormatter
+
+    register_secrets(["registered-secret-42"])
+    install_log_redaction()
+    formatter = AccessFormatter('%(client_addr)s - "%(request_line)s" %(status_code)s', use_colors=False)
+    args = ("127.0.0.1:5000", "GET", "/v1/info?token=registered-secret-42", "1.1", 200)
+    record = logging.getLogger("uvicorn.access").makeRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d', args, None)
+    assert isinstance(record.args, tuple) and len(record.args) == 5 and record.args[4] == 200
+    line = formatter.format(record)
+    assert "registered-secret-42" not in line
+    assert line.startswith('127.0.0.1:5000 - "GET /v1/info?token=*** HTTP/1.1" 200')
+    clean = logging.getLogger("uvicorn.access").makeRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5000", "GET", "/v1/info", "1.1", 200), None)
+    assert clean.args == ("127.0.0.1:5000", "GET", "/v1/info", "1.1", 200)
+    spanning = logging.getLogger("x").makeRecord("x", logging.INFO, __file__, 1, "key registered-secret-%s", ("42",),
+                                                 None)
+    assert spanning.getMessage() == "key ***"

@@ -18,7 +18,8 @@ def guarded_factory():
 def test_every_route_answers_401_without_the_token(guarded_factory, path: str) -> None:
     response = httpx.get(guarded_factory.url + path)
     assert response.status_code == 401
-    assert response.content == b""
+    reason = response.json()["error"]
+    assert "Authorization: Bearer <token>" in reason and "GYMLOOP_SERVE_TOKEN" in reason and "\n" not in reason
     wrong = httpx.get(guarded_factory.url + path, headers={"Authorization": "Bearer factory-auth-test-tokeN"})
     assert wrong.status_code == 401
 
