@@ -1,4 +1,4 @@
-"""Revision 0004 migrates a store of an earlier release: control campaigns become arms, episodes get their model,
+"""Revision 0005 migrates a store of an earlier release: control campaigns become arms, episodes get their model,
 pools are read from the waves, and an unfinished round's re-evaluation (whose model was never recorded) goes."""
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def test_a_store_of_release_0003_is_migrated_whole(db_url: str, home: Path) -> N
     engine.dispose()
 
     with Registry(db_url, home) as reg:
-        assert reg.current_revision == "0004"
+        assert reg.current_revision == "0005"
         assert [c.name for c in reg.campaigns()] == ["c", "lone.uniform"]
         info = reg.campaign("c")
         assert [(a.name, a.settings) for a in reg.arms(info.id)] == [("targeted", {"arm": "targeted"}),

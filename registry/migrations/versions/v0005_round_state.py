@@ -11,8 +11,8 @@
   rounds recorded earlier are read from their waves (base packs, and each variant from the first round whose
   wave scheduled it).
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-11-26
 """
 
@@ -24,8 +24,8 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision: str | None = "0003"
+revision = "0005"
+down_revision: str | None = "0004"
 branch_labels: str | None = None
 depends_on: str | None = None
 
@@ -188,4 +188,4 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     """Not supported: arms merged into one campaign and dropped episodes cannot be put back."""
-    raise NotImplementedError("the registry cannot be downgraded below revision 0004")
+    raise NotImplementedError("the registry cannot be downgraded below revision 0005")
