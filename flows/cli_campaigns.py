@@ -200,6 +200,7 @@ def _print_play(play: _Play) -> None:
 def episode_command(
     episode_id: Annotated[str, typer.Argument(help="Episode id (or its first 6+ characters), as reports cite it.")],
     campaign: Annotated[str | None, typer.Option(help="Only the plays of this campaign (every arm).")] = None,
+    arm: Annotated[str | None, typer.Option(help="Only the plays of this arm (targeted, uniform, ...).")] = None,
     round_index: Annotated[int | None, typer.Option("--round", help="Only the plays stored in this round.")] = None,
     home: HomeOption = None,
     as_json: JsonOption = False,
@@ -225,12 +226,14 @@ def episode_command(
     plays = _plays(registry, found)
     if campaign is not None:
         plays = [p for p in plays if p.campaign == campaign]
+    if arm is not None:
+        plays = [p for p in plays if p.arm == arm]
     if round_index is not None:
         plays = [p for p in plays if any(w["round"] == round_index for w in p.stored_in)]
     if not plays:
         raise CliError(f"episode {ids[0]} was not played in " + " ".join(
-            part for part in (f"campaign {campaign!r}" if campaign else "", f"round {round_index}"
-                              if round_index is not None else "") if part))
+            part for part in (f"campaign {campaign!r}" if campaign else "", f"arm {arm!r}" if arm else "",
+                              f"round {round_index}" if round_index is not None else "") if part))
     if as_json:
         print_json({"episode_id": ids[0], "plays": [p.model_dump(mode="json") for p in plays]})
         return
