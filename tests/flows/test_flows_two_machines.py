@@ -20,6 +20,7 @@ from mlflow.tracking import MlflowClient
 
 from diagnosis import Weakness, WeaknessReport
 from flows._offline import OFFLINE_DEFAULTS
+from flows.tracking import round_run_name
 from registry import Registry
 from tests.flows.gymloop_child import child_env, run
 
@@ -67,7 +68,7 @@ def test_round_one_on_another_home_plans_from_round_zeros_pool_and_weaknesses(pg
         assert experiment is not None
         runs = MlflowClient(uri).search_runs([experiment.experiment_id])
         assert sorted(r.info.run_name for r in runs if r.data.tags.get("gymloop_kind") == "round") == \
-            ["round-0", "round-1"]
+            [round_run_name(0, "targeted"), round_run_name(1, "targeted")]
     finally:
         os.killpg(mlflow.pid, signal.SIGTERM)
         mlflow.wait(timeout=60)
