@@ -17,7 +17,8 @@ from flows.cli_output import CliError, make_console, print_line, print_table
 if TYPE_CHECKING:
     from arena.core.pack import Pack
 
-app = typer.Typer(cls=GymloopGroup, help="Built-in gyms: list them, check them, show a pack.", no_args_is_help=True)
+app = typer.Typer(cls=GymloopGroup, help="Gyms: list them, check them, show a pack, start a new one.",
+                  no_args_is_help=True)
 console = make_console()
 
 
@@ -26,9 +27,10 @@ def _load(target: str) -> Pack:
     from arena.core.pack import build_pack, read_pack
 
     path = Path(target)
-    if path.is_dir():
+    gyms = available_domains()
+    if path.is_dir() and ((path / "manifest.json").is_file() or target not in gyms):  # a gym's package is no pack
         return read_pack(path)
-    if target in available_domains():
+    if target in gyms:
         return build_pack(target, seed=0)
     raise typer.BadParameter(
         f"{target!r} is neither a pack folder nor a built-in domain ({', '.join(available_domains())})"
@@ -117,6 +119,25 @@ def _kinds_row(pack: Pack) -> list[str]:
     kinds = targetable_kinds(domain, {tag for t in pack.tasks for tag in t.tags})
     return [domain.name, ", ".join(k for k, why in kinds.items() if why is None) or "-",
             "; ".join(f"{k}: {why}" for k, why in kinds.items() if why is not None) or "-"]
+
+
+@app.command("new")
+def new(name: Annotated[str, typer.Argument(help="The gym's name, also its Python package's.")]) -> None:
+    """Write a starter gym to edit (the rental desk of docs/writing-a-gym.md) and name it in gymloop.toml."""
+    import os
+
+    from arena.authoring.new_gym import register_in_settings, write_starter
+
+    settings_file = Path(os.environ.get("GYMLOOP_CONFIG", "gymloop.toml")).resolve()
+    try:
+        written = write_starter(name, settings_file.parent)
+        done = register_in_settings(name, settings_file)
+    except ValueError as exc:
+        raise CliError(str(exc), prefix="refused") from None
+    for path in written:
+        print_line(console, f"wrote {path}")
+    print_line(console, done)
+    print_line(console, f"next: gymloop gyms check {name}   (then edit {name}/ as docs/writing-a-gym.md explains)")
 
 
 @app.command("show")

@@ -203,12 +203,13 @@ def resolve_pack(target: str) -> Pack:
         ServeError: Neither a readable, valid pack folder nor a built-in domain.
     """
     path = Path(target)
-    if path.is_dir():
+    gyms = available_domains()
+    if path.is_dir() and ((path / "manifest.json").is_file() or target not in gyms):  # a gym's package is no pack
         try:
             return read_pack(path)
         except PackError as exc:
             raise ServeError(f"pack {target} refused: {exc}") from exc
-    if target in available_domains():
+    if target in gyms:
         return build_pack(target, seed=0)
     raise ServeError(
         f"{target!r} is neither a pack folder nor a built-in domain ({', '.join(available_domains())})"
