@@ -5,7 +5,8 @@ A gym outside gymloop is found by name in every process, worker processes includ
 - an entry point of the group ``gymloop.gyms`` in the package that holds it (``acme = "acme"``: a module with a
   ``DOMAIN``, or ``acme = "acme:DOMAIN"``: the domain itself), loaded when the gym is first asked for;
 - the setting ``gym_modules`` (``GYMLOOP_GYM_MODULES`` or ``gym_modules = ["acme"]`` in gymloop.toml), modules
-  with a ``DOMAIN`` imported when the registry is first used, from the folder of gymloop.toml or ``sys.path``.
+  with a ``DOMAIN`` imported when the registry is first used, from ``sys.path`` or the folder of gymloop.toml
+  (the working directory when there is none).
 
 A gym that cannot be loaded stops with a :class:`GymLoadError` naming the entry point or the setting.
 """
@@ -168,7 +169,7 @@ def _load_setting_modules() -> None:
 
 def _import_setting_modules() -> None:
     modules, source, folder = _setting_modules()
-    if folder is not None and str(folder) not in sys.path:
+    if modules and str(folder) not in sys.path:
         sys.path.append(str(folder))
     for module_name in modules:
         where = f"setting {MODULES_SETTING} ({source}): module {module_name!r}"
@@ -183,31 +184,30 @@ def _import_setting_modules() -> None:
         _register_external(name, domain, f"{module_name}:DOMAIN", where)
 
 
-def _setting_modules() -> tuple[list[str], str, Path | None]:
-    """``gym_modules`` as the settings read it: ``GYMLOOP_GYM_MODULES``, else gymloop.toml (and that file's folder).
+def _setting_modules() -> tuple[list[str], str, Path]:
+    """``gym_modules`` as the settings read it (``GYMLOOP_GYM_MODULES``, else gymloop.toml), and gymloop.toml's folder.
 
     Raises:
         GymLoadError: The variable or the file's value is not a list of module names.
     """
     variable = f"GYMLOOP_{MODULES_SETTING.upper()}"
+    path = Path(os.environ.get("GYMLOOP_CONFIG", "gymloop.toml")).resolve()
     if variable in os.environ:
         source = f"environment variable {variable}"
         try:
             value = json.loads(os.environ[variable])
         except json.JSONDecodeError:
             value = None
-        folder = None
     else:
-        path = Path(os.environ.get("GYMLOOP_CONFIG", "gymloop.toml")).resolve()
-        source, folder = f"file {path}", path.parent
+        source = f"file {path}"
         try:
             value = tomllib.loads(path.read_text(encoding="utf-8")).get(MODULES_SETTING, []) if path.is_file() else []
         except (OSError, tomllib.TOMLDecodeError):
-            return [], source, None  # the settings themselves report a file they cannot read
+            value = []  # the settings themselves report a file they cannot read
     if not isinstance(value, list) or not all(isinstance(m, str) and m for m in value):
         raise GymLoadError(f"setting {MODULES_SETTING} ({source}) must be a list of module names, "
                            'e.g. ["acme_gym"]')
-    return value, source, folder
+    return value, source, path.parent
 
 
 def _one_line(exc: BaseException) -> str:
