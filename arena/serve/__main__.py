@@ -13,6 +13,7 @@ import sys
 
 from pydantic import SecretStr, ValidationError
 
+from arena.core.domains import GymLoadError
 from arena.core.redact import install_log_redaction, register_secrets
 from arena.serve.http_auth import ServeAuthError
 from arena.serve.runner import serve_http, serve_stdio
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             serve_http(service, host=args.host, port=args.port, token=token, openenv=args.openenv,
                        allowed_hosts=args.allowed_host)
-    except (ServeError, ServeAuthError) as exc:
+    except (ServeError, ServeAuthError, GymLoadError) as exc:
         print(f"gymloop: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

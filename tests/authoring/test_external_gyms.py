@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,3 +155,49 @@ def test_broken_entry_points_stop_with_one_line_naming_the_entry_point(venv: Pat
                     "RuntimeError: licence file missing")
     not_a_gym = _run([*cli, "gyms", "check", "notagym"], tmp_path, _env(tmp_path / "home"))
     _one_line_error(not_a_gym, "entry point notagym = 'notagym' (group gymloop.gyms)", "gives int, not a gym")
+
+
+def test_a_gym_image_context_carries_a_gym_modules_gym_and_serves_it_without_site_packages(
+        starter: Path, tmp_path: Path) -> None:
+    """What `gymloop gyms image acme` puts in the image, served as the image would (no Docker daemon here)."""
+    context = tmp_path / "context"
+    build = ("import sys; from pathlib import Path; from arena.serve.docker_image import build_context; "
+             "build_context(Path(sys.argv[1]), 'python:3.11-slim', 'acme', None)")
+    _ok(_run([sys.executable, "-c", build, str(context)], starter, _env(tmp_path / "home")))
+    assert (context / "lib" / "acme" / "__init__.py").is_file() and (context / "lib" / "acme" / "policy.md").is_file()
+    dockerfile = (context / "Dockerfile").read_text(encoding="utf-8")
+    assert 'ENV GYMLOOP_GYM_MODULES="[\\"acme\\"]"' in dockerfile and 'CMD ["acme", ' in dockerfile
+    port = _free_port()
+    # -S: no site-packages, only the image's lib folder, as in the container (PYTHONPATH=/opt/gymloop/lib)
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(context / "lib"), "GYMLOOP_GYM_MODULES": '["acme"]'}
+    server = subprocess.Popen([sys.executable, "-S", "-m", "arena.serve", "acme", "--transport", "http",
+                               "--port", str(port)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        health = _wait_for_health(port, server)
+        assert str(health["gym"]).startswith("gymloop-acme-") and health["status"] == "ok", health
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_health(port: int, server: subprocess.Popen[str]) -> dict[str, object]:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"the server stopped: {server.communicate()[1][-3000:]}")
+        try:
+            answer = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
+            if answer.status_code == 200:
+                body: dict[str, object] = answer.json()
+                return body
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError("the served gym never answered /health")
