@@ -19,7 +19,7 @@ import json
 import os
 import sys
 import tomllib
-from functools import cache
+from functools import cache, reduce
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from types import ModuleType
@@ -72,7 +72,7 @@ def import_gyms(origins: dict[str, str]) -> None:
         module, _, attr = origin.partition(":")
         loaded = importlib.import_module(module)
         if attr and name not in _REGISTERED:
-            _register_external(name, getattr(loaded, attr), origin, f"gym {name!r} from {origin}")
+            _register_external(name, reduce(getattr, attr.split("."), loaded), origin, f"gym {name!r} from {origin}")
 
 
 def available_domains() -> list[str]:
@@ -92,8 +92,8 @@ def external_domains() -> dict[str, str]:
     _load_setting_modules()
     found = {name: f"entry point {ep.name} = {ep.value!r} (group {ENTRY_POINT_GROUP})"
              for name, ep in _entry_points().items()}
-    found.update({name: f"setting {MODULES_SETTING} ({origin})" for name, origin in _ORIGINS.items()
-                  if name not in found})
+    found.update({name: f"setting {MODULES_SETTING}: module {origin.partition(':')[0]}"
+                  for name, origin in _ORIGINS.items() if name not in found})
     return dict(sorted(found.items()))
 
 
@@ -137,6 +137,8 @@ def _register_external(name: str, loaded: object, origin: str, where: str) -> Do
     """Register what an entry point or module gave (a module with ``DOMAIN``, or a ``Domain``) under ``name``."""
     from arena.core.domain import Domain
 
+    if isinstance(loaded, ModuleType) and not hasattr(loaded, "DOMAIN"):
+        raise GymLoadError(f"{where}: module {loaded.__name__} defines no DOMAIN (DOMAIN = make_domain(...))")
     domain = getattr(loaded, "DOMAIN", None) if isinstance(loaded, ModuleType) else loaded
     if not isinstance(domain, Domain):
         raise GymLoadError(f"{where}: gives {type(domain).__name__}, not a gym (a module with DOMAIN = "
@@ -177,10 +179,10 @@ def _import_setting_modules() -> None:
             module = importlib.import_module(module_name)
         except Exception as exc:  # a missing or broken module: say which setting names it
             raise GymLoadError(f"{where} cannot be imported: {_one_line(exc)}") from None
-        domain = getattr(module, "DOMAIN", None)
-        name = getattr(domain, "name", None)
-        if not isinstance(name, str):
+        if not hasattr(module, "DOMAIN"):
             raise GymLoadError(f"{where} defines no DOMAIN (DOMAIN = make_domain(...) in the module)")
+        domain = module.DOMAIN
+        name = getattr(domain, "name", module_name)
         _register_external(name, domain, f"{module_name}:DOMAIN", where)
 
 
