@@ -48,7 +48,7 @@ def _table_counts(pack: Pack) -> list[tuple[str, int]]:
 
 @app.command("list")
 def list_gyms() -> None:
-    """List the built-in gyms with their tools, tables and tasks."""
+    """List the gyms (built-in and your own) with their tools, tables and tasks."""
     from arena.core.domains import available_domains, get_domain
     from arena.core.pack import build_pack
 
@@ -59,14 +59,14 @@ def list_gyms() -> None:
         splits = Counter(t.split for t in pack.tasks)
         rows.append([name, get_domain(name).description, str(len(pack.tools)), str(len(counts)),
                      str(sum(c for _, c in counts)), str(splits["train"]), str(splits["heldout"])])
-    print_table(console, "Built-in gyms", ("domain", "description", "tools", "tables", "entities", "train", "heldout"),
+    print_table(console, "Gyms", ("domain", "description", "tools", "tables", "entities", "train", "heldout"),
                 rows, right=("tools", "tables", "entities", "train", "heldout"))
 
 
 @app.command("check")
 def check(
     domain: Annotated[
-        str | None, typer.Argument(help="A built-in domain or a pack folder; default: every gym.")
+        str | None, typer.Argument(help="A gym (built-in or your own) or a pack folder; default: every gym.")
     ] = None,
 ) -> None:
     """Run the conformance checker over every task of one gym (or all of them), and the served-verdict oracle."""

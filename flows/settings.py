@@ -25,7 +25,7 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as SourceError
 
-from arena.core.domains import BUILTIN_DOMAINS, available_domains
+from arena.core.domains import BUILTIN_DOMAINS, GymLoadError, available_domains
 from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
 from arena.core.text import clip
 from flows.model_spec import ClientSetting, ModelSpecError, choose_client, endpoint_of, parse_model
@@ -425,13 +425,21 @@ def _suggestion(name: str, err: Any) -> str:
         choices, word = list(GymloopSettings.model_fields), name
     elif isinstance(given, str | list):
         words = [given] if isinstance(given, str) else [str(g) for g in given]
-        choices = list(BUILTIN_DOMAINS) + ["targeted", "uniform", "bandit", "builtin", "export", "command",
+        choices = _gym_names() + ["targeted", "uniform", "bandit", "builtin", "export", "command",
                                            "threads", "dask", "ray", "auto", "litellm", "openai"]
         word = next((w for w in words if w not in choices), "")
     else:
         return ""
     close = difflib.get_close_matches(word, choices, n=1) if word else []
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _gym_names() -> list[str]:
+    """The installed gyms' names (the built-in ones when an external gym cannot load: that error comes first)."""
+    try:
+        return available_domains()
+    except GymLoadError:
+        return list(BUILTIN_DOMAINS)
 
 
 def _source_problem(message: str) -> str:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+import tomllib
 from pathlib import Path
 
 import httpx
@@ -201,3 +202,17 @@ def _wait_for_health(port: int, server: subprocess.Popen[str]) -> dict[str, obje
             pass
         time.sleep(0.5)
     raise AssertionError("the served gym never answered /health")
+
+
+def test_gyms_new_names_the_gym_in_gymloop_toml_without_rewriting_what_is_there(tmp_path: Path) -> None:
+    from arena.authoring.new_gym import register_in_settings
+
+    toml = tmp_path / "gymloop.toml"
+    toml.write_text('model = "reference"\n\n[trl]\nsteps = 3\n', encoding="utf-8")
+    assert register_in_settings("acme", toml) == f'added gym_modules = ["acme"] to {toml}'
+    assert tomllib.loads(toml.read_text(encoding="utf-8")) == {"gym_modules": ["acme"], "model": "reference",
+                                                                 "trl": {"steps": 3}}
+    assert "already names 'acme'" in register_in_settings("acme", toml)
+    before = toml.read_text(encoding="utf-8")
+    assert register_in_settings("zeta", toml) == f"add 'zeta' to gym_modules in {toml} so gymloop finds the gym"
+    assert toml.read_text(encoding="utf-8") == before
