@@ -216,3 +216,14 @@ def test_gyms_new_names_the_gym_in_gymloop_toml_without_rewriting_what_is_there(
     before = toml.read_text(encoding="utf-8")
     assert register_in_settings("zeta", toml) == f"add 'zeta' to gym_modules in {toml} so gymloop finds the gym"
     assert toml.read_text(encoding="utf-8") == before
+
+
+def test_a_round_runs_on_the_starter_gym_named_in_gymloop_toml(starter: Path, tmp_path: Path) -> None:
+    small = {"GYMLOOP_DOMAINS": '["acme"]', "GYMLOOP_WAVE_BUDGET": "24", "GYMLOOP_EVAL_K": "1",
+             "GYMLOOP_VARIANTS_PER_ROUND": "1", "GYMLOOP_TASKS_PER_VARIANT": "3", "GYMLOOP_GATE_K": "1",
+             "GYMLOOP_TRAIN_K": "2"}
+    out = _ok(_run([str(GYMLOOP), "round", "--campaign", "acme-try", "--json"], starter,
+                   _env(tmp_path / "home", **small)))
+    metrics = json.loads(out)["rounds"][0]["metrics"]
+    assert "heldout_pass_rate_after/acme" in metrics and metrics["episodes_train"] > 0, metrics
+    assert (tmp_path / "home" / "campaigns" / "acme-try" / "report.md").is_file()
