@@ -33,7 +33,7 @@ def _load(target: str) -> Pack:
     if target in gyms:
         return build_pack(target, seed=0)
     raise typer.BadParameter(
-        f"{target!r} is neither a pack folder nor a built-in domain ({', '.join(available_domains())})"
+        f"{target!r} is neither a pack folder nor an installed gym ({', '.join(available_domains())})"
     )
 
 
@@ -141,7 +141,7 @@ def new(name: Annotated[str, typer.Argument(help="The gym's name, also its Pytho
 
 
 @app.command("show")
-def show(pack_ref: Annotated[str, typer.Argument(metavar="PACK", help="A pack folder or a built-in domain.")]) -> None:
+def show(pack_ref: Annotated[str, typer.Argument(metavar="PACK", help="A pack folder or a gym.")]) -> None:
     """Show a pack: tables, tools, task counts by split and category, faults."""
     from arena.core.pack import PackError
 

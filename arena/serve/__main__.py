@@ -39,7 +39,7 @@ def _secret(variable: str) -> SecretStr | None:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and serve until the client or a signal stops it."""
     parser = argparse.ArgumentParser(prog="python -m arena.serve", description="Serve one gymloop gym.")
-    parser.add_argument("target", help="a built-in domain or a pack folder")
+    parser.add_argument("target", help="a gym (built-in or external) or a pack folder")
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)

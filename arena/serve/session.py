@@ -197,10 +197,10 @@ def served_observation(pack: Pack, task_id: str) -> ServedObservation:
 
 
 def resolve_pack(target: str) -> Pack:
-    """Load the pack a user named: a pack folder or a built-in domain.
+    """Load the pack a user named: a pack folder or an installed gym (built-in or external).
 
     Raises:
-        ServeError: Neither a readable, valid pack folder nor a built-in domain.
+        ServeError: Neither a readable, valid pack folder nor an installed gym.
     """
     path = Path(target)
     gyms = available_domains()
@@ -212,7 +212,7 @@ def resolve_pack(target: str) -> Pack:
     if target in gyms:
         return build_pack(target, seed=0)
     raise ServeError(
-        f"{target!r} is neither a pack folder nor a built-in domain ({', '.join(available_domains())})"
+        f"{target!r} is neither a pack folder nor an installed gym ({', '.join(available_domains())})"
     )
 
 
