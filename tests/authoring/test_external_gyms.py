@@ -106,7 +106,7 @@ def test_unknown_or_broken_gym_modules_stop_with_one_line_naming_the_setting(sta
     no_gym = _run([str(GYMLOOP), "eval", "--domain", "nogym"], tmp_path, _env(home))
     _one_line_error(no_gym, f"setting gym_modules (file {tmp_path / 'gymloop.toml'})", "'nogym' defines no DOMAIN")
     unknown = _run([str(GYMLOOP), "eval", "--domain", "acmee"], starter, _env(home))
-    _one_line_error(unknown, "unknown domain(s) ['acmee']", "installed gyms: helpdesk, tracker, procurement, acme")
+    _one_line_error(unknown, "unknown domain(s) ['acmee']; installed gyms: helpdesk, ", ", acme")
 
 
 @pytest.fixture(scope="module")
