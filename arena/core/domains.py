@@ -60,10 +60,21 @@ def register_domain(domain: Domain) -> None:
 def registered_modules() -> dict[str, str]:
     """What worker processes import to find the non built-in gyms: gym name -> ``module`` or ``module:attr``.
 
-    Gyms found through an entry point or ``gym_modules`` give the attribute holding their domain; gyms given to
-    :func:`register_domain` by hand give the module of their world generator.
+    Gyms found through an entry point or ``gym_modules`` give the attribute holding their domain; a gym given to
+    :func:`register_domain` by hand gives the ``DOMAIN`` of its world generator's module or of a package above it
+    that holds it, else that module (which must then register the gym when imported).
     """
-    return {name: _ORIGINS.get(name, d.generate.__module__) for name, d in _REGISTERED.items()}
+    return {name: _ORIGINS.get(name) or _origin_of(d) for name, d in _REGISTERED.items()}
+
+
+def _origin_of(domain: Domain) -> str:
+    module = domain.generate.__module__
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        loaded = sys.modules.get(".".join(parts[:end]))
+        if loaded is not None and getattr(loaded, "DOMAIN", None) is domain:
+            return f"{loaded.__name__}:DOMAIN"
+    return module
 
 
 def import_gyms(origins: dict[str, str]) -> None:

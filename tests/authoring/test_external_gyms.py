@@ -227,3 +227,22 @@ def test_a_round_runs_on_the_starter_gym_named_in_gymloop_toml(starter: Path, tm
     metrics = json.loads(out)["rounds"][0]["metrics"]
     assert "heldout_pass_rate_after/acme" in metrics and metrics["episodes_train"] > 0, metrics
     assert (tmp_path / "home" / "campaigns" / "acme-try" / "report.md").is_file()
+
+
+def test_a_gym_registered_by_hand_plays_in_worker_processes() -> None:
+    """A script's register_domain(DOMAIN) reaches process workers (they import the package holding DOMAIN)."""
+    from arena.agents import PolicyParams, ReferencePolicy
+    from arena.authoring.starter import DOMAIN
+    from arena.core import domains
+    from arena.core.pack import build_pack
+    from arena.rollout import RolloutConfig, run_rollouts
+
+    domains.register_domain(DOMAIN)
+    try:
+        assert domains.registered_modules()["rentaldesk"] == "arena.authoring.starter:DOMAIN"
+        pack = build_pack("rentaldesk", seed=0)
+        config = RolloutConfig(seeds=[0], k=1, split="heldout", executor="process", workers=1)
+        episodes = run_rollouts(ReferencePolicy(PolicyParams.initial()), [pack], config)
+    finally:
+        domains._REGISTERED.pop("rentaldesk")
+    assert len(episodes) == 4 and all(e.verdict is not None and e.failure is None for e in episodes), episodes
