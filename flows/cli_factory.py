@@ -101,7 +101,11 @@ def request(
     from flows.factory_baselines import baseline_lookup
 
     options = {} if (url or settings.factory_url) else {"baselines": baseline_lookup(settings)}
-    client = make_factory_client(url or settings.factory_url, token=settings.factory_token, **options)
+    try:
+        client = make_factory_client(url or settings.factory_url, token=settings.factory_token, **options)
+    except ValueError as exc:
+        console.print(f"[red]bad option[/red] --url: {exc}")
+        raise typer.Exit(2) from None
     try:
         result = client.request(req, timeout=timeout)
     except FactoryError as exc:

@@ -7,6 +7,7 @@ a round recorded twice (a re-trigger, a resume) logs its metrics, inputs and mod
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -15,6 +16,7 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -88,7 +90,7 @@ def arm_description(campaign: str, arm: str) -> str:
 
 
 class TrackingUnavailable(RuntimeError):
-    """The MLflow tracking server cannot be reached; the message names the URI and the setting."""
+    """The MLflow tracking server cannot be reached or refuses gymloop; the message names the URI and the setting."""
 
 
 def metric_key(name: str) -> str:
@@ -108,10 +110,11 @@ def scrub(params: Mapping[str, Any]) -> dict[str, str]:
 
 
 def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
-    """Fail fast when an HTTP tracking server does not answer (local stores need no check).
+    """Fail fast when an HTTP tracking server does not answer or refuses gymloop (local stores need no check).
 
     Raises:
-        TrackingUnavailable: The server did not answer its health check within ``timeout_s``.
+        TrackingUnavailable: The server did not answer its health check within ``timeout_s``, or refused the
+            credentials of ``uri`` (HTTP 401 or 403 to a search).
     """
     if not uri.startswith(("http://", "https://")):
         return
@@ -126,6 +129,28 @@ def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
     if response.status_code != 200:
         raise TrackingUnavailable(f"MLflow tracking server {shown} (setting mlflow_uri) answered its health check "
                                   f"with HTTP {response.status_code}")
+    try:  # the health check needs no credentials; a search does (MLflow's basic-auth app, a proxy)
+        response = httpx.get(f"{uri.rstrip('/')}/api/2.0/mlflow/experiments/search", params={"max_results": 1},
+                             timeout=max(timeout_s, 30.0))  # a busy server's first search can take seconds
+    except httpx.HTTPError as exc:
+        raise TrackingUnavailable(f"MLflow tracking server {shown} (setting mlflow_uri) did not answer a search: "
+                                  f"{type(exc).__name__}: {exc or 'no answer'}") from exc
+    if response.status_code in (401, 403):
+        given = "its user and password in mlflow_uri were" if "@" in urlsplit(uri).netloc else "no credentials were"
+        raise TrackingUnavailable(f"MLflow tracking server {shown} (setting mlflow_uri) answered HTTP "
+                                  f"{response.status_code}: {given} refused (give them as http://user:password@host)")
+
+
+def quiet_run_links(uri: str) -> None:
+    """Keep MLflow from printing its run links (``View run ... at: <uri>/#/...``) when ``uri`` holds a secret.
+
+    MLflow writes those lines on stdout with the tracking URI as given, userinfo and query included, when a run
+    ends; gymloop shows its runs with the URI masked instead.
+    """
+    from arena.core.redact import url_secrets
+
+    if url_secrets(uri):
+        os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
 
 
 @cache
@@ -161,6 +186,7 @@ class CampaignTracker:
     """
 
     def __init__(self, uri: str, campaign: str, artifact_root: Path | None = None, arm: str = "targeted") -> None:
+        quiet_run_links(uri)
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
         self.campaign = campaign
