@@ -93,8 +93,15 @@ def initial_model(registry: Registry, settings: GymloopSettings) -> ModelInfo:
     return registry.register_model(settings.model, "0", kind="litellm", endpoint=settings.model)
 
 
-def make_agent(info: ModelInfo, settings: GymloopSettings) -> Agent:
-    """The agent playing a registered model."""
+def make_agent(info: ModelInfo, settings: GymloopSettings, *, sampled: bool = False) -> Agent:
+    """The agent playing a registered model.
+
+    Args:
+        info: The model.
+        settings: The campaign's settings.
+        sampled: The agent plays training rollouts (or the gate's baseline attempts): a local checkpoint samples
+            with ``local_train_sampling``; otherwise it decodes with ``local_eval_sampling`` (greedy by default).
+    """
     if info.kind == "reference":
         if not info.artifact:
             raise ValueError(f"reference model {info.name}:{info.version} has no parameters artifact")
@@ -102,7 +109,7 @@ def make_agent(info: ModelInfo, settings: GymloopSettings) -> Agent:
     if info.kind == "transformers" and info.artifact:
         return TransformersAgent(TransformersConfig(
             checkpoint=info.artifact, max_new_tokens=settings.local_max_new_tokens, max_steps=settings.local_max_steps,
-            seed=settings.seed))
+            sampling=settings.local_train_sampling if sampled else settings.local_eval_sampling, seed=settings.seed))
     config = LiteLLMConfig(model=info.endpoint or info.name, api_base=settings.api_base, api_key=settings.api_key,
                            timeout_s=settings.model_timeout_s, client=settings.model_client)
     return LiteLLMAgent(config)
@@ -175,7 +182,7 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
     if not todo:
         return []
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
-    agent = make_agent(registry.model(model_id), settings)
+    agent = make_agent(registry.model(model_id), settings, sampled=stage == TRAIN)
     config = rollout_config(settings, agent)
     with batch_running() as stop, EpisodeSink(registry, round_id, stage) as sink:
         if settings.arena_backend == "docker":
@@ -246,20 +253,24 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
         return []
     report = coverage_ranked(report, task_refs(pool if pool is not None else base),
                              settings.wave_budget // settings.train_k)
-    client = make_factory_client(settings.factory_url, token=settings.factory_token)
+    # The gate's baseline is the current model. A local checkpoint plays in the embedded factory as it plays its
+    # training rollouts (sampled), named in the request by name and version; reference parameters go inline. A
+    # request (and so the packs' provenance and ids) must not depend on where the gymloop home happens to be.
+    local = model.kind == "transformers" and bool(model.artifact) and not settings.factory_url
+    options = {"baseline": make_agent(model, settings, sampled=True)} if local else {}
+    client = make_factory_client(settings.factory_url, token=settings.factory_token, **options)
+    baseline = f"{LOCAL_PREFIX}{model.name}@{model.version}" if local else "reference"
     results = []
     for pack in base:
         targets = [] if untargeted else targets_from_report(report, domain=pack.manifest.domain, top=5)
         if not targets and not untargeted:
             continue
-        # The gate's baseline is the current model's parameters, given inline: a request (and so the packs'
-        # provenance and ids) must not depend on where the gymloop home happens to be.
         inline = (PolicyParams.load(model.artifact).model_dump(mode="json")
                   if model.kind == "reference" and model.artifact else None)
         request = VariantRequest(
             domain=pack.manifest.domain, targets=targets, variants=settings.variants_per_round,
             tasks_per_variant=settings.tasks_per_variant, seed=settings.seed * 1000 + round_index,
-            parent_pack_id=pack.id, baseline_model="reference", baseline_params=inline,
+            parent_pack_id=pack.id, baseline_model=baseline, baseline_params=inline,
             idempotency_key=f"{pack.manifest.domain}-{round_index}-{model.params_hash or model.id}"
                             + ("-untargeted" if untargeted else ""),
         )
