@@ -420,12 +420,29 @@ def sft_examples(tokenizer: Any, packs: Mapping[str, Pack], episodes: Sequence[E
         if pack is None:
             raise TrainerError(f"episode {episode.episode_id} ran on pack {episode.pack_id[:12]}, which the trainer "
                                "was not given")
-        encoded = tokenizer.apply_chat_template(
-            episode_messages(pack, episode), tools=[s.openai_schema() for s in pack.tools], chat_template=template,
-            return_assistant_tokens_mask=True, return_dict=True)
-        rows.append(masked_example(encoded["input_ids"], encoded["assistant_masks"],
-                                   f"episode {episode.episode_id}"))
+        rows.append(conversation_example(tokenizer, episode_messages(pack, episode),
+                                         [s.openai_schema() for s in pack.tools], template=template,
+                                         where=f"episode {episode.episode_id}"))
     return rows
+
+
+def conversation_example(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *,
+                         template: str, where: str) -> dict[str, list[int]]:
+    """One conversation tokenized for SFT, labels on the assistant's tokens only.
+
+    Args:
+        tokenizer: The checkpoint's tokenizer.
+        messages: The conversation (``trainers.trl_data.episode_messages`` renders episodes).
+        tools: The tool schemas the agent renders with.
+        template: A chat template that marks the assistant's tokens (``training_template``).
+        where: What the conversation is, for error messages.
+
+    Raises:
+        TrainerError: The template marks none of the assistant's tokens.
+    """
+    encoded = tokenizer.apply_chat_template(messages, tools=tools, chat_template=template,
+                                            return_assistant_tokens_mask=True, return_dict=True)
+    return masked_example(encoded["input_ids"], encoded["assistant_masks"], where)
 
 
 def _merged(model: Any) -> Any:

@@ -1,0 +1,97 @@
+"""The neural benchmark's SFT data: gymloop's verified expert traces, rendered as the agent reads them.
+
+Traces come from the careful reference policy (``PolicyParams.expert()``) playing the *train* tasks of the chosen
+templates in worlds generated with other seeds than the campaign's (world seed 0): no held-out task of any world is
+ever played, and the held-out suite's world is never seen before the campaign's rounds. Only episodes that pass
+every check are kept. Each is rendered with the episode's one rendering (``trainers.trl_data.episode_messages``).
+
+The copy curriculum (``renamed``) gives each conversation a twin whose ids (``OPS-131``, ``USR-1042``, ...) have
+new digits, renamed consistently across the prompt, calls, results and reply: in the twin no id can be recalled
+from training, so the only way to write it is to copy it from the context.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arena.agents.reference import PolicyParams, ReferencePolicy
+from arena.core.pack import build_pack
+from arena.rollout import RolloutConfig, run_rollouts
+from trainers.trl_data import episode_messages
+
+Message = dict[str, Any]
+ID_PATTERN = re.compile(r"\b([A-Z]{2,6})-(\d{2,6})\b")
+"""An id of the gyms' worlds: an upper-case prefix, a dash and digits (``OPS-131``, ``USR-1042``, ``VER-214``)."""
+CAMPAIGN_WORLD = 0
+"""The world seed of the campaign's packs and held-out suite; the base checkpoint never trains on it."""
+
+
+def template_of(task_id: str) -> str:
+    """The template a task was generated from (``tracker.transition.3`` -> ``tracker.transition``)."""
+    return task_id.rsplit(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One verified expert episode as chat messages.
+
+    Attributes:
+        template: The task's template.
+        world: The world seed it was played in.
+        messages: The rendered episode.
+    """
+
+    template: str
+    world: int
+    messages: list[Message]
+
+
+def expert_conversations(domain: str, templates: Sequence[str], worlds: Sequence[int]) -> list[Conversation]:
+    """Verified expert episodes of the train tasks of ``templates`` in each world of ``worlds``.
+
+    Raises:
+        ValueError: A world is the campaign's, or a template has no train task in the domain.
+    """
+    if CAMPAIGN_WORLD in worlds:
+        raise ValueError(f"world seed {CAMPAIGN_WORLD} is the campaign's; the base checkpoint never trains on it")
+    expert = ReferencePolicy(PolicyParams.expert())
+    wanted = set(templates)
+    out: list[Conversation] = []
+    for world in worlds:
+        pack = build_pack(domain, seed=world)
+        ids = [t.id for t in pack.tasks if t.split == "train" and template_of(t.id) in wanted]
+        missing = wanted - {template_of(t) for t in ids}
+        if missing:
+            raise ValueError(f"domain {domain} has no train task of template(s) {', '.join(sorted(missing))}")
+        for record in run_rollouts(expert, [pack], RolloutConfig(task_ids=ids, split="train")):
+            if record.passed and not record.invalid and record.failure is None:
+                out.append(Conversation(template_of(record.task_id), world, episode_messages(pack, record)))
+    return out
+
+
+def renamed(messages: list[Message], rng: random.Random) -> list[Message]:
+    """The conversation with every id's digits replaced by random ones, the same id the same way everywhere."""
+    mapping: dict[str, str] = {}
+
+    def new_id(match: re.Match[str]) -> str:
+        old = match.group(0)
+        if old not in mapping:
+            digits = len(match.group(2))
+            mapping[old] = (f"{match.group(1)}-{rng.randint(1, 9)}"
+                            + "".join(str(rng.randint(0, 9)) for _ in range(digits - 1)))
+        return mapping[old]
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return ID_PATTERN.sub(new_id, value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        return value
+
+    return [walk(m) for m in messages]
