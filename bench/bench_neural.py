@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.neural_campaigns import ARMS, CampaignResult, CampaignSpec
-from bench.neural_data import CAMPAIGN_WORLD, expert_conversations, renamed
+from bench.neural_data import CAMPAIGN_WORLD, copy_drill, expert_conversations, id_prefixes, renamed
 from bench.neural_model import ModelSize, build_checkpoint, parameter_count, render_for_tokenizer, train_tokenizer
-from bench.neural_train import TrainPlan, train_base
+from bench.neural_train import Stage, copy_accuracy, epoch_steps, train_stage
 
 DOMAIN = "tracker"
 DEFAULT_TEMPLATES = ("tracker.issue_status", "tracker.open_subtasks", "tracker.dependency_check",
@@ -105,9 +105,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     model.add_argument("--ffn", type=int, default=384)
     model.add_argument("--base", type=Path, help="use this checkpoint folder as the base (skips steps 1-3)")
     train = parser.add_argument_group("base training")
-    train.add_argument("--epochs", type=float, default=3.0)
-    train.add_argument("--lr", type=float, default=3e-3)
-    train.add_argument("--batch-tokens", type=int, default=8192)
+    train.add_argument("--copy-steps", type=int, default=2000, help="steps of copy drills before the gym")
+    train.add_argument("--copy-lr", type=float, default=1e-3)
+    train.add_argument("--copy-batch-tokens", type=int, default=640)
+    train.add_argument("--epochs", type=float, default=3.0, help="passes over the gym's conversations")
+    train.add_argument("--lr", type=float, default=1e-3)
+    train.add_argument("--batch-tokens", type=int, default=4096)
     rounds = parser.add_argument_group("campaigns")
     rounds.add_argument("--seeds", type=int, default=3)
     rounds.add_argument("--rounds", type=int, default=2)
@@ -125,6 +128,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     rounds.add_argument("--max-turns", type=int, default=8)
     rounds.add_argument("--trl-extra", default="{}", help="further TRL config arguments (JSON)")
     run = parser.add_argument_group("run")
+    run.add_argument("--base-only", action="store_true", help="stop after the base checkpoint's evaluation")
     run.add_argument("--workers", type=int, default=2, help="campaigns run at a time (one process each)")
     run.add_argument("--threads", type=int, default=1, help="torch threads per process")
     run.add_argument("--out", type=Path, help="folder for the checkpoint, the campaigns' homes and results")
@@ -142,8 +146,9 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
               f"twin(s) each, conversations over {args.max_tokens} tokens left out")
         print(f"  model: vocab {args.vocab}, hidden {args.hidden}, {args.layers} layers, {args.heads} heads, "
               f"ffn {args.ffn}, tied embeddings; compact Qwen-format template")
-        print(f"  base training: {args.epochs} epochs, lr {args.lr}, {args.batch_tokens} tokens per batch, "
-              f"assistant-only loss")
+        print(f"  base training: {args.copy_steps} steps of copy drills (lr {args.copy_lr}, "
+              f"{args.copy_batch_tokens} tokens per batch), then {args.epochs} epochs of the gym's conversations "
+              f"(lr {args.lr}, {args.batch_tokens} tokens per batch); assistant-only loss")
     print(f"  templates: {', '.join(templates)}")
     print(f"  campaigns: {args.seeds} seeds x (targeted, uniform) x {args.rounds} rounds; trl {args.method}, "
           f"{args.round_steps} steps at lr {args.round_lr}, batch {args.round_batch}; wave budget "
@@ -153,8 +158,9 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
 
 
 def build_base(args: argparse.Namespace, templates: list[str], folder: Path, meter: LoadMeter) -> dict[str, Any]:
-    """Steps 1-3: data, tokenizer and model, base training. Return what was measured."""
+    """Steps 1-3: data, tokenizer and model, base training (copy drills, then the gym). Return what was measured."""
     import torch
+    from transformers import AutoModelForCausalLM
 
     from trainers.trl import conversation_example, training_template
 
@@ -164,27 +170,47 @@ def build_base(args: argparse.Namespace, templates: list[str], folder: Path, met
     rng = random.Random(0)
     messages = [c.messages for c in conversations]
     messages += [renamed(m, rng) for m in list(messages) for _ in range(args.copy_twins)]
-    tokenizer = train_tokenizer(render_for_tokenizer(messages[:3000]), args.vocab)
+    prefixes = id_prefixes(conversations)
+    drills = [copy_drill(prefixes, rng) for _ in range(200)]
+    tokenizer = train_tokenizer(render_for_tokenizer(messages[:3000] + drills), args.vocab)
     size = ModelSize(vocab=args.vocab, hidden=args.hidden, layers=args.layers, heads=args.heads, ffn=args.ffn)
     build_checkpoint(folder, tokenizer, size, seed=0)
     template = training_template(tokenizer)
-    examples = [conversation_example(tokenizer, m, [], template=template, where=f"conversation {i}")
-                for i, m in enumerate(messages)]
+
+    def example(conversation: list[dict[str, Any]], where: str) -> dict[str, list[int]]:
+        return conversation_example(tokenizer, conversation, [], template=template, where=where)
+
+    examples = [example(m, f"conversation {i}") for i, m in enumerate(messages)]
     kept = [e for e in examples if len(e["input_ids"]) <= args.max_tokens]
     tokens = sum(len(e["input_ids"]) for e in kept)
     learned = sum(sum(1 for t in e["labels"] if t != -100) for e in kept)
     data_s = time.perf_counter() - started
     print(f"data: {len(conversations)} verified expert episodes ({len(messages)} with twins), {len(kept)} kept, "
-          f"{tokens:,} tokens ({learned:,} in the loss), {parameter_count(folder):,} parameters; "
-          f"{data_s:.0f} s, {meter.since(mark)}", flush=True)
-    mark = len(meter.samples)
-    plan = TrainPlan(epochs=args.epochs, learning_rate=args.lr, batch_tokens=args.batch_tokens)
-    stats = train_base(folder, kept, plan)
-    print(f"base training: {stats.steps} steps, {stats.tokens:,} tokens in {stats.seconds:.0f} s "
-          f"({stats.tokens / stats.seconds:,.0f} tokens/s), final loss {stats.final_loss:.4f}; {meter.since(mark)}",
-          flush=True)
-    return {"episodes": len(conversations), "examples": len(kept), "tokens": stats.tokens,
-            "seconds": data_s + stats.seconds}
+          f"{tokens:,} tokens ({learned:,} in the loss); id prefixes {', '.join(prefixes)}; "
+          f"{parameter_count(folder):,} parameters; {data_s:.0f} s, {meter.since(mark)}", flush=True)
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    checks = [copy_drill(prefixes, random.Random(10_000 + i)) for i in range(50)]
+    totals = {"tokens": 0, "seconds": data_s}
+    stages = [
+        (Stage("copy drills", args.copy_steps, args.copy_lr, args.copy_batch_tokens),
+         lambda r: [example(copy_drill(prefixes, r), "drill") for _ in range(1000)]),
+        (Stage("gym conversations", int(epoch_steps(kept, args.batch_tokens) * args.epochs), args.lr,
+               args.batch_tokens), lambda r: kept),
+    ]
+    for stage, source in stages:
+        if stage.steps <= 0:
+            continue
+        mark = len(meter.samples)
+        stats = train_stage(model, tokenizer.pad_token_id, source, stage, seed=len(stage.name))
+        accuracy = copy_accuracy(model, tokenizer, checks)
+        totals["tokens"] += stats.tokens
+        totals["seconds"] += stats.seconds
+        print(f"{stage.name}: {stats.steps} steps, {stats.tokens:,} tokens in {stats.seconds:.0f} s "
+              f"({stats.tokens / stats.seconds:,.0f} tokens/s), final loss {stats.final_loss:.4f}; copy drills "
+              f"written exactly {accuracy:.2f}; {meter.since(mark)}", flush=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return totals
 
 
 def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, out: Path) -> list[CampaignResult]:
@@ -229,6 +255,40 @@ def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, ou
     return sorted(results, key=lambda r: r.seed)
 
 
+def evaluate_base(base: Path, args: argparse.Namespace) -> tuple[dict[str, bool], float]:
+    """The base checkpoint on the held-out suite (world 0, greedy), as a campaign's first evaluation plays it."""
+    import torch
+
+    from arena.agents.transformers_agent import TransformersAgent, TransformersConfig
+    from arena.core.pack import build_pack
+    from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
+
+    torch.set_num_threads(args.threads)
+    pack = build_pack(DOMAIN, seed=CAMPAIGN_WORLD)
+    keys = [EpisodeKey(pack.id, t.id, 0, 0) for t in pack.tasks if t.split == "heldout"]
+    agent = TransformersAgent(TransformersConfig(checkpoint=str(base), max_new_tokens=args.max_new_tokens,
+                                                 max_steps=args.max_turns))
+    started = time.perf_counter()
+    records = run_episodes(agent, [pack], keys, RolloutConfig(episode_timeout_s=600))
+    return {r.task_id: r.passed for r in records}, time.perf_counter() - started
+
+
+def show_base(heldout: dict[str, bool], templates: list[str]) -> float:
+    """Print the base checkpoint's held-out results per template; return its rate on the trained templates."""
+    trained = set(templates)
+    by_template: dict[str, list[bool]] = {}
+    for task_id, passed in sorted(heldout.items()):
+        by_template.setdefault(task_id.rsplit(".", 1)[0], []).append(passed)
+    chosen = [p for t, ps in by_template.items() if t in trained for p in ps]
+    rate = sum(chosen) / len(chosen)
+    print(f"base checkpoint, held-out (greedy, world {CAMPAIGN_WORLD}): {sum(heldout.values())}/{len(heldout)} of "
+          f"the suite; {sum(chosen)}/{len(chosen)} = {rate:.3f} of the trained templates' held-out tasks "
+          f"(floor {BASE_FLOOR}) -> {'PASS' if rate >= BASE_FLOOR else 'FAIL'}")
+    print("  " + "; ".join(f"{t.split('.', 1)[1]} {sum(ps)}/{len(ps)}" for t, ps in by_template.items()
+                           if t in trained))
+    return rate
+
+
 def report(results: list[CampaignResult], templates: list[str], rounds: int) -> dict[str, Any]:
     """Print pass rates per round and arm, lifts and targeting lift with intervals over seeds."""
     trained = set(templates)
@@ -243,8 +303,8 @@ def report(results: list[CampaignResult], templates: list[str], rounds: int) -> 
           f"{'PASS' if base_trained >= BASE_FLOOR else 'FAIL'}"
           + ("" if len(bases) == 1 else "; WARNING: the base evaluation differed between seeds"))
     print("\nheld-out pass rate after each round, mean over seeds [95% t-interval] (suite | trained templates):")
-    print(f"| round | {' | '.join(ARMS)} |")
-    print("| ---: | --- | --- |")
+    print("| round | " + " | ".join(f"{arm} {part}" for arm in ARMS for part in ("suite", "trained")) + " |")
+    print("| ---: |" + " --- |" * (2 * len(ARMS)))
     for index in range(rounds):
         cells = []
         for arm in ARMS:
@@ -297,6 +357,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = args.base.resolve() if args.base else out / "base"
     if not args.base:
         build_base(args, templates, base, meter)
+    if args.base_only:
+        mark = len(meter.samples)
+        heldout, seconds = evaluate_base(base, args)
+        rate = show_base(heldout, templates)
+        print(f"base evaluation: {seconds:.0f} s; {meter.since(mark)}")
+        meter.stop()
+        return 0 if rate >= BASE_FLOOR else 1
     mark = len(meter.samples)
     results = run_campaigns(args, templates, base, out)
     print(f"campaigns: {time.perf_counter() - started:.0f} s since the start; {meter.since(mark)}", flush=True)

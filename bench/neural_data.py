@@ -5,13 +5,22 @@ templates in worlds generated with other seeds than the campaign's (world seed 0
 ever played, and the held-out suite's world is never seen before the campaign's rounds. Only episodes that pass
 every check are kept. Each is rendered with the episode's one rendering (``trainers.trl_data.episode_messages``).
 
-The copy curriculum (``renamed``) gives each conversation a twin whose ids (``OPS-131``, ``USR-1042``, ...) have
-new digits, renamed consistently across the prompt, calls, results and reply: in the twin no id can be recalled
-from training, so the only way to write it is to copy it from the context.
+Two copy curricula teach the model to copy from its context before (and while) it learns the gym:
+
+- ``copy_drill``: short synthetic conversations in the same chat format whose only content is a list of random
+  ids the assistant must repeat, in a reply or as a tool call's arguments. A small transformer trained on the
+  gym's traces alone learns each template's call sequence but writes the same id for every issue: copying needs
+  an induction circuit (a head that finds the earlier occurrence of the current token and copies the token after
+  it), which forms only after a long plateau, and drills made of nothing but copying shorten that plateau to a
+  few hundred steps of short sequences.
+- ``renamed``: each conversation's twin whose ids (``OPS-131``, ``USR-1042``, ...) have new digits, renamed
+  consistently across the prompt, calls, results and reply: in the twin no id can be recalled from training, so
+  the only way to write it is to copy it from the context.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Sequence
@@ -19,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
+from arena.agents.transcript import call_message
 from arena.core.pack import build_pack
 from arena.rollout import RolloutConfig, run_rollouts
 from trainers.trl_data import episode_messages
@@ -71,6 +81,32 @@ def expert_conversations(domain: str, templates: Sequence[str], worlds: Sequence
             if record.passed and not record.invalid and record.failure is None:
                 out.append(Conversation(template_of(record.task_id), world, episode_messages(pack, record)))
     return out
+
+
+def id_prefixes(conversations: Sequence[Conversation]) -> list[str]:
+    """The id prefixes (``OPS``, ``USR``, ...) that occur in the conversations, sorted."""
+    found: set[str] = set()
+    for conversation in conversations:
+        for message in conversation.messages:
+            found.update(m.group(1) for m in ID_PATTERN.finditer(json.dumps(message)))
+    return sorted(found)
+
+
+def random_id(prefixes: Sequence[str], rng: random.Random) -> str:
+    """An id with a random prefix of ``prefixes`` and 2 to 4 random digits."""
+    digits = rng.randint(2, 4)
+    return f"{rng.choice(prefixes)}-{rng.randint(1, 9)}" + "".join(str(rng.randint(0, 9)) for _ in range(digits - 1))
+
+
+def copy_drill(prefixes: Sequence[str], rng: random.Random) -> list[Message]:
+    """A synthetic conversation whose assistant repeats the request's random ids, in a reply or a tool call."""
+    ids = [random_id(prefixes, rng) for _ in range(rng.randint(1, 6))]
+    listed = ", ".join(ids)
+    opening = [{"role": "system", "content": "You are a drill, working as copier. Your permissions: browse."},
+               {"role": "user", "content": f"Please look at {listed}."}]
+    if rng.random() < 0.5:
+        return [*opening, {"role": "assistant", "content": f"Looked at {listed}."}]
+    return [*opening, call_message("look_up", {"ids": ids})]
 
 
 def renamed(messages: list[Message], rng: random.Random) -> list[Message]:

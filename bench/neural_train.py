@@ -1,9 +1,9 @@
-"""Training the neural benchmark's base checkpoint: SFT from scratch, the loss on the assistant's tokens only.
+"""Training the neural benchmark's base checkpoint from scratch, the loss on the assistant's tokens only.
 
 Examples are made by gymloop's own SFT path (``trainers.trl.conversation_example``: the compact template's
-``{% generation %}`` spans, labels ``-100`` elsewhere). A plain PyTorch loop trains on them: AdamW, linear warm-up
-then cosine decay to a tenth, gradient clipping at 1, batches of conversations of similar length up to a token
-budget (little padding). The checkpoint is saved over the starting folder.
+``{% generation %}`` spans, labels ``-100`` elsewhere). A plain PyTorch loop trains on them in stages (the copy
+drills, then the gym's conversations): AdamW, linear warm-up then cosine decay to a tenth within each stage,
+gradient clipping at 1, batches of conversations of similar length up to a token budget (little padding).
 """
 
 from __future__ import annotations
@@ -12,51 +12,53 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 Example = dict[str, list[int]]
 
 
 @dataclass(frozen=True)
-class TrainPlan:
-    """How the base checkpoint is trained.
+class Stage:
+    """One stage of base training.
 
     Attributes:
-        epochs: Passes over the examples.
+        name: What the stage trains on, for the log.
+        steps: Optimizer steps.
         learning_rate: Peak learning rate.
         batch_tokens: Most tokens in one batch (padding included).
         warmup_steps: Steps of linear warm-up.
-        weight_decay: AdamW weight decay.
-        seed: Seed of the batch order.
     """
 
-    epochs: float = 4.0
-    learning_rate: float = 3e-3
-    batch_tokens: int = 8192
+    name: str
+    steps: int
+    learning_rate: float
+    batch_tokens: int
     warmup_steps: int = 50
-    weight_decay: float = 0.01
-    seed: int = 0
 
 
 @dataclass
 class TrainStats:
-    """What the training run did.
+    """What a stage did.
 
     Attributes:
         steps: Optimizer steps.
         tokens: Tokens processed (padding excluded).
         assistant_tokens: Of those, tokens in the loss.
         seconds: Wall-clock seconds.
-        final_loss: Mean loss of the last 20 steps.
+        losses: Mean loss of every 100 steps.
     """
 
     steps: int = 0
     tokens: int = 0
     assistant_tokens: int = 0
     seconds: float = 0.0
-    final_loss: float = float("nan")
+    losses: list[float] = field(default_factory=list)
+
+    @property
+    def final_loss(self) -> float:
+        """Mean loss of the last 100 steps."""
+        return self.losses[-1] if self.losses else math.nan
 
 
 def length_batches(examples: Sequence[Example], batch_tokens: int, rng: random.Random) -> list[list[int]]:
@@ -78,55 +80,56 @@ def length_batches(examples: Sequence[Example], batch_tokens: int, rng: random.R
     return batches
 
 
-def train_base(folder: Path, examples: Sequence[Example], plan: TrainPlan,
-               log: Callable[[str], None] = print) -> TrainStats:
-    """Train the checkpoint in ``folder`` on ``examples`` and save it back there.
+def epoch_steps(examples: Sequence[Example], batch_tokens: int) -> int:
+    """Batches in one pass over ``examples``."""
+    return len(length_batches(examples, batch_tokens, random.Random(0)))
+
+
+def train_stage(model: Any, pad_id: int, examples: Callable[[random.Random], Sequence[Example]], stage: Stage,
+                seed: int, log: Callable[[str], None] = print) -> TrainStats:
+    """Train ``model`` for one stage; ``examples(rng)`` gives one pass of examples (drawn afresh each pass).
 
     Raises:
         ValueError: No examples, or a loss that is not finite.
     """
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    if not examples:
-        raise ValueError("no SFT examples to train the base checkpoint on")
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder)
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=plan.learning_rate, weight_decay=plan.weight_decay,
-                                  betas=(0.9, 0.98))
-    rng = random.Random(plan.seed)
-    per_epoch = len(length_batches(examples, plan.batch_tokens, random.Random(0)))
-    total = max(1, int(per_epoch * plan.epochs))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=stage.learning_rate, weight_decay=0.01, betas=(0.9, 0.98))
+    rng = random.Random(seed)
     stats = TrainStats()
-    losses: list[float] = []
+    window: list[float] = []
     started = time.perf_counter()
-    while stats.steps < total:
-        for batch in length_batches(examples, plan.batch_tokens, rng):
-            if stats.steps >= total:
+    while stats.steps < stage.steps:
+        data = examples(rng)
+        if not data:
+            raise ValueError(f"stage {stage.name}: no examples to train on")
+        for batch in length_batches(data, stage.batch_tokens, rng):
+            if stats.steps >= stage.steps:
                 break
-            progress = stats.steps / total
-            scale = min(1.0, (stats.steps + 1) / plan.warmup_steps) * (0.1 + 0.45 * (1 + math.cos(math.pi * progress)))
+            progress = stats.steps / stage.steps
+            scale = (min(1.0, (stats.steps + 1) / stage.warmup_steps)
+                     * (0.1 + 0.45 * (1 + math.cos(math.pi * progress))))
             for group in optimizer.param_groups:
-                group["lr"] = plan.learning_rate * scale
-            loss, tokens, learned = _step(model, tokenizer.pad_token_id, [examples[i] for i in batch])
+                group["lr"] = stage.learning_rate * scale
+            loss, tokens, learned = _step(model, pad_id, [data[i] for i in batch])
             if not math.isfinite(loss):
-                raise ValueError(f"base training: the loss became {loss} at step {stats.steps}")
+                raise ValueError(f"stage {stage.name}: the loss became {loss} at step {stats.steps}")
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             optimizer.zero_grad()
             stats.steps += 1
             stats.tokens += tokens
             stats.assistant_tokens += learned
-            losses = [*losses[-19:], loss]
-            if stats.steps % 100 == 0 or stats.steps == total:
+            window.append(loss)
+            if len(window) == 100 or stats.steps == stage.steps:
+                stats.losses.append(sum(window) / len(window))
+                window = []
                 elapsed = time.perf_counter() - started
-                log(f"  step {stats.steps}/{total}: loss {sum(losses) / len(losses):.4f}, "
+                log(f"  {stage.name} step {stats.steps}/{stage.steps}: loss {stats.losses[-1]:.4f}, "
                     f"{stats.tokens:,} tokens, {stats.tokens / elapsed:,.0f} tokens/s")
     stats.seconds = time.perf_counter() - started
-    stats.final_loss = sum(losses) / len(losses)
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
+    model.eval()
     return stats
 
 
@@ -145,3 +148,20 @@ def _step(model: Any, pad_id: int, batch: list[Example]) -> tuple[float, int, in
     output = model(input_ids=ids, attention_mask=mask, labels=labels)
     output.loss.backward()
     return float(output.loss.item()), int(mask.sum()), int((labels != -100).sum())
+
+
+def copy_accuracy(model: Any, tokenizer: Any, drills: Sequence[list[dict[str, Any]]]) -> float:
+    """Share of drills whose assistant turn the model writes exactly, decoding greedily."""
+    import torch
+
+    right = 0
+    with torch.no_grad():
+        for messages in drills:
+            prompt = tokenizer.apply_chat_template(messages[:-1], add_generation_prompt=True, tokenize=False)
+            full = tokenizer.apply_chat_template(messages, tokenize=False)
+            inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+            output = model.generate(**inputs, max_new_tokens=96, do_sample=False,
+                                    pad_token_id=tokenizer.pad_token_id)
+            written = tokenizer.decode(output[0][inputs["input_ids"].shape[1]:], skip_special_tokens=False)
+            right += full[len(prompt):].startswith(written.strip()) and "<|im_end|>" in written
+    return right / len(drills)
