@@ -105,7 +105,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     model.add_argument("--ffn", type=int, default=384)
     model.add_argument("--base", type=Path, help="use this checkpoint folder as the base (skips steps 1-3)")
     train = parser.add_argument_group("base training")
-    train.add_argument("--copy-steps", type=int, default=2000, help="steps of copy drills before the gym")
+    train.add_argument("--copy-steps", type=int, default=4000, help="most steps of copy drills before the gym")
+    train.add_argument("--copy-until", type=float, default=0.9,
+                       help="drills end once this share of 50 fresh drills is written exactly (checked every 250)")
     train.add_argument("--copy-lr", type=float, default=1e-3)
     train.add_argument("--copy-batch-tokens", type=int, default=640)
     train.add_argument("--epochs", type=float, default=3.0, help="passes over the gym's conversations")
@@ -146,9 +148,10 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
               f"twin(s) each, conversations over {args.max_tokens} tokens left out")
         print(f"  model: vocab {args.vocab}, hidden {args.hidden}, {args.layers} layers, {args.heads} heads, "
               f"ffn {args.ffn}, tied embeddings; compact Qwen-format template")
-        print(f"  base training: {args.copy_steps} steps of copy drills (lr {args.copy_lr}, "
-              f"{args.copy_batch_tokens} tokens per batch), then {args.epochs} epochs of the gym's conversations "
-              f"(lr {args.lr}, {args.batch_tokens} tokens per batch); assistant-only loss")
+        print(f"  base training: copy drills until {args.copy_until:.0%} are written exactly (at most "
+              f"{args.copy_steps} steps, constant lr {args.copy_lr}, {args.copy_batch_tokens} tokens per batch), "
+              f"then {args.epochs} epochs of the gym's conversations (lr {args.lr}, {args.batch_tokens} tokens per "
+              "batch); assistant-only loss")
     print(f"  templates: {', '.join(templates)}")
     print(f"  campaigns: {args.seeds} seeds x (targeted, uniform) x {args.rounds} rounds; trl {args.method}, "
           f"{args.round_steps} steps at lr {args.round_lr}, batch {args.round_batch}; wave budget "
@@ -191,17 +194,24 @@ def build_base(args: argparse.Namespace, templates: list[str], folder: Path, met
     model = AutoModelForCausalLM.from_pretrained(folder)
     checks = [copy_drill(prefixes, random.Random(10_000 + i)) for i in range(50)]
     totals = {"tokens": 0, "seconds": data_s}
+    accuracies: list[float] = []
+
+    def copies() -> bool:
+        accuracies.append(copy_accuracy(model, tokenizer, checks))
+        print(f"  copy drills written exactly: {accuracies[-1]:.2f}", flush=True)
+        return bool(accuracies[-1] >= args.copy_until)
+
     stages = [
-        (Stage("copy drills", args.copy_steps, args.copy_lr, args.copy_batch_tokens),
-         lambda r: [example(copy_drill(prefixes, r), "drill") for _ in range(1000)]),
+        (Stage("copy drills", args.copy_steps, args.copy_lr, args.copy_batch_tokens, cosine=False),
+         lambda r: [example(copy_drill(prefixes, r), "drill") for _ in range(1000)], copies),
         (Stage("gym conversations", int(epoch_steps(kept, args.batch_tokens) * args.epochs), args.lr,
-               args.batch_tokens), lambda r: kept),
+               args.batch_tokens), lambda r: kept, None),
     ]
-    for stage, source in stages:
+    for stage, source, done in stages:
         if stage.steps <= 0:
             continue
         mark = len(meter.samples)
-        stats = train_stage(model, tokenizer.pad_token_id, source, stage, seed=len(stage.name))
+        stats = train_stage(model, tokenizer.pad_token_id, source, stage, seed=len(stage.name), done=done)
         accuracy = copy_accuracy(model, tokenizer, checks)
         totals["tokens"] += stats.tokens
         totals["seconds"] += stats.seconds

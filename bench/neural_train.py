@@ -24,10 +24,12 @@ class Stage:
 
     Attributes:
         name: What the stage trains on, for the log.
-        steps: Optimizer steps.
+        steps: Optimizer steps (at most, when ``done`` ends the stage first).
         learning_rate: Peak learning rate.
         batch_tokens: Most tokens in one batch (padding included).
         warmup_steps: Steps of linear warm-up.
+        cosine: Decay the learning rate along a cosine to a tenth (else keep it constant after the warm-up).
+        check_every: Steps between calls of ``train_stage``'s ``done``.
     """
 
     name: str
@@ -35,6 +37,8 @@ class Stage:
     learning_rate: float
     batch_tokens: int
     warmup_steps: int = 50
+    cosine: bool = True
+    check_every: int = 250
 
 
 @dataclass
@@ -86,8 +90,12 @@ def epoch_steps(examples: Sequence[Example], batch_tokens: int) -> int:
 
 
 def train_stage(model: Any, pad_id: int, examples: Callable[[random.Random], Sequence[Example]], stage: Stage,
-                seed: int, log: Callable[[str], None] = print) -> TrainStats:
+                seed: int, log: Callable[[str], None] = print,
+                done: Callable[[], bool] | None = None) -> TrainStats:
     """Train ``model`` for one stage; ``examples(rng)`` gives one pass of examples (drawn afresh each pass).
+
+    ``done`` (called every ``stage.check_every`` steps, the model in evaluation mode) ends the stage early when it
+    returns true.
 
     Raises:
         ValueError: No examples, or a loss that is not finite.
@@ -100,16 +108,17 @@ def train_stage(model: Any, pad_id: int, examples: Callable[[random.Random], Seq
     stats = TrainStats()
     window: list[float] = []
     started = time.perf_counter()
-    while stats.steps < stage.steps:
+    finished = False
+    while stats.steps < stage.steps and not finished:
         data = examples(rng)
         if not data:
             raise ValueError(f"stage {stage.name}: no examples to train on")
         for batch in length_batches(data, stage.batch_tokens, rng):
-            if stats.steps >= stage.steps:
+            if stats.steps >= stage.steps or finished:
                 break
             progress = stats.steps / stage.steps
-            scale = (min(1.0, (stats.steps + 1) / stage.warmup_steps)
-                     * (0.1 + 0.45 * (1 + math.cos(math.pi * progress))))
+            decay = 0.1 + 0.45 * (1 + math.cos(math.pi * progress)) if stage.cosine else 1.0
+            scale = min(1.0, (stats.steps + 1) / stage.warmup_steps) * decay
             for group in optimizer.param_groups:
                 group["lr"] = stage.learning_rate * scale
             loss, tokens, learned = _step(model, pad_id, [data[i] for i in batch])
@@ -128,6 +137,10 @@ def train_stage(model: Any, pad_id: int, examples: Callable[[random.Random], Seq
                 elapsed = time.perf_counter() - started
                 log(f"  {stage.name} step {stats.steps}/{stage.steps}: loss {stats.losses[-1]:.4f}, "
                     f"{stats.tokens:,} tokens, {stats.tokens / elapsed:,.0f} tokens/s")
+            if done is not None and stats.steps % stage.check_every == 0:
+                model.eval()
+                finished = done()
+                model.train()
     stats.seconds = time.perf_counter() - started
     model.eval()
     return stats
