@@ -128,7 +128,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     rounds.add_argument("--top-p", type=float, default=1.0)
     rounds.add_argument("--max-new-tokens", type=int, default=128)
     rounds.add_argument("--max-turns", type=int, default=8)
-    rounds.add_argument("--trl-extra", default="{}", help="further TRL config arguments (JSON)")
+    rounds.add_argument("--trl", default="{}", help="further [trl] settings as JSON (e.g. use_vllm, extra)")
     run = parser.add_argument_group("run")
     run.add_argument("--base-only", action="store_true", help="stop after the base checkpoint's evaluation")
     run.add_argument("--workers", type=int, default=2, help="campaigns run at a time (one process each)")
@@ -232,7 +232,9 @@ def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, ou
         "local_train_sampling": {"temperature": args.temperature, "top_p": args.top_p},
         "workers": 1, "max_concurrency": 1, "plateau_rounds": args.rounds + 1,
         "trl": {"method": args.method, "max_steps": args.round_steps, "learning_rate": args.round_lr,
-                "per_device_train_batch_size": args.round_batch, "extra": json.loads(args.trl_extra)},
+                "per_device_train_batch_size": args.round_batch,
+                "extra": {"max_length": None} if args.method == "sft" else {},
+                **json.loads(args.trl)},
     }
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
     pending = list(range(args.seeds))

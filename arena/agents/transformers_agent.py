@@ -106,6 +106,10 @@ def load_checkpoint(path: str | Path) -> tuple[Any, Any]:
     except Exception as exc:  # every loader failure is reported as an unusable checkpoint
         raise CheckpointError(f"checkpoint {str(folder)!r} does not load: {type(exc).__name__}: {exc}") from exc
     check_tool_template(tokenizer, str(folder))
+    import torch
+
+    if torch.cuda.is_available():
+        model.to("cuda")
     model.eval()
     return model, tokenizer
 
@@ -221,7 +225,7 @@ class TransformersAgent:
 
         tokenizer, model = loaded.tokenizer, loaded.model
         prompt = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
-        inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+        inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(model.device)
         sampling = self.config.sampling
         options: dict[str, Any] = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
         if not sampling.greedy:
