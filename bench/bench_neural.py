@@ -6,8 +6,9 @@ Steps (each printed with its tokens, seconds and the machine's load):
    worlds 1..W (never world 0, the campaign's, and never a held-out task); its verified episodes, rendered as the
    agent reads them (``arena.agents.transcript``), are the SFT data, each with ``--copy-twins`` renamed twins (the
    copy curriculum of ``bench.neural_data``: ids get new digits, so they can only be copied from the context).
-2. Model: a byte-level BPE tokenizer (digits one token each) trained on that text, the compact Qwen-format chat
-   template and a Llama of the given sizes (``bench.neural_model``), saved as a transformers checkpoint.
+2. Model: a byte-level BPE tokenizer trained on that text (numbers under ``--numbers`` one token each:
+   pointer-style ids), the compact Qwen-format chat template and a Llama of the given sizes
+   (``bench.neural_model``), saved as a transformers checkpoint.
 3. Base checkpoint: SFT from scratch, the loss on the assistant's tokens only (``bench.neural_train``).
 4. Campaigns: for each seed, a paired campaign (targeted arm and uniform control, same budget) of ``--rounds``
    rounds with ``trainer = "trl"`` (rejection-sampling SFT by default: the round's sampled rollouts that pass every
@@ -98,7 +99,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     data.add_argument("--copy-twins", type=int, default=1, help="renamed twins of each conversation")
     data.add_argument("--max-tokens", type=int, default=2048, help="longer conversations are left out")
     model = parser.add_argument_group("model")
-    model.add_argument("--vocab", type=int, default=1200)
+    model.add_argument("--vocab", type=int, default=1200, help="BPE vocabulary (number tokens come on top)")
+    model.add_argument("--numbers", type=int, default=2000,
+                       help="numbers 0..N-1 are one token each (pointer-style ids); 0: every digit its own token")
     model.add_argument("--hidden", type=int, default=128)
     model.add_argument("--layers", type=int, default=4)
     model.add_argument("--heads", type=int, default=4)
@@ -146,7 +149,8 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
         print(f"  data: expert traces of the train tasks of {len(templates)} {DOMAIN} templates in worlds "
               f"1..{args.worlds} (world {CAMPAIGN_WORLD} and held-out tasks never), {args.copy_twins} renamed "
               f"twin(s) each, conversations over {args.max_tokens} tokens left out")
-        print(f"  model: vocab {args.vocab}, hidden {args.hidden}, {args.layers} layers, {args.heads} heads, "
+        print(f"  model: vocab {args.vocab} + {args.numbers} number tokens, hidden {args.hidden}, "
+              f"{args.layers} layers, {args.heads} heads, "
               f"ffn {args.ffn}, tied embeddings; compact Qwen-format template")
         print(f"  base training: copy drills until {args.copy_until:.0%} are written exactly (at most "
               f"{args.copy_steps} steps, constant lr {args.copy_lr}, {args.copy_batch_tokens} tokens per batch), "
@@ -172,10 +176,11 @@ def build_base(args: argparse.Namespace, templates: list[str], folder: Path, met
     conversations = expert_conversations(DOMAIN, templates, range(1, args.worlds + 1))
     rng = random.Random(0)
     messages = [c.messages for c in conversations]
-    messages += [renamed(m, rng) for m in list(messages) for _ in range(args.copy_twins)]
+    below = args.numbers or None
+    messages += [renamed(m, rng, below=below) for m in list(messages) for _ in range(args.copy_twins)]
     prefixes = id_prefixes(conversations)
-    drills = [copy_drill(prefixes, rng) for _ in range(200)]
-    tokenizer = train_tokenizer(render_for_tokenizer(messages[:3000] + drills), args.vocab)
+    drills = [copy_drill(prefixes, rng, below=below) for _ in range(200)]
+    tokenizer = train_tokenizer(render_for_tokenizer(messages[:3000] + drills), args.vocab, numbers=args.numbers)
     size = ModelSize(vocab=args.vocab, hidden=args.hidden, layers=args.layers, heads=args.heads, ffn=args.ffn)
     build_checkpoint(folder, tokenizer, size, seed=0)
     template = training_template(tokenizer)
@@ -192,7 +197,7 @@ def build_base(args: argparse.Namespace, templates: list[str], folder: Path, met
           f"{tokens:,} tokens ({learned:,} in the loss); id prefixes {', '.join(prefixes)}; "
           f"{parameter_count(folder):,} parameters; {data_s:.0f} s, {meter.since(mark)}", flush=True)
     model = AutoModelForCausalLM.from_pretrained(folder)
-    checks = [copy_drill(prefixes, random.Random(10_000 + i)) for i in range(50)]
+    checks = [copy_drill(prefixes, random.Random(10_000 + i), below=below) for i in range(50)]
     totals = {"tokens": 0, "seconds": data_s}
     accuracies: list[float] = []
 
@@ -203,7 +208,7 @@ def build_base(args: argparse.Namespace, templates: list[str], folder: Path, met
 
     stages = [
         (Stage("copy drills", args.copy_steps, args.copy_lr, args.copy_batch_tokens, cosine=False),
-         lambda r: [example(copy_drill(prefixes, r), "drill") for _ in range(1000)], copies),
+         lambda r: [example(copy_drill(prefixes, r, below=below), "drill") for _ in range(1000)], copies),
         (Stage("gym conversations", int(epoch_steps(kept, args.batch_tokens) * args.epochs), args.lr,
                args.batch_tokens), lambda r: kept, None),
     ]

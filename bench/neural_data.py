@@ -92,33 +92,46 @@ def id_prefixes(conversations: Sequence[Conversation]) -> list[str]:
     return sorted(found)
 
 
-def random_id(prefixes: Sequence[str], rng: random.Random) -> str:
-    """An id with a random prefix of ``prefixes`` and 2 to 4 random digits."""
-    digits = rng.randint(2, 4)
-    return f"{rng.choice(prefixes)}-{rng.randint(1, 9)}" + "".join(str(rng.randint(0, 9)) for _ in range(digits - 1))
+def random_number(digits: int, rng: random.Random, *, below: int | None = None) -> str:
+    """A random number of ``digits`` digits (no leading zero), under ``below`` when that leaves one."""
+    low, high = 10 ** (digits - 1), 10**digits - 1
+    if below is not None and below > low:
+        high = min(high, below - 1)
+    return str(rng.randint(low, high))
 
 
-def copy_drill(prefixes: Sequence[str], rng: random.Random) -> list[Message]:
-    """A synthetic conversation whose assistant repeats the request's random ids, in a reply or a tool call."""
-    ids = [random_id(prefixes, rng) for _ in range(rng.randint(1, 6))]
+def random_id(prefixes: Sequence[str], rng: random.Random, *, below: int | None = None) -> str:
+    """An id with a random prefix of ``prefixes`` and a random number of 2 to 4 digits (under ``below``)."""
+    return f"{rng.choice(prefixes)}-{random_number(rng.randint(2, 4), rng, below=below)}"
+
+
+def copy_drill(prefixes: Sequence[str], rng: random.Random, *, calls: float = 0.5, most: int = 8,
+               below: int | None = None) -> list[Message]:
+    """A synthetic conversation whose assistant repeats the request's 1 to ``most`` random ids.
+
+    The assistant repeats them in a reply, or (with probability ``calls``) as a tool call's arguments; the ids'
+    numbers stay under ``below`` (the tokenizer's number tokens).
+    """
+    ids = [random_id(prefixes, rng, below=below) for _ in range(rng.randint(1, most))]
     listed = ", ".join(ids)
     opening = [{"role": "system", "content": "You are a drill, working as copier. Your permissions: browse."},
                {"role": "user", "content": f"Please look at {listed}."}]
-    if rng.random() < 0.5:
+    if rng.random() >= calls:
         return [*opening, {"role": "assistant", "content": f"Looked at {listed}."}]
     return [*opening, call_message("look_up", {"ids": ids})]
 
 
-def renamed(messages: list[Message], rng: random.Random) -> list[Message]:
-    """The conversation with every id's digits replaced by random ones, the same id the same way everywhere."""
+def renamed(messages: list[Message], rng: random.Random, *, below: int | None = None) -> list[Message]:
+    """The conversation with every id's number replaced by a random one, the same id the same way everywhere.
+
+    The new number has as many digits as the old one (and stays under ``below`` when that leaves one).
+    """
     mapping: dict[str, str] = {}
 
     def new_id(match: re.Match[str]) -> str:
         old = match.group(0)
         if old not in mapping:
-            digits = len(match.group(2))
-            mapping[old] = (f"{match.group(1)}-{rng.randint(1, 9)}"
-                            + "".join(str(rng.randint(0, 9)) for _ in range(digits - 1)))
+            mapping[old] = f"{match.group(1)}-{random_number(len(match.group(2)), rng, below=below)}"
         return mapping[old]
 
     def walk(value: Any) -> Any:

@@ -71,9 +71,14 @@ class ModelSize:
     context: int = 4096
 
 
-def train_tokenizer(texts: Iterable[str], vocab: int) -> Any:
-    """A byte-level BPE tokenizer trained on ``texts`` with the compact template and Qwen's response parser."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+def train_tokenizer(texts: Iterable[str], vocab: int, *, numbers: int = 0) -> Any:
+    """A byte-level BPE tokenizer trained on ``texts`` with the compact template and Qwen's response parser.
+
+    With ``numbers``, every number from 0 to ``numbers - 1`` is one token of its own (pointer-style ids: ``OPS-131``
+    is ``OPS``, ``-``, ``131``; a longer run of digits takes the longest such numbers from the left), so an id is
+    copied by pointing at one rare token instead of matching a run of digits that every id shares.
+    """
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import qwen3_template
 
@@ -85,6 +90,8 @@ def train_tokenizer(texts: Iterable[str], vocab: int) -> Any:
     bpe.train_from_iterator(texts, trainers.BpeTrainer(
         vocab_size=vocab, special_tokens=list(SPECIAL_TOKENS), min_frequency=2,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    if numbers:
+        bpe.add_tokens([AddedToken(str(n), normalized=False) for n in range(numbers)])
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>")
     tokenizer.chat_template = COMPACT_TEMPLATE
     tokenizer.response_template = qwen3_template

@@ -79,3 +79,19 @@ def test_the_compact_templates_loss_covers_what_the_assistant_writes(conversatio
     assert learned == expected + messages[-1]["content"] + "<|im_end|>"
     text = tokenizer.decode(example["input_ids"])
     assert "# Policy" not in text and messages[0]["content"].split("\n\n")[0] in text
+
+
+def test_number_tokens_make_an_id_one_pointer_token_and_renamed_ids_stay_among_them(conversations):
+    pytest.importorskip("trl", reason="trl (gymloop[trl]) is not installed")
+    from bench.neural_model import render_for_tokenizer, train_tokenizer
+
+    below = 500
+    twin = renamed(conversations[0].messages, random.Random(5), below=below)
+    numbers = [int(d) for _, d in ID_PATTERN.findall(json.dumps(twin))]
+    assert numbers and all(n < below for n in numbers if len(str(n)) <= 3)  # 4-digit ids keep 4 digits
+    tokenizer = train_tokenizer(render_for_tokenizer([c.messages for c in conversations]), 400, numbers=below)
+    pieces = [tokenizer.decode([t]) for t in tokenizer("Look at OPS-131 and USR-42.")["input_ids"]]
+    assert "131" in pieces and "42" in pieces
+    plain = train_tokenizer(render_for_tokenizer([c.messages for c in conversations]), 400)
+    assert "131" not in [plain.decode([t]) for t in plain("Look at OPS-131.")["input_ids"]]
+    assert all(len(tokenizer(str(n), add_special_tokens=False)["input_ids"]) == 1 for n in range(below))
