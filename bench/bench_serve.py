@@ -1,12 +1,16 @@
-"""Per-call overhead of each served-gym surface, and container start against an in-process reset, in one run.
+"""Per-call overhead of each served-gym surface, container start, and served throughput with concurrent clients.
 
-Plays the same read tool call of a helpdesk task ``--calls`` times on each surface: the in-process gym (the
-anchor), MCP with the SDK's in-process client, MCP over stdio, MCP over streamable HTTP (a server process on
-127.0.0.1), and MCP over HTTP to a gym container (a throwaway Docker daemon when run as root with dockerd
-installed, or ``--docker-host``). Prints ms per call and the ratio to the anchor, then the time to start a
-gym container (until its health check answers) against an in-process ``reset``.
+Default mode: plays the same read tool call of a helpdesk task ``--calls`` times on each surface: the in-process
+gym (the anchor), MCP with the SDK's in-process client, MCP over stdio, MCP over streamable HTTP (a server
+process on 127.0.0.1), and MCP over HTTP to a gym container (a throwaway Docker daemon when run as root with
+dockerd installed, or ``--docker-host``). Prints ms per call and the ratio to the anchor, then the time to start
+a gym container (until its health check answers) against an in-process ``reset``.
 
-Run: ``python -m bench.bench_serve [--calls 300] [--docker-host unix:///var/run/docker.sock]``.
+``--clients N`` mode (see :mod:`bench.bench_serve_load`): served throughput with N concurrent clients on each
+HTTP surface (MCP streamable HTTP, OpenEnv WebSocket, the factory).
+
+Run: ``python -m bench.bench_serve [--calls 300] [--docker-host unix:///var/run/docker.sock]`` or
+``python -m bench.bench_serve --clients 50``.
 """
 
 from __future__ import annotations
@@ -104,7 +108,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--docker-host", default=None, help="use this daemon instead of a throwaway one")
+    parser.add_argument("--clients", type=int, default=0, help="measure throughput with this many clients instead")
+    parser.add_argument("--seconds", type=float, default=30.0, help="with --clients: seconds per surface")
     args = parser.parse_args()
+    if args.clients:
+        from bench.bench_serve_load import run_load
+
+        run_load(args.clients, args.seconds)
+        return
     pack = build_pack("helpdesk", seed=0)
     task = pack.tasks[0]
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (figures are noisy under load)")

@@ -9,6 +9,7 @@ from factory_client.archive import ArchiveLimits, extract_files, load_archive, p
 from factory_client.base import FactoryClient, FactoryResult
 from factory_client.client import HttpFactoryClient, make_factory_client
 from factory_client.errors import (
+    FactoryBusy,
     FactoryError,
     FactoryProtocolError,
     IdempotencyConflict,
@@ -16,7 +17,7 @@ from factory_client.errors import (
     RequestFailed,
 )
 from factory_client.gate import HeldoutIndex, QualityGate, resolve_baseline, task_content_hash, token_jaccard
-from factory_client.local import GENERATOR, GENERATOR_VERSION, LocalFactory
+from factory_client.local import GENERATOR, GENERATOR_VERSION, FactoryLimits, LocalFactory
 from factory_client.protocol import (
     GATES,
     PROTOCOL_VERSION,
@@ -37,7 +38,7 @@ from factory_client.protocol import (
     WeaknessTarget,
 )
 from factory_client.server import BackgroundServer, create_app, openapi_schema
-from factory_client.targets import targets_from_report
+from factory_client.targets import targetable, targets_from_report
 
 __all__ = [
     "GATES",
@@ -49,7 +50,9 @@ __all__ = [
     "DroppedVariant",
     "ErrorBody",
     "FactoryClient",
+    "FactoryBusy",
     "FactoryError",
+    "FactoryLimits",
     "FactoryProtocolError",
     "FactoryResult",
     "GateConfig",
@@ -80,6 +83,7 @@ __all__ = [
     "pack_archive",
     "resolve_baseline",
     "sha256_hex",
+    "targetable",
     "targets_from_report",
     "task_content_hash",
     "token_jaccard",

@@ -10,7 +10,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from arena.core.pack import Pack
 from arena.core.redact import mask_url, redact_text
-from arena.serve.http_auth import bearer_headers
+from arena.serve.http_auth import client_auth
 from factory_client.archive import ArchiveLimits, load_archive
 from factory_client.base import FactoryClient, FactoryResult
 from factory_client.errors import (
@@ -44,7 +44,12 @@ class HttpFactoryClient:
         backoff: First backoff in seconds; doubles per retry (a 429's ``Retry-After`` is honoured, capped).
         limits: Archive limits every downloaded pack must respect.
         poll_interval: Seconds between status polls in ``request``.
-        token: Bearer token the factory requires (sent on every request, never shown).
+        token: Bearer token the factory requires (sent on every request, never shown). A URL whose userinfo
+            holds the token (``http://user:<token>@host``) needs none; a URL whose password is not the token is
+            refused with it (both would go in the one ``Authorization`` header).
+
+    Raises:
+        ValueError: ``retries`` is negative, or the URL's userinfo conflicts with ``token``.
     """
 
     def __init__(
@@ -60,14 +65,15 @@ class HttpFactoryClient:
     ) -> None:
         if retries < 0:
             raise ValueError(f"retries must be >= 0, got {retries}")
-        self.base_url = base_url.rstrip("/")
+        url, headers = client_auth(base_url, token)
+        self.base_url = url.rstrip("/")
         self.shown_url = mask_url(self.base_url)
         self.retries = retries
         self.backoff = backoff
         self.limits = limits or ArchiveLimits()
         self.poll_interval = poll_interval
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout, follow_redirects=False,
-                                  headers=bearer_headers(token))
+                                  headers=headers)
 
     def __enter__(self) -> HttpFactoryClient:
         return self
@@ -111,7 +117,8 @@ class HttpFactoryClient:
     def _json(self, response: httpx.Response, model: type[_M], what: str) -> _M:
         if response.status_code == 401:
             raise FactoryError(f"{what}: the factory at {self.shown_url} answered 401: its token is missing or "
-                               "wrong (set the factory_token setting, GYMLOOP_FACTORY_TOKEN)")
+                               "wrong (set the factory_token setting, GYMLOOP_FACTORY_TOKEN, or give the token as "
+                               "the password in factory_url)")
         if response.status_code >= 400:
             message = f"{what}: the factory answered {response.status_code}: {_detail(response)}"
             if response.status_code == 409 and "idempotency" in message:
@@ -162,6 +169,13 @@ class HttpFactoryClient:
         answer = self._json(self._send("GET", f"/v1/requests/{request_id}"), RequestStatus, "status")
         if answer.request_id != request_id:
             raise FactoryProtocolError(f"status: asked for {request_id!r}, got {answer.request_id!r}")
+        return answer
+
+    def cancel(self, request_id: str) -> RequestStatus:
+        """Cancel a queued or running request; return its status."""
+        answer = self._json(self._send("DELETE", f"/v1/requests/{request_id}"), RequestStatus, "cancel")
+        if answer.request_id != request_id:
+            raise FactoryProtocolError(f"cancel: asked for {request_id!r}, got {answer.request_id!r}")
         return answer
 
     def pack_list(self, request_id: str) -> PackList:
@@ -228,11 +242,11 @@ class HttpFactoryClient:
         return self.pack_list(request_id).gate_report
 
     def wait(self, request_id: str, timeout: float) -> RequestStatus:
-        """Poll until the request is done or failed, or ``timeout`` seconds pass; return the last status."""
+        """Poll until the request is done, failed or cancelled, or ``timeout`` seconds pass; return the last status."""
         deadline = time.monotonic() + timeout
         while True:
             status = self.status(request_id)
-            if status.state in ("done", "failed") or time.monotonic() >= deadline:
+            if status.state in ("done", "failed", "cancelled") or time.monotonic() >= deadline:
                 return status
             time.sleep(self.poll_interval)
 
@@ -245,10 +259,12 @@ class HttpFactoryClient:
         """
         request_id = self.submit(request)
         status = self.wait(request_id, timeout)
-        if status.state == "failed":
-            raise RequestFailed(f"request {request_id} failed: {status.message}")
+        if status.state in ("failed", "cancelled"):
+            raise RequestFailed(f"request {request_id} {status.state}: {status.message}")
         if status.state != "done":
-            raise RequestFailed(f"request {request_id} did not finish within {timeout:g} s (state {status.state})")
+            self.cancel(request_id)  # nobody waits for it any more: free the factory
+            raise RequestFailed(f"request {request_id} did not finish within {timeout:g} s (state {status.state}); "
+                                "it was cancelled")
         listing = self.pack_list(request_id)
         return FactoryResult(request_id=request_id, packs=self._packs(listing), gate_report=listing.gate_report)
 
@@ -258,8 +274,8 @@ def _detail(response: httpx.Response) -> str:
         body = response.json()
     except ValueError:
         return response.text[:200]
-    if isinstance(body, dict) and "detail" in body:
-        return str(body["detail"])[:500]
+    if isinstance(body, dict) and ("detail" in body or "error" in body):
+        return str(body.get("detail", body.get("error")))[:500]
     return str(body)[:200]
 
 

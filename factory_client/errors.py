@@ -31,3 +31,7 @@ class RequestFailed(FactoryError):
 
 class IdempotencyConflict(FactoryError):
     """An idempotency key was reused with a different request body."""
+
+
+class FactoryBusy(FactoryError):
+    """The factory's queue is full (or it is shutting down): retry later."""

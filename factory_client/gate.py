@@ -20,9 +20,12 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from arena.agents.base import Agent
 from arena.agents.reference import PolicyParams, ReferencePolicy
@@ -97,14 +100,32 @@ class HeldoutIndex:
         return None
 
 
-def resolve_baseline(request: VariantRequest) -> Agent:
+BaselineLookup = Callable[[str], PolicyParams | None]
+"""Finds the parameters of a model reference a factory knows (its models folder, its registry), or ``None``."""
+
+BUILTIN_BASELINES = "'reference', 'reference-expert', 'reference-failure:<mode>'"
+
+
+def resolve_baseline(request: VariantRequest, known: BaselineLookup | None = None) -> Agent:
     """Build the current model the baseline gate runs, from the request.
 
+    ``baseline_model`` names a built-in policy or a model reference ``known`` finds; it is never read as a
+    path, so a request cannot make the factory open a file of its choosing or learn whether one exists.
+
+    Args:
+        request: The request.
+        known: Looks up the model references this factory knows (none but the built-in ones by default).
+
     Raises:
-        ValueError: An unknown baseline model name, or parameters that do not load, naming them.
+        ValueError: An unknown model reference, or inline parameters that do not load, naming the field only.
     """
     if request.baseline_params is not None:
-        return ReferencePolicy(PolicyParams.model_validate(request.baseline_params))
+        try:
+            return ReferencePolicy(PolicyParams.model_validate(request.baseline_params))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise ValueError(f"baseline_params: field {where!r}: {err['msg']}") from None
     name = request.baseline_model
     if name == "reference":
         return ReferencePolicy(PolicyParams.initial())
@@ -114,14 +135,40 @@ def resolve_baseline(request: VariantRequest) -> Agent:
         try:
             return ReferencePolicy(PolicyParams.with_failure(name.split(":", 1)[1]))
         except KeyError as exc:
-            raise ValueError(f"baseline model {name!r}: {exc.args[0]}") from exc
-    path = Path(name)
-    if path.is_file():
-        return ReferencePolicy(PolicyParams.load(path))
+            raise ValueError(f"baseline model {name[:100]!r}: {exc.args[0]}") from exc
+    params = known(name) if known is not None else None
+    if params is not None:
+        return ReferencePolicy(params)
     raise ValueError(
-        f"baseline model {name!r} is not 'reference', 'reference-expert', 'reference-failure:<mode>' "
-        "or a reference-policy parameter file"
+        f"baseline model {name[:100]!r} is not a model this factory knows: use {BUILTIN_BASELINES}, a model "
+        "reference of its registry (name@version) or the name of a parameter file in its models folder"
     )
+
+
+class ModelsFolder:
+    """The reference-policy parameter files of a models folder, looked up by file name (never by path).
+
+    Args:
+        folder: The folder (e.g. the gymloop home's ``models``).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def __call__(self, name: str) -> PolicyParams | None:
+        """The parameters saved as ``name`` (with or without ``.json``) in the folder, or ``None``."""
+        wanted = name if name.endswith(".json") else f"{name}.json"
+        try:
+            entries = {e.name: e for e in os.scandir(self.folder) if e.is_file(follow_symlinks=False)}
+        except OSError:
+            return None
+        entry = entries.get(wanted)
+        if entry is None:
+            return None
+        try:
+            return PolicyParams.load(entry.path)
+        except ValueError:
+            return None
 
 
 class QualityGate:

@@ -22,7 +22,7 @@ GATES = (
 )
 """The quality gates, in the order a candidate task meets them."""
 
-RequestState = Literal["queued", "running", "done", "failed"]
+RequestState = Literal["queued", "running", "done", "failed", "cancelled"]
 """Where a request is: waiting, generating, finished with packs, or failed."""
 
 
@@ -49,7 +49,8 @@ class WeaknessTarget(BaseModel):
         kind: Weakness kind (a diagnosis detector kind, or ``novel``).
         weight: Relative weight (> 0); variants are shared among targets in proportion.
         focus_tags: Task tags that exercise the weakness.
-        knobs: World knobs and the values that target it (unknown knobs of a domain are ignored).
+        knobs: Knobs of the shared vocabulary (``arena.authoring.knobs``) and the values that target it; a
+            request naming a knob the domain cannot honour is refused with the reason.
         tools: Tools named in the evidence; tasks whose gold program reaches them rank higher.
         evidence: Observations from the failed episodes.
         domain: Domain of the weakness's grain (kind, domain, tool), when it has one.
@@ -263,7 +264,7 @@ class RequestStatus(BaseModel):
     Attributes:
         protocol_version: Protocol version of the answer.
         request_id: The request.
-        state: ``queued``, ``running``, ``done`` or ``failed``.
+        state: ``queued``, ``running``, ``done``, ``failed`` or ``cancelled``.
         progress: Fraction of variants finished (0-1).
         message: Human-readable detail (the error when ``failed``).
         pack_ids: Ids of the packs produced so far.

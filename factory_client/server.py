@@ -2,12 +2,17 @@
 
 ``create_app(factory)`` builds the FastAPI app; ``BackgroundServer`` runs it with uvicorn
 on a thread (tests, the demo); ``gymloop factory serve`` runs it in the foreground.
+
+Every route sits behind the same guard as the gym servers (:func:`arena.serve.http_guard.guard`): Host and
+Origin checks, a request size limit (:data:`MAX_REQUEST_BYTES`), the bearer token when one is set. A request
+can be cancelled (``DELETE /v1/requests/{id}``); a full queue answers 429 with ``Retry-After``.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
@@ -18,7 +23,8 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import SecretStr
 
 from arena.serve.http_auth import BearerTokenMiddleware
-from factory_client.errors import FactoryError, FactoryProtocolError, IdempotencyConflict, RequestFailed
+from arena.serve.http_guard import BodyLimit, BrowserGuard, allowed_hosts
+from factory_client.errors import FactoryBusy, FactoryError, FactoryProtocolError, IdempotencyConflict, RequestFailed
 from factory_client.local import GENERATOR_VERSION, LocalFactory
 from factory_client.protocol import (
     PROTOCOL_VERSION,
@@ -30,19 +36,27 @@ from factory_client.protocol import (
     VariantRequest,
 )
 
+MAX_REQUEST_BYTES = 1024 * 1024
+"""Largest request body the factory accepts (a variant request is a few kilobytes)."""
+
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody, "description": "Unknown protocol version or domain"},
+    400: {"model": ErrorBody, "description": "Unknown protocol version, domain or baseline model"},
     404: {"model": ErrorBody, "description": "Unknown request or pack"},
     409: {"model": ErrorBody, "description": "Idempotency conflict, or the request is not done"},
+    429: {"model": ErrorBody, "description": "The queue is full: retry after Retry-After seconds"},
 }
 
 
-def create_app(factory: LocalFactory | None = None, *, token: SecretStr | None = None) -> FastAPI:
+def create_app(factory: LocalFactory | None = None, *, token: SecretStr | None = None, host: str = "127.0.0.1",
+               extra_hosts: Sequence[str] = (), max_bytes: int = MAX_REQUEST_BYTES) -> FastAPI:
     """Build the factory's HTTP app around ``factory`` (a new ``LocalFactory`` by default).
 
     Args:
         factory: The factory served.
         token: Bearer token every request must carry (``None``: no check, for loopback only).
+        host: The address the server binds (its Host names are allowed).
+        extra_hosts: Further Host names to answer to (e.g. behind a reverse proxy).
+        max_bytes: Largest request body.
     """
     local = factory or LocalFactory()
     app = FastAPI(
@@ -55,6 +69,8 @@ def create_app(factory: LocalFactory | None = None, *, token: SecretStr | None =
     app.state.factory = local
     if token is not None:
         app.add_middleware(BearerTokenMiddleware, token=token)
+    app.add_middleware(BodyLimit, max_bytes=max_bytes)
+    app.add_middleware(BrowserGuard, hosts=allowed_hosts(host, extra_hosts))  # added last: runs first
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -75,6 +91,8 @@ def create_app(factory: LocalFactory | None = None, *, token: SecretStr | None =
             return local.submit_request(body)
         except IdempotencyConflict as exc:
             return JSONResponse(status_code=409, content={"detail": f"idempotency conflict: {exc}"})
+        except FactoryBusy as exc:
+            return JSONResponse(status_code=429, content={"detail": str(exc)}, headers={"Retry-After": "5"})
         except (FactoryProtocolError, FactoryError) as exc:
             return JSONResponse(status_code=400, content={"detail": str(exc)})
 
@@ -83,6 +101,14 @@ def create_app(factory: LocalFactory | None = None, *, token: SecretStr | None =
         """Return the request's state, progress and pack ids."""
         try:
             return local.status(request_id)
+        except KeyError as exc:
+            return JSONResponse(status_code=404, content={"detail": str(exc.args[0])})
+
+    @app.delete("/v1/requests/{request_id}", response_model=RequestStatus, responses=_ERRORS)
+    def cancel(request_id: str) -> Any:
+        """Cancel a queued or running request (a running one stops before its next task); return its status."""
+        try:
+            return local.cancel(request_id)
         except KeyError as exc:
             return JSONResponse(status_code=404, content={"detail": str(exc.args[0])})
 

@@ -10,7 +10,10 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-app = typer.Typer(help="The environment factory: serve it, export its schema, request variants.",
+from flows.cli_group import GymloopGroup
+from flows.cli_output import CliError
+
+app = typer.Typer(cls=GymloopGroup, help="The environment factory: serve it, export its schema, request variants.",
                   no_args_is_help=True)
 console = Console()
 
@@ -23,23 +26,29 @@ def serve(
     """Serve the embedded local factory over HTTP (routes under /v1).
 
     Requests must carry ``Authorization: Bearer <serve_token>`` when the ``serve_token`` setting
-    (``GYMLOOP_SERVE_TOKEN``) is set; serving beyond loopback without one is refused.
+    (``GYMLOOP_SERVE_TOKEN``) is set; serving beyond loopback without one is refused. Host and Origin
+    headers must name this server (``serve_allowed_hosts`` adds names); bodies over 1 MiB are refused.
+    ``baseline_model`` may name only built-in policies, files of the models folder or registry models.
     """
     import uvicorn
 
     from arena.serve.http_auth import ServeAuthError, check_bind
     from factory_client import LocalFactory, create_app
-    from flows.settings import SettingsError, load_settings
+    from flows.factory_baselines import baseline_lookup
+    from flows.settings import cli_settings
 
+    settings = cli_settings()
+    token = settings.serve_token
     try:
-        token = load_settings().serve_token
         check_bind(host, token)
-    except (SettingsError, ServeAuthError) as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from exc
-    access = "bearer token required" if token is not None else "no token: loopback only"
-    console.print(f"gymloop factory on http://{host}:{port}/v1 ({access})", highlight=False)
-    uvicorn.run(create_app(LocalFactory(), token=token), host=host, port=port, log_level="info")
+    except ServeAuthError as exc:
+        raise CliError(str(exc)) from exc
+    auth = ("every request needs 'Authorization: Bearer <token>' (the GYMLOOP_SERVE_TOKEN setting)" if token
+            else "no token (loopback only); set GYMLOOP_SERVE_TOKEN to require 'Authorization: Bearer <token>'")
+    console.print(f"gymloop factory on http://{host}:{port}/v1\nauth: {auth}", highlight=False, soft_wrap=True)
+    factory = LocalFactory(baselines=baseline_lookup(settings))
+    app_ = create_app(factory, token=token, host=host, extra_hosts=settings.serve_allowed_hosts)
+    uvicorn.run(app_, host=host, port=port, log_level="info")
 
 
 @app.command("openapi")
@@ -85,21 +94,22 @@ def request(
         option = {"tasks_per_variant": "--tasks", "targets": "--weakness", "baseline_model": "--baseline",
                   "kind": "--weakness", "focus_tags": "--focus-tag"}.get(field, f"--{field}".replace("_", "-"))
         shown = options.get(option, err.get("input"))
-        console.print(f"[red]bad option[/red] {option} {shown!r}: {err['msg']}")
-        raise typer.Exit(2) from None
-    from flows.settings import SettingsError, load_settings
+        raise CliError(f"{option} {shown!r}: {err['msg']}", prefix="bad option") from None
+    from flows.settings import cli_settings
 
+    settings = cli_settings()
+    from flows.factory_baselines import baseline_lookup
+
+    options = {} if (url or settings.factory_url) else {"baselines": baseline_lookup(settings)}
     try:
-        settings = load_settings()
-    except SettingsError as exc:
-        console.print(f"[red]bad setting:[/red] {exc}", highlight=False)
-        raise typer.Exit(2) from exc
-    client = make_factory_client(url or settings.factory_url, token=settings.factory_token)
+        client = make_factory_client(url or settings.factory_url, token=settings.factory_token, **options)
+    except ValueError as exc:
+        console.print(f"[red]bad option[/red] --url: {exc}")
+        raise typer.Exit(2) from None
     try:
         result = client.request(req, timeout=timeout)
     except FactoryError as exc:
-        console.print(f"[red]factory request failed:[/red] {exc}")
-        raise typer.Exit(1) from exc
+        raise CliError(str(exc), exit_code=1, prefix="factory request failed") from exc
     report = result.gate_report
     console.print(f"request {result.request_id}: {len(result.packs)} pack(s), "
                   f"{report.accepted}/{report.candidates} candidate tasks accepted")

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from flows.cli_output import CliError
+
 if TYPE_CHECKING:
     from arena.core.pack import Pack
 
@@ -16,9 +18,8 @@ console = Console(stderr=True)
 Target = Annotated[str, typer.Argument(metavar="DOMAIN|PACK_DIR", help="A built-in domain or a pack folder.")]
 
 
-def _fail(message: str) -> typer.Exit:
-    console.print(f"[red]error:[/red] {message}", soft_wrap=True, highlight=False)
-    return typer.Exit(2)
+def _fail(message: str) -> CliError:
+    return CliError(message)
 
 
 def _pack_of(target: str) -> tuple[str, Pack | None]:
@@ -37,35 +38,59 @@ def serve(
     = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (http).")] = 8000,
     openenv: Annotated[bool, typer.Option("--openenv", help="Also serve the OpenEnv surface at /openenv.")] = False,
-    max_sessions: Annotated[int, typer.Option(help="Episodes running at once.")] = 64,
+    max_sessions: Annotated[int, typer.Option(help="Episodes open at once, over all clients.")] = 64,
     docker: Annotated[bool, typer.Option("--docker", help="Run the gym's image in a container instead.")] = False,
     image: Annotated[str | None, typer.Option(help="Image for --docker (default: the gym's built image).")] = None,
 ) -> None:
-    """Serve a gym to any MCP client (and OpenEnv, with --openenv); each episode gets its own fresh world."""
-    from arena.serve import GymService, ServeError, resolve_pack, serve_http, serve_stdio
-    from arena.serve.http_auth import ServeAuthError, check_bind
-    from flows.settings import SettingsError, load_settings
+    """Serve a gym to any MCP client (and OpenEnv, with --openenv); each episode gets its own fresh world.
 
+    Agents get the prompt, persona, policy and tools, and at the end the score, passed and per-check pass/fail;
+    the judged details go only to an operator presenting ``serve_operator_token``. Each client may hold
+    ``serve_client_episodes`` open episodes; one idle for ``serve_idle_timeout_s`` is dropped.
+    """
+    from pydantic import ValidationError
+
+    from arena.serve import GymService, ServeError, ServeLimits, resolve_pack, serve_http, serve_stdio
+    from arena.serve.http_auth import ServeAuthError, check_bind
+    from flows.settings import cli_settings
+
+    settings = cli_settings()
     try:
-        settings = load_settings()
         if transport not in ("stdio", "http"):
             raise ServeError(f"--transport {transport!r} is not one of stdio, http")
         if docker:
-            _serve_docker(target, image, port, settings.serve_token)
+            _serve_docker(target, image, port, settings.serve_token, settings.serve_operator_token)
             return
-        service = GymService(resolve_pack(target), max_sessions=max_sessions)
+        try:
+            limits = ServeLimits(max_episodes=max_sessions, client_episodes=settings.serve_client_episodes,
+                                 idle_timeout_s=settings.serve_idle_timeout_s)
+        except ValidationError as exc:
+            raise ServeError(f"--max-sessions {max_sessions}: {exc.errors()[0]['msg']}") from None
+        service = GymService(resolve_pack(target), limits=limits, operator_token=settings.serve_operator_token)
         if transport == "stdio":
             serve_stdio(service)
             return
         check_bind(host, settings.serve_token)
-        console.print(f"serving {service.name}: MCP at http://{host}:{port}/mcp"
-                      + (f", OpenEnv at http://{host}:{port}/openenv" if openenv else ""), highlight=False)
-        serve_http(service, host=host, port=port, token=settings.serve_token, openenv=openenv)
-    except (ServeError, ServeAuthError, SettingsError) as exc:
+        console.print(serve_banner(service.name, host, port, openenv, settings.serve_token is not None,
+                                   settings.serve_operator_token is not None), highlight=False, soft_wrap=True)
+        serve_http(service, host=host, port=port, token=settings.serve_token, openenv=openenv,
+                   allowed_hosts=settings.serve_allowed_hosts)
+    except (ServeError, ServeAuthError) as exc:
         raise _fail(str(exc)) from exc
 
 
-def _serve_docker(target: str, image: str | None, port: int, token: object) -> None:
+def serve_banner(name: str, host: str, port: int, openenv: bool, token: bool, operator: bool) -> str:
+    """The lines ``gyms serve --transport http`` prints: where, and what a client must send."""
+    where = f"serving {name}: MCP at http://{host}:{port}/mcp" + (
+        f", OpenEnv at http://{host}:{port}/openenv" if openenv else "")
+    auth = ("auth: every request needs 'Authorization: Bearer <token>' (the GYMLOOP_SERVE_TOKEN setting)" if token
+            else "auth: no token (loopback only); set GYMLOOP_SERVE_TOKEN to require 'Authorization: Bearer <token>'")
+    details = ("verdict details: only to requests carrying the operator token (GYMLOOP_SERVE_OPERATOR_TOKEN)"
+               if operator else "verdict details: served to nobody (no operator token is set)")
+    return "\n".join([where, auth, details])
+
+
+def _serve_docker(target: str, image: str | None, port: int, token: object, operator: object) -> None:
     from pydantic import SecretStr
 
     from arena.serve import ServeError
@@ -76,7 +101,9 @@ def _serve_docker(target: str, image: str | None, port: int, token: object) -> N
     tag = image or image_tag(name, pack)
     client = docker_client()
     secret = token if isinstance(token, SecretStr) else None
-    with GymContainer(client, tag, target=None if pack else name, pack=pack, port=port, token=secret) as container:
+    operator_token = operator if isinstance(operator, SecretStr) else None
+    with GymContainer(client, tag, target=None if pack else name, pack=pack, port=port, token=secret,
+                      operator_token=operator_token) as container:
         typer.echo(container.mcp_url)
         try:
             while container.alive():

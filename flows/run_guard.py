@@ -1,7 +1,7 @@
 """What ``gymloop round`` and ``campaign`` do around their rounds: preflight, signals, the model breaker, a meter.
 
-- Before any episode, an LLM model must answer one tiny request with a tool (``flows.preflight``);
-  otherwise one line and exit code 2.
+- Before any episode, an LLM model must answer one tiny request with a tool and a local checkpoint must load
+  (``flows.preflight``); otherwise one line and exit code 2.
 - SIGINT/SIGTERM stop the run within seconds, mark the round ``interrupted`` and print the command that
   resumes it (``flows.interrupt``).
 - When the circuit breaker stops a stage (the model failed in many consecutive episodes), the round is
@@ -16,17 +16,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-import typer
 from rich.console import Console
 from rich.progress import ProgressColumn, Task
 from rich.text import Text
 
+from flows.cli_output import CliError, make_console
 from flows.interrupt import stop_on_signals
 from flows.live import RolloutMeter, metering
 from flows.settings import GymloopSettings
 
 if TYPE_CHECKING:
-    from arena.agents.litellm_agent import LiteLLMConfig
+    from pathlib import Path
+
+    from arena.agents.base import Agent
+    from flows.model_spec import ModelSpec
 
 MODEL_UNAVAILABLE_EXIT = 3
 """Exit code when the circuit breaker stopped a round."""
@@ -38,24 +41,31 @@ def resume_command() -> str:
 
 
 def check_model(settings: GymloopSettings, console: Console) -> None:
-    """Preflight the settings' model (nothing for the reference policy); exit 2 with one line if it fails."""
-    if settings.model == "reference":
-        return
-    from arena.agents.litellm_agent import LiteLLMConfig
+    """Preflight the settings' model (any form, see ``flows.model_spec``); exit 2 with one line if it fails."""
+    from flows.model_spec import settings_spec
 
-    check_agent(LiteLLMConfig(model=settings.model, api_base=settings.api_base, api_key=settings.api_key,
-                              timeout_s=settings.model_timeout_s, client=settings.model_client), console)
+    preflight_or_exit(settings_spec(settings), settings, console)
 
 
-def check_agent(config: LiteLLMConfig, console: Console) -> None:
-    """Preflight an LLM agent's configuration; exit 2 with one line if it fails."""
-    from flows.preflight import PreflightError, preflight
+def preflight_or_exit(spec: ModelSpec, settings: GymloopSettings, console: Console, *,
+                      params_path: Path | None = None) -> Agent:
+    """Build the agent of ``spec`` and preflight it; say once (stderr) which path an LLM's requests take.
 
+    Returns:
+        The agent, ready to play.
+
+    Raises:
+        CliError: Code 2, ``preflight failed: ...`` on one line, when the model cannot play.
+    """
+    from flows.model_spec import check, choose_client
+    from flows.preflight import PreflightError
+
+    if spec.form == "llm":
+        make_console(stderr=True).print(choose_client(spec, settings.model_client).line(spec), soft_wrap=True)
     try:
-        preflight(config)
+        return check(spec, settings, params_path=params_path)
     except PreflightError as exc:
-        console.print(f"[red]preflight failed:[/red] {exc}", soft_wrap=True, highlight=False)
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc), prefix="preflight failed") from exc
 
 
 def mark_stopped(settings: GymloopSettings, campaign: str, status: str, reason: str) -> list[int]:
@@ -93,6 +103,7 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
     """Run rounds of ``campaign`` with preflight, signal handling, the breaker's exit and a live meter."""
     from arena.core.redact import mask_url
     from arena.rollout import ModelUnavailable
+    from flows.validity import INVALID_SHARE_EXIT, InvalidEpisodesError
 
     check_model(settings, console)
 
@@ -105,9 +116,10 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
     with stop_on_signals(on_stop), metering() as meter:
         try:
             yield meter
+        except InvalidEpisodesError as exc:
+            raise CliError(str(exc), exit_code=INVALID_SHARE_EXIT) from exc
         except ModelUnavailable as exc:
             mark_stopped(settings, campaign, "failed", f"model unavailable: {exc.reason}")
             where = mask_url(settings.api_base) if settings.api_base else "the provider's default endpoint"
-            console.print(f"[red]model {settings.model} at {where} stopped the round:[/red] {exc.reason}",
-                          soft_wrap=True, highlight=False)
-            raise typer.Exit(MODEL_UNAVAILABLE_EXIT) from exc
+            raise CliError(exc.reason, exit_code=MODEL_UNAVAILABLE_EXIT,
+                           prefix=f"model {settings.model} at {where} stopped the round") from exc

@@ -7,6 +7,7 @@ so a crashed round resumes from its last finished step and never runs a finished
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from collections import defaultdict
@@ -16,27 +17,27 @@ from pathlib import Path
 from typing import Any
 
 from arena.agents.base import Agent
-from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
-from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.agents.transformers_agent import TransformersAgent, TransformersConfig
+from arena.agents.reference import PolicyParams
+from arena.agents.transformers_agent import LOCAL_PREFIX
+from arena.core.domains import get_domain
 from arena.core.episode import EpisodeRecord
-from arena.core.metrics import Outcome, compute_metrics, metrics_by, paired_lift
+from arena.core.metrics import Metrics, Outcome, compute_metrics, metrics_by, paired_lift
 from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, run_episodes
 from curriculum import CurriculumConfig, GroupResult, History, Wave, coverage_ranked, plan_wave, task_refs
 from diagnosis import DiagnosisContext, WeaknessReport, diagnose
-from factory_client import FactoryResult, VariantRequest, make_factory_client, targets_from_report
+from factory_client import FactoryResult, VariantRequest, make_factory_client, targetable, targets_from_report
+from flows import model_spec
 from flows.interrupt import batch_running
 from flows.live import EpisodeSink, rollout_config
 from flows.settings import GymloopSettings, load_settings
 from flows.store_setup import store_setup_lock
 from registry import ModelInfo, Registry, WaveEntry, WeaknessEntry
-from trainers import GRPOTrainer, ModelRef, TRLTrainer, get_trainer, save_reference
+from trainers import GRPOTrainer, ModelRef, TRLTrainer, get_trainer
 
 EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
 """Stages of a round's episodes in the registry."""
-LOCAL_PREFIX = "transformers:"
-"""Model string prefix of a local transformers checkpoint folder."""
+_log = logging.getLogger(__name__)
 
 
 @cache
@@ -66,12 +67,8 @@ def model_ref(info: ModelInfo) -> ModelRef:
 
 
 def version_label(ref: ModelRef) -> str:
-    """Registry version of a model: its training step, plus its content hash when known (``3-1f2e...``).
-
-    Two campaigns training the same starting model reach different parameters at the same step; the hash
-    keeps their versions apart, and identical parameters map to the same version.
-    """
-    return f"{ref.version}-{ref.params_hash[:12]}" if ref.params_hash and ref.version else str(ref.version)
+    """Registry version of a trainer's model reference (``flows.model_spec.version_label``)."""
+    return model_spec.version_label(ref.version, ref.params_hash)
 
 
 def register_ref(registry: Registry, ref: ModelRef, parent_id: int | None) -> ModelInfo:
@@ -81,16 +78,8 @@ def register_ref(registry: Registry, ref: ModelRef, parent_id: int | None) -> Mo
 
 
 def initial_model(registry: Registry, settings: GymloopSettings) -> ModelInfo:
-    """Register the campaign's starting model: the reference policy's starting parameters or an LLM."""
-    if settings.model == "reference":
-        ref = save_reference(PolicyParams.initial(), settings.home / "models")
-        return register_ref(registry, ref, None)
-    if settings.model.startswith(LOCAL_PREFIX):
-        folder = Path(settings.model[len(LOCAL_PREFIX):]).expanduser().resolve()
-        if not folder.is_dir():
-            raise ValueError(f"setting 'model': checkpoint folder {str(folder)!r} does not exist")
-        return registry.register_model(folder.name, "0", kind="transformers", artifact=str(folder))
-    return registry.register_model(settings.model, "0", kind="litellm", endpoint=settings.model)
+    """Register the campaign's starting model (any form of the ``model`` setting, see ``flows.model_spec``)."""
+    return model_spec.register_start(registry, settings)
 
 
 def make_agent(info: ModelInfo, settings: GymloopSettings, *, sampled: bool = False) -> Agent:
@@ -102,17 +91,7 @@ def make_agent(info: ModelInfo, settings: GymloopSettings, *, sampled: bool = Fa
         sampled: The agent plays training rollouts (or the gate's baseline attempts): a local checkpoint samples
             with ``local_train_sampling``; otherwise it decodes with ``local_eval_sampling`` (greedy by default).
     """
-    if info.kind == "reference":
-        if not info.artifact:
-            raise ValueError(f"reference model {info.name}:{info.version} has no parameters artifact")
-        return ReferencePolicy(PolicyParams.load(info.artifact))
-    if info.kind == "transformers" and info.artifact:
-        return TransformersAgent(TransformersConfig(
-            checkpoint=info.artifact, max_new_tokens=settings.local_max_new_tokens, max_steps=settings.local_max_steps,
-            sampling=settings.local_train_sampling if sampled else settings.local_eval_sampling, seed=settings.seed))
-    config = LiteLLMConfig(model=info.endpoint or info.name, api_base=settings.api_base, api_key=settings.api_key,
-                           timeout_s=settings.model_timeout_s, client=settings.model_client)
-    return LiteLLMAgent(config)
+    return model_spec.agent_for_model(info, settings, sampled=sampled)
 
 
 @cache
@@ -263,6 +242,10 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
     results = []
     for pack in base:
         targets = [] if untargeted else targets_from_report(report, domain=pack.manifest.domain, top=5)
+        targets, refused = targetable(targets, get_domain(pack.manifest.domain),
+                                      {tag for t in pack.tasks for tag in t.tags})
+        for reason in refused:
+            _log.warning("round %d, gym %s: %s", round_index, pack.manifest.domain, reason)
         if not targets and not untargeted:
             continue
         inline = (PolicyParams.load(model.artifact).model_dump(mode="json")
@@ -332,7 +315,7 @@ def outcomes(registry: Registry, round_id: int, stage: str) -> list[Outcome]:
     domains = {p.id: p.domain for p in registry.list_packs()}
     return [Outcome(pack_id=s.pack_id, task_id=s.task_id, domain=domains.get(s.pack_id, ""), passed=s.passed,
                     score=s.score, invalid=s.invalid, failure_boundary=s.failure_boundary,
-                    tokens=s.tokens_in + s.tokens_out, cost=s.cost)
+                    failure_kind=s.failure_kind, tokens=s.tokens_in + s.tokens_out, cost=s.cost)
             for s in registry.episode_summaries(round_id, stage=stage)]
 
 
@@ -369,6 +352,7 @@ def round_metrics(before: Sequence[Outcome], after: Sequence[Outcome], report: W
         f"pass_at_{k}_after": ma.pass_at_k.value, "mean_score_after": ma.mean_score.value,
         "episodes_eval": float(len(before) + len(after)), "episodes_train": float(len(train)),
         "invalid_episodes": float(mb.invalid + ma.invalid),
+        **validity_metrics(mb, ma),
         "tokens": float(sum(o.tokens for o in everything)), "cost_usd": float(sum(o.cost for o in everything)),
     }
     for domain, m in metrics_by(after, lambda o: [o.domain], k=k, seed=seed).items():
@@ -377,6 +361,20 @@ def round_metrics(before: Sequence[Outcome], after: Sequence[Outcome], report: W
         out[f"heldout_pass_rate_before/{domain}"] = m.pass_rate.value
     for w in report.weaknesses:
         out[f"weakness_share/{w.kind}"] = w.share
+    return out
+
+
+def validity_metrics(before: Metrics, after: Metrics) -> dict[str, float]:
+    """Valid and invalid held-out episodes before and after, their causes, and the rates with invalid ones failed.
+
+    The pass rates leave invalid episodes out; these are shown beside them.
+    """
+    out = {"valid_episodes_before": float(before.episodes), "valid_episodes_after": float(after.episodes),
+           "invalid_episodes_before": float(before.invalid), "invalid_episodes_after": float(after.invalid),
+           "heldout_pass_rate_before_invalid_failed": before.pass_rate_invalid_failed.value,
+           "heldout_pass_rate_after_invalid_failed": after.pass_rate_invalid_failed.value}
+    for stage, m in (("before", before), ("after", after)):
+        out.update({f"invalid_{stage}/{cause}": float(n) for cause, n in m.invalid_causes.items()})
     return out
 
 

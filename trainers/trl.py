@@ -307,7 +307,7 @@ class TRLTrainer:
         args = SFTConfig(**{**self._common_args(staging), **self.config.extra})
         trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                              peft_config=self._peft(), callbacks=[guard.callback()])
-        trainer.train()
+        _quiet(trainer).train()
         self._check_loss(guard, trainer, "sft")
         return _merged(trainer.model)
 
@@ -340,7 +340,7 @@ class TRLTrainer:
                               train_dataset=Dataset.from_list(rows), environment_factory=factory,
                               peft_config=self._peft(), callbacks=[guard.callback()])
         started = time.perf_counter()
-        trainer.train()
+        _quiet(trainer).train()
         stats.grpo_seconds = round(time.perf_counter() - started, 3)
         self._check_loss(guard, trainer, "grpo")
         stats.grpo_steps = int(trainer.state.global_step)
@@ -443,6 +443,17 @@ def conversation_example(tokenizer: Any, messages: list[dict[str, Any]], tools: 
     encoded = tokenizer.apply_chat_template(messages, tools=tools, chat_template=template,
                                             return_assistant_tokens_mask=True, return_dict=True)
     return masked_example(encoded["input_ids"], encoded["assistant_masks"], where)
+
+
+def _quiet(trainer: Any) -> Any:
+    """The trainer without transformers' ``PrinterCallback``, which prints each log dict on stdout.
+
+    Stdout carries the CLI's ``--json`` output; the logs stay in ``trainer.state.log_history``.
+    """
+    from transformers import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+    return trainer
 
 
 def _merged(model: Any) -> Any:

@@ -1,8 +1,8 @@
 """A scripted model behind a real OpenAI-compatible HTTP server on 127.0.0.1.
 
 Tests and benchmarks start it, point an agent at ``server.base_url + "/v1"`` and
-cue each response in turn: tool calls, replies, HTTP errors, delays and
-malformed tool calls. Every request is recorded with the time the server spent
+cue each response in turn: tool calls, replies, HTTP errors, delays,
+malformed tool calls and raw (malformed) answers. Every request is recorded with the time the server spent
 on it, so callers can check what the agent sent and subtract the server's time.
 
 Example:
@@ -114,6 +114,19 @@ class ErrorCue:
 
 
 @dataclass(frozen=True)
+class RawCue:
+    """Answer with a body of the script's own making: a chat completion that is malformed, or not one at all.
+
+    Attributes:
+        body: The body, sent as it is (a string) or as JSON (anything else).
+        status: HTTP status.
+    """
+
+    body: Any
+    status: int = 200
+
+
+@dataclass(frozen=True)
 class DelayCue:
     """Wait before answering (to cause client timeouts), then answer with ``then``.
 
@@ -126,7 +139,7 @@ class DelayCue:
     then: Cue = field(default_factory=lambda: ReplyCue("(delayed reply)"))
 
 
-Cue = ToolCallCue | MalformedToolCallCue | ToolCallsCue | ReplyCue | ErrorCue | DelayCue
+Cue = ToolCallCue | MalformedToolCallCue | ToolCallsCue | ReplyCue | ErrorCue | RawCue | DelayCue
 """One scripted answer."""
 
 Script = Sequence[Cue] | Callable[[list[dict[str, Any]]], Cue]
@@ -237,14 +250,19 @@ class ScriptedModelServer:
         keep_requests: Keep every request in ``requests``; benchmarks that send thousands turn it off, since a heap
             growing by every request body makes the server's garbage collections pause all answers for longer
             and longer (a real model server keeps nothing), and only count them.
+        authorization: The ``Authorization`` header every request must carry (``Bearer <key>``, ``Basic ...``), as
+            a server started with an API key or behind basic auth checks it; others get 401 and are not recorded.
 
     Attributes:
         requests: Every request received, in order (empty when ``keep_requests`` is off).
+        refused: How many requests were refused for their ``Authorization`` header.
     """
 
     def __init__(self, script: Script, *, default: Cue | None = None, delay_s: float = 0.0,
-                 keep_requests: bool = True) -> None:
+                 keep_requests: bool = True, authorization: str | None = None) -> None:
         self._script = script
+        self.authorization = authorization
+        self.refused = 0
         self._default = default
         self.delay_s = delay_s
         self._keep_requests = keep_requests
@@ -281,6 +299,11 @@ class ScriptedModelServer:
         with self._lock:
             self._in_flight += 1
             self._peak = max(self._peak, self._in_flight)
+
+    def count_refused(self) -> None:
+        """Count a request refused for its credentials (called by the request handler)."""
+        with self._lock:
+            self.refused += 1
 
     def left(self) -> None:
         """Count a request answered (called by the request handler)."""
@@ -364,6 +387,12 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             path = self.path.split("?", 1)[0].rstrip("/")
+            if server.authorization is not None and self.headers.get("Authorization") != server.authorization:
+                server.count_refused()
+                self._send(401, {"error": {"message": "missing or wrong credentials in the Authorization header",
+                                           "type": "invalid_request_error", "param": None, "code": "unauthorized"}},
+                           started, {})
+                return
             if path not in CHAT_PATHS:
                 self._send(404, {"error": {"message": f"unknown path {path!r}", "type": "invalid_request_error",
                                            "param": None, "code": "not_found"}}, started, {})
@@ -394,7 +423,7 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 cue = cue.then
             if cue is None:
                 recorded.status = 500
-                payload: dict[str, Any] = {"error": {
+                payload: Any = {"error": {
                     "message": f"scripted model server: script exhausted at request {number}",
                     "type": "server_error", "param": None, "code": "script_exhausted"}}
                 headers: dict[str, str] = {}
@@ -402,14 +431,18 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 recorded.status = cue.status
                 payload = _error_body(cue)
                 headers = {} if cue.retry_after is None else {"Retry-After": f"{cue.retry_after:g}"}
+            elif isinstance(cue, RawCue):
+                recorded.status = cue.status
+                payload = cue.body
+                headers = {}
             else:
                 recorded.status = 200
                 payload = completion_body(cue, body, number)
                 headers = {}
             recorded.server_time_s = self._send(recorded.status, payload, started, headers)
 
-        def _send(self, status: int, payload: dict[str, Any], started: float, headers: dict[str, str]) -> float:
-            data = json.dumps(payload).encode()
+        def _send(self, status: int, payload: Any, started: float, headers: dict[str, str]) -> float:
+            data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -26,6 +26,9 @@ from arena.agents.base import AgentRun, CallTool, ModelAPIError
 from arena.agents.transcript import call_message, opening_messages, result_message
 from arena.core.gym import Observation
 
+LOCAL_PREFIX = "transformers:"
+"""Model string prefix of a local transformers checkpoint folder."""
+
 
 class CheckpointError(ValueError):
     """A checkpoint folder cannot be used (missing, does not load, or its chat template cannot call tools)."""
@@ -167,8 +170,16 @@ class TransformersAgent:
 
     @property
     def model_ref(self) -> str:
-        """The checkpoint folder."""
-        return self.config.checkpoint
+        """``transformers:<checkpoint folder>``, the model string that plays it again."""
+        return LOCAL_PREFIX + self.config.checkpoint
+
+    def load(self) -> None:
+        """Load the checkpoint now (once per process), so a bad folder fails before any episode.
+
+        Raises:
+            CheckpointError: The folder is missing, does not load, or cannot call tools.
+        """
+        _cached(self.config.checkpoint)
 
     def __repr__(self) -> str:
         return f"TransformersAgent(checkpoint={self.config.checkpoint!r}, sampling={self.config.sampling!r})"
@@ -182,13 +193,13 @@ class TransformersAgent:
         """Play one episode and return the final reply and usage.
 
         Raises:
-            ModelAPIError: The checkpoint does not load (``bad_request``) or generation failed
+            ModelAPIError: The checkpoint does not load (``configuration``) or generation failed
                 (``server_error``); the episode is invalid.
         """
         try:
             loaded = _cached(self.config.checkpoint)
         except CheckpointError as exc:
-            raise ModelAPIError("bad_request", str(exc)) from exc
+            raise ModelAPIError("configuration", str(exc)) from exc
         run = AgentRun()
         messages = opening_messages(observation)
         tools = [spec.openai_schema() for spec in observation.tools]

@@ -24,8 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena.core.domain import Domain, FaultSpec, Knobs
 from arena.core.domains import get_domain
+from arena.core.patterns import PatternError, compile_pattern
 from arena.core.task import (
     CallPattern,
+    ResponseAssertion,
     SideEffectAssertion,
     StateAssertion,
     Task,
@@ -41,6 +43,9 @@ MAX_STATE_BYTES = 64 * 1024 * 1024
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 MAX_TASKS = 5000
 _TASK_FILE = re.compile(r"^[A-Za-z0-9_.-]{1,80}\.json$")
+RESERVED_PREFIXES = ("_gymloop", "_gl_")
+"""Names of world objects (tables, triggers, indexes, views) gymloop adds to every episode's world."""
+_UNSAFE_NAME = re.compile(r"[\"'`\[\]\x00-\x1f]")
 
 
 class PackError(ValueError):
@@ -318,6 +323,19 @@ def _schema_columns(db: sqlite3.Connection) -> dict[str, set[str]]:
     return {t: {r[1] for r in db.execute(f'PRAGMA table_info("{t}")')} for t in tables}
 
 
+def _check_world_names(source: str | Path, db: sqlite3.Connection) -> None:
+    """Refuse a world whose object names collide with gymloop's own or cannot be quoted safely."""
+    for kind, name in db.execute("SELECT type, name FROM sqlite_master ORDER BY name"):
+        if not isinstance(name, str) or name.startswith("sqlite_"):
+            continue
+        if name.lower().startswith(RESERVED_PREFIXES):
+            raise PackError(source, "state.db", f"{kind} {name!r} uses a name gymloop reserves for its change log "
+                            f"({', '.join(p + '*' for p in RESERVED_PREFIXES)}); rename it")
+        if _UNSAFE_NAME.search(name):
+            raise PackError(source, "state.db", f"{kind} {name[:80]!r} has a quote, bracket or control character "
+                            "in its name; rename it")
+
+
 def parse_pack(
     files: dict[str, bytes],
     source: str | Path = "<memory>",
@@ -395,6 +413,7 @@ def parse_pack(
             columns = _schema_columns(db)
         except sqlite3.DatabaseError as exc:
             raise PackError(source, "state.db", f"unreadable SQLite database: {exc}") from exc
+        _check_world_names(source, db)
         tasks: list[Task] = []
         for name in sorted(n for n in files if n.startswith("tasks/")):
             task: Task = _model(source, name, Task, _parse_json(source, name, files[name]))
@@ -453,6 +472,15 @@ def _check_task(
             for a, b in assertion.order:
                 if not (0 <= a < len(assertion.required) and 0 <= b < len(assertion.required)):
                     raise PackError(source, name, f"order pair ({a}, {b}) is outside 'required'", f"{where}.order")
+        elif isinstance(assertion, ResponseAssertion):
+            named = [(f"{where}.forbidden_patterns.{j}", p) for j, p in enumerate(assertion.forbidden_patterns)]
+            if assertion.id_pattern is not None:
+                named.append((f"{where}.id_pattern", assertion.id_pattern))
+            for field, regex in named:
+                try:
+                    compile_pattern(regex)
+                except PatternError as exc:
+                    raise PackError(source, name, str(exc), field) from None
         elif isinstance(assertion, SideEffectAssertion):
             for j, scope in enumerate(assertion.allowed):
                 if scope.table not in columns:

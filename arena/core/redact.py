@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import SplitResult, parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -38,12 +38,11 @@ __all__ = [
 
 
 def _split(url: str) -> SplitResult | None:
+    """``url`` split into its parts; a malformed port (a typo) still gives its userinfo and query to mask."""
     try:
-        parts = urlsplit(url)
-        _ = parts.port  # raises on a malformed port
-    except ValueError:
+        return urlsplit(url)
+    except ValueError:  # an unbalanced IPv6 bracket
         return None
-    return parts
 
 
 def url_secrets(url: str) -> list[str]:
@@ -118,11 +117,49 @@ def registered_secrets() -> frozenset[str]:
         return frozenset(_secrets)
 
 
+def _redacted_arg(value: Any) -> Any:
+    """A log argument with its secrets masked, keeping its type when it holds none (``%d`` still formats)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    for shown in (str(value), repr(value)):
+        masked = redact_text(shown)
+        if masked != shown:
+            return masked
+    return value
+
+
+def _redact_record(record: logging.LogRecord, message: str) -> None:
+    """Mask the secrets of ``record`` (whose formatted message is ``message``) where they are.
+
+    The message template and each argument are masked in place, so ``record.args`` keeps its shape: handlers
+    that read the arguments themselves (uvicorn's access log unpacks five of them) keep working. Only when a
+    secret would still show after that (one spanning the template and an argument) is the record flattened to
+    its masked message.
+    """
+    args = record.args
+    if isinstance(args, tuple):
+        record.args = tuple(_redacted_arg(a) for a in args)
+    elif isinstance(args, Mapping):
+        record.args = {k: _redacted_arg(v) for k, v in args.items()}
+    if isinstance(record.msg, str):
+        record.msg = redact_text(record.msg)
+    try:
+        shown = record.getMessage()
+        clean = redact_text(shown) == shown
+    except Exception:
+        clean = False
+    if not clean:
+        record.msg, record.args = redact_text(message), ()
+
+
 def install_log_redaction() -> None:
     """Mask secrets in every log record this process creates, whatever logger or handler takes it.
 
-    Installed once per process as a log-record factory: the message is formatted and redacted at
-    creation, so no handler (console, file, Prefect's API log handler) ever sees a secret.
+    Installed once per process as a log-record factory: a record whose message holds a secret has it masked
+    at creation, in its template and arguments alike, so no handler (console, file, Prefect's API log handler,
+    uvicorn's access log) ever sees a secret, and every handler can still format the record its own way.
     """
     global _installed
     with _lock:
@@ -137,9 +174,8 @@ def install_log_redaction() -> None:
             message = record.getMessage()
         except Exception:
             return record  # a bad format string stays the logging module's own error to report
-        redacted = redact_text(message)
-        if redacted != message or record.args:
-            record.msg, record.args = redacted, None
+        if redact_text(message) != message:
+            _redact_record(record, message)
         if record.exc_info and record.exc_info[1] is not None:
             record.exc_text = redact_text(logging.Formatter().formatException(record.exc_info))
         return record

@@ -1,7 +1,8 @@
 """``python -m arena.serve TARGET``: serve one gym (gym containers' entry point; users run ``gymloop gyms serve``).
 
 Errors end with one line on stderr naming the cause and exit code 2. The bearer token comes from
-``GYMLOOP_SERVE_TOKEN`` and is never printed.
+``GYMLOOP_SERVE_TOKEN`` and the operator token (judged details for operators) from
+``GYMLOOP_SERVE_OPERATOR_TOKEN``; neither is ever printed.
 """
 
 from __future__ import annotations
@@ -10,11 +11,28 @@ import argparse
 import os
 import sys
 
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
+from arena.core.redact import install_log_redaction, register_secrets
 from arena.serve.http_auth import ServeAuthError
 from arena.serve.runner import serve_http, serve_stdio
-from arena.serve.session import DEFAULT_MAX_SESSIONS, GymService, ServeError, resolve_pack
+from arena.serve.session import (
+    DEFAULT_CLIENT_EPISODES,
+    DEFAULT_IDLE_TIMEOUT_S,
+    DEFAULT_MAX_SESSIONS,
+    GymService,
+    ServeError,
+    ServeLimits,
+    resolve_pack,
+)
+
+TOKEN_VARIABLE = "GYMLOOP_SERVE_TOKEN"
+OPERATOR_TOKEN_VARIABLE = "GYMLOOP_SERVE_OPERATOR_TOKEN"
+
+
+def _secret(variable: str) -> SecretStr | None:
+    raw = os.environ.get(variable)
+    return SecretStr(raw) if raw is not None else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,16 +43,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--openenv", action="store_true", help="also serve the OpenEnv surface at /openenv")
-    parser.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS)
+    parser.add_argument("--max-sessions", type=int, default=DEFAULT_MAX_SESSIONS, help="open episodes, all clients")
+    parser.add_argument("--client-episodes", type=int, default=DEFAULT_CLIENT_EPISODES, help="open episodes per client")
+    parser.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT_S, help="seconds before an "
+                        "untouched episode is dropped")
+    parser.add_argument("--allowed-host", action="append", default=[], help="a further Host name to answer to")
     args = parser.parse_args(argv)
-    raw = os.environ.get("GYMLOOP_SERVE_TOKEN")
-    token = SecretStr(raw) if raw is not None else None
+    token, operator = _secret(TOKEN_VARIABLE), _secret(OPERATOR_TOKEN_VARIABLE)
+    install_log_redaction()
+    register_secrets(s.get_secret_value() for s in (token, operator) if s is not None)
     try:
-        service = GymService(resolve_pack(args.target), max_sessions=args.max_sessions)
+        try:
+            limits = ServeLimits(max_episodes=args.max_sessions, client_episodes=args.client_episodes,
+                                 idle_timeout_s=args.idle_timeout)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise ServeError(f"--{str(err['loc'][0]).replace('_', '-')}: {err['msg']}") from None
+        service = GymService(resolve_pack(args.target), limits=limits, operator_token=operator)
         if args.transport == "stdio":
             serve_stdio(service)
         else:
-            serve_http(service, host=args.host, port=args.port, token=token, openenv=args.openenv)
+            serve_http(service, host=args.host, port=args.port, token=token, openenv=args.openenv,
+                       allowed_hosts=args.allowed_host)
     except (ServeError, ServeAuthError) as exc:
         print(f"gymloop: {exc}", file=sys.stderr)
         return 2

@@ -1,7 +1,8 @@
 """Client side of a served gym: connect the MCP SDK's own client, and play episodes from sync code.
 
 :class:`RemoteGym` runs an MCP client on a private event loop thread so that gymloop's synchronous
-agents (``agent.run_episode(observation, call_tool)``) can play a gym served elsewhere (a container).
+agents (``agent.run_episode(observation, call_tool)``) can play a gym served elsewhere (a container). Given
+the server's operator token, it reads each episode's judged details (verdict and trace) when it ends one.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import threading
 from collections.abc import Coroutine
 from contextlib import AsyncExitStack
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import mcp_types as types
 from mcp import Client
@@ -19,11 +20,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import SecretStr
 
-from arena.core.gym import Observation
 from arena.core.results import ToolResult
 from arena.serve.http_auth import bearer_headers
-from arena.serve.mcp_surface import END_EPISODE, EPISODE_ARG, START_EPISODE
-from arena.serve.session import EpisodeOutcome, ServeError
+from arena.serve.mcp_surface import END_EPISODE, EPISODE_ARG, OPERATOR_META, START_EPISODE
+from arena.serve.session import EpisodeOutcome, ServedObservation, ServedVerdict, ServeError
 
 T = TypeVar("T")
 
@@ -46,11 +46,13 @@ class RemoteGym:
     Args:
         client: An MCP client (not yet entered), e.g. from :func:`http_client`.
         timeout_s: Limit for any one request.
+        operator_token: The server's operator token, for :meth:`finish_judged` (never sent otherwise).
     """
 
-    def __init__(self, client: Client, *, timeout_s: float = 60.0) -> None:
+    def __init__(self, client: Client, *, timeout_s: float = 60.0, operator_token: SecretStr | None = None) -> None:
         self._client = client
         self._timeout_s = timeout_s
+        self._operator = operator_token
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="remote-gym", daemon=True)
         self._stack = AsyncExitStack()
@@ -92,11 +94,16 @@ class RemoteGym:
             lines = str(exc).strip().splitlines()
             raise ServeError(f"the served gym stopped answering: {lines[0] if lines else type(exc).__name__}") from exc
 
-    def _call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        return self._run(self._client.call_tool(name, arguments))
+    def _call(self, name: str, arguments: dict[str, Any], meta: dict[str, Any] | None = None) -> types.CallToolResult:
+        return self._run(self._client.call_tool(name, arguments, meta=cast("types.RequestParamsMeta | None", meta)))
 
-    def start(self, task_id: str, seed: int) -> Observation:
-        """Start an episode; returns the observation.
+    def raw(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+        """Call any tool of the served gym; return whether it was an error and its text, exactly as served."""
+        result = self._call(name, arguments)
+        return bool(result.is_error), tool_text(result)
+
+    def start(self, task_id: str, seed: int) -> ServedObservation:
+        """Start an episode; returns the served observation.
 
         Raises:
             ServeError: The server refused (unknown task, too many episodes).
@@ -106,7 +113,7 @@ class RemoteGym:
             raise ServeError(tool_text(result))
         payload = json.loads(tool_text(result))
         self._handle = payload[EPISODE_ARG]
-        return Observation.model_validate(payload["observation"])
+        return ServedObservation.model_validate(payload["observation"])
 
     def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
         """One tool call of the running episode, through the server's gym dispatch.
@@ -127,14 +134,31 @@ class RemoteGym:
         except ValueError as exc:
             raise ServeError(text) from exc
 
-    def finish(self, reply: str) -> EpisodeOutcome:
-        """End the episode with ``reply``; returns the verdict and the trace.
+    def finish(self, reply: str) -> ServedVerdict:
+        """End the episode with ``reply``; returns the served verdict (score, passed, per-check pass/fail).
 
         Raises:
             ServeError: The server refused.
         """
-        result = self._call(END_EPISODE, {EPISODE_ARG: self._handle or "", "reply": reply})
+        return ServedVerdict.model_validate(self._end(reply, None))
+
+    def finish_judged(self, reply: str) -> EpisodeOutcome:
+        """End the episode with ``reply`` as the operator; returns the judged outcome (verdict details, trace).
+
+        Raises:
+            ServeError: The server refused, or did not accept the operator token (or none was given).
+        """
+        if self._operator is None:
+            raise ServeError("judged details need the server's operator token, and none was given")
+        payload = self._end(reply, {OPERATOR_META: self._operator.get_secret_value()})
+        if "operator" not in payload:
+            raise ServeError("the served gym did not accept the operator token: it sent the verdict without details")
+        return EpisodeOutcome.model_validate(payload["operator"])
+
+    def _end(self, reply: str, meta: dict[str, Any] | None) -> dict[str, Any]:
+        result = self._call(END_EPISODE, {EPISODE_ARG: self._handle or "", "reply": reply}, meta)
         self._handle = None
         if result.is_error:
             raise ServeError(tool_text(result))
-        return EpisodeOutcome.model_validate_json(tool_text(result))
+        payload: dict[str, Any] = json.loads(tool_text(result))
+        return payload

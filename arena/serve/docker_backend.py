@@ -1,9 +1,11 @@
 """The docker arena backend: a batch's episodes played against gym containers, so agents never run beside the registry.
 
 One container per pack of the batch (the pack mounted read-only), reused across the batch's episodes, torn
-down after. The agent plays through MCP; the trace and the verdict come back from the container's gym at the
-end of each episode, so records are the same as in-process ones. A failing episode is data: an agent crash,
-a model API error or a dead container is recorded on its episode with its failure boundary.
+down after. The agent plays through MCP and gets the same observation as an in-process rollout (gymloop is the
+operator here and holds the pack); the trace and the judged verdict come back from the container's gym at the
+end of each episode through the container's operator token (a fresh one per container), so records are the
+same as in-process ones. A failing episode is data: an agent crash, a model API error or a dead container is
+recorded on its episode with its failure boundary.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pydantic import SecretStr
 
 from arena.agents.base import Agent, AgentRun, ModelAPIError
 from arena.core.episode import EpisodeFailure, EpisodeRecord, episode_id
+from arena.core.gym import Observation
 from arena.core.pack import Pack
 from arena.core.results import Verdict
 from arena.rollout import EpisodeKey, RolloutConfig, RolloutStopped, agent_seed
@@ -41,11 +44,18 @@ def _record(pack: Pack, agent: Agent, key: EpisodeKey, run: AgentRun | None, sta
     )
 
 
+def agent_observation(pack: Pack, task_id: str) -> Observation:
+    """The observation an in-process rollout of ``task_id`` gives its agent (what ``Gym.reset`` returns)."""
+    task = pack.task(task_id)
+    return Observation(task=task.public_view(), policy=pack.policy, tools=pack.tools, graph=pack.graph)
+
+
 def play_remote_episode(remote: RemoteGym, pack: Pack, agent: Agent, key: EpisodeKey) -> EpisodeRecord:
-    """Play one episode against a served gym; never raises for a failing episode."""
+    """Play one episode against a served gym (``remote`` holds its operator token); never raises for a failing one."""
     started = time.perf_counter()
     try:
-        observation = remote.start(key.task_id, key.seed)
+        remote.start(key.task_id, key.seed)
+        observation = agent_observation(pack, key.task_id)
     except ServeError as exc:
         failure = EpisodeFailure(boundary="environment", kind="served_gym", message=str(exc))
         return _record(pack, agent, key, None, started, None, failure, True)
@@ -62,7 +72,7 @@ def play_remote_episode(remote: RemoteGym, pack: Pack, agent: Agent, key: Episod
         failure = EpisodeFailure(boundary="agent", kind="crash", message=f"{type(exc).__name__}: {exc}")
         return _record(pack, agent, key, None, started, _finish_quietly(remote, ""), failure, False)
     try:
-        outcome = remote.finish(run.reply)
+        outcome = remote.finish_judged(run.reply)
     except ServeError as exc:
         failure = EpisodeFailure(boundary="environment", kind="served_gym", message=str(exc))
         return _record(pack, agent, key, run, started, None, failure, True)
@@ -71,7 +81,7 @@ def play_remote_episode(remote: RemoteGym, pack: Pack, agent: Agent, key: Episod
 
 def _finish_quietly(remote: RemoteGym, reply: str) -> EpisodeOutcome | None:
     try:
-        return remote.finish(reply)
+        return remote.finish_judged(reply)
     except ServeError:
         return None
 
@@ -109,7 +119,8 @@ def run_episodes_in_docker(
         pack = by_id[pack_id]
         check_stop()
         with GymContainer(client, image, pack=pack, token=token) as container, \
-                RemoteGym(http_client(container.mcp_url, token), timeout_s=config.episode_timeout_s) as remote:
+                RemoteGym(http_client(container.mcp_url, token), timeout_s=config.episode_timeout_s,
+                          operator_token=container.operator_token) as remote:
             for index, key in enumerate(keys):
                 if key.pack_id == pack_id:
                     check_stop()

@@ -7,6 +7,7 @@ container are removed whatever happens.
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import socket
 import tempfile
@@ -22,6 +23,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from pydantic import SecretStr
 
 from arena.core.pack import Pack, write_pack
+from arena.core.redact import register_secrets
 from arena.serve.http_auth import bearer_headers
 from arena.serve.runner import HEALTH_PATH, MCP_PATH, check_port
 from arena.serve.session import ServeError
@@ -47,18 +49,25 @@ class GymContainer:
         pack: A pack to serve instead (mounted read-only).
         port: Loopback port (default: a free one).
         token: Bearer token the server requires (passed in the container's environment, never logged).
+        operator_token: The server's operator token (default: a fresh random one).
         start_timeout_s: How long the server may take to answer its health check.
+
+    Attributes:
+        operator_token: The operator token of this container's server (never logged): it reads each episode's
+            judged details.
     """
 
     def __init__(self, client: docker.DockerClient, image: str, *, target: str | None = None,
                  pack: Pack | None = None, port: int | None = None, token: SecretStr | None = None,
-                 start_timeout_s: float = 120.0) -> None:
+                 operator_token: SecretStr | None = None, start_timeout_s: float = 120.0) -> None:
         self.client = client
         self.image = image
         self.target = target
         self.pack = pack
         self.port = port or free_loopback_port()
         self.token = token
+        self.operator_token = operator_token or SecretStr(secrets.token_urlsafe(32))
+        register_secrets([self.operator_token.get_secret_value()])
         self.start_timeout_s = start_timeout_s
         self.container: Any = None
         self.name = f"gymloop-gym-{uuid.uuid4().hex[:12]}"
@@ -111,7 +120,9 @@ class GymContainer:
             command += ["--transport", "http", "--host", "127.0.0.1", "--port", str(self.port)]
         else:
             command = self._image_command(list(config.get("Cmd") or []))
-        environment = {"GYMLOOP_SERVE_TOKEN": self.token.get_secret_value()} if self.token else {}
+        environment = {"GYMLOOP_SERVE_OPERATOR_TOKEN": self.operator_token.get_secret_value()}
+        if self.token:
+            environment["GYMLOOP_SERVE_TOKEN"] = self.token.get_secret_value()
         try:
             self.container = self.client.containers.run(
                 self.image, command=command, detach=True, network_mode="host", volumes=volumes,

@@ -1,12 +1,17 @@
 """A gym as an MCP server: the pack's tools (schemas, permissions) plus three episode tools.
 
 ``list_tasks`` names the tasks; ``start_episode(task_id, seed)`` starts an episode on a fresh world and
-returns its handle and observation; every gym tool takes that handle as its ``episode`` argument and runs
-through the gym's own dispatch; ``end_episode(episode, reply)`` ends the episode, and only then does the
-verdict (reward, per-check results, side effects) leave the server, with the trace. The episode handle
-travels as an argument, so an episode works the same on every transport and protocol era (the
-2026 MCP protocol has no connection sessions). Nothing served holds the gold program or the assertions,
-and no tool takes a reward.
+returns its handle and observation (prompt, persona, policy, tools, dependency graph); every gym tool takes
+that handle as its ``episode`` argument and runs through the gym's own dispatch; ``end_episode(episode,
+reply)`` ends the episode, and only then does the verdict leave the server: the score, passed, and per-check
+pass/fail by kind. The judged details (each check's result and detail, the changed rows, the trace) are added
+only for a caller whose request carries the operator token in ``_meta["gymloop/operator"]``. Nothing served
+holds the task's intent, gold program or assertions, and no tool takes a reward.
+
+An episode belongs to the MCP session that started it: over stdio the process is the session; over streamable
+HTTP the server advertises only handshake protocol versions, so SDK clients open a session (``Mcp-Session-Id``)
+and a sessionless request is refused every episode tool. Handlers run the gym (tool calls, verification) on
+worker threads, never on the event loop.
 """
 
 from __future__ import annotations
@@ -14,12 +19,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from arena.core.toolkit import ToolSpec
-from arena.serve.session import GymService, ServeError
+from arena.serve.session import LOCAL_CLIENT, GymService, ServeError
 
 LIST_TASKS = "list_tasks"
 START_EPISODE = "start_episode"
@@ -28,13 +35,19 @@ EPISODE_ARG = "episode"
 EPISODE_TOOLS = (LIST_TASKS, START_EPISODE, END_EPISODE)
 """Tools every served gym adds to its pack's tools."""
 
+OPERATOR_META = "gymloop/operator"
+"""The ``_meta`` key (MCP) or action ``metadata`` key (OpenEnv) under which an operator sends its token."""
+
+SESSION_HEADER = "mcp-session-id"
+_WORKER_THREADS = 32
+
 RESERVED_NAMES = frozenset({*EPISODE_TOOLS, "reset", "step", "state", "close"})
 """Names a pack's tool may not take when served (episode tools and OpenEnv's reserved names)."""
 
 _INSTRUCTIONS = (
     "A gymloop gym. Call list_tasks, then start_episode(task_id, seed) to get an episode handle and the "
     "task; pass that handle as 'episode' to every tool; finish with end_episode(episode, reply) to get the "
-    "verdict. Each episode runs on its own fresh world."
+    "verdict (score, passed, per-check pass/fail by kind). Each episode runs on its own fresh world."
 )
 
 
@@ -84,8 +97,8 @@ def episode_tools(service: GymService) -> list[types.Tool]:
         ),
         types.Tool(
             name=START_EPISODE,
-            description="Start an episode of a task on a fresh world; returns the episode handle and the task's "
-                        "observation (prompt, persona, intent, policy, tools, dependency graph).",
+            description="Start an episode of a task on a fresh world; returns the episode handle and the "
+                        "observation (task_id, prompt, persona, policy, tools, graph).",
             input_schema={
                 "type": "object",
                 "properties": {"task_id": {"type": "string", "enum": task_ids},
@@ -95,7 +108,8 @@ def episode_tools(service: GymService) -> list[types.Tool]:
         ),
         types.Tool(
             name=END_EPISODE,
-            description="End the episode with your reply to the user; returns the verdict and the trace.",
+            description="End the episode with your reply to the user; returns the verdict: score (fraction of "
+                        "checks held), passed, and per-check pass/fail by kind.",
             input_schema={
                 "type": "object",
                 "properties": {EPISODE_ARG: _episode_property(), "reply": {"type": "string"}},
@@ -117,6 +131,20 @@ def _refusal(message: str) -> types.CallToolResult:
     return _result(message, {"error": message}, error=True)
 
 
+def client_of(ctx: ServerRequestContext[Any]) -> str | None:
+    """The client an MCP request comes from: its session, or ``None`` for a sessionless HTTP request.
+
+    In process and over stdio there is one client (the process); over streamable HTTP the client is the MCP
+    session the SDK's session manager admitted (its ``Mcp-Session-Id``).
+    """
+    request = ctx.request
+    if request is None:
+        return LOCAL_CLIENT
+    headers = getattr(request, "headers", None)
+    session = headers.get(SESSION_HEADER) if headers is not None else None
+    return f"mcp:{session}" if session else None
+
+
 class McpGym:
     """The request handlers of a served gym (one per :class:`GymService`)."""
 
@@ -125,6 +153,7 @@ class McpGym:
         self.service = service
         self.tools = [*episode_tools(service), *(gym_tool(s) for s in service.pack.tools)]
         self._gym_tools = {s.name for s in service.pack.tools}
+        self._limiter = anyio.CapacityLimiter(_WORKER_THREADS)
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -135,62 +164,100 @@ class McpGym:
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        """Route one call: an episode tool, or a gym tool through the gym's own dispatch."""
-        return self.call(params.name, dict(params.arguments or {}))
+        """Route one call on a worker thread: an episode tool, or a gym tool through the gym's own dispatch."""
+        meta = dict(params.meta or {})
+        operator = self.service.is_operator(meta.get(OPERATOR_META))
+        client = client_of(ctx)
+        arguments = dict(params.arguments or {})
+        return await anyio.to_thread.run_sync(
+            lambda: self.call(params.name, arguments, client=client, operator=operator), limiter=self._limiter)
 
-    def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        """Handle one tool call (transport-free, so every surface shares it)."""
+    def call(self, name: str, arguments: dict[str, Any], *, client: str | None = LOCAL_CLIENT,
+             operator: bool = False) -> types.CallToolResult:
+        """Handle one tool call of ``client`` (transport-free, so every surface shares it).
+
+        Args:
+            name: The tool.
+            arguments: Its arguments (gym tools and ``end_episode`` carry the episode handle).
+            client: Who calls; ``None`` for a sessionless request, which may only list the tasks.
+            operator: Whether the caller presented the operator token (``end_episode`` then adds the details).
+        """
         try:
             if name == LIST_TASKS:
                 tasks = [t.model_dump() for t in self.service.tasks()]
                 return _result(json.dumps(tasks), {"tasks": tasks}, error=False)
+            if client is None:
+                return _refusal("episodes belong to an MCP session and this request has none: connect with the "
+                                "initialize handshake (the MCP SDK's Client does by default) and keep the session")
             if name == START_EPISODE:
-                return self._start(arguments)
+                return self._start(arguments, client)
             if name == END_EPISODE:
-                return self._end(arguments)
+                return self._end(arguments, client, operator)
             handle = arguments.pop(EPISODE_ARG, None)
             if not isinstance(handle, str):
                 if name not in self._gym_tools:
                     known = ", ".join(sorted([*EPISODE_TOOLS, *self._gym_tools]))
                     return _refusal(f"unknown tool {name!r}; tools: {known}")
                 return _refusal(f"{name} needs the '{EPISODE_ARG}' argument: the handle start_episode returned")
-            result = self.service.call(handle, name, arguments)
+            result = self.service.call(handle, name, arguments, client=client)
         except ServeError as exc:
             return _refusal(str(exc))
         return _result(result.model_dump_json(), result.model_dump(mode="json"), error=not result.ok)
 
-    def _start(self, arguments: dict[str, Any]) -> types.CallToolResult:
+    def _start(self, arguments: dict[str, Any], client: str) -> types.CallToolResult:
         task_id, seed = arguments.get("task_id"), arguments.get("seed", 0)
         if not isinstance(task_id, str):
             return _refusal("start_episode needs 'task_id' (a string; list_tasks names them)")
         if not isinstance(seed, int) or isinstance(seed, bool):
-            return _refusal(f"start_episode: seed must be an integer, got {seed!r}")
-        handle, observation = self.service.start(task_id, seed)
+            return _refusal(f"start_episode: seed must be an integer, got {type(seed).__name__}")
+        handle, observation = self.service.start(task_id, seed, client=client)
         payload = {EPISODE_ARG: handle, "observation": observation.model_dump(mode="json")}
         return _result(json.dumps(payload), payload, error=False)
 
-    def _end(self, arguments: dict[str, Any]) -> types.CallToolResult:
+    def _end(self, arguments: dict[str, Any], client: str, operator: bool) -> types.CallToolResult:
         handle, reply = arguments.get(EPISODE_ARG), arguments.get("reply")
         extra = sorted(set(arguments) - {EPISODE_ARG, "reply"})
         if extra:
             return _refusal(f"end_episode takes only '{EPISODE_ARG}' and 'reply'; unexpected: {', '.join(extra)}")
         if not isinstance(handle, str) or not isinstance(reply, str):
             return _refusal(f"end_episode needs '{EPISODE_ARG}' (the episode handle) and 'reply' (a string)")
-        outcome = self.service.finish(handle, reply)
-        return _result(outcome.model_dump_json(), outcome.model_dump(mode="json"), error=False)
+        outcome = self.service.finish(handle, reply, client=client)
+        served = outcome.served()
+        payload = served.model_dump(mode="json")
+        if not operator:
+            return _result(served.model_dump_json(), payload, error=False)
+        payload["operator"] = outcome.model_dump(mode="json")
+        return _result(json.dumps(payload, separators=(",", ":"), ensure_ascii=False), payload, error=False)
 
 
-def build_mcp_server(service: GymService, handlers: McpGym | None = None) -> Server[Any]:
+def build_mcp_server(service: GymService, handlers: McpGym | None = None, *, sessions: bool = False) -> Server[Any]:
     """An MCP server (the SDK's low-level ``Server``) serving ``service``'s gym.
+
+    Args:
+        service: The served gym.
+        handlers: Its request handlers (shared with the OpenEnv surface), made here if not given.
+        sessions: Advertise only the handshake protocol versions, so that streamable-HTTP clients open a session
+            (over stdio the process is the session, and a stdio connection that answered ``server/discover``
+            stays on the sessionless protocol).
 
     Raises:
         ServeError: The pack cannot be served (a tool name collides with a reserved one).
     """
     handlers = handlers or McpGym(service)
-    return Server(
+    server: Server[Any] = Server(
         service.name,
         version="1",
         instructions=_INSTRUCTIONS,
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
     )
+
+    async def discover(ctx: ServerRequestContext[Any], params: types.RequestParams) -> types.DiscoverResult:
+        # Handshake versions only: SDK clients fall back to the initialize handshake and open a session.
+        return types.DiscoverResult(supported_versions=list(HANDSHAKE_PROTOCOL_VERSIONS),
+                                    capabilities=server.get_capabilities(protocol_version=ctx.protocol_version),
+                                    instructions=_INSTRUCTIONS)
+
+    if sessions:
+        server.add_request_handler("server/discover", types.RequestParams, discover)
+    return server

@@ -1,14 +1,19 @@
 """A gym as an OpenEnv environment (openenv-core 0.3): reset / step / state with the MCP tool surface inside.
 
-``reset(seed=..., task_id=...)`` starts an episode on a fresh world; ``step`` takes OpenEnv's MCP actions:
+``reset(seed=..., task_id=...)`` starts an episode on a fresh world and returns the served observation
+(``task_id``, ``prompt``, ``persona``, ``policy``, ``tools``, ``graph``); ``step`` takes OpenEnv's MCP actions:
 ``ListToolsAction`` lists the pack's tools plus ``end_episode``, ``CallToolAction`` runs one through the
-served gym's MCP handlers (the WebSocket session is the episode, so the episode handle is added here).
-``CallToolAction("end_episode", {"reply": ...})`` ends the episode: the observation is ``done`` with the
-reward, and its result holds the verdict and the trace. ``state`` never holds verdict data.
+served gym's MCP handlers (the WebSocket session is the client and holds the episode handle, which it never
+shows). ``CallToolAction("end_episode", {"reply": ...})`` ends the episode: the observation is ``done`` with
+``reward`` = the score (fraction of checks held), and its result is the served verdict (score, passed,
+per-check pass/fail by kind); an action whose ``metadata["gymloop/operator"]`` holds the operator token also
+gets the judged details. ``state`` never holds verdict data. OpenEnv's direct-MCP routes (``/mcp``) are not
+served: episodes run over ``/ws``. Idle WebSocket sessions are closed after the service's idle timeout.
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from openenv.core.env_server.http_server import create_fastapi_app
@@ -22,25 +27,28 @@ from openenv.core.env_server.mcp_types import (
     ToolError,
     ToolErrorType,
 )
-from openenv.core.env_server.types import Action, Observation, State
+from openenv.core.env_server.types import Action, ConcurrencyConfig, Observation, State
 from pydantic import Field
-from starlette.types import ASGIApp
 
-from arena.serve.mcp_surface import END_EPISODE, EPISODE_ARG, START_EPISODE, McpGym
-from arena.serve.session import GymService, ServeError
+from arena.serve.mcp_surface import END_EPISODE, EPISODE_ARG, OPERATOR_META, START_EPISODE, McpGym
+from arena.serve.session import GymService, ServeError, ServeLimits
 
 
 class GymObservation(Observation):  # type: ignore[misc]
-    """The start of an episode, as the agent sees it.
+    """The start of an episode, as the agent sees it: what a human operator of the software would see.
 
     Attributes:
-        task: The task's public view (id, prompt, persona, intent).
+        task_id: The task's id.
+        prompt: The request, as the requester wrote it.
+        persona: Who the agent acts as (name, role, permissions).
         policy: The business rules.
         tools: Tool specs (the pack's tools; ``end_episode`` ends the episode).
-        graph: Weighted tool dependency graph.
+        graph: Weighted tool dependency graph (the software's workflows, the same for every task).
     """
 
-    task: dict[str, Any] = Field(default_factory=dict)
+    task_id: str = ""
+    prompt: str = ""
+    persona: dict[str, Any] = Field(default_factory=dict)
     policy: str = ""
     tools: list[dict[str, Any]] = Field(default_factory=list)
     graph: dict[str, Any] = Field(default_factory=dict)
@@ -82,6 +90,7 @@ class GymEnvironment(Environment[Action, Observation, GymState]):  # type: ignor
         self._handlers = handlers
         self._service: GymService = handlers.service
         self._handle: str | None = None
+        self._client = f"openenv:{secrets.token_hex(16)}"
         self._state = GymState()
         self._tools = [_openenv_tool(t) for t in handlers.tools if t.name != START_EPISODE]
 
@@ -95,11 +104,10 @@ class GymEnvironment(Environment[Action, Observation, GymState]):  # type: ignor
         self._abandon()
         if task_id is None:
             raise ServeError("reset needs task_id (the list_tasks tool names them)")
-        self._handle, observation = self._service.start(task_id, seed or 0)
-        self._state = GymState(episode_id=episode_id or self._handle[:16], task_id=task_id, seed=seed or 0,
+        self._handle, observation = self._service.start(task_id, seed or 0, client=self._client)
+        self._state = GymState(episode_id=episode_id or secrets.token_hex(8), task_id=task_id, seed=seed or 0,
                                done=False)
-        data = observation.model_dump(mode="json")
-        return GymObservation(task=data["task"], policy=data["policy"], tools=data["tools"], graph=data["graph"])
+        return GymObservation(**observation.model_dump(mode="json"))
 
     def step(self, action: Action, timeout_s: float | None = None, **kwargs: Any) -> Observation:
         """List the tools, or call one (``end_episode`` ends the episode with the reward)."""
@@ -117,7 +125,8 @@ class GymEnvironment(Environment[Action, Observation, GymState]):  # type: ignor
         if name == START_EPISODE:
             return CallToolObservation(tool_name=name, error=ToolError(
                 error_type=ToolErrorType.TOOL_NOT_FOUND, message="episodes start with reset(task_id=...)"))
-        result = self._handlers.call(name, arguments)
+        operator = self._service.is_operator(action.metadata.get(OPERATOR_META))
+        result = self._handlers.call(name, arguments, client=self._client, operator=operator)
         payload = result.structured_content or {}
         if result.is_error and "error" in payload and isinstance(payload["error"], str):
             return CallToolObservation(tool_name=name, error=ToolError(
@@ -126,7 +135,7 @@ class GymEnvironment(Environment[Action, Observation, GymState]):  # type: ignor
         if name == END_EPISODE:
             self._handle = None
             self._state.done = True
-            return CallToolObservation(tool_name=name, result=payload, done=True, reward=payload["reward"])
+            return CallToolObservation(tool_name=name, result=payload, done=True, reward=payload["score"])
         return CallToolObservation(tool_name=name, result=payload)
 
     @property
@@ -140,13 +149,17 @@ class GymEnvironment(Environment[Action, Observation, GymState]):  # type: ignor
 
     def _abandon(self) -> None:
         if self._handle is not None:
-            self._service.abandon(self._handle)
+            self._service.abandon(self._handle, client=self._client)
             self._handle = None
 
 
-def openenv_app(handlers: McpGym, *, max_sessions: int) -> ASGIApp:
-    """The OpenEnv HTTP/WebSocket app (``/reset``, ``/step``, ``/state``, ``/ws``, ...) of a served gym."""
-    app = create_fastapi_app(
-        lambda: GymEnvironment(handlers), Action, GymObservation, max_concurrent_envs=max_sessions
-    )
-    return app  # type: ignore[no-any-return]
+def openenv_app(handlers: McpGym, limits: ServeLimits) -> Any:
+    """The OpenEnv HTTP/WebSocket app (``/reset``, ``/step``, ``/state``, ``/ws``, ...) of a served gym.
+
+    At most ``limits.max_episodes`` WebSocket sessions at once; one idle for ``limits.idle_timeout_s`` is closed.
+    The app's lifespan (``app.router.lifespan_context``) runs that idle reaper: enter it when mounting the app.
+    """
+    config = ConcurrencyConfig(max_concurrent_envs=limits.max_episodes, session_timeout=limits.idle_timeout_s)
+    app = create_fastapi_app(lambda: GymEnvironment(handlers), Action, GymObservation, concurrency_config=config)
+    app.router.routes = [r for r in app.router.routes if getattr(r, "path", None) != "/mcp"]
+    return app

@@ -1,22 +1,28 @@
 """Run a served gym: MCP over stdio, or MCP (and optionally OpenEnv) over HTTP on one port.
 
-HTTP surfaces sit behind :class:`~arena.serve.http_auth.BearerTokenMiddleware`, and
-:func:`~arena.serve.http_auth.check_bind` refuses a non-loopback address without a token before anything binds.
+Every HTTP route and WebSocket sits behind :func:`~arena.serve.http_guard.guard` (Host and Origin checks, a
+request size limit, the bearer token when one is set), and :func:`~arena.serve.http_auth.check_bind` refuses a
+non-loopback address without a token before anything binds.
 """
 
 from __future__ import annotations
 
 import socket
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import anyio
 from mcp.server.stdio import stdio_server
 from pydantic import SecretStr
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
-from starlette.types import ASGIApp
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocketDisconnect
 
-from arena.serve.http_auth import BearerTokenMiddleware, check_bind
+from arena.serve.http_auth import check_bind
+from arena.serve.http_guard import MAX_REQUEST_BYTES, guard
 from arena.serve.mcp_surface import McpGym, build_mcp_server
 from arena.serve.session import GymService, ServeError
 
@@ -36,28 +42,61 @@ def serve_stdio(service: GymService) -> None:
     anyio.run(run)
 
 
-def http_app(service: GymService, token: SecretStr | None, *, host: str = "127.0.0.1",
-             openenv: bool = False) -> ASGIApp:
-    """One ASGI app: MCP at ``/mcp``, OpenEnv at ``/openenv`` (when asked), ``/health``; all behind the token.
+def http_app(service: GymService, token: SecretStr | None, *, host: str = "127.0.0.1", openenv: bool = False,
+             allowed_hosts: Sequence[str] = ()) -> ASGIApp:
+    """One ASGI app: MCP at ``/mcp``, OpenEnv at ``/openenv`` (when asked), ``/health``; all behind the guard.
+
+    Args:
+        service: The served gym.
+        token: Bearer token every request must carry (``None``: loopback only).
+        host: The address the server binds (its Host names are allowed).
+        openenv: Also serve the OpenEnv surface.
+        allowed_hosts: Further Host names to answer to (e.g. behind a reverse proxy).
 
     Raises:
         ServeError: The pack cannot be served.
     """
     handlers = McpGym(service)
-    server = build_mcp_server(service, handlers)
+    server = build_mcp_server(service, handlers, sessions=True)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "gym": service.name, "pack_id": service.pack.id,
                              "episodes": service.active()})
 
-    app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, custom_starlette_routes=[Route(HEALTH_PATH, health)]
+    mcp_app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, custom_starlette_routes=[Route(HEALTH_PATH, health)],
+        session_idle_timeout=service.limits.idle_timeout_s, max_request_body_size=MAX_REQUEST_BYTES, json_response=True,
     )
+    mounted = [mcp_app]
+    routes = [Mount("/", app=mcp_app)]
     if openenv:
         from arena.serve.openenv_surface import openenv_app
 
-        app.mount(OPENENV_PATH, openenv_app(handlers, max_sessions=service.max_sessions))
-    return BearerTokenMiddleware(app, token)
+        env_app = openenv_app(handlers, service.limits)
+        mounted.insert(0, env_app)
+        routes.insert(0, Mount(OPENENV_PATH, app=_quiet_disconnects(env_app)))
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for sub in mounted:  # a mounted app's own lifespan (MCP sessions, OpenEnv's idle reaper) runs here
+                await stack.enter_async_context(sub.router.lifespan_context(sub))
+            yield
+
+    return guard(Starlette(routes=routes, lifespan=lifespan), host=host, token=token, allowed=allowed_hosts)
+
+
+def _quiet_disconnects(app: ASGIApp) -> ASGIApp:
+    """``app``, with a WebSocket client that went away ending its session quietly (no traceback in the log)."""
+
+    async def quiet(scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await app(scope, receive, send)
+        except WebSocketDisconnect:
+            if scope["type"] != "websocket":
+                raise
+
+    return quiet
 
 
 def check_port(host: str, port: int) -> None:
@@ -76,7 +115,8 @@ def check_port(host: str, port: int) -> None:
             raise ServeError(f"port {port} on {host} {why}; choose another with --port") from exc
 
 
-def serve_http(service: GymService, *, host: str, port: int, token: SecretStr | None, openenv: bool = False) -> None:
+def serve_http(service: GymService, *, host: str, port: int, token: SecretStr | None, openenv: bool = False,
+               allowed_hosts: Sequence[str] = ()) -> None:
     """Serve ``service`` over HTTP until interrupted.
 
     Raises:
@@ -87,5 +127,5 @@ def serve_http(service: GymService, *, host: str, port: int, token: SecretStr | 
 
     check_bind(host, token)
     check_port(host, port)
-    app = http_app(service, token, host=host, openenv=openenv)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    app = http_app(service, token, host=host, openenv=openenv, allowed_hosts=allowed_hosts)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, ws_max_size=MAX_REQUEST_BYTES)

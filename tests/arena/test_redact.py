@@ -31,6 +31,15 @@ def test_a_malformed_url_is_left_to_the_text_redactor() -> None:
     assert mask_url("http://h:notaport/x") == "http://h:notaport/x"
 
 
+@pytest.mark.parametrize("port", ["99999", "notaport", "80a", ""])
+def test_a_url_with_a_malformed_port_still_has_its_secrets_masked(port: str) -> None:
+    url = f"http://user:PW-{port}-1234@127.0.0.1:{port}/v1?api-key=Q-5678"
+    assert url_secrets(url) == [f"PW-{port}-1234", "Q-5678"]
+    assert mask_url(url) == f"http://user:***@127.0.0.1:{port}/v1?api-key=***"
+    shown = redact_text(f"model m at {url} is unreachable")
+    assert shown == f"model m at http://user:***@127.0.0.1:{port}/v1?api-key=*** is unreachable"
+
+
 def test_redact_text_masks_urls_bearer_credentials_and_given_secrets() -> None:
     text = ("connect to postgresql://gym:hunter22@db/x failed; header Authorization: Bearer abc.def-123 "
             "and key sk-live-0001 in a sentence")
@@ -67,3 +76,25 @@ def test_log_records_of_any_logger_are_redacted(caplog: pytest.LogCaptureFixture
     assert "pw-in-url" not in text
     assert "using *** and http://u:***@host/" in text
     assert "RuntimeError: failed with ***" in text
+
+
+def test_redacted_records_keep_their_arguments_for_handlers_that_read_them() -> None:
+    from uvicorn.logging import AccessFormatter
+
+    register_secrets(["registered-secret-42"])
+    install_log_redaction()
+    formatter = AccessFormatter('%(client_addr)s - "%(request_line)s" %(status_code)s', use_colors=False)
+    args = ("127.0.0.1:5000", "GET", "/v1/info?token=registered-secret-42", "1.1", 200)
+    record = logging.getLogger("uvicorn.access").makeRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d', args, None)
+    assert isinstance(record.args, tuple) and len(record.args) == 5 and record.args[4] == 200
+    line = formatter.format(record)
+    assert "registered-secret-42" not in line
+    assert line.startswith('127.0.0.1:5000 - "GET /v1/info?token=*** HTTP/1.1" 200')
+    clean = logging.getLogger("uvicorn.access").makeRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5000", "GET", "/v1/info", "1.1", 200), None)
+    assert clean.args == ("127.0.0.1:5000", "GET", "/v1/info", "1.1", 200)
+    spanning = logging.getLogger("x").makeRecord("x", logging.INFO, __file__, 1, "key registered-secret-%s", ("42",),
+                                                 None)
+    assert spanning.getMessage() == "key ***"

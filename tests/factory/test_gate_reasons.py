@@ -115,8 +115,10 @@ def test_a_baseline_failure_mode_is_taken_whole_after_the_first_colon_and_an_unk
 def test_an_unknown_baseline_is_refused_listing_the_accepted_forms():
     with pytest.raises(ValueError) as caught:
         resolve_baseline(VariantRequest(domain="tracker", targets=[], baseline_model="gpt-nothing"))
-    assert str(caught.value) == ("baseline model 'gpt-nothing' is not 'reference', 'reference-expert', "
-                                 "'reference-failure:<mode>' or a reference-policy parameter file")
+    assert str(caught.value) == (
+        "baseline model 'gpt-nothing' is not a model this factory knows: use 'reference', 'reference-expert', "
+        "'reference-failure:<mode>', a model reference of its registry (name@version) or the name of a parameter "
+        "file in its models folder")
 
 
 @pytest.mark.parametrize(("a", "b", "expected"), [

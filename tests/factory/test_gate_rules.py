@@ -114,17 +114,19 @@ def test_baseline_band_is_inclusive_at_both_edges(pack: Pack, passes: int, accep
 def test_the_baseline_is_resolved_from_the_request(tmp_path):
     from arena.agents.reference import PolicyParams
     from factory_client import VariantRequest
-    from factory_client.gate import resolve_baseline
+    from factory_client.gate import ModelsFolder, resolve_baseline
 
     def params(**fields: Any) -> PolicyParams:
-        agent = resolve_baseline(VariantRequest(domain="tracker", targets=[], **fields))
+        agent = resolve_baseline(VariantRequest(domain="tracker", targets=[], **fields), ModelsFolder(tmp_path))
         return agent.params  # type: ignore[attr-defined,no-any-return]
 
     assert params() == PolicyParams.initial()
     assert params(baseline_model="reference-expert") == PolicyParams.expert()
     assert params(baseline_model="reference-failure:wrong_id") == PolicyParams.with_failure("wrong_id")
     saved = PolicyParams.with_failure("stale_state").save(tmp_path / "p.json")
-    assert params(baseline_model=str(saved)) == PolicyParams.with_failure("stale_state")
+    assert params(baseline_model="p.json") == params(baseline_model="p") == PolicyParams.with_failure("stale_state")
+    with pytest.raises(ValueError, match="is not a model this factory knows"):  # a path is never opened
+        params(baseline_model=str(saved))
     inline = PolicyParams.expert().model_dump(mode="json")
     assert params(baseline_model="reference", baseline_params=inline) == PolicyParams.expert()
     with pytest.raises(ValueError, match="'gpt-nothing'"):

@@ -47,7 +47,7 @@ def scripted_model(messages: list[dict[str, Any]]) -> Cue:
     turn = sum(1 for m in messages if m.get("role") == "tool")
     tokens = {"prompt_tokens": 40 * len(messages) + len(task) // 4, "completion_tokens": 7 + turn}
     if digest % 7 == 0:
-        return ErrorCue(400, "scripted: this request is refused")
+        return ErrorCue(401, "scripted: this request is refused")
     if turn == 0:
         return ToolCallCue("get_vendor", json.dumps({"vendor_id": f"V-00{digest % 4 + 1}"}), **tokens)
     if turn == 1 and digest % 3 == 0:
@@ -156,5 +156,5 @@ def test_an_engine_whose_package_is_missing_is_refused_naming_the_extra(gymloop_
     with pytest.raises(SettingsError) as info:
         load_settings()
     package = module.replace("_", "-")
-    assert str(info.value) == (f"setting 'task_runner' (file gymloop.toml): Value error, {engine} needs {package}, "
+    assert str(info.value) == (f"setting 'task_runner' (file gymloop.toml): {engine} needs {package}, "
                                f"which is not installed: pip install 'gymloop[{engine}]'")

@@ -44,7 +44,7 @@ def test_round_with_the_trl_trainer_registers_a_loadable_checkpoint(prefect_harn
     assert model.config.num_hidden_layers == 2
     heldout = [t for t in pack.tasks if t.split == "heldout"]
     after = registry.round_episodes(round_info.id, stage="eval_after")
-    assert len(after) == 2 * len(heldout) and {r.model_ref for r in after} == {model_out.artifact}
+    assert len(after) == 2 * len(heldout) and {r.model_ref for r in after} == {f"transformers:{model_out.artifact}"}
     replies = {(r.task_id, r.attempt): r.reply for r in after}
     assert all(replies[(t.id, 0)] == replies[(t.id, 1)] for t in heldout)  # held-out evaluation decodes greedily
     train = registry.round_episodes(round_info.id, stage="train")

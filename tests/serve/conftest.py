@@ -17,7 +17,8 @@ from arena.core.domains import BUILTIN_DOMAINS
 from arena.core.gym import Gym
 from arena.core.pack import Pack, build_pack
 from arena.core.task import Task
-from arena.serve import GymService, http_app, outcome_of
+from arena.serve import EpisodeOutcome, GymService, http_app, outcome_of
+from arena.serve.http_guard import MAX_REQUEST_BYTES
 from bench._dockerd import ThrowawayDockerd
 
 Call = tuple[str, dict[str, Any]]
@@ -44,12 +45,19 @@ def episode_calls(task: Task) -> list[Call]:
 
 
 def reference(pack: Pack, task: Task, seed: int, calls: list[Call], reply: str) -> tuple[list[str], str]:
-    """The episode played in-process on a plain gym: each call's result JSON and the outcome JSON."""
+    """The episode played in-process on a plain gym: each call's result JSON and the served verdict's JSON."""
+    results, outcome = reference_outcome(pack, task, seed, calls, reply)
+    return results, outcome.served().model_dump_json()
+
+
+def reference_outcome(pack: Pack, task: Task, seed: int, calls: list[Call], reply: str
+                      ) -> tuple[list[str], EpisodeOutcome]:
+    """The episode played in-process on a plain gym: each call's result JSON and the judged outcome."""
     with Gym.from_pack(pack) as gym:
         gym.reset(task.id, seed=seed)
         results = [gym.call_tool(name, dict(args)).model_dump_json() for name, args in calls]
         verdict = gym.verify(reply)
-        return results, outcome_of(gym, seed, reply, verdict).model_dump_json()
+        return results, outcome_of(gym, seed, reply, verdict)
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +72,7 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(http_app(service, token, openenv=openenv), host="127.0.0.1", port=self.port,
-                                log_level="warning", access_log=False)
+                                log_level="warning", access_log=False, ws_max_size=MAX_REQUEST_BYTES)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

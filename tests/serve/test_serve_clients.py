@@ -15,10 +15,10 @@ from mcp import Client
 from pydantic import SecretStr
 
 from arena.core.pack import Pack, build_pack, write_pack
-from arena.serve import GymService, build_mcp_server
+from arena.serve import GymService, ServeLimits, build_mcp_server
 from arena.serve.__main__ import main
 from arena.serve.client import http_client, tool_text
-from tests.serve.conftest import LiveServer, episode_calls, reference, write_task
+from tests.serve.conftest import LiveServer, episode_calls, reference, reference_outcome, write_task
 
 SDK_SCRIPT = '''
 import asyncio, json, sys
@@ -50,7 +50,7 @@ async def main(domain):
             ended = await client.call_tool("end_episode", {"episode": handle, "reply": play["reply"]})
             again = await client.call_tool("end_episode", {"episode": handle, "reply": play["reply"]})
             seen.append(text(again))
-            rewards.append([json.loads(text(ended))["reward"], cheat.is_error, again.is_error])
+            rewards.append([json.loads(text(ended))["score"], cheat.is_error, again.is_error])
     print(json.dumps({"tools": [t.name for t in tools.tools], "tasks": [t["task_id"] for t in tasks],
                       "rewards": rewards, "seen": seen}))
 
@@ -75,8 +75,10 @@ def test_sdk_client_script_plays_gold_and_null_and_cannot_reach_the_verifier(tmp
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert set(report["tools"]) == {s.name for s in pack.tools} | {"list_tasks", "start_episode", "end_episode"}
     assert report["tasks"] == [t.id for t in pack.tasks]
-    # gold -> 1, null -> 0; a chosen reward is refused; an ended episode cannot be ended again
-    assert report["rewards"] == [[1.0, True, True], [0.0, True, True]]
+    # gold -> 1, null -> the in-process score (below 1); a chosen reward is refused; an ended episode cannot end again
+    null_score = reference_outcome(pack, task, 0, [], "")[1].score
+    assert null_score < 1.0
+    assert report["rewards"] == [[1.0, True, True], [null_score, True, True]]
     seen = "\n".join(report["seen"])
     for t in pack.tasks:
         for assertion in t.assertions:
@@ -108,7 +110,7 @@ def test_twenty_concurrent_http_sessions_keep_separate_worlds(packs: dict[str, P
                                           for c, h in zip(clients, handles, strict=True)))
             return [(r, tool_text(e)) for r, e in zip(results, ends, strict=True)]
 
-    service = GymService(pack, max_sessions=20)
+    service = GymService(pack, limits=ServeLimits(max_episodes=20))
     with LiveServer(service) as server:
         outcomes = asyncio.run(run(server.url + "/mcp"))
         assert service.active() == 0
@@ -131,7 +133,7 @@ def test_a_token_guards_the_http_surface(packs: dict[str, Pack]) -> None:
 
 
 def test_episode_tools_refuse_bad_input_in_one_line(packs: dict[str, Pack]) -> None:
-    server = build_mcp_server(GymService(packs["procurement"], max_sessions=1))
+    server = build_mcp_server(GymService(packs["procurement"], limits=ServeLimits(max_episodes=1)))
     task = packs["procurement"].tasks[0]
 
     async def run() -> list[tuple[bool, str]]:
@@ -151,7 +153,7 @@ def test_episode_tools_refuse_bad_input_in_one_line(packs: dict[str, Pack]) -> N
     assert "needs 'task_id'" in results[1][1]
     assert "needs the 'episode' argument" in results[2][1]
     assert "no running episode has this handle" in results[3][1]
-    assert "1 episodes are already running" in results[5][1]
+    assert "1 episodes are open on this gym (its limit)" in results[5][1]
     assert all("\n" not in text for _, text in results)
 
 
@@ -186,5 +188,5 @@ def test_in_process_service_reuses_worlds_without_leaks(packs: dict[str, Pack]) 
     service.finish(first, task.gold.reply)
     again, _ = service.start(task.id, 1)
     results = [service.call(again, name, dict(args)).model_dump_json() for name, args in calls]
-    outcome = service.finish(again, task.gold.reply).model_dump_json()
-    assert (results, outcome) == reference(pack, task, 1, calls, task.gold.reply)
+    outcome = service.finish(again, task.gold.reply)
+    assert (results, outcome) == reference_outcome(pack, task, 1, calls, task.gold.reply)

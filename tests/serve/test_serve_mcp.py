@@ -43,7 +43,7 @@ def check_same(pack: Pack, client_factory: Any, seed: int = 3) -> None:
     assert got[0] == expected[0]
     assert got[1] == expected[1]
     outcome = json.loads(got[1])
-    assert outcome["reward"] == 1.0 and outcome["verdict"]["passed"]
+    assert outcome["score"] == 1.0 and outcome["passed"]
     assert json.loads(got[0][0])["error"]["kind"] == "validation"
 
 
