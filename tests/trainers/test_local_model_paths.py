@@ -45,7 +45,7 @@ def play(folder, pack, keys, sampling, *, seed=0):
 
 
 def test_sampled_rollouts_differ_across_seeds_and_repeat_for_the_same_seed(pack, untrained):
-    keys = [EpisodeKey(pack.id, "refund-plain", 1000, attempt) for attempt in range(4)]
+    keys = [EpisodeKey(pack.id, "refund_plain-01", 1000, attempt) for attempt in range(4)]
     sampled = Sampling(temperature=1.0, top_p=0.95)
     first = play(untrained, pack, keys, sampled)
     again = play(untrained, pack, keys, sampled)
@@ -64,7 +64,7 @@ def test_sampling_leaves_the_process_random_generator_alone(pack, untrained):
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
-    play(untrained, pack, [EpisodeKey(pack.id, "refund-plain", 0, 0)], Sampling(temperature=1.0))
+    play(untrained, pack, [EpisodeKey(pack.id, "refund_plain-01", 0, 0)], Sampling(temperature=1.0))
     assert torch.equal(torch.rand(3), expected)
 
 
@@ -98,7 +98,7 @@ def test_the_sft_loss_covers_exactly_the_assistants_tokens(pack, scripted, own_m
     tokenizer = AutoTokenizer.from_pretrained(scripted)
     if own_markers:  # a template that already marks the assistant's messages is used as it is
         tokenizer.chat_template = qwen2_5_training_chat_template
-    episode = rollouts(pack, PolicyParams.expert(), ["refund-conflict"], k=1)[0]
+    episode = rollouts(pack, PolicyParams.expert(), ["refund_conflict-01"], k=1)[0]
     assert episode.passed and len(episode.trace) >= 3 and any(not s.ok for s in episode.trace)
     [example] = sft_examples(tokenizer, {pack.id: pack}, [episode])
     ids, labels = example["input_ids"], example["labels"]
@@ -121,7 +121,7 @@ def test_a_template_that_cannot_mark_the_assistant_is_refused(pack, scripted):
 
     tokenizer = AutoTokenizer.from_pretrained(scripted)
     tokenizer.chat_template = tokenizer.chat_template.replace("<|im_start|>", "<|im_begin|>")
-    episode = rollouts(pack, PolicyParams.expert(), ["refund-plain"], k=1)[0]
+    episode = rollouts(pack, PolicyParams.expert(), ["refund_plain-01"], k=1)[0]
     with pytest.raises(TrainerError, match="no \\{% generation %\\} markers"):
         sft_examples(tokenizer, {pack.id: pack}, [episode])
 
@@ -139,17 +139,17 @@ def test_evaluation_export_and_trl_render_an_episode_as_the_same_text(pack, scri
 
     monkeypatch.setattr(tokenizer, "apply_chat_template", recording)
     config = TransformersConfig(checkpoint=str(scripted), max_steps=3, max_new_tokens=8)
-    keys = [EpisodeKey(pack.id, "refund-plain", 0, attempt) for attempt in range(2)]
+    keys = [EpisodeKey(pack.id, "refund_plain-01", 0, attempt) for attempt in range(2)]
     records = run_episodes(TransformersAgent(config), [pack], keys, RolloutConfig())
     monkeypatch.undo()
     assert [s.tool for s in records[0].trace] == ["check_refund"] * 3 and len(seen) == 6
     tools = [s.openai_schema() for s in pack.tools]
     trl_messages = episode_messages(pack, records[0])
-    assert trl_messages[:2] == episode_prompt(pack, "refund-plain")
+    assert trl_messages[:2] == episode_prompt(pack, "refund_plain-01")
     for turn, prompt in enumerate(seen[:3]):  # what the model read at each turn of the first episode
         assert prompt == tokenizer.apply_chat_template(trl_messages[:2 + 2 * turn], tools=tools,
                                                        add_generation_prompt=True, tokenize=False)
-    ExportTrainer(tmp_path, [pack]).train(ModelRef(name="tiny"), wave_for(pack, ["refund-plain"], k=2), records)
+    ExportTrainer(tmp_path, [pack]).train(ModelRef(name="tiny"), wave_for(pack, ["refund_plain-01"], k=2), records)
     [group] = [json.loads(line) for line in (tmp_path / "grpo.jsonl").read_text().splitlines()]
     exported = group["prompt"] + group["completions"][0]
     assert exported == trl_messages and group["tools"] == tools
