@@ -121,23 +121,24 @@ def run(spec: CampaignSpec) -> CampaignResult:
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     from flows import steps
-    from flows.control import control_campaign, run_paired
-    from flows.round import next_round
+    from flows.campaign import campaign
+    from flows.models import CampaignParams
     from flows.settings import load_settings
 
     overrides = {"domains": ["tracker"], "model": f"transformers:{spec.base}", "trainer": "trl", "seed": spec.seed,
                  "max_rounds": spec.rounds, **spec.overrides}
     started = time.perf_counter()
-    paired = run_paired(spec.campaign, spec.rounds, overrides, "uniform", next_round)
+    outcome = campaign(CampaignParams(campaign=spec.campaign, rounds=spec.rounds, control="uniform",
+                                      overrides=overrides))
     seconds = time.perf_counter() - started
     settings = load_settings(**overrides)
     registry = steps.open_registry(settings)
     templates = set(spec.templates)
     rounds: list[ArmRound] = []
     base: dict[str, bool] = {}
-    for arm, name in (("targeted", spec.campaign), ("uniform", control_campaign(spec.campaign, "uniform"))):
-        summaries = {p.targeted.round_index: p.targeted if arm == "targeted" else p.control for p in paired}
-        for info in registry.rounds(registry.campaign(name).id):
+    for arm in ("targeted", "uniform"):
+        summaries = {r.round_index: r for r in outcome.rounds if r.arm == arm}
+        for info in steps.finished_rounds(registry, spec.campaign, arm):
             summary = summaries.get(info.index)
             if summary is None:
                 continue
