@@ -19,6 +19,7 @@ from typing import Any
 
 from arena.agents.base import Agent
 from arena.agents.reference import PolicyParams
+from arena.agents.transformers_agent import LOCAL_PREFIX
 from arena.core.domains import get_domain
 from arena.core.episode import EpisodeRecord
 from arena.core.metrics import Metrics, Outcome, compute_metrics, metrics_by, paired_lift
@@ -118,9 +119,16 @@ def initial_model(registry: Registry, settings: GymloopSettings) -> ModelInfo:
     return model_spec.register_start(registry, settings)
 
 
-def make_agent(info: ModelInfo, settings: GymloopSettings) -> Agent:
-    """The agent playing a registered model."""
-    return model_spec.agent_for_model(info, settings)
+def make_agent(info: ModelInfo, settings: GymloopSettings, *, sampled: bool = False) -> Agent:
+    """The agent playing a registered model.
+
+    Args:
+        info: The model.
+        settings: The campaign's settings.
+        sampled: The agent plays training rollouts (or the gate's baseline attempts): a local checkpoint samples
+            with ``local_train_sampling``; otherwise it decodes with ``local_eval_sampling`` (greedy by default).
+    """
+    return model_spec.agent_for_model(info, settings, sampled=sampled)
 
 
 @cache
@@ -205,7 +213,7 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
     if not todo:
         return []
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
-    agent = make_agent(local_model(registry.model(model_id), settings), settings)
+    agent = make_agent(local_model(registry.model(model_id), settings), settings, sampled=stage == TRAIN)
     config = rollout_config(settings, agent)
     with batch_running() as stop, EpisodeSink(registry, round_id, stage, model_id) as sink:
         if settings.arena_backend == "docker":
@@ -276,7 +284,13 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
         return []
     report = coverage_ranked(report, task_refs(pool if pool is not None else base),
                              settings.wave_budget // settings.train_k)
-    client = make_factory_client(settings.factory_url, token=settings.factory_token)
+    # The gate's baseline is the current model. A local checkpoint plays in the embedded factory as it plays its
+    # training rollouts (sampled), named in the request by name and version; reference parameters go inline. A
+    # request (and so the packs' provenance and ids) must not depend on where the gymloop home happens to be.
+    local = model.kind == "transformers" and bool(model.artifact) and not settings.factory_url
+    options = {"baseline": make_agent(model, settings, sampled=True)} if local else {}
+    client = make_factory_client(settings.factory_url, token=settings.factory_token, **options)
+    baseline = f"{LOCAL_PREFIX}{model.name}@{model.version}" if local else "reference"
     results = []
     for pack in base:
         targets = [] if untargeted else targets_from_report(report, domain=pack.manifest.domain, top=5)
@@ -286,14 +300,12 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
             _log.warning("round %d, gym %s: %s", round_index, pack.manifest.domain, reason)
         if not targets and not untargeted:
             continue
-        # The gate's baseline is the current model's parameters, given inline: a request (and so the packs'
-        # provenance and ids) must not depend on where the gymloop home happens to be.
         inline = (PolicyParams.load(model.artifact).model_dump(mode="json")
                   if model.kind == "reference" and model.artifact else None)
         request = VariantRequest(
             domain=pack.manifest.domain, targets=targets, variants=settings.variants_per_round,
             tasks_per_variant=settings.tasks_per_variant, seed=settings.seed * 1000 + round_index,
-            parent_pack_id=pack.id, baseline_model="reference", baseline_params=inline,
+            parent_pack_id=pack.id, baseline_model=baseline, baseline_params=inline,
             idempotency_key=f"{pack.manifest.domain}-{round_index}-{model.params_hash or model.id}"
                             + ("-untargeted" if untargeted else ""),
         )
