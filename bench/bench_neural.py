@@ -49,8 +49,8 @@ from bench.neural_model import ModelSize, build_checkpoint, parameter_count, ren
 from bench.neural_train import Stage, copy_accuracy, epoch_steps, train_stage
 
 DOMAIN = "tracker"
-DEFAULT_TEMPLATES = ("tracker.issue_status", "tracker.open_subtasks", "tracker.dependency_check",
-                     "tracker.assign_subtask_by_key", "tracker.release_status_update", "tracker.restricted_inquiry")
+DEFAULT_TEMPLATES = ("issue_status", "open_subtasks", "dependency_check",
+                     "assign_subtask_by_key", "release_status_update", "restricted_inquiry")
 """The templates trained on by default: those whose expert episodes are shortest (under ~800 tokens)."""
 TIME_TARGET_S = 90 * 60
 BASE_FLOOR = 0.25

@@ -41,8 +41,8 @@ CAMPAIGN_WORLD = 0
 
 
 def template_of(task_id: str) -> str:
-    """The template a task was generated from (``tracker.transition.3`` -> ``tracker.transition``)."""
-    return task_id.rsplit(".", 1)[0]
+    """The template a task was generated from (``transition-03`` -> ``transition``)."""
+    return re.sub(r"[.-]\d+$", "", task_id)
 
 
 @dataclass(frozen=True)
