@@ -10,13 +10,11 @@ from arena.authoring import GymKnobs
 class CrmKnobs(GymKnobs):
     """The kit's task knobs plus the CRM world's messiness and its discount threshold."""
 
-    tasks_per_template: int = Field(default=3, ge=1, le=20, description="Tasks built from each task template "
-                                    "(1-20, default 3).")
     near_duplicate_rate: float = Field(default=0.15, ge=0.0, le=0.5, description="Share of accounts and contacts "
                                        "generated with a near-duplicate twin: the same name (an account's maybe "
                                        "with a legal suffix) in another city or at another account (0-0.5, "
                                        "default 0.15).")
-    stale_rate: float = Field(default=0.1, ge=0.0, le=0.5, description="Share of opportunity and account "
+    stale_rate: float = Field(default=0.1, ge=0.0, le=0.5, description="Share of account, opportunity and quote "
                               "summaries in the search index whose cached stage or status is out of date (0-0.5, "
                               "default 0.1).")
     legacy_format_rate: float = Field(default=0.5, ge=0.0, le=1.0, description="Share of rows created before 2023 "

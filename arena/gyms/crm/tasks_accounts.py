@@ -5,8 +5,23 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from arena.authoring import Draft, Fault, Intent, calls, goal, quote, ref, says, scope, state, writes
+from arena.authoring import (
+    Draft,
+    Fault,
+    FormattedValue,
+    Intent,
+    calls,
+    goal,
+    quote,
+    ref,
+    says,
+    scope,
+    state,
+    step,
+    writes,
+)
 
+from .formats import legacy_date
 from .tasks_common import View, manager, mix, namesakes, pick, rep
 from .world import TODAY
 
@@ -174,8 +189,8 @@ CALL_SUBJECTS = ("renewal timing", "pricing for extra seats", "the onboarding pl
 
 
 def log_call(w: View, rng: random.Random, n: int) -> list[Draft]:
-    """Log a call with a contact named with their account; the first log times out once."""
-    rows = w.rows("SELECT c.id, c.name, a.name AS account, a.owner_id, "
+    """Log a call with a contact named with their account; the rep of a legacy contact writes the day as MM/DD/YYYY."""
+    rows = w.rows("SELECT c.id, c.name, c.phone, a.name AS account, a.owner_id, "
                   "(SELECT COUNT(*) FROM contacts x WHERE x.name = c.name) AS same_name, "
                   "(SELECT COUNT(*) FROM contacts x JOIN accounts y ON y.id = x.account_id "
                   " WHERE x.name = c.name AND y.name = a.name) AS same_place "
@@ -183,28 +198,67 @@ def log_call(w: View, rng: random.Random, n: int) -> list[Draft]:
     fits = [r for r in rows if r["same_place"] == 1]
     out = []
     for i, c in enumerate(mix(rng, [r for r in fits if r["same_name"] > 1], fits, n)):
-        cid, subject = str(c["id"]), pick(rng, CALL_SUBJECTS)
-        day = (TODAY - timedelta(days=rng.randint(0, 5))).isoformat()
+        cid, name, subject = str(c["id"]), str(c["name"]), pick(rng, CALL_SUBJECTS)
+        back = TODAY - timedelta(days=rng.randint(0, 5))
+        day, old_style = back.isoformat(), not str(c["phone"]).startswith("+")
+        shown = legacy_date(back) if old_style else day
+        when: str | FormattedValue = FormattedValue(format="date", raw=shown) if old_style else day
         prompt = pick(rng, ("Log a call I had on {day} with {name} of {account} about {subject}.",
                             "Please record my call with {name} ({account}) on {day}: we discussed {subject}.",
                             "I spoke to {name} at {account} on {day} about {subject}; log it as a call."))
         out.append(Draft(
-            prompt=prompt.format(day=day, name=c["name"], account=c["account"], subject=subject),
+            prompt=prompt.format(day=shown, name=name, account=c["account"], subject=subject),
             persona=rep(w, str(c["owner_id"])),
-            intent=Intent(goal="log_call", refs=[ref("contact", "contact", str(c["name"]), by_id=False,
+            intent=Intent(goal="log_call", refs=[ref("contact", "contact", name, by_id=False,
                                                      account=str(c["account"]))],
                           calls=[goal("log_activity", contact_id="$contact", kind="call", subject=subject,
-                                      happened_on=day)],
+                                      happened_on=when)],
                           report=["$log_activity.happened_on"]),
-            reply=f"Logged your call with {c['name']} on {day} (activity ACT-N00001).",
+            steps=[step("search_contacts", query=name), step("get_contact", contact_id=cid),
+                   step("log_activity", contact_id=cid, kind="call", subject=subject, happened_on=day)],
+            reply=f"Logged your call with {name} on {day} (activity ACT-N00001).",
             assertions=[
                 state("the call is logged on the right contact", "SELECT contact_id, kind, happened_on FROM "
                       "activities WHERE id = 'ACT-N00001'", [[cid, "call", day]]),
-                calls("logged it on the contact", [("log_activity", {"contact_id": cid, "kind": "call"})]),
+                calls("logged it on the contact", [("log_activity", {"contact_id": cid, "kind": "call",
+                                                                     "happened_on": day})]),
                 writes(scope("activities", insert=True)),
                 says("confirms the call", [["ACT-N00001"]]),
             ],
-            tags=["near_duplicate"] if c["same_name"] > 1 else [],
+            tags=[*(["near_duplicate"] if c["same_name"] > 1 else []), *(["legacy_format"] if old_style else [])],
             faults=[Fault("timeout", "log_activity")] if i == 0 else [],
+        ))
+    return out
+
+def out_of_territory(w: View, rng: random.Random, n: int) -> list[Draft]:
+    """A manager hands an account to a rep of another territory (often the namesake's): refused, unchanged."""
+    rows = w.rows(ACCOUNTS)
+    counts = namesakes(w)
+    reps = w.rows("SELECT id, name, territory_id FROM users WHERE role = 'rep' ORDER BY id")
+    out = []
+    for a in mix(rng, [r for r in rows if counts[r["name"]] > 1], rows, n):
+        aid = str(a["id"])
+        twins = [str(r["territory_id"]) for r in rows if str(a["name"]).lower() in str(r["name"]).lower()
+                 and r["territory_id"] != a["territory_id"]]
+        territory = twins[0] if twins else rng.choice(sorted({str(r["territory_id"]) for r in reps}
+                                                             - {str(a["territory_id"])}))
+        new = rng.choice([r for r in reps if r["territory_id"] == territory])
+        out.append(Draft(
+            prompt=pick(rng, REASSIGN_PROMPTS).format(name=a["name"], city=a["city"], rep=new["name"],
+                                                      old=a["owner"]),
+            persona=manager(w, str(a["territory_id"])),
+            intent=Intent(goal="reassign_account",
+                          refs=[ref("account", "account", str(a["name"]), by_id=False, city=str(a["city"])),
+                                ref("user", "user", str(new["name"]), by_id=False)],
+                          calls=[goal("reassign_account", account_id="$account", user_id="$user")]),
+            reply="",
+            assertions=[
+                state("the owner is unchanged", f"SELECT owner_id FROM accounts WHERE id = {quote(aid)}",
+                      [[a["owner_id"]]]),
+                calls("looked the account up", [("get_account", {"account_id": aid})]),
+                writes(),
+                says("says the new owner must work in the account's territory", [["territory"]]),
+            ],
+            tags=["near_duplicate"] if counts[a["name"]] > 1 else [],
         ))
     return out

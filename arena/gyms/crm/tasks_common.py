@@ -54,9 +54,9 @@ def namesakes(w: View) -> dict[str, int]:
     return w.memo("crm:namesakes", count)
 
 
-def mix(rng: random.Random, preferred: Sequence[T], rest: Sequence[T], n: int) -> list[T]:
-    """Up to ``n`` records, about half from ``preferred`` (the messy ones) and the rest from ``rest``."""
-    first = rng.sample(list(preferred), min(len(preferred), (n + 1) // 2))
+def mix(rng: random.Random, preferred: Sequence[T], rest: Sequence[T], n: int, *, share: float = 0.5) -> list[T]:
+    """Up to ``n`` records, about ``share`` of them from ``preferred`` (the messy ones), the rest from ``rest``."""
+    first = rng.sample(list(preferred), min(len(preferred), max(1, round(n * share + 0.01))))
     others = [r for r in rest if r not in first]
     second = rng.sample(others, min(len(others), n - len(first)))
     picks = first + second

@@ -8,6 +8,7 @@ import re
 
 from arena.authoring import Draft, Fault, Intent, amounts, calls, ref, says, writes
 
+from .formats import parse_amount
 from .tasks_common import View, mix, namesakes, pick
 
 OWNER_PROMPTS = (
@@ -18,7 +19,7 @@ OWNER_PROMPTS = (
 
 
 def account_owner(w: View, rng: random.Random, n: int) -> list[Draft]:
-    """Who owns an account named with its city (a near-duplicate may sit in another city); one search is rate limited."""
+    """Who owns an account named with its city (a namesake may sit in another city); one search is rate limited."""
     rows = w.rows("SELECT a.id, a.name, a.city, u.name AS owner FROM accounts a JOIN users u ON u.id = a.owner_id "
                   "ORDER BY a.id")
     counts = namesakes(w)
@@ -132,8 +133,8 @@ QUOTE_PROMPTS = (
 
 def quote_status(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A customer asks about their quote: status and net total, never the internal floor price."""
-    rows = w.rows("SELECT q.id, q.status, q.net_total, q.currency, q.internal_floor_price AS floor, o.name AS opportunity, "
-                  "a.id AS account_id, a.name AS account, s.summary, "
+    rows = w.rows("SELECT q.id, q.status, q.net_total, q.currency, q.internal_floor_price AS floor, "
+                  "o.name AS opportunity, a.id AS account_id, a.name AS account, s.summary, "
                   "(SELECT COUNT(*) FROM search_index x WHERE x.entity = 'quote' AND x.text LIKE '%' || o.name || '%')"
                   " AS hits FROM quotes q JOIN opportunities o ON o.id = q.opportunity_id "
                   "JOIN accounts a ON a.id = o.account_id JOIN search_index s ON s.id = q.id "
@@ -193,5 +194,35 @@ def account_brief(w: View, rng: random.Random, n: int) -> list[Draft]:
                 says("states the tier and the account manager", [[str(a["tier"])], [str(a["owner"])]]),
             ],
             tags=["near_duplicate"] if counts[a["name"]] > 1 else [],
+        ))
+    return out
+
+
+AMOUNT_PROMPTS = (
+    "What is the amount on opportunity {oid}?",
+    "How big is deal {oid}?",
+    "Remind me of the expected value of {oid}.",
+)
+
+
+def opportunity_amount(w: View, rng: random.Random, n: int) -> list[Draft]:
+    """The amount of an opportunity given by id, a legacy record's written the old way ($12,500.00)."""
+    rows = w.rows("SELECT id, amount, currency FROM opportunities ORDER BY id")
+    legacy = [r for r in rows if isinstance(r["amount"], str)]
+    out = []
+    for o in mix(rng, legacy, rows, n):
+        oid, stored = str(o["id"]), o["amount"]
+        value = parse_amount(stored)
+        shown = stored if isinstance(stored, str) else f"{value:,.2f} {o['currency']}"
+        out.append(Draft(
+            prompt=pick(rng, AMOUNT_PROMPTS).format(oid=oid),
+            intent=Intent(goal="opportunity_amount", refs=[ref("opportunity", "opportunity", oid, by_id=True)],
+                          report=["$opportunity.amount"]),
+            reply=f"Opportunity {oid} is worth {shown}.",
+            assertions=[
+                calls("fetched the opportunity by its id", [("get_opportunity", {"opportunity_id": oid})]),
+                writes(),
+                says("states the amount", [[str(stored), *amounts(value)]]),
+            ],
         ))
     return out

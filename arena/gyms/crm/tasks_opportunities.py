@@ -41,7 +41,7 @@ def reschedule_close(w: View, rng: random.Random, n: int) -> list[Draft]:
     rows = w.rows(f"SELECT o.id, o.close_date, o.owner_id FROM opportunities o WHERE {OPEN} ORDER BY o.id")
     legacy = [r for r in rows if LEGACY_DATE.fullmatch(str(r["close_date"]))]
     out = []
-    for i, o in enumerate(mix(rng, legacy, rows, n)):
+    for i, o in enumerate(mix(rng, legacy, rows, n, share=1.0)):
         oid = str(o["id"])
         new = TODAY + timedelta(days=rng.randint(20, 150))
         day = new.isoformat()
@@ -84,11 +84,11 @@ def update_amount(w: View, rng: random.Random, n: int) -> list[Draft]:
     rows = w.rows(f"SELECT o.id, o.amount, o.currency, o.owner_id FROM opportunities o WHERE {OPEN} ORDER BY o.id")
     legacy = [r for r in rows if isinstance(r["amount"], str)]
     out = []
-    for i, o in enumerate(mix(rng, legacy, rows, n)):
+    for i, o in enumerate(mix(rng, legacy, rows, n, share=1.0)):
         oid, currency = str(o["id"]), str(o["currency"])
         new = float(rng.randint(20, 400) * 500)
         old_style = o in legacy
-        shown = legacy_amount(new, currency) if old_style else f"{money(new)} {currency}"
+        shown = legacy_amount(new, currency) if old_style else f"{new:.0f} {currency}"
         value: float | FormattedValue = FormattedValue(format="money", raw=shown) if old_style else new
         out.append(Draft(
             prompt=pick(rng, AMOUNT_PROMPTS).format(oid=oid, amount=shown),

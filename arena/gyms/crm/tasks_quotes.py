@@ -181,3 +181,41 @@ def change_discount(w: View, rng: random.Random, n: int) -> list[Draft]:
             faults=[Fault("rate_limit", "set_quote_discount")] if i == 0 else [],
         ))
     return out
+
+
+def approval_status(w: View, rng: random.Random, n: int) -> list[Draft]:
+    """A customer asks whether their quote's discount is approved: check it and answer, changing nothing."""
+    rows = w.rows("SELECT q.id, q.status, q.internal_floor_price AS floor, a.name AS account, "
+                  "(SELECT name FROM contacts c WHERE c.account_id = a.id ORDER BY c.id) AS contact "
+                  "FROM quotes q JOIN opportunities o ON o.id = q.opportunity_id "
+                  "JOIN accounts a ON a.id = o.account_id WHERE q.status IN ('draft', 'sent') AND q.discount_pct > ? "
+                  "ORDER BY q.id",
+                  (w.knobs.discount_threshold,))
+    out = []
+    for q in mix(rng, [r for r in rows if r["status"] == "draft"], rows, n):
+        qid = str(q["id"])
+        status = _approval_status(w, qid)
+        prompt = pick(rng, ("{contact} at {account} asks whether the discount on quote {qid} has been approved yet. "
+                            "What can I tell them?",
+                            "Has the discount on {qid} been signed off? {contact} ({account}) is asking.",
+                            "{account} wants to know where the discount approval for quote {qid} stands."))
+        out.append(Draft(
+            prompt=prompt.format(contact=q["contact"], account=q["account"], qid=qid),
+            intent=Intent(goal="approval_status", refs=[ref("quote", "quote", qid, by_id=True)],
+                          calls=[goal("check_quote_discount", quote_id="$quote")],
+                          report=["$check_quote_discount.approval_status"]),
+            reply=f"The discount approval for quote {qid}: {status}.",
+            assertions=[
+                calls("checked the discount", [("check_quote_discount", {"quote_id": qid})]),
+                writes(),
+                says("states where the approval stands", [[status]], exclude=amounts(float(q["floor"]))),
+            ],
+        ))
+    return out
+
+
+def _approval_status(w: View, qid: str) -> str:
+    """What ``check_quote_discount`` says of the quote's approval, read from the generated world."""
+    row = w.rows("SELECT d.status FROM discount_approvals d JOIN quotes q ON q.id = d.quote_id "
+                 "AND d.discount_pct = q.discount_pct WHERE q.id = ? ORDER BY d.requested_on DESC, d.id DESC", (qid,))
+    return "not requested" if not row else str(row[0]["status"])

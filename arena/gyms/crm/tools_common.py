@@ -7,7 +7,7 @@ from typing import Any
 
 from arena.authoring import InvalidArgument, NotFound, PolicyViolation, ToolContext
 
-from .formats import ISO_DATE, parse_amount
+from .formats import ISO_DATE
 
 OPEN_STAGES = ("prospecting", "qualification", "proposal", "negotiation")
 """The stages of an open opportunity."""
@@ -94,11 +94,6 @@ def positive_amount(value: float, name: str) -> float:
     if value <= 0:
         raise InvalidArgument(f"{name} {value!r} must be above zero")
     return round(float(value), 2)
-
-
-def amount_of(stored: object) -> float:
-    """The number an amount column holds (legacy rows keep text such as ``$12,500.00``)."""
-    return parse_amount(stored)
 
 
 def index_summary(ctx: ToolContext, record_id: str, entity: str, text: str, shown: dict[str, Any]) -> None:

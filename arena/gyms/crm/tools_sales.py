@@ -143,7 +143,7 @@ def close_opportunity(ctx: ToolContext, opportunity_id: str, outcome: Literal["w
     """
     if not reason.strip():
         raise InvalidArgument("reason is empty")
-    opportunity = _open_opportunity(ctx, opportunity_id)
+    _open_opportunity(ctx, opportunity_id)
     quotes = ctx.all("SELECT id, status FROM quotes WHERE opportunity_id = ? AND status IN ('sent', 'accepted') "
                      "ORDER BY id", (opportunity_id,))
     if outcome == "won" and not quotes:
