@@ -1,6 +1,6 @@
 """How many tasks each adversarial agent passes, per gym: the floor is 0.
 
-Grid (declared before it runs): every built-in gym (helpdesk, tracker, procurement) at pack seeds 0, 1 and 2,
+Grid (declared before it runs): every built-in gym (``BUILTIN_DOMAINS``) at pack seeds 0, 1 and 2,
 every task of each pack, every adversary of ``arena.checks.adversarial`` at episode seed 0; with ``--variants N``
 also N generated variants per gym (the local factory's untargeted knobs at complexity 2, seeds 1000..), every
 task of each. Prints, per adversary and gym, the tasks it passes against those it applies to, and the careful
@@ -21,11 +21,11 @@ from collections import Counter
 
 from arena.agents.reference import PolicyParams, ReferencePolicy
 from arena.checks.adversarial import ADVERSARIES, audit_task
-from arena.core.domains import get_domain
+from arena.core.domains import BUILTIN_DOMAINS, get_domain
 from arena.core.gym import Gym
 from arena.core.pack import Pack, build_pack
 
-DOMAINS = ("helpdesk", "tracker", "procurement")
+DOMAINS = tuple(BUILTIN_DOMAINS)
 """The gyms of the grid."""
 
 COMPLEXITY = 2
