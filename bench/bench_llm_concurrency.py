@@ -20,7 +20,7 @@ grows by every request body pauses all its answers for its garbage collections (
 steady-state ratio with the requests kept, 0.94-0.99 without).
 
 Run: python -m bench.bench_llm_concurrency [--concurrency 64 256] [--rounds 32] [--latency 0.2]
-[--client litellm openai] [--workers 1]
+[--client litellm openai auto] [--workers 1]   (auto: the path the default ``model_client`` takes)
 """
 
 from __future__ import annotations
@@ -102,7 +102,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[64, 256])
     parser.add_argument("--rounds", type=int, default=32, help="Episodes per run = rounds x concurrency.")
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--client", nargs="+", choices=["litellm", "openai"], default=["litellm", "openai"])
+    parser.add_argument("--client", nargs="+", choices=["litellm", "openai", "auto"], default=["litellm", "openai"],
+                        help="Request paths; auto is the default setting's choice (flows.model_spec.choose_client).")
     parser.add_argument("--workers", type=int, default=1, help="Rollout worker processes (process executor).")
     parser.add_argument("--server", choices=["asyncio", "threads"], default="asyncio",
                         help="The scripted server: one event loop (as vLLM, SGLang) or a thread per connection.")
@@ -113,6 +114,7 @@ def main() -> None:
     from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
     from arena.core.pack import build_pack
     from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
+    from flows.model_spec import choose_client, parse_model
 
     ctx = mp.get_context("spawn")
     ready, stop, asks = ctx.Queue(), ctx.Event(), ctx.Queue()
@@ -126,8 +128,10 @@ def main() -> None:
     finishes: list[float] = []
     try:
         for client, concurrency in ((c, n) for c in args.client for n in args.concurrency):
+            path = client if client != "auto" else choose_client(
+                parse_model("hosted_vllm/bench", api_base=base_url + "/v1"), "auto").client
             agent = LiteLLMAgent(LiteLLMConfig(model="hosted_vllm/bench", api_base=base_url + "/v1", timeout_s=30,
-                                               client=client))
+                                               client=path))
             warm = [EpisodeKey(pack.id, heldout[0], 0, a) for a in range(8)]
             run_episodes(agent, [pack], warm, RolloutConfig(max_concurrency=8))
             total = args.rounds * concurrency

@@ -19,10 +19,10 @@ if TYPE_CHECKING:
 def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], DiagnosisContext]:
     """A registry round's episodes of one stage, with the tools, graphs and tasks of their packs."""
     from flows import steps
-    from flows.settings import load_settings
+    from flows.settings import cli_settings
     from registry import RegistryError
 
-    registry = steps.open_registry(load_settings())
+    registry = steps.open_registry(cli_settings())
     try:
         registry.round(round_id)
         records = registry.round_episodes(round_id, stage=stage)
@@ -46,11 +46,12 @@ def _episode_context(episodes: Path, packs_dir: Path | None, console: Console) -
     from diagnosis import iter_episodes_jsonl
     from flows import steps
     from flows.diagnose_packs import EpisodePacks, find_packs
-    from flows.settings import load_settings
+    from flows.settings import cli_settings
 
     wanted = EpisodePacks.of(iter_episodes_jsonl(episodes))
+    store_root = cli_settings().home / "packs"
     try:
-        found = find_packs(wanted, packs_dir=packs_dir, store_root=load_settings().home / "packs")
+        found = find_packs(wanted, packs_dir=packs_dir, store_root=store_root)
     except FileNotFoundError as exc:
         raise typer.BadParameter(str(exc), param_hint="--packs") from exc
     for pack_id, source in sorted(found.sources.items()):

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from flows.cli_output import make_console, print_json, print_line, print_table
 
 if TYPE_CHECKING:
-    from arena.agents.chat_client import ClientName
     from arena.core.episode import EpisodeRecord
     from arena.core.metrics import Estimate, Metrics
 
@@ -50,26 +49,40 @@ class EpisodeWriter:
         self._fh.close()
 
 
+EVAL_FLAGS = {"model": "--model", "api_base": "--api-base", "model_client": "--client", "domains": "--domain",
+              "eval_k": "--k", "eval_seeds": "--seed", "max_concurrency": "--max-concurrency",
+              "max_model_failures": "--max-model-failures"}
+"""The settings ``eval``'s options give (flags > ``GYMLOOP_*`` > gymloop.toml, like every command)."""
+
+
 def eval_command(
-    model: Annotated[str, typer.Option(help="'reference' (offline) or a litellm model string.")] = "reference",
-    domain: Annotated[list[str] | None, typer.Option(help="Gym to evaluate in (repeatable; default all).")] = None,
+    model: Annotated[str | None, typer.Option(help=(
+        "'reference', a litellm model string, 'transformers:<folder>', or a model as gymloop prints it "
+        "(reference@v3:<hash>); default: the model setting."))] = None,
+    domain: Annotated[list[str] | None, typer.Option(help="Gym to evaluate in (repeatable; default: domains).")] = None,
     split: Annotated[str, typer.Option(help="train, heldout or all.")] = "heldout",
-    k: Annotated[int, typer.Option(min=1, help="Attempts per task and seed.")] = 4,
-    seeds: Annotated[list[int] | None, typer.Option("--seed", help="Episode seed (repeatable).")] = None,
+    k: Annotated[int | None, typer.Option(help="Attempts per task and seed (default: eval_k).")] = None,
+    seeds: Annotated[list[int] | None, typer.Option("--seed", help="Episode seed (repeatable; default: eval_seeds).")
+                     ] = None,
     workers: Annotated[int, typer.Option(
-        min=1, help="Parallel worker processes (one plays ~1,000 LLM episodes/s with --client openai).")] = 1,
+        min=1, help="Parallel worker processes (one plays ~1,000 LLM episodes/s on the openai path).")] = 1,
     max_concurrency: Annotated[int | None, typer.Option(
-        min=1, max=4096, help="LLM episodes in flight per worker (default 32 for an LLM, 1 for reference).")] = None,
-    api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server for local checkpoints.")] = None,
-    client: Annotated[str, typer.Option(
-        help="How LLM requests go: litellm (any provider) or openai (straight to --api-base).")] = "litellm",
+        help="LLM episodes in flight per worker (default: max_concurrency; 1 for reference).")] = None,
+    api_base: Annotated[str | None, typer.Option(help="OpenAI-compatible server (default: api_base).")] = None,
+    client: Annotated[str | None, typer.Option(
+        help="How LLM requests go: auto (openai for an OpenAI-compatible endpoint, else litellm), litellm or openai "
+             "(default: model_client).")] = None,
     params: Annotated[Path | None, typer.Option(help="Reference-policy parameter file.")] = None,
     out: Annotated[Path, typer.Option(help="Where to write the episodes (JSONL).")] = Path("episodes.jsonl"),
     as_json: Annotated[bool, typer.Option("--json", help="Print the metrics as JSON on stdout.")] = False,
-    max_model_failures: Annotated[int, typer.Option(
-        min=1, help="Stop when this many LLM episodes in a row fail at the model API.")] = 10,
+    max_model_failures: Annotated[int | None, typer.Option(
+        help="Stop when this many LLM episodes in a row fail at the model API (default: max_model_failures).")
+                                  ] = None,
 ) -> None:
-    """Evaluate MODEL on tasks x seeds x k attempts, print metrics and write the episodes."""
+    """Evaluate MODEL on tasks x seeds x k attempts, print metrics and write the episodes.
+
+    Options left out come from GYMLOOP_* variables, then gymloop.toml, as for every command.
+    """
     from rich.progress import Progress
 
     from arena.agents.litellm_agent import LiteLLMAgent
@@ -78,31 +91,37 @@ def eval_command(
     from arena.core.pack import build_pack
     from arena.core.redact import mask_url
     from arena.rollout import ModelUnavailable, RolloutConfig, RolloutStopped, plan_episodes, run_rollouts
-    from flows.agents import make_agent
     from flows.interrupt import EXIT_HANDLERS_S, GRACE_S, batch_running, stop_on_signals
     from flows.live import RolloutMeter
-    from flows.run_guard import MODEL_UNAVAILABLE_EXIT, MeterColumn, check_agent
+    from flows.model_spec import settings_spec
+    from flows.run_guard import MODEL_UNAVAILABLE_EXIT, MeterColumn, preflight_or_exit
+    from flows.settings import cli_settings
 
-    domains = domain or available_domains()
+    settings = cli_settings({"model": model, "api_base": api_base, "model_client": client, "domains": domain,
+                             "eval_k": k, "eval_seeds": seeds, "max_concurrency": max_concurrency,
+                             "max_model_failures": max_model_failures}, EVAL_FLAGS)
+    domains = settings.domains
     unknown = [d for d in domains if d not in available_domains()]
     if unknown:
         raise typer.BadParameter(f"unknown domain(s) {unknown}; built-in: {available_domains()}", param_hint="--domain")
     if split not in ("train", "heldout", "all"):
         raise typer.BadParameter(f"split {split!r} is not train, heldout or all", param_hint="--split")
-    if client not in ("litellm", "openai"):
-        raise typer.BadParameter(f"client {client!r} is not litellm or openai", param_hint="--client")
+    spec = settings_spec(settings)
+    if params is not None and spec.form != "reference":
+        raise typer.BadParameter(f"--params plays reference-policy parameters; the model is {spec.label!r}",
+                                 param_hint="--params")
     try:
-        agent = make_agent(model, api_base=api_base, params_path=params, client=cast("ClientName", client))
+        agent = preflight_or_exit(spec, settings, console, params_path=params)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--params") from None
-    if isinstance(agent, LiteLLMAgent):
-        check_agent(agent.config, console)
+    k = settings.eval_k
+    llm = isinstance(agent, LiteLLMAgent)
     packs = [build_pack(d, seed=0) for d in domains]
     config = RolloutConfig(
-        seeds=seeds or [0], k=k, split=None if split == "all" else split,
+        seeds=settings.eval_seeds, k=k, split=None if split == "all" else split,
         executor="process" if workers > 1 else "inline", workers=workers,
-        max_concurrency=max_concurrency or (32 if isinstance(agent, LiteLLMAgent) else 1),
-        max_model_failures=max_model_failures if isinstance(agent, LiteLLMAgent) else None,
+        max_concurrency=settings.max_concurrency if llm else 1,
+        max_model_failures=settings.max_model_failures if llm else None,
     )
     total = len(plan_episodes(packs, config))
     try:
@@ -127,8 +146,8 @@ def eval_command(
             bar = progress.add_task(f"evaluating {agent.model_ref}", total=total)
             records = run_rollouts(agent, packs, config, on_episode=finished, stop=stop)
     except ModelUnavailable as exc:
-        where = mask_url(api_base) if api_base else "the provider's default endpoint"
-        console.print(f"[red]model {model} at {where} stopped the evaluation:[/red] {exc.reason}; "
+        where = mask_url(settings.api_base) if settings.api_base else "the provider's default endpoint"
+        console.print(f"[red]model {spec.name} at {where} stopped the evaluation:[/red] {exc.reason}; "
                       f"{len(exc.records)} episodes written to {out}", soft_wrap=True, highlight=False)
         raise typer.Exit(MODEL_UNAVAILABLE_EXIT) from exc
     except RolloutStopped:  # a signal: its watcher prints what was kept and ends the process

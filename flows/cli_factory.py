@@ -33,13 +33,13 @@ def serve(
     from arena.serve.http_auth import ServeAuthError, check_bind
     from factory_client import LocalFactory, create_app
     from flows.factory_baselines import baseline_lookup
-    from flows.settings import SettingsError, load_settings
+    from flows.settings import cli_settings
 
+    settings = cli_settings()
+    token = settings.serve_token
     try:
-        settings = load_settings()
-        token = settings.serve_token
         check_bind(host, token)
-    except (SettingsError, ServeAuthError) as exc:
+    except ServeAuthError as exc:
         error_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     auth = ("every request needs 'Authorization: Bearer <token>' (the GYMLOOP_SERVE_TOKEN setting)" if token
@@ -95,13 +95,9 @@ def request(
         shown = options.get(option, err.get("input"))
         console.print(f"[red]bad option[/red] {option} {shown!r}: {err['msg']}")
         raise typer.Exit(2) from None
-    from flows.settings import SettingsError, load_settings
+    from flows.settings import cli_settings
 
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        console.print(f"[red]bad setting:[/red] {exc}", highlight=False)
-        raise typer.Exit(2) from exc
+    settings = cli_settings()
     from flows.factory_baselines import baseline_lookup
 
     options = {} if (url or settings.factory_url) else {"baselines": baseline_lookup(settings)}

@@ -51,10 +51,10 @@ def serve(
 
     from arena.serve import GymService, ServeError, ServeLimits, resolve_pack, serve_http, serve_stdio
     from arena.serve.http_auth import ServeAuthError, check_bind
-    from flows.settings import SettingsError, load_settings
+    from flows.settings import cli_settings
 
+    settings = cli_settings()
     try:
-        settings = load_settings()
         if transport not in ("stdio", "http"):
             raise ServeError(f"--transport {transport!r} is not one of stdio, http")
         if docker:
@@ -74,7 +74,7 @@ def serve(
                                    settings.serve_operator_token is not None), highlight=False, soft_wrap=True)
         serve_http(service, host=host, port=port, token=settings.serve_token, openenv=openenv,
                    allowed_hosts=settings.serve_allowed_hosts)
-    except (ServeError, ServeAuthError, SettingsError) as exc:
+    except (ServeError, ServeAuthError) as exc:
         raise _fail(str(exc)) from exc
 
 

@@ -35,17 +35,18 @@ ROUND_COLUMNS = ("round", "model in", "model out", "before", "after", "lift", "9
                  "top weaknesses")
 """Columns of the round tables (round numbers are the campaign's round indexes, as in MLflow and the report)."""
 
+MODEL_HELP = ("Starting model: 'reference', a litellm model string, 'transformers:<folder>', or a model as gymloop "
+              "prints it (reference@v3:<hash>); default: the model setting.")
+"""Help of the ``--model`` options (every form ``flows.model_spec`` parses)."""
+
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (progress on stderr).")]
 
 
 def _settings(**overrides: Any) -> GymloopSettings:
-    from flows.settings import SettingsError, load_settings
+    from flows.settings import cli_settings
 
-    try:
-        return load_settings(**overrides)
-    except SettingsError as exc:
-        print_line(console, f"bad setting: {exc}")
-        raise typer.Exit(2) from exc
+    return cli_settings(overrides, {"model": "--model", "domains": "--domain", "strategy": "--strategy",
+                                    "home": "--home"})
 
 
 def _overrides(model: str | None, domains: list[str] | None, strategy: str | None) -> dict[str, Any]:
@@ -57,7 +58,13 @@ def _overrides(model: str | None, domains: list[str] | None, strategy: str | Non
     if strategy:
         out["strategy"] = strategy
     _settings(**out)
-    return out
+    from flows.settings import refuse_secret_overrides
+
+    try:
+        return refuse_secret_overrides(out)
+    except ValueError as exc:
+        print_line(console, f"bad setting: {exc}")
+        raise typer.Exit(2) from None
 
 
 def _campaign_name(name: str, option: str) -> str:
@@ -235,7 +242,7 @@ def _print_control(paired: list[Any], name: str, settings: GymloopSettings, cont
 
 def round_command(
     campaign: Annotated[str, typer.Option(help="Campaign name (created on first use).")] = "default",
-    model: Annotated[str | None, typer.Option(help="'reference' or a litellm model string.")] = None,
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Gym (repeatable).")] = None,
     strategy: Annotated[str | None, typer.Option(help="targeted, uniform or bandit.")] = None,
     as_json: JsonOption = False,
@@ -258,7 +265,7 @@ def round_command(
 def campaign_command(
     name: Annotated[str, typer.Option("--name", help="Campaign name (an existing one continues).")] = "default",
     rounds: Annotated[int | None, typer.Option(min=1, help="Rounds at most (default: max_rounds).")] = None,
-    model: Annotated[str | None, typer.Option(help="'reference' or a litellm model string.")] = None,
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Gym (repeatable).")] = None,
     strategy: Annotated[str | None, typer.Option(help="targeted, uniform or bandit.")] = None,
     control: ControlOption = "none",
@@ -306,7 +313,7 @@ def campaign_command(
 def serve_command(
     campaign: Annotated[str, typer.Option(help="Campaign the deployment advances.")] = "nightly",
     cron: Annotated[str | None, typer.Option(help="Cron schedule (default: the schedule setting).")] = None,
-    model: Annotated[str | None, typer.Option(help="'reference' or a litellm model string.")] = None,
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Gym (repeatable).")] = None,
 ) -> None:
     """Serve a Prefect deployment that runs the campaign's next round on a cron schedule.

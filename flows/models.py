@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 CAMPAIGN_NAME = r"^[A-Za-z0-9_.-]+$"
 """Campaign names: letters, digits, ``_ . -`` (they name folders, so never ``.`` or ``..``)."""
@@ -22,22 +22,22 @@ def check_campaign_name(name: str) -> str:
 
 
 def no_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
-    """Refuse flow-parameter overrides that carry secrets: Prefect stores and shows flow parameters.
+    """Refuse flow-parameter overrides that carry secrets (``flows.settings.refuse_secret_overrides``).
 
     Raises:
-        ValueError: An override is a secret setting, or a URL setting holding a password or token.
+        ValueError: An override is a secret setting, or a URL or model endpoint holding a password or token.
     """
-    from arena.core.redact import url_secrets
-    from flows.settings import SECRET_SETTINGS, URL_SETTINGS
+    from flows.settings import refuse_secret_overrides
 
-    for name, value in overrides.items():
-        if name in SECRET_SETTINGS:
-            raise ValueError(f"override {name!r} is a secret: set it in gymloop.toml or GYMLOOP_{name.upper()} "
-                             "where the flow runs, never as a flow parameter")
-        if name in URL_SETTINGS and isinstance(value, str) and url_secrets(value):
-            raise ValueError(f"override {name!r} holds a URL with a password or token: set it in gymloop.toml or "
-                             f"GYMLOOP_{name.upper()} where the flow runs, never as a flow parameter")
-    return overrides
+    return refuse_secret_overrides(overrides)
+
+
+def hide_secret_overrides(data: Any) -> Any:
+    """Replace secret override values before validation sees them (``flows.settings.hide_secret_overrides``)."""
+    from flows.settings import hide_secret_overrides as hide
+
+    return hide(data)
+
 
 Control = Literal["uniform", "random-variants", "none"]
 """Control arms a campaign may run beside its targeted arm (see ``flows.control``)."""
@@ -52,13 +52,14 @@ class RoundParams(BaseModel):
         overrides: Settings overriding gymloop.toml and GYMLOOP_* (never secrets).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     campaign: Annotated[str, AfterValidator(check_campaign_name)] = Field(min_length=1, max_length=200,
                                                                           pattern=CAMPAIGN_NAME)
     round_index: int = Field(ge=0)
     overrides: dict[str, Any] = Field(default_factory=dict)
 
+    _hide_secrets = model_validator(mode="before")(hide_secret_overrides)
     _no_secrets = field_validator("overrides")(no_secret_overrides)
 
 
@@ -71,13 +72,14 @@ class CampaignParams(BaseModel):
         overrides: Settings overriding gymloop.toml and GYMLOOP_* (never secrets).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     campaign: Annotated[str, AfterValidator(check_campaign_name)] = Field(min_length=1, max_length=200,
                                                                           pattern=CAMPAIGN_NAME)
     rounds: int | None = Field(default=None, ge=1)
     overrides: dict[str, Any] = Field(default_factory=dict)
 
+    _hide_secrets = model_validator(mode="before")(hide_secret_overrides)
     _no_secrets = field_validator("overrides")(no_secret_overrides)
 
 

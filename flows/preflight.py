@@ -14,8 +14,9 @@ from types import ModuleType
 from arena.agents.base import Agent, ModelAPIError
 from arena.agents.chat_client import import_litellm
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
+from arena.agents.transformers_agent import CheckpointError, TransformersAgent
 from arena.core.redact import mask_url
-from flows.agents import REFERENCE
+from flows.model_spec import REFERENCE
 
 PROBE_TIMEOUT_S = 20.0
 """Longest wait for the preflight request (the whole check stays under 30 s)."""
@@ -79,13 +80,18 @@ def _cause(exc: ModelAPIError) -> str:
 
 
 def preflight_agent(agent: Agent) -> None:
-    """Preflight ``agent`` when it plays through a model API (the reference and local agents need none).
+    """Preflight ``agent``: a model API answers one tiny request, a local checkpoint loads (reference: nothing).
 
     Raises:
-        PreflightError: One line: ``model M at ENDPOINT: cause``.
+        PreflightError: One line: ``model M at ENDPOINT: cause``, or ``model transformers:FOLDER: cause``.
     """
     if isinstance(agent, LiteLLMAgent):
         preflight(agent.config)
+    elif isinstance(agent, TransformersAgent):
+        try:
+            agent.load()
+        except CheckpointError as exc:
+            raise PreflightError(f"model {agent.model_ref}: {exc}") from exc
 
 
 def preflight(config: LiteLLMConfig, *, tools: bool = True, timeout_s: float = PROBE_TIMEOUT_S) -> None:
@@ -99,9 +105,11 @@ def preflight(config: LiteLLMConfig, *, tools: bool = True, timeout_s: float = P
     Raises:
         PreflightError: One line: ``model M at ENDPOINT: cause``.
     """
-    litellm = import_litellm()
     where = f"model {config.model} at {_endpoint(config)}"
-    problem = _provider_problem(config, litellm) or _key_problem(config, litellm)
+    problem = None
+    if config.client == "litellm":  # the openai path asks the server itself; litellm routes by provider and key
+        litellm = import_litellm()
+        problem = _provider_problem(config, litellm) or _key_problem(config, litellm)
     if problem:
         raise PreflightError(f"{where}: {_clean(problem, config)}")
     agent = LiteLLMAgent(config.model_copy(update={"max_retries": 0}))

@@ -1,7 +1,7 @@
 """What ``gymloop round`` and ``campaign`` do around their rounds: preflight, signals, the model breaker, a meter.
 
-- Before any episode, an LLM model must answer one tiny request with a tool (``flows.preflight``);
-  otherwise one line and exit code 2.
+- Before any episode, an LLM model must answer one tiny request with a tool and a local checkpoint must load
+  (``flows.preflight``); otherwise one line and exit code 2.
 - SIGINT/SIGTERM stop the run within seconds, mark the round ``interrupted`` and print the command that
   resumes it (``flows.interrupt``).
 - When the circuit breaker stops a stage (the model failed in many consecutive episodes), the round is
@@ -21,12 +21,16 @@ from rich.console import Console
 from rich.progress import ProgressColumn, Task
 from rich.text import Text
 
+from flows.cli_output import make_console
 from flows.interrupt import stop_on_signals
 from flows.live import RolloutMeter, metering
 from flows.settings import GymloopSettings
 
 if TYPE_CHECKING:
-    from arena.agents.litellm_agent import LiteLLMConfig
+    from pathlib import Path
+
+    from arena.agents.base import Agent
+    from flows.model_spec import ModelSpec
 
 MODEL_UNAVAILABLE_EXIT = 3
 """Exit code when the circuit breaker stopped a round."""
@@ -38,21 +42,29 @@ def resume_command() -> str:
 
 
 def check_model(settings: GymloopSettings, console: Console) -> None:
-    """Preflight the settings' model (nothing for the reference policy); exit 2 with one line if it fails."""
-    if settings.model == "reference":
-        return
-    from arena.agents.litellm_agent import LiteLLMConfig
+    """Preflight the settings' model (any form, see ``flows.model_spec``); exit 2 with one line if it fails."""
+    from flows.model_spec import settings_spec
 
-    check_agent(LiteLLMConfig(model=settings.model, api_base=settings.api_base, api_key=settings.api_key,
-                              timeout_s=settings.model_timeout_s, client=settings.model_client), console)
+    preflight_or_exit(settings_spec(settings), settings, console)
 
 
-def check_agent(config: LiteLLMConfig, console: Console) -> None:
-    """Preflight an LLM agent's configuration; exit 2 with one line if it fails."""
-    from flows.preflight import PreflightError, preflight
+def preflight_or_exit(spec: ModelSpec, settings: GymloopSettings, console: Console, *,
+                      params_path: Path | None = None) -> Agent:
+    """Build the agent of ``spec`` and preflight it; say once (stderr) which path an LLM's requests take.
 
+    Returns:
+        The agent, ready to play.
+
+    Raises:
+        typer.Exit: Code 2 after one line ``preflight failed: ...`` when the model cannot play.
+    """
+    from flows.model_spec import check, choose_client
+    from flows.preflight import PreflightError
+
+    if spec.form == "llm":
+        make_console(stderr=True).print(choose_client(spec, settings.model_client).line(spec), soft_wrap=True)
     try:
-        preflight(config)
+        return check(spec, settings, params_path=params_path)
     except PreflightError as exc:
         console.print(f"[red]preflight failed:[/red] {exc}", soft_wrap=True, highlight=False)
         raise typer.Exit(2) from exc

@@ -11,10 +11,11 @@ import difflib
 import importlib.util
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -24,7 +25,8 @@ from pydantic_settings import (
 from pydantic_settings import SettingsError as SourceError
 
 from arena.core.domains import BUILTIN_DOMAINS
-from arena.core.redact import install_log_redaction, mask_url, register_secrets, url_secrets
+from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
+from flows.model_spec import ClientSetting, ModelSpecError, endpoint_of, parse_model
 from trainers.trl import TRLConfig
 
 CONFIG_ENV = "GYMLOOP_CONFIG"
@@ -122,15 +124,16 @@ class GymloopSettings(BaseSettings):
             and training, e.g. model-API failures); a round past it fails with the count and the causes.
     """
 
-    model_config = SettingsConfigDict(env_prefix="GYMLOOP_", extra="forbid", validate_default=True)
+    model_config = SettingsConfigDict(env_prefix="GYMLOOP_", extra="forbid", validate_default=True,
+                                      hide_input_in_errors=True)
 
     home: Path = Field(default_factory=lambda: Path(os.environ.get("GYMLOOP_HOME", Path.home() / ".gymloop")))
+    api_base: str | None = None
     model: str = "reference"
     reference_start: Literal["untrained", "few-weak-skills"] = "untrained"
-    api_base: str | None = None
     api_key: SecretStr | None = None
     model_timeout_s: float = Field(default=60.0, gt=0)
-    model_client: Literal["litellm", "openai"] = "litellm"
+    model_client: ClientSetting = "auto"
     max_concurrency: int = Field(default=32, ge=1, le=4096)
     max_model_failures: int = Field(default=10, ge=1)
     token_budget: int | None = Field(default=None, ge=1)
@@ -186,6 +189,25 @@ class GymloopSettings(BaseSettings):
         if unknown or not value:
             raise ValueError(f"unknown domain(s) {unknown or value}; built-in: {', '.join(BUILTIN_DOMAINS)}")
         return value
+
+    @field_validator("model")
+    @classmethod
+    def _model_form(cls, value: str, info: ValidationInfo) -> str:
+        try:
+            parse_model(value, api_base=info.data.get("api_base"))
+        except ModelSpecError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _one_endpoint(self) -> GymloopSettings:
+        """Keep a model's endpoint in ``api_base`` alone (``m@URL`` splits), and checkpoint folders absolute."""
+        spec = parse_model(self.model, api_base=self.api_base)
+        if spec.form == "llm":
+            self.model, self.api_base = spec.name, spec.endpoint
+        elif spec.form == "transformers":
+            self.model = spec.label
+        return self
 
     @field_validator("task_runner")
     @classmethod
@@ -258,28 +280,123 @@ class GymloopSettings(BaseSettings):
         return values
 
 
+REFUSED_SECRET = "*** (a secret, refused)"
+"""What a secret override value becomes before flow-parameter validation (so no error or log line holds it)."""
+
+
+def secret_overrides(overrides: Mapping[str, Any]) -> list[str]:
+    """The overrides that carry a secret: secret settings, and URLs or model endpoints with a password or token."""
+    found = []
+    for name, value in overrides.items():
+        text = value if isinstance(value, str) else ""
+        endpoint = endpoint_of(text) if name == "model" else (text if name in URL_SETTINGS else "")
+        if name in SECRET_SETTINGS or value == REFUSED_SECRET or set(url_secrets(endpoint or "")) - {MASK}:
+            found.append(name)
+    return found
+
+
+def refuse_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Refuse flow-parameter overrides that carry secrets: Prefect stores and shows flow parameters.
+
+    Raises:
+        ValueError: An override is a secret setting, or a URL or model endpoint holding a password or token (the
+            message names the setting, never its value).
+    """
+    refused = secret_overrides(overrides)
+    if refused:
+        where = "api_base" if refused[0] == "model" else refused[0]
+        raise ValueError(f"override {refused[0]!r} holds a secret (a key or token, or a password or token in a URL): "
+                         f"set {where} in gymloop.toml or GYMLOOP_{where.upper()} where the flow runs, never as a "
+                         "flow parameter")
+    return overrides
+
+
+def hide_secret_overrides(data: Any) -> Any:
+    """Flow parameters with every secret override value replaced by ``REFUSED_SECRET`` (and masked in logs).
+
+    A model validator (``mode="before"``) of the flows' parameter models: the refusal that follows then holds no
+    secret in its error, in pydantic's ``input_value`` or in the lines Prefect logs about it.
+    """
+    overrides = data.get("overrides") if isinstance(data, dict) else None
+    if not isinstance(overrides, dict):
+        return data
+    refused = secret_overrides(overrides)
+    if not refused:
+        return data
+    values = [overrides[n] for n in refused if isinstance(overrides[n], str)]
+    register_secrets([*values, *(s for v in values for s in url_secrets(endpoint_of(v) or v))])
+    install_log_redaction()
+    return {**data, "overrides": {k: REFUSED_SECRET if k in refused else v for k, v in overrides.items()}}
+
+
 def load_settings(**overrides: Any) -> GymloopSettings:
     """Load settings, turning validation errors into a ``SettingsError`` naming the setting and its source.
 
     Raises:
         SettingsError: A setting is invalid or unknown.
     """
+    return read_settings(overrides)
+
+
+def read_settings(overrides: Mapping[str, Any], flags: Mapping[str, str] | None = None) -> GymloopSettings:
+    """Read settings the way every command does: ``overrides`` (flags), then ``GYMLOOP_*``, then gymloop.toml.
+
+    Args:
+        overrides: Settings given explicitly (``None`` values are left to the other sources).
+        flags: The command-line option each override came from (``{"eval_k": "--k"}``), named in errors.
+
+    Raises:
+        SettingsError: A setting is invalid or unknown; the message names it, where it came from and (masked, never
+            for a secret or an unknown name) the refused value.
+    """
+    given = {k: v for k, v in overrides.items() if v is not None}
     try:
-        settings = GymloopSettings(**{k: v for k, v in overrides.items() if v is not None})
+        settings = GymloopSettings(**given)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
             name = ".".join(str(p) for p in err["loc"]) or "settings"
-            source = _source_of(name.split(".")[0], overrides)
-            problems.append(f"setting {name!r} ({source}): {err['msg']}{_suggestion(name, err)}")
-        raise SettingsError("; ".join(problems)) from exc
+            source = _source_of(name.split(".")[0], given, flags or {})
+            problems.append(f"setting {name!r} ({source}): {_message(err)}{_shown(name, err)}{_suggestion(name, err)}")
+        raise SettingsError("; ".join(problems)) from None
     except SourceError as exc:
-        raise SettingsError(_source_problem(str(exc))) from exc
+        raise SettingsError(_source_problem(str(exc))) from None
     except (OSError, ValueError) as exc:
-        raise SettingsError(f"cannot read settings file {_config_file()}: {exc}") from exc
+        raise SettingsError(f"cannot read settings file {_config_file()}: {exc}") from None
     register_secrets(settings.secret_values())
     install_log_redaction()
     return settings
+
+
+def cli_settings(overrides: Mapping[str, Any] | None = None, flags: Mapping[str, str] | None = None) -> GymloopSettings:
+    """``read_settings`` for a command: a bad setting prints ``bad setting: ...`` on one line and exits with 2."""
+    import typer
+
+    from flows.cli_output import make_console, print_line
+
+    try:
+        return read_settings(overrides or {}, flags)
+    except SettingsError as exc:
+        print_line(make_console(), f"bad setting: {exc}")
+        raise typer.Exit(2) from None
+
+
+def _message(err: Any) -> str:
+    """Pydantic's message without its ``Value error, `` prefix (the validators' own sentences)."""
+    return str(err["msg"]).removeprefix("Value error, ")
+
+
+def _shown(name: str, err: Any) -> str:
+    """``: got <value>`` for a refused value, masked; nothing for secret settings and unknown names."""
+    if err.get("type") == "extra_forbidden" or name.split(".")[0] in SECRET_SETTINGS or "input" not in err:
+        return ""
+    value = err["input"]
+    if not isinstance(value, str | int | float | bool | list) or name.split(".")[0] == "model":
+        return ""
+    shown = redact_text(repr(value))
+    if shown in _message(err) or (isinstance(value, str) and value in _message(err)):
+        return ""
+    return f": got {shown[:77] + '...' if len(shown) > 80 else shown}"
 
 
 def _suggestion(name: str, err: Any) -> str:
@@ -290,7 +407,7 @@ def _suggestion(name: str, err: Any) -> str:
     elif isinstance(given, str | list):
         words = [given] if isinstance(given, str) else [str(g) for g in given]
         choices = list(BUILTIN_DOMAINS) + ["targeted", "uniform", "bandit", "builtin", "export", "command",
-                                           "threads", "dask", "ray"]
+                                           "threads", "dask", "ray", "auto", "litellm", "openai"]
         word = next((w for w in words if w not in choices), "")
     else:
         return ""
@@ -306,12 +423,15 @@ def _source_problem(message: str) -> str:
     name, source = found.groups()
     if source == "EnvSettingsSource":
         var = f"GYMLOOP_{name.upper()}"
-        return (f"setting {name!r} (environment variable {var}={os.environ.get(var, '')!r}): the value must be "
+        shown = redact_text(os.environ.get(var, ""))
+        return (f"setting {name!r} (environment variable {var}={shown!r}): the value must be "
                 f"JSON for a list or mapping, e.g. {var}='[\"helpdesk\", \"tracker\"]'")
     return f"setting {name!r} (file {_config_file()}): {message}"
 
 
-def _source_of(name: str, overrides: dict[str, Any]) -> str:
+def _source_of(name: str, overrides: Mapping[str, Any], flags: Mapping[str, str]) -> str:
+    if name in flags and overrides.get(name) is not None:
+        return f"option {flags[name]}"
     if overrides.get(name) is not None:
         return "command line"
     if f"GYMLOOP_{name.upper()}" in os.environ:

@@ -16,9 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.agents.base import Agent
-from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
-from arena.agents.reference import PolicyParams, ReferencePolicy
-from arena.agents.transformers_agent import TransformersAgent, TransformersConfig
+from arena.agents.reference import PolicyParams
 from arena.core.episode import EpisodeRecord
 from arena.core.metrics import Outcome, compute_metrics, metrics_by, paired_lift
 from arena.core.pack import Pack, build_pack
@@ -26,17 +24,16 @@ from arena.rollout import EpisodeKey, run_episodes
 from curriculum import CurriculumConfig, GroupResult, History, TaskRef, Wave, coverage_ranked, plan_wave, task_refs
 from diagnosis import DiagnosisContext, WeaknessReport, detector_names, diagnose, get_detector
 from factory_client import FactoryResult, GateConfig, VariantRequest, make_factory_client, targets_from_report
+from flows import model_spec
 from flows.interrupt import batch_running
 from flows.live import EpisodeSink, rollout_config
 from flows.settings import GymloopSettings, load_settings
 from flows.store_setup import store_setup_lock
 from registry import ModelInfo, Registry, WaveEntry, WeaknessEntry
-from trainers import Blame, GRPOConfig, GRPOTrainer, ModelRef, TRLTrainer, get_trainer, save_reference
+from trainers import Blame, GRPOConfig, GRPOTrainer, ModelRef, TRLTrainer, get_trainer
 
 EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
 """Stages of a round's episodes in the registry."""
-LOCAL_PREFIX = "transformers:"
-"""Model string prefix of a local transformers checkpoint folder."""
 
 
 @cache
@@ -66,12 +63,8 @@ def model_ref(info: ModelInfo) -> ModelRef:
 
 
 def version_label(ref: ModelRef) -> str:
-    """Registry version of a model: its training step, plus its content hash when known (``3-1f2e...``).
-
-    Two campaigns training the same starting model reach different parameters at the same step; the hash
-    keeps their versions apart, and identical parameters map to the same version.
-    """
-    return f"{ref.version}-{ref.params_hash[:12]}" if ref.params_hash and ref.version else str(ref.version)
+    """Registry version of a trainer's model reference (``flows.model_spec.version_label``)."""
+    return model_spec.version_label(ref.version, ref.params_hash)
 
 
 def register_ref(registry: Registry, ref: ModelRef, parent_id: int | None) -> ModelInfo:
@@ -81,31 +74,13 @@ def register_ref(registry: Registry, ref: ModelRef, parent_id: int | None) -> Mo
 
 
 def initial_model(registry: Registry, settings: GymloopSettings) -> ModelInfo:
-    """Register the campaign's starting model: the reference policy's starting parameters or an LLM."""
-    if settings.model == "reference":
-        ref = save_reference(PolicyParams.named(settings.reference_start), settings.home / "models")
-        return register_ref(registry, ref, None)
-    if settings.model.startswith(LOCAL_PREFIX):
-        folder = Path(settings.model[len(LOCAL_PREFIX):]).expanduser().resolve()
-        if not folder.is_dir():
-            raise ValueError(f"setting 'model': checkpoint folder {str(folder)!r} does not exist")
-        return registry.register_model(folder.name, "0", kind="transformers", artifact=str(folder))
-    return registry.register_model(settings.model, "0", kind="litellm", endpoint=settings.model)
+    """Register the campaign's starting model (any form of the ``model`` setting, see ``flows.model_spec``)."""
+    return model_spec.register_start(registry, settings)
 
 
 def make_agent(info: ModelInfo, settings: GymloopSettings) -> Agent:
     """The agent playing a registered model."""
-    if info.kind == "reference":
-        if not info.artifact:
-            raise ValueError(f"reference model {info.name}:{info.version} has no parameters artifact")
-        return ReferencePolicy(PolicyParams.load(info.artifact))
-    if info.kind == "transformers" and info.artifact:
-        return TransformersAgent(TransformersConfig(
-            checkpoint=info.artifact, max_new_tokens=settings.local_max_new_tokens, max_steps=settings.local_max_steps,
-            seed=settings.seed))
-    config = LiteLLMConfig(model=info.endpoint or info.name, api_base=settings.api_base, api_key=settings.api_key,
-                           timeout_s=settings.model_timeout_s, client=settings.model_client)
-    return LiteLLMAgent(config)
+    return model_spec.agent_for_model(info, settings)
 
 
 @cache

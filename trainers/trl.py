@@ -317,7 +317,7 @@ class TRLTrainer:
         args = SFTConfig(**{**self._common_args(staging), **self.config.extra})
         trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                              peft_config=self._peft(), callbacks=[guard.callback()])
-        trainer.train()
+        _quiet(trainer).train()
         self._check_loss(guard, trainer, "sft")
         return _merged(trainer.model)
 
@@ -350,7 +350,7 @@ class TRLTrainer:
                               train_dataset=Dataset.from_list(rows), environment_factory=factory,
                               peft_config=self._peft(), callbacks=[guard.callback()])
         started = time.perf_counter()
-        trainer.train()
+        _quiet(trainer).train()
         stats.grpo_seconds = round(time.perf_counter() - started, 3)
         self._check_loss(guard, trainer, "grpo")
         stats.grpo_steps = int(trainer.state.global_step)
@@ -393,6 +393,17 @@ class TRLTrainer:
             os.replace(folder, final)
         return ModelRef(name=parent.name, version=version, kind="transformers", artifact=str(final),
                         parent=parent.ref, params_hash=digest)
+
+
+def _quiet(trainer: Any) -> Any:
+    """The trainer without transformers' ``PrinterCallback``, which prints each log dict on stdout.
+
+    Stdout carries the CLI's ``--json`` output; the logs stay in ``trainer.state.log_history``.
+    """
+    from transformers import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+    return trainer
 
 
 def _merged(model: Any) -> Any:

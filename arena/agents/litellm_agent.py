@@ -25,6 +25,7 @@ from arena.agents.base import AgentRun, CallTool, ModelAPIError
 from arena.agents.chat_client import ChatClient, ClientName
 from arena.agents.limits import report_call
 from arena.core.gym import Observation
+from arena.core.redact import mask_url
 from arena.core.results import ToolResult
 from arena.core.text import clean_text
 from arena.core.toolkit import ToolSpec
@@ -159,9 +160,9 @@ class LiteLLMAgent:
 
     @property
     def model_ref(self) -> str:
-        """The model string, with the endpoint when one is set."""
+        """The model string, with the endpoint when one is set, masked (``m@http://***@host/v1``)."""
         if self.config.api_base:
-            return f"{self.config.model}@{self.config.api_base}"
+            return f"{self.config.model}@{mask_url(self.config.api_base)}"
         return self.config.model
 
     def __repr__(self) -> str:

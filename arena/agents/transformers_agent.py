@@ -19,6 +19,9 @@ from arena.agents.base import AgentRun, CallTool, ModelAPIError
 from arena.agents.litellm_agent import system_prompt, tool_message_content
 from arena.core.gym import Observation
 
+LOCAL_PREFIX = "transformers:"
+"""Model string prefix of a local transformers checkpoint folder."""
+
 
 class CheckpointError(ValueError):
     """A checkpoint folder cannot be used (missing, does not load, or its chat template cannot call tools)."""
@@ -135,8 +138,16 @@ class TransformersAgent:
 
     @property
     def model_ref(self) -> str:
-        """The checkpoint folder."""
-        return self.config.checkpoint
+        """``transformers:<checkpoint folder>``, the model string that plays it again."""
+        return LOCAL_PREFIX + self.config.checkpoint
+
+    def load(self) -> None:
+        """Load the checkpoint now (once per process), so a bad folder fails before any episode.
+
+        Raises:
+            CheckpointError: The folder is missing, does not load, or cannot call tools.
+        """
+        _cached(self.config.checkpoint)
 
     def __repr__(self) -> str:
         return f"TransformersAgent(checkpoint={self.config.checkpoint!r})"

@@ -156,5 +156,5 @@ def test_an_engine_whose_package_is_missing_is_refused_naming_the_extra(gymloop_
     with pytest.raises(SettingsError) as info:
         load_settings()
     package = module.replace("_", "-")
-    assert str(info.value) == (f"setting 'task_runner' (file gymloop.toml): Value error, {engine} needs {package}, "
+    assert str(info.value) == (f"setting 'task_runner' (file gymloop.toml): {engine} needs {package}, "
                                f"which is not installed: pip install 'gymloop[{engine}]'")

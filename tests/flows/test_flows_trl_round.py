@@ -44,7 +44,7 @@ def test_round_with_the_trl_trainer_registers_a_loadable_checkpoint(prefect_harn
     assert model.config.num_hidden_layers == 2
     heldout = [t for t in pack.tasks if t.split == "heldout"]
     after = registry.round_episodes(round_info.id, stage="eval_after")
-    assert len(after) == len(heldout) and {r.model_ref for r in after} == {model_out.artifact}
+    assert len(after) == len(heldout) and {r.model_ref for r in after} == {f"transformers:{model_out.artifact}"}
     assert len(registry.round_episodes(round_info.id, stage="train")) == 4
     client = MlflowClient(settings.resolved_mlflow_uri())
     runs = client.search_runs([client.get_experiment_by_name("gymloop/trl").experiment_id])

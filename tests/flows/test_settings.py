@@ -65,10 +65,10 @@ def test_the_model_client_setting_reaches_the_agent_a_round_plays(clean_env, mon
     info = ModelInfo(id=1, name="hosted_vllm/m", version="v1", kind="litellm", parent_id=None, artifact=None,
                      endpoint="hosted_vllm/m", params_hash=None, details={}, created_at=datetime.now(UTC))
     monkeypatch.setenv("GYMLOOP_API_BASE", "http://127.0.0.1:8000/v1")
-    assert make_agent(info, load_settings()).config.client == "litellm"  # type: ignore[attr-defined]
-    monkeypatch.setenv("GYMLOOP_MODEL_CLIENT", "openai")
-    agent = make_agent(info, load_settings())
+    agent = make_agent(info, load_settings())  # auto: an OpenAI-compatible endpoint takes the openai path
     assert agent.config.client == "openai" and agent.config.api_base == "http://127.0.0.1:8000/v1"  # type: ignore[attr-defined]
+    monkeypatch.setenv("GYMLOOP_MODEL_CLIENT", "litellm")
+    assert make_agent(info, load_settings()).config.client == "litellm"  # type: ignore[attr-defined]
     monkeypatch.setenv("GYMLOOP_MODEL_CLIENT", "grpc")
     with pytest.raises(SettingsError, match="model_client"):
         load_settings()

@@ -53,7 +53,7 @@ def test_local_agent_tool_call_reaches_the_gym_and_its_result_comes_back(pack, s
     calls = [(s.tool, s.arguments, s.ok) for s in record.trace]
     assert calls == [("check_refund", {"order_id": "ORD-00005"}, True)] * 2
     assert record.trace[0].output == {"order_id": "ORD-00005", "eligible": True}
-    assert record.tokens_in > record.tokens_out > 0 and record.model_ref == str(scripted)
+    assert record.tokens_in > record.tokens_out > 0 and record.model_ref == f"transformers:{scripted}"
 
 
 def test_grpo_step_plays_the_gym_scores_with_the_verifier_and_writes_a_loadable_checkpoint(pack, scripted, tmp_path):
