@@ -250,7 +250,7 @@ def run_cells(cells: list[CellKey], seeds: int, loop: LoopSettings, arms: list[s
                     gap_tools = {g.split("@", 1)[1] for g in grains}
                     pool = [t for t in task_refs(base) if key.heldout == "covered" or not gap_tools & set(t.tools)]
                     cell = Cell(base, suite, pool, _start(key, grains), factory,
-                                gap_tools=gap_tools if key.heldout == "gap" else None)
+                                gap_tools=gap_tools if key.heldout == "gap" else None, name=key.label())
                     for arm in arms:
                         runs[arm].append(cell.run(arm, seed, cell_loop, Path(tmp) / key.label().replace(":", "-")))
                 figures = summarize(key, runs, loop.budget)

@@ -131,10 +131,12 @@ class Cell:
         factory: The local factory (shared by every cell, so identical requests are generated once).
         gap_tools: A gap cell's tools the pool lacks (empty for a covered cell): the uniform arm then also
             measures ``ArmResult.gap_ceiling``.
+        name: The cell's name: with an arm and a seed, a campaign of its own (its factory requests' keys).
     """
 
     def __init__(self, base: list[Pack], suite: list[EpisodeKey], pool: list[TaskRef], start: PolicyParams,
-                 factory: LocalFactory, gap_tools: set[str] | None = None) -> None:
+                 factory: LocalFactory, gap_tools: set[str] | None = None, name: str = "cell") -> None:
+        self.name = name
         self.gap_tools = gap_tools or set()
         self.base = base
         self.suite = suite
@@ -162,7 +164,7 @@ class Cell:
         packs = [p for p in self.base if p.id in {r.pack_id for r in held}]
         report = steps.diagnose_round(held, packs, previous, round_index, settings.seed)
         requests = steps.variant_requests(settings, report, self.base, round_index, pool, params,
-                                          params.content_hash())
+                                          f"{self.name}/{settings.arm}/{settings.seed}/{params.content_hash()}")
         variants: list[Pack] = []
         candidates = 0
         known = {t.pack_id for t in pool}

@@ -58,9 +58,9 @@ def rollout_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKe
 
 @task(name="factory-request", retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE)
 def factory_request(settings: GymloopSettings, report: WeaknessReport, base: list[Pack], model: ModelInfo,
-                    round_index: int, pool: list[Pack]) -> list[Pack]:
+                    round_index: int, pool: list[Pack], campaign: str = "") -> list[Pack]:
     """Request variants from the factory (retried: a remote factory may be briefly unavailable)."""
-    results = steps.generate_variants(settings, report, base, model, round_index, pool)
+    results = steps.generate_variants(settings, report, base, model, round_index, pool, campaign)
     return [p for r in results for p in r.packs]
 
 
@@ -151,7 +151,7 @@ def _generate(params: RoundParams, report: WeaknessReport) -> list[str]:
     base = steps.base_packs(registry, settings)
     model = registry.model(round_info.model_in_id)
     packs = factory_request(settings, report, base, model, params.round_index,
-                            _pool(registry, settings, params))
+                            _pool(registry, settings, params), params.campaign)
     for pack in packs:
         steps.add_pack(registry, pack)
     record_variants(settings, params.campaign, params.round_index, [p.id for p in packs])

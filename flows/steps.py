@@ -201,7 +201,7 @@ def weakness_entries(report: WeaknessReport) -> list[WeaknessEntry]:
 
 
 def variant_requests(settings: GymloopSettings, report: WeaknessReport, base: Sequence[Pack], round_index: int,
-                     pool: Sequence[TaskRef], baseline: PolicyParams | None, model_key: str) -> list[VariantRequest]:
+                     pool: Sequence[TaskRef], baseline: PolicyParams | None, key: str) -> list[VariantRequest]:
     """The factory requests of a round: one per domain, aimed at the report's weaknesses.
 
     The weaknesses are ranked and weighted by practice value (``curriculum.coverage_ranked``: failures explained
@@ -216,7 +216,8 @@ def variant_requests(settings: GymloopSettings, report: WeaknessReport, base: Se
         pool: The tasks the campaign can schedule now.
         baseline: The reference-policy parameters the round starts from, given inline as the gate's baseline
             (``None`` for another kind of model).
-        model_key: What identifies the model in the requests' idempotency keys.
+        key: What identifies the campaign and its model in the requests' idempotency keys (two campaigns
+            starting from the same model ask for different variants, so their keys must differ).
     """
     untargeted = settings.arm == "random-variants"
     if settings.variants_per_round == 0 or settings.arm == "uniform" or not (report.weaknesses or untargeted):
@@ -235,14 +236,15 @@ def variant_requests(settings: GymloopSettings, report: WeaknessReport, base: Se
             domain=pack.manifest.domain, targets=targets, variants=settings.variants_per_round,
             tasks_per_variant=settings.tasks_per_variant, seed=settings.seed * 1000 + round_index,
             parent_pack_id=pack.id, baseline_model="reference", baseline_params=inline, gate=gate,
-            idempotency_key=f"{pack.manifest.domain}-{round_index}-{model_key}"
+            idempotency_key=f"{pack.manifest.domain}-{round_index}-{key}"
                             + ("-untargeted" if untargeted else ""),
         ))
     return requests
 
 
 def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: Sequence[Pack],
-                      model: ModelInfo, round_index: int, pool: Sequence[Pack] | None = None) -> list[FactoryResult]:
+                      model: ModelInfo, round_index: int, pool: Sequence[Pack] | None = None,
+                      campaign: str = "") -> list[FactoryResult]:
     """Ask the factory for the round's variants (``variant_requests``) and wait for them.
 
     Args:
@@ -252,10 +254,12 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
         model: The model the round starts from (the gate's baseline).
         round_index: The round.
         pool: The packs the campaign can schedule now (default: ``base``).
+        campaign: The campaign's name (part of the requests' idempotency keys).
     """
     baseline = PolicyParams.load(model.artifact) if model.kind == "reference" and model.artifact else None
     requests = variant_requests(settings, report, base, round_index, task_refs(pool if pool is not None else base),
-                                baseline, model.params_hash or str(model.id))
+                                baseline, f"{campaign}/{model.params_hash or model.id}" if campaign
+                                else model.params_hash or str(model.id))
     if not requests:
         return []
     client = make_factory_client(settings.factory_url, token=settings.factory_token)
