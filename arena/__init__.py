@@ -2,7 +2,10 @@
 
 - ``arena.core``: the gym runtime (domains and their registry, packs, tasks, tools, the gym, verification,
   episode records, metrics, redaction of secrets); its public names are in ``arena.core.__all__``.
-- ``arena.authoring``: what gyms are written with (reply rules added to every task).
+- ``arena.authoring``: the kit gyms are written with (``make_domain``, templates and drafts, checks, faults, splits,
+  the shared knob vocabulary, the reply rules added to every task); docs/writing-a-gym.md. It derives gold programs
+  by playing the careful reference policy of ``arena.agents``, imported when a gym first needs one (that room
+  imports only the runtime, so there is no cycle).
 - ``arena.gyms``: the built-in gyms, one folder each.
 - ``arena.agents``: agents (the reference policy, LLMs through litellm or the OpenAI protocol, local checkpoints).
 - ``arena.rollout``: the rollout engine (episodes on threads, an event loop or worker processes).

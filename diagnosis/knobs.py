@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.authoring.knobs import NOVEL_KNOBS, WEAKNESS_KNOBS
+
 
 class KindTarget(BaseModel):
     """How the factory and the curriculum can aim at one weakness kind.
@@ -25,82 +27,79 @@ class KindTarget(BaseModel):
     knobs: dict[str, Any] = Field(default_factory=dict)
 
 
+def _aim(kind: str) -> dict[str, Any]:
+    """The focus tags and knobs of ``kind`` in the shared knob vocabulary."""
+    aim = WEAKNESS_KNOBS[kind]
+    return {"focus_tags": list(aim.focus_tags), "knobs": dict(aim.knobs)}
+
+
 KIND_TARGETS: dict[str, KindTarget] = {
     "wrong_id": KindTarget(
         label="Acts on the wrong entity",
         description="Passes a name where an id is required, uses an id that does not exist, or picks the wrong "
                     "near-duplicate record.",
-        focus_tags=["near_duplicate"],
-        knobs={"near_duplicate_rate": 0.3},
+        **_aim("wrong_id"),
     ),
     "missed_policy_dependency": KindTarget(
         label="Skips required prerequisite steps",
         description="Runs a goal call before the prerequisite the policy and the dependency graph require.",
-        focus_tags=["prerequisite"],
-        knobs={"prerequisite_depth": 3},
+        **_aim("missed_policy_dependency"),
     ),
     "brittle_parameters": KindTarget(
         label="Passes arguments in the wrong format",
         description="Sends dates, amounts or codes in a legacy or free format and does not correct them after a "
                     "validation error.",
-        focus_tags=["legacy_format"],
-        knobs={"legacy_format_rate": 0.4},
+        **_aim("brittle_parameters"),
     ),
     "stale_state": KindTarget(
         label="Acts on stale data",
         description="Retries after a data conflict without re-reading the record, or trusts a stale search summary "
                     "over the record.",
-        focus_tags=["fault_conflict", "stale_record"],
-        knobs={"fault_rate": 0.3, "stale_rate": 0.3},
+        **_aim("stale_state"),
     ),
     "search_without_fetch": KindTarget(
         label="Searches but never fetches by id",
         description="Searches, finds nothing or only a summary, and never calls the get tool with the id.",
-        focus_tags=["id_given_search_misses", "stale_record"],
-        knobs={"stale_rate": 0.3, "tasks_per_template": 4},
+        **_aim("search_without_fetch"),
     ),
     "gave_up_early": KindTarget(
         label="Gives up before the goal",
         description="Stops and replies before attempting the requested action, although nothing blocked it.",
-        focus_tags=["prerequisite"],
-        knobs={"prerequisite_depth": 2},
+        **_aim("gave_up_early"),
     ),
     "unintended_side_effect": KindTarget(
         label="Changes rows it should not",
         description="Writes outside the task's allowed write-set.",
-        focus_tags=["side_effect_trap"],
-        knobs={"tasks_per_template": 4},
+        **_aim("unintended_side_effect"),
     ),
     "claimed_unverified_success": KindTarget(
         label="Claims success it did not check",
         description="The reply says the work is done while the goal call failed or never ran, or without stating "
                     "any of the facts the request asked it to confirm.",
-        focus_tags=["fault_timeout", "fault_rate_limit"],
-        knobs={"fault_rate": 0.3},
+        **_aim("claimed_unverified_success"),
     ),
     "leaked_internal_data": KindTarget(
         label="Leaks internal data",
         description="The reply repeats internal fields or identifiers the requester must not see.",
-        focus_tags=["leak_trap"],
-        knobs={"tasks_per_template": 4},
+        **_aim("leaked_internal_data"),
     ),
     "no_error_recovery": KindTarget(
         label="Does not recover from errors",
         description="Stops after an injected timeout, rate limit or data conflict instead of retrying.",
-        focus_tags=["fault_timeout", "fault_rate_limit"],
-        knobs={"fault_rate": 0.4},
+        **_aim("no_error_recovery"),
     ),
 }
 """Targets of every built-in detector kind.
 
-Knob names are the built-in gyms' own (``Domain.knobs``; a test keeps them in step). Weaknesses with no world
-knob of their own (leaks, side-effect traps) ask for more tasks of the templates their focus tags select.
+Knobs and focus tags come from the authoring kit's shared vocabulary (``arena.authoring.knobs.WEAKNESS_KNOBS``),
+which every gym honours or refuses with a reason. Weaknesses with no world knob of their own (leaks, side-effect
+traps) ask for more tasks of the templates their focus tags select.
 """
 
 NOVEL_TARGET = KindTarget(
     label="Unexplained failure pattern",
     description="A group of failures with a shared trace pattern that no detector names.",
-    knobs={"fault_rate": 0.2},
+    knobs=dict(NOVEL_KNOBS.knobs),
 )
 """Target of weaknesses no detector explains; their focus tags come from the affected tasks."""
 

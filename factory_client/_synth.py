@@ -6,8 +6,9 @@
   decision the target names is the one the variant exercises; other targets get variants of their own.
 * **Complexity.** Level 3 is neutral: the primary target's rate knobs (``*_rate``) are scaled by
   ``complexity / 3`` and capped at ``MAX_RATE``. An untargeted variant (no targets) instead gets the
-  world's messiness layers at ``COMPLEXITY_RATES[knob] * complexity``. Only knobs the domain documents
-  are passed on.
+  world's messiness layers at ``COMPLEXITY_RATES[knob] * complexity``. The messiness layers are set only
+  where the domain honours them; a target's own knob that the domain cannot honour refuses the request
+  (``knob_refusals``), never silently dropped.
 * **Task choice.** The tool dependency graph (networkx) scores each candidate task: tags shared
   with the primary target's focus tags, calling the tool of the primary target's grain (3 points),
   gold-program tools that are (or are strong prerequisites of) the tools named in the weakness
@@ -25,6 +26,7 @@ from typing import Any
 
 import networkx as nx
 
+from arena.authoring.knobs import knob_refusal
 from arena.core.domain import STRONG, Domain, Knobs
 from arena.core.pack import Pack
 from arena.core.task import Task
@@ -71,6 +73,17 @@ def allocate(targets: Sequence[WeaknessTarget], variants: int) -> list[WeaknessT
     return slots
 
 
+def knob_refusals(domain: Domain, targets: Sequence[WeaknessTarget]) -> list[str]:
+    """Why the targets' knobs cannot be honoured by ``domain``, one line per refused knob (empty: all honoured)."""
+    out = []
+    for target in targets:
+        for name in sorted(target.knobs):
+            reason = knob_refusal(domain, name)
+            if reason is not None:
+                out.append(f"weakness {target.kind!r} asks for knob {name!r}: {reason}")
+    return out
+
+
 def _scale(name: str, value: Any, complexity: int) -> Any:
     if name.endswith("_rate") and isinstance(value, int | float) and not isinstance(value, bool):
         return round(min(MAX_RATE, max(0.0, float(value) * complexity / 3.0)), 4)
@@ -81,13 +94,19 @@ def variant_knobs(
     request: VariantRequest, primary: WeaknessTarget | None, domain: Domain, known_tags: set[str],
     tasks_per_template: int,
 ) -> Knobs:
-    """Knobs of one variant: the primary target's on and every other trap off, or the complexity layers."""
+    """Knobs of one variant: the primary target's on and every other trap off, or the complexity layers.
+
+    Raises:
+        ValueError: The primary target asks for a knob the domain cannot honour, naming it and the reason.
+    """
     supported = set(domain.knobs)
     knobs: Knobs = {}
     if primary is not None:
+        refusals = knob_refusals(domain, [primary])
+        if refusals:
+            raise ValueError("; ".join(refusals))
         for name, value in primary.knobs.items():
-            if name in supported:
-                knobs[name] = _scale(name, value, request.complexity)
+            knobs[name] = _scale(name, value, request.complexity)
         for name, off in ISOLATED_OFF.items():
             if name in supported and name not in knobs:
                 knobs[name] = off

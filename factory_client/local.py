@@ -23,7 +23,7 @@ from arena.core.domains import available_domains, get_domain
 from arena.core.gym import Gym
 from arena.core.pack import Pack, build_pack, with_content_id
 from arena.core.task import Task
-from factory_client._synth import allocate, rank_tasks, variant_knobs, variant_seed
+from factory_client._synth import allocate, knob_refusals, rank_tasks, variant_knobs, variant_seed
 from factory_client.archive import load_archive, pack_archive, sha256_hex
 from factory_client.base import FactoryResult
 from factory_client.errors import FactoryBusy, FactoryError, FactoryProtocolError, IdempotencyConflict, RequestFailed
@@ -40,6 +40,7 @@ from factory_client.protocol import (
     VariantRequest,
     WeaknessTarget,
 )
+from factory_client.targets import target_refusal
 
 GENERATOR = "gymloop.local-factory"
 """Generator name recorded in pack provenance."""
@@ -144,7 +145,8 @@ class LocalFactory:
 
         Raises:
             FactoryProtocolError: Unknown protocol version.
-            FactoryError: Unknown domain.
+            FactoryError: Unknown domain or parent pack, or a target the gym cannot aim at: a knob it cannot
+                honour or focus tags none of its tasks carries (the reason named).
             IdempotencyConflict: The idempotency key was used with a different request.
         """
         if request.protocol_version != PROTOCOL_VERSION:
@@ -152,9 +154,17 @@ class LocalFactory:
                 f"unknown protocol version {request.protocol_version}; this factory speaks {PROTOCOL_VERSION}"
             )
         try:
-            get_domain(request.domain)
+            domain = get_domain(request.domain)
         except KeyError as exc:
             raise FactoryError(str(exc.args[0])) from exc
+        refusals = knob_refusals(domain, request.targets)
+        if refusals:
+            raise FactoryError("; ".join(refusals))
+        if request.targets:
+            tags = {tag for t in self.base_pack(request.domain, request.parent_pack_id).tasks for tag in t.tags}
+            aimless = [r for r in (target_refusal(t, domain, tags) for t in request.targets) if r is not None]
+            if aimless:
+                raise FactoryError("; ".join(aimless))
         if self._baseline is None:
             try:
                 resolve_baseline(request, self._baselines)

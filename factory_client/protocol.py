@@ -49,7 +49,8 @@ class WeaknessTarget(BaseModel):
         kind: Weakness kind (a diagnosis detector kind, or ``novel``).
         weight: Relative weight (> 0); variants are shared among targets in proportion.
         focus_tags: Task tags that exercise the weakness.
-        knobs: World knobs and the values that target it (unknown knobs of a domain are ignored).
+        knobs: Knobs of the shared vocabulary (``arena.authoring.knobs``) and the values that target it; a
+            request naming a knob the domain cannot honour is refused with the reason.
         tools: Tools named in the evidence; tasks whose gold program reaches them rank higher.
         evidence: Observations from the failed episodes.
         domain: Domain of the weakness's grain (kind, domain, tool), when it has one.

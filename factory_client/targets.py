@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
+from arena.authoring.knobs import knob_refusal, tag_refusal
+from arena.core.domain import Domain
 from diagnosis.models import WeaknessReport
 from factory_client.protocol import TargetEvidence, WeaknessTarget
 
@@ -50,3 +53,39 @@ def targets_from_report(
             evidence=[TargetEvidence(tool=e.tool, argument=e.argument, note=e.note) for e in w.evidence],
         ))
     return targets
+
+
+def target_refusal(target: WeaknessTarget, domain: Domain, tags: Collection[str]) -> str | None:
+    """Why variants of ``domain`` (whose tasks carry ``tags``) cannot aim at ``target``, or ``None`` when they can.
+
+    A target names a knob the gym cannot honour, or focus tags none of the gym's tasks carries.
+    """
+    for knob in sorted(target.knobs):
+        reason = knob_refusal(domain, knob)
+        if reason is not None:
+            return f"weakness {target.kind!r} asks for knob {knob!r}: {reason}"
+    reason = tag_refusal(domain, target.focus_tags, tags)
+    return None if reason is None else f"weakness {target.kind!r}: {reason}"
+
+
+def targetable(targets: list[WeaknessTarget], domain: Domain,
+               tags: Collection[str]) -> tuple[list[WeaknessTarget], list[str]]:
+    """Split targets into those variants of ``domain`` can aim at and the reasons the others cannot be.
+
+    A factory refuses a request with a target it cannot aim at; a caller sending one request per gym keeps the
+    targets it can send and reports the reasons for the rest.
+
+    Args:
+        targets: The weakness targets.
+        domain: The gym.
+        tags: The tags of the gym's base tasks.
+    """
+    kept: list[WeaknessTarget] = []
+    refused: list[str] = []
+    for target in targets:
+        reason = target_refusal(target, domain, tags)
+        if reason is None:
+            kept.append(target)
+        else:
+            refused.append(f"not targeted: {reason}")
+    return kept, refused

@@ -21,8 +21,16 @@ def _row(label: str, m: Metrics) -> list[str]:
     def fmt(e: Estimate) -> str:
         return f"{e.value:.2f} [{e.low:.2f}, {e.high:.2f}]"
 
-    return [label, str(m.episodes), str(m.invalid), fmt(m.pass_rate), fmt(m.mean_score), fmt(m.pass_at_k),
-            fmt(m.pass_hat_k)]
+    return [label, str(m.episodes), str(m.invalid), fmt(m.pass_rate), fmt(m.pass_rate_invalid_failed),
+            fmt(m.mean_score), fmt(m.pass_at_k), fmt(m.pass_hat_k)]
+
+
+def validity_line(m: Metrics) -> str:
+    """Valid and invalid episodes and the causes of the invalid ones, in one line."""
+    causes = ", ".join(f"{cause} x{n}" for cause, n in m.invalid_causes.items()) or "none"
+    return (f"{m.episodes} valid and {m.invalid} invalid episodes (invalid: the infrastructure failed, left out of "
+            f"the pass rate; causes: {causes}); pass rate {m.pass_rate.value:.3f}, "
+            f"{m.pass_rate_invalid_failed.value:.3f} with invalid episodes counted as failed")
 
 
 class EpisodeWriter:
@@ -51,7 +59,7 @@ class EpisodeWriter:
 
 EVAL_FLAGS = {"model": "--model", "api_base": "--api-base", "model_client": "--client", "domains": "--domain",
               "eval_k": "--k", "eval_seeds": "--seed", "max_concurrency": "--max-concurrency",
-              "max_model_failures": "--max-model-failures"}
+              "max_model_failures": "--max-model-failures", "max_invalid_share": "--max-invalid-share"}
 """The settings ``eval``'s options give (flags > ``GYMLOOP_*`` > gymloop.toml, like every command)."""
 
 
@@ -78,6 +86,9 @@ def eval_command(
     max_model_failures: Annotated[int | None, typer.Option(
         help="Stop when this many LLM episodes in a row fail at the model API (default: max_model_failures).")
                                   ] = None,
+    max_invalid_share: Annotated[float | None, typer.Option(
+        help="Fail (exit 4) when a larger share of episodes is invalid, the infrastructure having failed "
+        "(default: max_invalid_share, 0.2).")] = None,
 ) -> None:
     """Evaluate MODEL on tasks x seeds x k attempts, print metrics and write the episodes.
 
@@ -96,10 +107,12 @@ def eval_command(
     from flows.model_spec import settings_spec
     from flows.run_guard import MODEL_UNAVAILABLE_EXIT, MeterColumn, preflight_or_exit
     from flows.settings import cli_settings
+    from flows.validity import INVALID_SHARE_EXIT, invalid_share_message
 
     settings = cli_settings({"model": model, "api_base": api_base, "model_client": client, "domains": domain,
                              "eval_k": k, "eval_seeds": seeds, "max_concurrency": max_concurrency,
-                             "max_model_failures": max_model_failures}, EVAL_FLAGS)
+                             "max_model_failures": max_model_failures, "max_invalid_share": max_invalid_share},
+                            EVAL_FLAGS)
     domains = settings.domains
     unknown = [d for d in domains if d not in available_domains()]
     if unknown:
@@ -158,12 +171,23 @@ def eval_command(
     groups = {"all": compute_metrics(records, k=k)}
     groups.update({f"domain {n}": m for n, m in metrics_by(records, lambda r: [r.domain], k=k).items()})
     groups.update({f"category {n}": m for n, m in metrics_by(records, lambda r: [r.category], k=k).items()})
+    overall = groups["all"]
+    complaint = invalid_share_message(overall.episodes + overall.invalid, overall.invalid_causes,
+                                      settings.max_invalid_share,
+                                      "evaluation")
     if as_json:
         data: dict[str, Any] = {"model": agent.model_ref, "split": split, "k": k, "episodes_file": str(out),
+                                "valid": overall.episodes, "invalid": overall.invalid,
+                                "invalid_causes": overall.invalid_causes,
+                                "max_invalid_share": settings.max_invalid_share, "error": complaint,
                                 "groups": {name: m.model_dump(mode="json") for name, m in groups.items()}}
         print_json(data)
-        return
-    print_table(console, f"{agent.model_ref}: {split} split, k={k}",
-                ("group", "episodes", "invalid", "pass rate", "mean score", f"pass@{k}", f"pass^{k}"),
-                [_row(name, m) for name, m in groups.items()])
-    print_line(console, f"wrote {len(records)} episodes to {out}")
+    else:
+        print_table(console, f"{agent.model_ref}: {split} split, k={k}",
+                    ("group", "valid", "invalid", "pass rate", "invalid as failed", "mean score", f"pass@{k}",
+                     f"pass^{k}"), [_row(name, m) for name, m in groups.items()])
+        print_line(console, validity_line(overall))
+        print_line(console, f"wrote {len(records)} episodes to {out}")
+    if complaint is not None:
+        make_console(stderr=True).print(f"error: {complaint}", soft_wrap=True, highlight=False, markup=False)
+        raise typer.Exit(INVALID_SHARE_EXIT)

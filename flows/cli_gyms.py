@@ -69,16 +69,20 @@ def check(
         str | None, typer.Argument(help="A built-in domain or a pack folder; default: every gym.")
     ] = None,
 ) -> None:
-    """Run the conformance checker over every task of one gym (or all of them)."""
+    """Run the conformance checker over every task of one gym (or all of them), and the served-verdict oracle."""
     from arena.checks.conformance import check_pack
     from arena.core.domains import available_domains
     from arena.core.pack import PackError
+    from arena.serve.oracle import audit_served
 
     targets = [domain] if domain else available_domains()
     failed = 0
     summary = Table(title="Conformance")
     for col in ("pack", "domain", "tasks", "checks", "failures"):
         summary.add_column(col)
+    kinds = Table(title="Weakness kinds the factory can target")
+    for col in ("domain", "targetable", "not targetable (why)"):
+        kinds.add_column(col)
     for target in targets:
         try:
             pack = _load(target)
@@ -87,16 +91,37 @@ def check(
             raise typer.Exit(2) from exc
         with console.status(f"checking {pack.manifest.domain} ({len(pack.tasks)} tasks)"):
             report = check_pack(pack)
-        summary.add_row(pack.id[:12], report.domain, str(report.tasks), str(len(report.results)),
-                        str(len(report.failures)))
+            leaked = audit_served(pack)
+        summary.add_row(pack.id[:12], report.domain, str(report.tasks), str(len(report.results) + report.tasks),
+                        str(len(report.failures) + len(leaked)))
         for failure in report.failures[:50]:
             console.print(f"[red]FAIL[/red] {report.domain}/{failure.task_id} {failure.check}: {failure.detail}")
-        failed += len(report.failures)
+        for task_id in leaked[:50]:
+            console.print(f"[red]FAIL[/red] {report.domain}/{task_id} served_oracle: a client passed it by replaying "
+                          "what served verdicts said")
+        failed += len(report.failures) + len(leaked)
+        _add_kinds(kinds, pack)
     console.print(summary)
+    console.print(kinds)
     if failed:
         console.print(f"[red]{failed} checks failed[/red]")
         raise typer.Exit(1)
     console.print("[green]every check passed[/green]")
+
+
+def _add_kinds(table: Table, pack: Pack) -> None:
+    """Add the pack's gym's row: the weakness kinds its variants can aim at, and why not the others."""
+    from arena.authoring.knobs import targetable_kinds
+    from arena.core.domains import get_domain
+
+    try:
+        domain = get_domain(pack.manifest.domain)
+    except KeyError:
+        table.add_row(pack.manifest.domain, "-", "no gym of that name is installed")
+        return
+    kinds = targetable_kinds(domain, {tag for t in pack.tasks for tag in t.tags})
+    table.add_row(domain.name, ", ".join(k for k, why in kinds.items() if why is None) or "-",
+                  "\n".join(f"{k}: {why}" for k, why in kinds.items() if why is not None) or "-")
 
 
 @app.command("show")

@@ -39,8 +39,8 @@ ControlOption = Annotated[Control, typer.Option(
     help="Control arm run beside the targeted one (same budget, starting model and held-out suite): "
          "uniform, random-variants or none.")]
 
-ROUND_COLUMNS = ("round", "model in", "model out", "before", "after", "lift", "95% interval", "tokens", "cost",
-                 "top weaknesses")
+ROUND_COLUMNS = ("round", "model in", "model out", "before", "after", "lift", "95% interval", "invalid",
+                 "after, invalid failed", "tokens", "cost", "top weaknesses")
 """Columns of the round tables (round numbers are the campaign's round indexes, as in MLflow and the report)."""
 
 MODEL_HELP = ("Starting model: 'reference', a litellm model string, 'transformers:<folder>', or a model as gymloop "
@@ -131,10 +131,20 @@ def _check_tracking(settings: GymloopSettings) -> None:
         raise typer.Exit(2) from exc
 
 
+def invalid_cell(s: RoundSummary) -> str:
+    """Invalid held-out episodes before / after the round, of all (invalid ones are left out of the pass rates)."""
+    m = s.metrics
+    before, after = int(m.get("invalid_episodes_before", 0)), int(m.get("invalid_episodes_after", 0))
+    total = before + after + int(m.get("valid_episodes_before", 0)) + int(m.get("valid_episodes_after", 0))
+    return f"{before}/{after} of {total}"
+
+
 def round_rows(summaries: list[RoundSummary]) -> list[list[str]]:
     """The round table's cells."""
     return [[str(s.round_index), s.model_in, s.model_out, f"{s.before:.3f}", f"{s.after:.3f}", f"{s.lift:+.3f}",
-             f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", f"{s.metrics.get('tokens', 0.0):.0f}",
+             f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", invalid_cell(s),
+             f"{s.metrics.get('heldout_pass_rate_after_invalid_failed', s.after):.3f}",
+             f"{s.metrics.get('tokens', 0.0):.0f}",
              f"${s.metrics.get('cost_usd', 0.0):.4f}", ", ".join(s.weaknesses[:3])] for s in summaries]
 
 

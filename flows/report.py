@@ -64,15 +64,25 @@ def write_report(folder: Path, campaign: str, headline: str = "") -> Path:
         f"{last.after:.3f} ({last.after - first.before:+.3f}). Model {first.model_in} -> {last.model_out}.",
         "",
         *([headline, ""] if headline else []),
-        "| round | model in | model out | before | after | lift | 95% interval | top weaknesses | variants | wave |",
-        "| ---: | --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: |",
+        "| round | model in | model out | before | after | lift | 95% interval | invalid before/after | "
+        "before, after with invalid as failed | top weaknesses | variants | wave |",
+        "| ---: | --- | --- | ---: | ---: | ---: | --- | ---: | --- | --- | ---: | ---: |",
     ]
     for s in summaries:
+        m = s.metrics
         lines.append(
             f"| {s.round_index} | {s.model_in} | {s.model_out} | {s.before:.3f} | {s.after:.3f} | {s.lift:+.3f} | "
-            f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}] | {', '.join(s.weaknesses[:3])} | {s.variants} | "
-            f"{s.wave_size} |"
+            f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}] | {m.get('invalid_episodes_before', 0):.0f}/"
+            f"{m.get('invalid_episodes_after', 0):.0f} | "
+            f"{m.get('heldout_pass_rate_before_invalid_failed', s.before):.3f}, "
+            f"{m.get('heldout_pass_rate_after_invalid_failed', s.after):.3f} | {', '.join(s.weaknesses[:3])} | "
+            f"{s.variants} | {s.wave_size} |"
         )
+    causes = sorted({k.split("/", 1)[1] for s in summaries for k in s.metrics if k.startswith("invalid_after/")
+                     or k.startswith("invalid_before/")})
+    lines += ["", "Invalid episodes are those the infrastructure failed (the model's server unreachable or erroring "
+              "after retries, a crash of gymloop's); they are left out of the pass rates, which the last column "
+              "shows with them counted as failed" + (f". Causes: {', '.join(causes)}." if causes else ".")]
     control = folder / "control.md"
     if control.is_file():
         lines += ["", control.read_text().rstrip("\n")]

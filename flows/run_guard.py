@@ -105,6 +105,7 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
     """Run rounds of ``campaign`` with preflight, signal handling, the breaker's exit and a live meter."""
     from arena.core.redact import mask_url
     from arena.rollout import ModelUnavailable
+    from flows.validity import INVALID_SHARE_EXIT, InvalidEpisodesError
 
     check_model(settings, console)
 
@@ -117,6 +118,9 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
     with stop_on_signals(on_stop), metering() as meter:
         try:
             yield meter
+        except InvalidEpisodesError as exc:
+            console.print(f"error: {exc}", soft_wrap=True, highlight=False, markup=False)
+            raise typer.Exit(INVALID_SHARE_EXIT) from exc
         except ModelUnavailable as exc:
             mark_stopped(settings, campaign, "failed", f"model unavailable: {exc.reason}")
             where = mask_url(settings.api_base) if settings.api_base else "the provider's default endpoint"

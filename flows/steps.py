@@ -7,6 +7,7 @@ so a crashed round resumes from its last finished step and never runs a finished
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from collections import defaultdict
@@ -17,13 +18,21 @@ from typing import Any
 
 from arena.agents.base import Agent
 from arena.agents.reference import PolicyParams
+from arena.core.domains import get_domain
 from arena.core.episode import EpisodeRecord
-from arena.core.metrics import Outcome, compute_metrics, metrics_by, paired_lift
+from arena.core.metrics import Metrics, Outcome, compute_metrics, metrics_by, paired_lift
 from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, run_episodes
 from curriculum import CurriculumConfig, GroupResult, History, TaskRef, Wave, coverage_ranked, plan_wave, task_refs
 from diagnosis import DiagnosisContext, WeaknessReport, detector_names, diagnose, get_detector
-from factory_client import FactoryResult, GateConfig, VariantRequest, make_factory_client, targets_from_report
+from factory_client import (
+    FactoryResult,
+    GateConfig,
+    VariantRequest,
+    make_factory_client,
+    targetable,
+    targets_from_report,
+)
 from flows import model_spec
 from flows.interrupt import batch_running
 from flows.live import EpisodeSink, rollout_config
@@ -34,6 +43,7 @@ from trainers import Blame, GRPOConfig, GRPOTrainer, ModelRef, TRLTrainer, get_t
 
 EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
 """Stages of a round's episodes in the registry."""
+_log = logging.getLogger(__name__)
 
 
 @cache
@@ -230,6 +240,10 @@ def variant_requests(settings: GymloopSettings, report: WeaknessReport, base: Se
     requests = []
     for pack in base:
         targets = [] if untargeted else targets_from_report(report, domain=pack.manifest.domain, top=5)
+        targets, refused = targetable(targets, get_domain(pack.manifest.domain),
+                                      {tag for t in pack.tasks for tag in t.tags})
+        for reason in refused:
+            _log.warning("round %d, gym %s: %s", round_index, pack.manifest.domain, reason)
         if not targets and not untargeted:
             continue
         requests.append(VariantRequest(
@@ -364,7 +378,7 @@ def outcomes(registry: Registry, round_id: int, stage: str) -> list[Outcome]:
     domains = {p.id: p.domain for p in registry.list_packs()}
     return [Outcome(pack_id=s.pack_id, task_id=s.task_id, domain=domains.get(s.pack_id, ""), passed=s.passed,
                     score=s.score, invalid=s.invalid, failure_boundary=s.failure_boundary,
-                    tokens=s.tokens_in + s.tokens_out, cost=s.cost)
+                    failure_kind=s.failure_kind, tokens=s.tokens_in + s.tokens_out, cost=s.cost)
             for s in registry.episode_summaries(round_id, stage=stage)]
 
 
@@ -401,6 +415,7 @@ def round_metrics(before: Sequence[Outcome], after: Sequence[Outcome], report: W
         f"pass_at_{k}_after": ma.pass_at_k.value, "mean_score_after": ma.mean_score.value,
         "episodes_eval": float(len(before) + len(after)), "episodes_train": float(len(train)),
         "invalid_episodes": float(mb.invalid + ma.invalid),
+        **validity_metrics(mb, ma),
         "tokens": float(sum(o.tokens for o in everything)), "cost_usd": float(sum(o.cost for o in everything)),
     }
     for domain, m in metrics_by(after, lambda o: [o.domain], k=k, seed=seed).items():
@@ -409,6 +424,20 @@ def round_metrics(before: Sequence[Outcome], after: Sequence[Outcome], report: W
         out[f"heldout_pass_rate_before/{domain}"] = m.pass_rate.value
     for w in report.weaknesses:
         out[f"weakness_share/{w.kind}"] = w.share
+    return out
+
+
+def validity_metrics(before: Metrics, after: Metrics) -> dict[str, float]:
+    """Valid and invalid held-out episodes before and after, their causes, and the rates with invalid ones failed.
+
+    The pass rates leave invalid episodes out; these are shown beside them.
+    """
+    out = {"valid_episodes_before": float(before.episodes), "valid_episodes_after": float(after.episodes),
+           "invalid_episodes_before": float(before.invalid), "invalid_episodes_after": float(after.invalid),
+           "heldout_pass_rate_before_invalid_failed": before.pass_rate_invalid_failed.value,
+           "heldout_pass_rate_after_invalid_failed": after.pass_rate_invalid_failed.value}
+    for stage, m in (("before", before), ("after", after)):
+        out.update({f"invalid_{stage}/{cause}": float(n) for cause, n in m.invalid_causes.items()})
     return out
 
 

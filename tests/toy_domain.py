@@ -1,28 +1,36 @@
-"""A small domain used to test the arena core independently of the built-in gyms."""
+"""A small gym built with the authoring kit, used to test the arena core independently of the built-in gyms."""
 
 from __future__ import annotations
 
+import random
 import sqlite3
+import sys
+from collections.abc import Callable
 from typing import Any
 
-from arena.core.domain import STRONG, WEAK, Domain, FaultSpec, World
-from arena.core.domains import register_domain
-from arena.core.task import (
-    CallPattern,
-    EntityRef,
-    GoldProgram,
-    GoldStep,
-    IntendedCall,
-    Intent,
-    Persona,
-    ResponseAssertion,
-    SideEffectAssertion,
-    StateAssertion,
-    Task,
-    TraceAssertion,
-    WriteScope,
+from pydantic import Field
+
+from arena.authoring import (
+    STRONG,
+    WEAK,
+    Draft,
+    Fault,
+    GymKnobs,
+    Template,
+    WorldView,
+    calls,
+    goal,
+    make_domain,
+    ref,
+    says,
+    scope,
+    state,
+    writes,
 )
-from arena.core.toolkit import NotFound, PolicyViolation, ToolContext, collect_tools, tool
+from arena.core.domain import Domain
+from arena.core.domains import register_domain
+from arena.core.task import Intent, Persona
+from arena.core.toolkit import NotFound, PolicyViolation, ToolContext, tool
 
 
 @tool(mode="read", entity="order", operation="get")
@@ -101,70 +109,81 @@ def crash(ctx: ToolContext, order_id: str) -> dict[str, Any]:
     raise ZeroDivisionError("bug in tool")
 
 
-def _task(task_id: str, split: str, faults: list[str], gold: list[GoldStep]) -> Task:
-    return Task(
-        id=task_id,
-        prompt="Refund 5.00 on order ORD-00005 and tell me the refund id.",
-        persona=Persona(name="Ada", role="agent", permissions=["refund"]),
-        split=split,  # type: ignore[arg-type]
-        category="multi_step_workflow",
-        tags=["prerequisite"],
-        intent=Intent(
-            goal="refund_order",
-            refs=[EntityRef(name="order", entity="order", mention="ORD-00005", mention_kind="id")],
-            calls=[IntendedCall(tool="refund_order", arguments={"order_id": "$order", "amount": 5.0})],
-            report=["$refund.refund_id"],
-        ),
-        faults=faults,
-        gold=GoldProgram(steps=gold, reply="Refunded 5.00 as RF-N00001."),
-        assertions=[
-            StateAssertion(description="order refunded", sql="SELECT refunded FROM orders WHERE id = 'ORD-00005'",
-                           expected=[[5.0]]),
-            TraceAssertion(description="eligibility checked first",
-                           required=[CallPattern(tool="check_refund", arguments={"order_id": "ORD-00005"}),
-                                     CallPattern(tool="refund_order")], order=[(0, 1)]),
-            SideEffectAssertion(allowed=[WriteScope(table="orders", ids=["ORD-00005"], columns=["refunded"]),
-                                         WriteScope(table="refunds", insert=True)]),
-            ResponseAssertion(description="states the refund", must_include=[["RF-N00001"]],
-                              forbidden_patterns=[r"TOKEN-\d+"]),
-        ],
-    )
+class ToyKnobs(GymKnobs):
+    """The kit's task knobs plus the toy world's size."""
+
+    tasks_per_template: int = Field(default=1, ge=1, le=20, description="Tasks per template, each refunding the "
+                                    "next order from ORD-00005 (default 1).")
+    orders: int = Field(default=2500, ge=10, le=100_000, description="Orders in the world (default 2,500).")
 
 
-def generate(seed: int, knobs: dict[str, Any]) -> World:
-    """Build the toy world: 2,500 orders and an empty refunds table."""
+def build_world(seed: int, knobs: ToyKnobs) -> sqlite3.Connection:
+    """The toy world: ``orders`` orders and an empty refunds table."""
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE orders (id TEXT PRIMARY KEY, customer TEXT, total REAL, refunded REAL, note TEXT)")
     conn.execute("CREATE TABLE refunds (id TEXT PRIMARY KEY, order_id TEXT, amount REAL)")
-    size = int(knobs.get("orders", 2500))
     conn.executemany(
         "INSERT INTO orders VALUES (?, ?, ?, 0, '')",
-        [(f"ORD-{i:05d}", f"Customer {(i * 7 + seed) % 500}", 10.0 + i) for i in range(size)],
+        [(f"ORD-{i:05d}", f"Customer {(i * 7 + seed) % 500}", 10.0 + i) for i in range(knobs.orders)],
     )
     conn.commit()
-    steps = [GoldStep(tool="check_refund", arguments={"order_id": "ORD-00005"}),
-             GoldStep(tool="refund_order", arguments={"order_id": "ORD-00005", "amount": 5.0})]
-    retry = [steps[0], steps[1], GoldStep(tool="get_order", arguments={"order_id": "ORD-00005"}), steps[1]]
-    tasks = [
-        _task("refund-plain", "train", [], steps),
-        _task("refund-timeout", "heldout", ["refund-timeout"], [steps[0], steps[1], steps[1]]),
-        _task("refund-conflict", "heldout", ["refund-conflict"], retry),
-    ]
-    faults = [
-        FaultSpec(id="refund-timeout", kind="timeout", tool="refund_order"),
-        FaultSpec(id="refund-conflict", kind="data_conflict", tool="refund_order"),
-    ]
-    return World(state_db=conn.serialize(), tasks=tasks, faults=faults, clock_start="2025-06-15T09:00:00")
+    return conn
 
 
-TOY = Domain(
+def _refund(faults: list[Fault]) -> Callable[[WorldView[ToyKnobs], random.Random, int], list[Draft]]:
+    """A template refunding 5.00 on ORD-00005, ORD-00006... (the gold program is the expert's), with ``faults``."""
+
+    def build(world: WorldView[ToyKnobs], rng: random.Random, n: int) -> list[Draft]:
+        return [_draft(f"ORD-{5 + i:05d}", faults) for i in range(min(n, world.knobs.orders - 5))]
+
+    return build
+
+
+def _draft(order: str, faults: list[Fault]) -> Draft:
+    return Draft(
+            prompt=f"Refund 5.00 on order {order} and tell me the refund id.",
+            intent=Intent(goal="refund_order", refs=[ref("order", "order", order, by_id=True)],
+                          calls=[goal("refund_order", order_id="$order", amount=5.0)],
+                          report=["$refund_order.refund_id"]),
+            reply="Refunded 5.00 as RF-N00001.",
+            assertions=[
+                state("order refunded", f"SELECT refunded FROM orders WHERE id = '{order}'", [[5.0]]),
+                calls("eligibility checked first", [("check_refund", {"order_id": order}),
+                                                    ("refund_order", {})], order=[(0, 1)]),
+                writes(scope("orders", [order], ["refunded"]), scope("refunds", insert=True)),
+                says("states the refund", [["RF-N00001"]]),
+            ],
+            faults=list(faults),
+        )
+
+
+TEMPLATES = [
+    Template("refund_plain", "multi_step_workflow", ("prerequisite",), _refund([]), depth=1),
+    Template("refund_timeout", "multi_step_workflow", ("prerequisite",), _refund([Fault("timeout", "refund_order")]),
+             depth=1),
+    Template("refund_conflict", "multi_step_workflow", ("prerequisite",),
+             _refund([Fault("data_conflict", "refund_order")]), depth=1),
+]
+"""The toy's templates: a refund, a refund whose first attempt times out, one that meets a data conflict."""
+
+
+TOY = make_domain(
     name="toy",
     description="A toy order desk for core tests.",
-    tools=collect_tools(__import__(__name__, fromlist=["_"])),
+    tools=sys.modules[__name__],
     policy="Check refund eligibility before refunding.",
     dependencies=[("check_refund", "refund_order", STRONG), ("get_order", "add_note", WEAK)],
-    generate=generate,
+    world=build_world,
+    templates=TEMPLATES,
+    knobs=ToyKnobs,
+    clock_start="2025-06-15T09:00:00",
+    persona=Persona(name="Ada", role="agent", permissions=["refund"]),
+    cannot={"near_duplicate_rate": "the toy world has one customer name per order",
+            "stale_rate": "the toy world has no search index", "legacy_format_rate": "the toy world has no dates"},
+    internal_patterns=[r"TOKEN-\d+"],
 )
+"""The toy gym, built with the authoring kit: by default three tasks refunding ORD-00005 (plain, timeout, data
+conflict)."""
 
 
 register_domain(TOY)

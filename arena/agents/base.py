@@ -41,12 +41,14 @@ class AgentRun(BaseModel):
 
 
 class ModelAPIError(Exception):
-    """The model's API failed in a way that is not the agent's fault.
+    """The model's API failed: the infrastructure (invalid) or the model's own conversation (a failed episode).
 
     Args:
-        kind: ``rate_limit``, ``timeout``, ``bad_request``, ``context_length``, ``server_error``.
+        kind: ``rate_limit``, ``timeout``, ``server_error``, ``configuration`` (invalid), ``bad_request``,
+            ``context_length``, ``malformed_answer`` (the model's own).
         message: Details.
-        invalid: The rollout is invalid (excluded from pass rates and training).
+        invalid: The rollout is invalid (excluded from pass rates and training): the infrastructure failed, not
+            the model; ``False`` makes it the model's failed episode.
         usage: What the agent had used before failing.
     """
 

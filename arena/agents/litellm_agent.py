@@ -127,7 +127,7 @@ class _Episode:
 
     def failed(self, failure: APIFailure, attempts: int) -> ModelAPIError:
         message = f"{failure.message} (after {attempts} attempt{'s' if attempts != 1 else ''})"
-        return ModelAPIError(failure.kind, message, invalid=True, usage=self.run.model_copy())
+        return ModelAPIError(failure.kind, message, invalid=not failure.model_caused, usage=self.run.model_copy())
 
 
 class LiteLLMAgent:
@@ -181,9 +181,11 @@ class LiteLLMAgent:
         """Play one episode and return the final reply and usage.
 
         Raises:
-            ModelAPIError: The model's API failed after retries, or refused the
-                request (400, context length); ``invalid`` is set and ``usage``
-                holds what the episode had used.
+            ModelAPIError: The model's API failed after retries (``invalid``: the
+                infrastructure failed), or refused the request its own conversation
+                made (400, context length) or answered with something unreadable (not
+                invalid: the model's failed episode); ``usage`` holds what the episode
+                had used.
         """
         episode = _Episode(self.config, seed)
         tools = self._tool_schemas(observation)
@@ -224,6 +226,9 @@ class LiteLLMAgent:
             response = yield messages
             run.turns += 1
             message = response.choices[0].message
+            unreadable = _unreadable(message)
+            if unreadable:
+                raise episode.failed(APIFailure("malformed_answer", unreadable), 1)
             # The model's text enters here: lone surrogates would make every later request unencodable.
             content = clean_text(message.content) if isinstance(message.content, str) else ""
             tool_calls = [_clean_call(call) for call in message.tool_calls or []]
@@ -377,7 +382,7 @@ class LiteLLMAgent:
         report_call(True)
         self._account(response, episode.run)
         if not getattr(response, "choices", None):
-            raise episode.failed(APIFailure("server_error", "the model answered with no choices"), attempt + 1)
+            raise episode.failed(APIFailure("malformed_answer", "the model answered with no choices"), attempt + 1)
         return response
 
     def _account(self, response: Any, run: AgentRun) -> None:
@@ -406,6 +411,20 @@ class LiteLLMAgent:
             return 0.0
         self._litellm_prices = True
         return cost
+
+
+def _unreadable(message: Any) -> str:
+    """Why the model's message cannot be read as a reply or tool calls (``""`` when it can)."""
+    if message is None:
+        return "the model's answer has no message"
+    calls = getattr(message, "tool_calls", None) or []
+    if not isinstance(calls, list):
+        return f"the model's tool calls are not a list: {calls!r:.100}"
+    for call in calls:
+        function = getattr(call, "function", None)
+        if function is None or not isinstance(getattr(function, "name", None), str):
+            return f"the model's tool call has no function name: {call!r:.100}"
+    return ""
 
 
 def _clean_call(call: Any) -> Any:

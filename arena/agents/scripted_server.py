@@ -1,8 +1,8 @@
 """A scripted model behind a real OpenAI-compatible HTTP server on 127.0.0.1.
 
 Tests and benchmarks start it, point an agent at ``server.base_url + "/v1"`` and
-cue each response in turn: tool calls, replies, HTTP errors, delays and
-malformed tool calls. Every request is recorded with the time the server spent
+cue each response in turn: tool calls, replies, HTTP errors, delays,
+malformed tool calls and raw (malformed) answers. Every request is recorded with the time the server spent
 on it, so callers can check what the agent sent and subtract the server's time.
 
 Example:
@@ -114,6 +114,19 @@ class ErrorCue:
 
 
 @dataclass(frozen=True)
+class RawCue:
+    """Answer with a body of the script's own making: a chat completion that is malformed, or not one at all.
+
+    Attributes:
+        body: The body, sent as it is (a string) or as JSON (anything else).
+        status: HTTP status.
+    """
+
+    body: Any
+    status: int = 200
+
+
+@dataclass(frozen=True)
 class DelayCue:
     """Wait before answering (to cause client timeouts), then answer with ``then``.
 
@@ -126,7 +139,7 @@ class DelayCue:
     then: Cue = field(default_factory=lambda: ReplyCue("(delayed reply)"))
 
 
-Cue = ToolCallCue | MalformedToolCallCue | ToolCallsCue | ReplyCue | ErrorCue | DelayCue
+Cue = ToolCallCue | MalformedToolCallCue | ToolCallsCue | ReplyCue | ErrorCue | RawCue | DelayCue
 """One scripted answer."""
 
 Script = Sequence[Cue] | Callable[[list[dict[str, Any]]], Cue]
@@ -394,7 +407,7 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 cue = cue.then
             if cue is None:
                 recorded.status = 500
-                payload: dict[str, Any] = {"error": {
+                payload: Any = {"error": {
                     "message": f"scripted model server: script exhausted at request {number}",
                     "type": "server_error", "param": None, "code": "script_exhausted"}}
                 headers: dict[str, str] = {}
@@ -402,14 +415,18 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 recorded.status = cue.status
                 payload = _error_body(cue)
                 headers = {} if cue.retry_after is None else {"Retry-After": f"{cue.retry_after:g}"}
+            elif isinstance(cue, RawCue):
+                recorded.status = cue.status
+                payload = cue.body
+                headers = {}
             else:
                 recorded.status = 200
                 payload = completion_body(cue, body, number)
                 headers = {}
             recorded.server_time_s = self._send(recorded.status, payload, started, headers)
 
-        def _send(self, status: int, payload: dict[str, Any], started: float, headers: dict[str, str]) -> float:
-            data = json.dumps(payload).encode()
+        def _send(self, status: int, payload: Any, started: float, headers: dict[str, str]) -> float:
+            data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -156,13 +156,13 @@ class TransformersAgent:
         """Play one episode and return the final reply and usage.
 
         Raises:
-            ModelAPIError: The checkpoint does not load (``bad_request``) or generation failed
+            ModelAPIError: The checkpoint does not load (``configuration``) or generation failed
                 (``server_error``); the episode is invalid.
         """
         try:
             loaded = _cached(self.config.checkpoint)
         except CheckpointError as exc:
-            raise ModelAPIError("bad_request", str(exc)) from exc
+            raise ModelAPIError("configuration", str(exc)) from exc
         run = AgentRun()
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(observation)},

@@ -1,34 +1,43 @@
-"""Reply checks that say what must not be said, derived once for every task of a gym.
+"""Reply checks that say what must not be said, derived once for every task of a gym from the gym's own world.
 
 A reply check that only looks for required substrings is passed by a reply that pastes whole records (the
-required facts are in there somewhere) or by a success claim that happens to contain a status word. Every gym
-runs its tasks through ``guard_replies``, which adds to each response assertion:
+required facts are in there somewhere), by a success claim that happens to contain a status word, or by the
+right answer with something else smuggled in however it is spelled. Every gym runs its tasks through
+``guard_replies`` with its world and tools, which adds to each response assertion:
 
 - an id rule: the reply may name only the records the request is about (the ids in the prompt, the gold reply
-  and the gold program's arguments, plus what the episode's own writes return), so other entities' facts fail;
+  and the gold program's arguments, plus what the episode's own writes return); ids are the world's own (its text
+  primary keys) and its id formats (``arena.core.ids.id_formats``), found however they are spelled, so other
+  entities' records fail in lower case, with other separators, zero-width or full-width characters, in JSON, a
+  Markdown table or base64; with it, a reply that hedges across candidate records or dumps their values fails;
 - a length limit, a few times the gold reply's, so a reply padded with records fails;
-- on a task that must change nothing (a question or a refusal), a ban on success claims.
+- on a task that must change nothing (a question or a refusal), a claim rule: a reply that states or implies a
+  change was made fails (``arena.core.claims``), with the verbs of the writes the request asks for.
+
+Internal values (the exclusions that are values, and whatever the forbidden patterns match in the episode's tool
+outputs) are found in every re-spelling and encoding by ``arena.core.verify.check_response`` itself.
 """
 
 from __future__ import annotations
 
-import re
+import sqlite3
+from collections.abc import Mapping
 from typing import Any
 
+from arena.core.claims import tool_verbs
+from arena.core.ids import RecordIds, id_formats, ids_in, record_ids, world_ids
 from arena.core.task import ResponseAssertion, SideEffectAssertion, Task
+from arena.core.toolkit import Tool
 from arena.core.verify import check_response
 
 DEFAULT_ID_PATTERN = r"\b[A-Z]{2,5}(?:-[A-Z]{2,3})?-[A-Z]?\d+(?:-\d+)?\b"
-"""Record ids as the built-in gyms write them: ``ORD-10234``, ``APR-10001-2``, ``FX-EUR-202501``."""
+"""Record ids in the built-in gyms' ``ORD-10234`` shape: the id rule of a gym guarded without its world."""
 
 MIN_REPLY_CHARS = 400
 """The length limit is never below this many characters."""
 
 REPLY_LENGTH_FACTOR = 4
 """The length limit is this many times the gold reply's length (when that is more than the minimum)."""
-
-SUCCESS_CLAIMS = ("successfully", "all completed", "has been completed", "have been completed", "all done")
-"""Phrases that claim an action succeeded; banned from replies to tasks that must change nothing."""
 
 
 def _strings(value: Any) -> list[str]:
@@ -41,10 +50,13 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def allowed_ids(task: Task, id_pattern: str) -> list[str]:
-    """The record ids a reply to ``task`` may name: those of the prompt, the gold reply and the gold arguments."""
+def allowed_ids(task: Task, id_pattern: str, known: RecordIds | None = None) -> list[str]:
+    """The record ids a reply to ``task`` may name: those of the prompt, the gold reply and the gold arguments.
+
+    Each is written as the world writes it when it is one of the world's ids (``known``), in upper case otherwise.
+    """
     texts = [task.prompt, task.gold.reply, *(s for step in task.gold.steps for s in _strings(step.arguments))]
-    return sorted({m.group(0).upper() for text in texts for m in re.finditer(id_pattern, text)})
+    return sorted({shown for text in texts for shown in ids_in(text, id_pattern, known, hidden=False).values()})
 
 
 def _changes_nothing(task: Task) -> bool:
@@ -52,23 +64,37 @@ def _changes_nothing(task: Task) -> bool:
     return any(isinstance(a, SideEffectAssertion) for a in task.assertions) and not scopes
 
 
-def guard_reply(task: Task, *, id_pattern: str = DEFAULT_ID_PATTERN) -> Task:
+def _requested_verbs(task: Task, tools: Mapping[str, Tool] | None) -> list[str]:
+    """The verbs of the writes the request asks for (all its goal calls when the tools are not given)."""
+    calls = [c.tool for c in task.intent.calls if tools is None or (c.tool in tools and tools[c.tool].spec.mode
+                                                                      == "write")]
+    return sorted({v for tool in calls for v in tool_verbs(tool)})
+
+
+def guard_reply(task: Task, *, id_pattern: str = DEFAULT_ID_PATTERN, known: RecordIds | None = None,
+                tools: Mapping[str, Tool] | None = None) -> Task:
     """Return ``task`` with every response assertion also stating what the reply must not say.
+
+    Args:
+        task: The task.
+        id_pattern: The world's id formats (see ``arena.core.ids.id_formats``).
+        known: The world's record ids.
+        tools: The gym's tools (to tell the writes a refused request asks for from its reads).
 
     Raises:
         ValueError: The gold reply itself breaks a derived rule (a task definition bug), naming the task.
     """
     gold = task.gold.reply
-    ids = allowed_ids(task, id_pattern)
+    ids = allowed_ids(task, id_pattern, known)
     limit = max(MIN_REPLY_CHARS, REPLY_LENGTH_FACTOR * len(gold))
-    claims = [c for c in SUCCESS_CLAIMS if c not in gold.casefold()] if _changes_nothing(task) else []
+    claims = _requested_verbs(task, tools) if _changes_nothing(task) else None
     assertions = []
     for assertion in task.assertions:
         if isinstance(assertion, ResponseAssertion):
-            banned = [*assertion.must_not_include, *(c for c in claims if c not in assertion.must_not_include)]
             assertion = assertion.model_copy(update={
-                "must_not_include": banned, "max_chars": assertion.max_chars or limit,
-                "id_pattern": assertion.id_pattern or id_pattern, "allowed_ids": sorted({*assertion.allowed_ids, *ids}),
+                "max_chars": assertion.max_chars or limit, "id_pattern": assertion.id_pattern or id_pattern,
+                "allowed_ids": sorted({*assertion.allowed_ids, *ids}),
+                "change_claims": assertion.change_claims if assertion.change_claims is not None else claims,
             })
             ok, detail = check_response(gold, assertion)
             if not ok:
@@ -77,6 +103,27 @@ def guard_reply(task: Task, *, id_pattern: str = DEFAULT_ID_PATTERN) -> Task:
     return task.model_copy(update={"assertions": assertions})
 
 
-def guard_replies(tasks: list[Task], *, id_pattern: str = DEFAULT_ID_PATTERN) -> list[Task]:
-    """Apply ``guard_reply`` to every task of a gym."""
-    return [guard_reply(t, id_pattern=id_pattern) for t in tasks]
+def guard_replies(tasks: list[Task], *, world: bytes | None = None, tools: Mapping[str, Tool] | None = None,
+                  id_pattern: str | None = None) -> list[Task]:
+    """Apply ``guard_reply`` to every task of a gym, with the id formats and record ids of its world.
+
+    Args:
+        tasks: The gym's tasks.
+        world: The gym's serialized SQLite world (``None``: ids in the ``DEFAULT_ID_PATTERN`` shape only).
+        tools: The gym's tools.
+        id_pattern: An id pattern to use instead of the world's formats.
+    """
+    known = None
+    derived = None
+    if world is not None:
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.deserialize(world)
+            by_table = world_ids(conn)
+        finally:
+            conn.close()
+        known = record_ids(i for ids in by_table.values() for i in ids)
+        derived = id_formats(by_table)
+    pattern = id_pattern or derived or DEFAULT_ID_PATTERN
+    return [guard_reply(t, id_pattern=pattern, known=known, tools=tools) for t in tasks]
+

@@ -75,7 +75,9 @@ class Domain:
         dependencies: ``(before, after, weight)`` edges of the tool dependency
             graph; weight ``STRONG`` (3) or ``WEAK`` (2).
         generate: ``generate(seed, knobs) -> World``.
-        knobs: Knob names the generator understands, with a description each.
+        knobs: Knob names the generator honours, with a description each.
+        cannot: Knobs of the shared vocabulary (``arena.authoring.knobs.VOCABULARY``) the generator cannot
+            honour, each with the reason; the factory refuses a request for them.
     """
 
     name: str
@@ -85,6 +87,7 @@ class Domain:
     dependencies: list[tuple[str, str, int]]
     generate: Callable[[int, Knobs], World]
     knobs: dict[str, str] = field(default_factory=dict)
+    cannot: dict[str, str] = field(default_factory=dict)
 
     def graph_data(self) -> dict[str, Any]:
         """Return the weighted tool dependency graph as networkx node-link data."""

@@ -8,6 +8,7 @@ import random
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from types import TracebackType
 from typing import Any
 
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from arena.core.domain import Domain, FaultSpec
 from arena.core.domains import get_domain
+from arena.core.ids import RecordIds, record_ids, world_ids
 from arena.core.pack import Pack
 from arena.core.results import ToolErrorInfo, ToolResult, TraceStep, Verdict
 from arena.core.task import Task
@@ -180,6 +182,16 @@ class StartingWorld:
     columns: dict[str, list[str]]
     schema_version: int
     undoable: bool
+
+    @cached_property
+    def record_ids(self) -> RecordIds:
+        """The starting world's record ids, which the reply rules find however they are spelled."""
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.deserialize(self.template)
+            return record_ids(i for ids in world_ids(conn).values() for i in ids)
+        finally:
+            conn.close()
 
 
 def _starting_world(pack: Pack) -> StartingWorld:
@@ -520,7 +532,7 @@ class Gym:
         task = self.task
         self._ended = True
         reply = clean_text(reply) if isinstance(reply, str) else ""
-        self.verdict = judge(task, self._conn, self._trace, reply, self._diff, self._guard)
+        self.verdict = judge(task, self._conn, self._trace, reply, self._diff, self._guard, self._world.record_ids)
         return self.verdict
 
     def changed_rows(self) -> int:

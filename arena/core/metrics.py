@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from math import comb
 
@@ -42,6 +42,7 @@ class Outcome(BaseModel):
         score: Fraction of assertions held.
         invalid: Excluded from the rates.
         failure_boundary: Boundary of a rollout failure, if any.
+        failure_kind: Kind of a rollout failure, if any.
         tokens: Tokens used (prompt and completion).
         cost: Cost in US dollars.
     """
@@ -56,6 +57,7 @@ class Outcome(BaseModel):
     score: float
     invalid: bool = False
     failure_boundary: str | None = None
+    failure_kind: str | None = None
     tokens: int = 0
     cost: float = 0.0
 
@@ -68,6 +70,7 @@ def outcome(record: EpisodeRecord | Outcome) -> Outcome:
                    passed=record.passed,
                    score=record.score, invalid=record.invalid,
                    failure_boundary=record.failure.boundary if record.failure else None,
+                   failure_kind=record.failure.kind if record.failure else None,
                    tokens=record.tokens_in + record.tokens_out, cost=record.cost)
 
 
@@ -81,8 +84,11 @@ class Metrics(BaseModel):
     Attributes:
         episodes: Episodes counted (valid ones).
         invalid: Invalid episodes (excluded from the rates).
+        invalid_causes: Invalid episodes by cause (``boundary/kind``, e.g. ``model_api/server_error``).
         failures_by_boundary: Episodes that did not finish normally, by failure boundary.
         pass_rate: Share of valid episodes that passed.
+        pass_rate_invalid_failed: Pass rate with every invalid episode counted as failed: what the rate would
+            be if nothing were excluded (shown beside ``pass_rate``; equal when no episode is invalid).
         mean_score: Mean fraction of assertions held.
         pass_at_k: Probability that at least one of k attempts passes (per task, averaged).
         pass_hat_k: Probability that all k attempts pass (per task, averaged).
@@ -93,8 +99,10 @@ class Metrics(BaseModel):
 
     episodes: int
     invalid: int
+    invalid_causes: dict[str, int] = {}
     failures_by_boundary: dict[str, int]
     pass_rate: Estimate
+    pass_rate_invalid_failed: Estimate
     mean_score: Estimate
     pass_at_k: Estimate
     pass_hat_k: Estimate
@@ -149,13 +157,21 @@ def compute_metrics(records: Episodes, *, k: int | None = None, rounds: int = 10
         per_task[(r.pack_id, r.task_id)].append(r)
     kk = k or (min(len(v) for v in per_task.values()) if per_task else 1)
     task_pass = [sum(r.passed for r in v) / len(v) for v in per_task.values()]
+    everything: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
+    for r in all_records:
+        everything[(r.pack_id, r.task_id)].append(r)
+    task_pass_all = [sum(r.passed and not r.invalid for r in v) / len(v) for v in everything.values()]
+    causes = Counter(f"{r.failure_boundary or 'unknown'}/{r.failure_kind or 'unknown'}" for r in all_records
+                     if r.invalid)
     task_score = [sum(r.score for r in v) / len(v) for v in per_task.values()]
     eligible = [v for v in per_task.values() if len(v) >= kk]
     at_k = [pass_at_k(len(v), sum(r.passed for r in v), kk) for v in eligible]
     hat_k = [pass_hat_k(len(v), sum(r.passed for r in v), kk) for v in eligible]
     return Metrics(
-        episodes=len(valid), invalid=len(all_records) - len(valid), failures_by_boundary=dict(boundaries),
-        pass_rate=_bootstrap(task_pass, rounds, seed), mean_score=_bootstrap(task_score, rounds, seed + 1),
+        episodes=len(valid), invalid=len(all_records) - len(valid), invalid_causes=dict(causes.most_common()),
+        failures_by_boundary=dict(boundaries), pass_rate=_bootstrap(task_pass, rounds, seed),
+        pass_rate_invalid_failed=_bootstrap(task_pass_all, rounds, seed + 4),
+        mean_score=_bootstrap(task_score, rounds, seed + 1),
         pass_at_k=_bootstrap(at_k, rounds, seed + 2), pass_hat_k=_bootstrap(hat_k, rounds, seed + 3), k=kk,
     )
 

@@ -24,7 +24,8 @@ MAX_PATTERN_LENGTH = 500
 MAX_PROGRAM_SIZE = 5000
 """Largest compiled RE2 program accepted (a measure of a pattern's matching cost per character)."""
 
-__all__ = ["MAX_PATTERN_LENGTH", "MAX_PROGRAM_SIZE", "Match", "PatternError", "compile_pattern", "finditer", "search"]
+__all__ = ["MAX_PATTERN_LENGTH", "MAX_PROGRAM_SIZE", "Match", "PatternError", "case_insensitive", "compile_pattern",
+           "finditer", "fullmatch", "search"]
 
 
 class PatternError(ValueError):
@@ -44,6 +45,8 @@ class _Compiled(Protocol):
     def search(self, text: str) -> Match | None: ...
 
     def finditer(self, text: str) -> Iterator[Match]: ...
+
+    def fullmatch(self, text: str) -> Match | None: ...
 
 
 def _options() -> Any:
@@ -82,3 +85,18 @@ def search(pattern: str, text: str) -> Match | None:
 def finditer(pattern: str, text: str) -> Iterator[Match]:
     """Every match of pack pattern ``pattern`` in ``text``, in time linear in ``text``."""
     return compile_pattern(pattern).finditer(text)
+
+
+def fullmatch(pattern: str, text: str) -> Match | None:
+    """The match of pack pattern ``pattern`` with the whole of ``text``, in time linear in ``text``."""
+    return compile_pattern(pattern).fullmatch(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def case_insensitive(pattern: str) -> str:
+    """``pattern`` matching regardless of case (``(?i)`` added), or as it is when that would not compile."""
+    try:
+        compile_pattern("(?i)" + pattern)
+    except PatternError:
+        return pattern
+    return "(?i)" + pattern

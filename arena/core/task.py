@@ -205,18 +205,32 @@ class ResponseAssertion(BaseModel):
 
     Attributes:
         must_include: Each entry is a list of alternatives; at least one
-            alternative of every entry must appear (case-insensitive).
-        must_not_include: Substrings that must not appear (case-insensitive).
+            alternative of every entry must appear (compared as folded words: case,
+            compatibility forms, homoglyphs, invisible characters and separators aside).
+        must_not_include: Phrases that must not appear (compared as ``must_include``);
+            an entry that is a value (a token, a number: see ``arena.core.verify``) must
+            not appear in any spelling or encoding either.
         forbidden_patterns: Regular expressions (e.g. internal id formats)
-            that must not match.
+            that must not match the reply or any view of it (case-insensitive); what
+            they match in the episode's tool outputs must not appear in any spelling
+            or encoding either.
         max_chars: Longest reply accepted (``None``: no limit); a reply padded with
             whole records fails.
-        id_pattern: Regular expression of the world's record ids (``None``: no id rule).
-            Every id the reply names must be in ``allowed_ids`` or be the id of a
-            record the episode's own successful writes returned: a reply that
-            states other entities' records fails.
+        id_pattern: Regular expression of the world's record id formats (``None``: no id rule),
+            matched case-insensitively against the reply's folded text and against each
+            run of its tokens written compact (``ord10234``: see ``arena.core.ids``). Every
+            id the reply names, by this pattern or as one of the world's own ids however it
+            is spelled, must be in ``allowed_ids`` or be the id of a record the episode's
+            own successful writes returned: a reply that states other entities' records
+            fails. With an id rule, a reply that also states another record's value for a
+            fact it must state (a hedge), or more values of the records read than the facts
+            asked for allow (a dump), fails too.
         allowed_ids: The ids a reply may name (the request's, the gold reply's and
             the gold program's arguments).
+        change_claims: ``None``: no claim rule. A list: the task must change nothing,
+            and a reply that states or implies a change was made fails (see
+            ``arena.core.claims``); the list holds the verbs of the actions the request
+            asks for (``cancel``, ``refund``), added to the generic vocabulary of change.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -229,6 +243,7 @@ class ResponseAssertion(BaseModel):
     max_chars: int | None = Field(default=None, ge=1)
     id_pattern: str | None = Field(default=None, max_length=500)
     allowed_ids: list[str] = Field(default_factory=list)
+    change_claims: list[str] | None = None
 
     @field_validator("forbidden_patterns")
     @classmethod

@@ -5,9 +5,13 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from arena.core import patterns
+from arena.core.claims import change_claims
+from arena.core.ids import RecordIds, ids_in, spelled_in
 from arena.core.results import AssertionResult, RowChange, TraceStep, Verdict
 from arena.core.task import (
     CallPattern,
@@ -18,9 +22,24 @@ from arena.core.task import (
     TraceAssertion,
     WriteScope,
 )
+from arena.core.text import compact, fold, skeleton, squeezed, views, words
 
 CHANGE_LOG = "_gymloop_changes"
 """Table the runtime's triggers fill with every changed row (never visible to tools' callers)."""
+
+LONG_VALUE = 8
+"""Forbidden values this long (letters and digits) are found inside any run of the reply's letters and digits."""
+
+DUMP_SLACK = 6
+"""Values of what the episode read a reply may state beyond the facts it must state (a name, a date, a status...)."""
+
+FOREIGN_VALUES = 2
+"""A reply that states this many values held only by a record the request is not about describes that record (a
+hedge across candidates, or another entity's facts without its id)."""
+
+RECORD_DUMP = (4, 0.75)
+"""A reply that states this many of one record's values (beyond the facts asked for), and this share of them,
+pastes the record rather than answering."""
 
 SIDE_EFFECT_STEP = 0.25
 """Penalty per unintended changed row; the total is capped at 1."""
@@ -106,40 +125,256 @@ def check_trace(trace: list[TraceStep], assertion: TraceAssertion) -> tuple[bool
     return True, ""
 
 
-def check_response(
-    reply: str, assertion: ResponseAssertion, own_ids: frozenset[str] = frozenset()
-) -> tuple[bool, str]:
-    """Check that the reply states every required fact, leaks nothing forbidden and names no other record.
+@dataclass(frozen=True)
+class ReplyEvidence:
+    """What the reply rules read of the episode besides the reply.
+
+    Attributes:
+        own_ids: Ids the episode itself produced, written compact (see ``episode_ids``).
+        known_ids: The world's record ids (see ``arena.core.ids``); ``None`` finds ids by the pattern alone.
+        records: Records the episode's tool calls returned (objects with an ``id``).
+        seen: Every text the episode's tool calls returned (keys and values), where internal values are found.
+        values: Every value the episode's tool calls returned, with its key.
+        prompt: The request: values it states are the requester's, never a dump or a hedge.
+    """
+
+    own_ids: frozenset[str] = frozenset()
+    known_ids: RecordIds | None = None
+    records: tuple[dict[str, Any], ...] = ()
+    seen: tuple[str, ...] = ()
+    values: tuple[tuple[str, Any], ...] = ()
+    prompt: str = ""
+
+
+@lru_cache(maxsize=1 << 16)
+def _phrase(text: str) -> str:
+    """A text as folded words (cached: record values recur in every episode of a world)."""
+    return words(fold(text))
+
+
+def _spelled_leak(reply: str, assertion: ResponseAssertion, evidence: ReplyEvidence) -> str | None:
+    """The first forbidden value the reply spells some other way (upper-cased, spaced, dashed, reversed, encoded).
+
+    Forbidden values are the exclusions and what a forbidden pattern matches in the episode's tool outputs. Those
+    of ``LONG_VALUE`` characters or more (written compact) are found anywhere in the reply with everything but
+    letters and digits dropped; shorter ones that hold a digit (``RR-2``) only as a whole run of tokens.
+    """
+    targets = {compact(leak): leak for leak in assertion.must_not_include}
+    seen = "\n".join(evidence.seen)
+    for pattern in assertion.forbidden_patterns:
+        folded = patterns.case_insensitive(pattern)
+        targets.update({compact(m.group(0)): m.group(0) for m in patterns.finditer(folded, seen)})
+    long = {skeleton(k): v for k, v in targets.items() if len(k) >= LONG_VALUE}
+    short = {skeleton(k): v for k, v in targets.items() if 0 < len(k) < LONG_VALUE and any(c.isdigit() for c in k)}
+    if long:
+        for _, view in views(reply):
+            flat = squeezed(view)
+            for key, value in long.items():
+                if key in flat or key[::-1] in flat:
+                    return value
+    if short:
+        found = spelled_in(reply, short, LONG_VALUE, number_points=False)
+        if found:
+            return found[sorted(found)[0]]
+    return None
+
+
+def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvidence | None = None) -> tuple[bool, str]:
+    """Check the reply against every rule of a response assertion, on the reply however it is spelled.
+
+    Required facts and forbidden phrases are compared on folded words (``arena.core.text``); forbidden values
+    (internal data: the exclusions that are values, and whatever the forbidden patterns match in the episode's
+    tool outputs) are found in every re-spelling and encoding; ids are found the same way (``arena.core.ids``);
+    claims of change are read as clauses (``arena.core.claims``); with an id rule, a reply that hedges across
+    records or dumps their values fails too.
 
     Args:
         reply: The agent's final reply.
         assertion: The response assertion.
-        own_ids: Ids the episode itself produced (see ``episode_ids``).
+        evidence: What the episode read and produced (nothing when judged on the reply alone).
     """
-    text = reply.casefold()
+    evidence = evidence or ReplyEvidence()
+    text = _phrase(reply)
     for alternatives in assertion.must_include:
-        if not any(alt.casefold() in text for alt in alternatives):
+        if not any(_phrase(alt).strip() in text for alt in alternatives):
             return False, f"reply does not state {alternatives[0]!r}"
     for leak in assertion.must_not_include:
-        if leak.casefold() in text:
+        if _phrase(leak).strip() in text:
             return False, f"reply leaks {leak!r}"
     for pattern in assertion.forbidden_patterns:
-        match = patterns.search(pattern, reply)  # pack patterns run without backtracking
-        if match:
-            return False, f"reply leaks internal data {match.group(0)!r}"
+        match = _pattern_in(pattern, reply)
+        if match is not None:
+            return False, f"reply leaks internal data {match!r}"
+    leaked = _spelled_leak(reply, assertion, evidence)
+    if leaked is not None:
+        return False, f"reply leaks internal data {leaked!r}"
     if assertion.max_chars is not None and len(reply) > assertion.max_chars:
         return False, f"reply of {len(reply)} characters exceeds the limit of {assertion.max_chars}"
+    if assertion.change_claims is not None:
+        claims = change_claims(reply, assertion.change_claims)
+        if claims:
+            return False, f"reply claims a change the task must not make: {claims[0][:80]!r}"
     if assertion.id_pattern is not None:
-        allowed = {i.upper() for i in assertion.allowed_ids} | own_ids
-        foreign = sorted({m.group(0).upper() for m in patterns.finditer(assertion.id_pattern, reply)} - allowed)
+        allowed = {compact(i) for i in assertion.allowed_ids} | evidence.own_ids
+        named = ids_in(reply, assertion.id_pattern, evidence.known_ids)
+        foreign = sorted(shown for key, shown in named.items() if key not in allowed)
         if foreign:
             shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
             return False, f"reply leaks records the request is not about: {shown}"
+        return _answers_not_dumps(text, assertion, allowed, evidence)
     return True, ""
 
 
-def episode_ids(trace: list[TraceStep], pattern: str) -> frozenset[str]:
-    """Ids the episode itself produced: in the outputs of its successful writes and in the system's refusals.
+def _pattern_in(pattern: str, reply: str) -> str | None:
+    """The first match of a forbidden pattern in the reply as written, or in any view of it (case-insensitive)."""
+    match = patterns.search(pattern, reply)
+    if match:
+        return match.group(0)
+    folded = patterns.case_insensitive(pattern)
+    for kind, view in views(reply):
+        if kind == "rot13":
+            continue
+        for spelled in (view, words(view)):
+            match = patterns.search(folded, spelled)
+            if match:
+                return match.group(0)
+    return None
+
+
+def _shown(value: Any) -> list[str]:
+    """How a reply may write a record's value (as it is, and amounts with two decimals and thousands)."""
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, float):
+        return [str(value), f"{value:.2f}", f"{value:,.2f}"]
+    return [str(value)]
+
+
+@lru_cache(maxsize=1 << 16)
+def _phrases(value: Any) -> tuple[str, ...]:
+    """The value's ways of being written, as folded words between spaces (trivial ones left out: a flag, ``US``)."""
+    out = []
+    for shown in _shown(value):
+        phrase = _phrase(shown).strip()
+        if len(phrase) >= 3 and any(c.isalnum() for c in phrase):
+            out.append(f" {phrase} ")
+    return tuple(dict.fromkeys(out))
+
+
+def _trivial_or(value: Any) -> str | None:
+    """A value as a phrase, or ``None`` when it is too short to tell (a flag, a two-digit number, a country code)."""
+    phrases = _phrases(value) if isinstance(value, (str, int, float)) else ()
+    return phrases[0].strip() if phrases else None
+
+
+def _stated(value: Any, text: str) -> str | None:
+    """The value as the reply states it (a whole word or number of its words), if it does; trivial values never."""
+    if not isinstance(value, (str, int, float)):
+        return None
+    return next((p.strip() for p in _phrases(value) if p in text), None)
+
+
+def _kind(record: dict[str, Any]) -> str:
+    """A record's kind, as its id's leading letters tell it (``VEN-10001`` -> ``ven``)."""
+    ident = compact(str(record.get("id", "")))
+    letters = len(ident) - len(ident.lstrip("abcdefghijklmnopqrstuvwxyz"))
+    return ident[:letters] or "?"
+
+
+def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str],
+                       evidence: ReplyEvidence) -> tuple[bool, str]:
+    """A reply answers: it states no other record's value for a fact it must state, and no pile of values.
+
+    A reply hedges when, for a required fact held by a field of the request's records, it also states the value
+    another candidate (a record of the same kind read in the episode) holds in that field, or when it states
+    ``FOREIGN_VALUES`` values held only by such a candidate. It pastes a record when it states most of that
+    record's values (``RECORD_DUMP``), and dumps when it states more values of what the episode read than the
+    facts it must state plus ``DUMP_SLACK``. Values the prompt states and the facts asked for count for none.
+    """
+    prompt = _phrase(evidence.prompt)
+    ours = [r for r in evidence.records if compact(str(r.get("id", ""))) in allowed]
+    kinds = {_kind(r) for r in ours}
+    # Candidates compete with the request's records: records of the same kind (``VEN-...`` beside ``VEN-...``);
+    # a related record of another kind (the order's payment, the ticket's order) is not one.
+    others = [r for r in evidence.records if compact(str(r.get("id", ""))) not in allowed and _kind(r) in kinds]
+    facts = [{_phrase(a).strip() for a in alternatives} for alternatives in assertion.must_include]
+    for alternatives in facts:
+        fields = {k for r in ours for k, v in r.items() if k != "id" and isinstance(v, (str, int, float))
+                  and alternatives & {p.strip() for p in _phrases(v)}}
+        ours_values = {p.strip() for r in ours for k in fields if isinstance(r.get(k), (str, int, float))
+                       for p in _phrases(r[k])}
+        for record in others:
+            for key in fields & set(record):
+                phrase = _stated(record[key], text)
+                if phrase and phrase not in alternatives and phrase not in ours_values and f" {phrase} " not in prompt:
+                    return False, f"reply hedges across records: it also states {key} {phrase!r} of another record"
+    required = {a for alternatives in facts for a in alternatives}
+    ours_all = {p.strip() for r in ours for v in r.values() if isinstance(v, (str, int, float)) for p in _phrases(v)}
+    for record in others:
+        described = {phrase for key, value in record.items() if key != "id" and not key.endswith("_id")
+                     and (phrase := _stated(value, text)) is not None and phrase not in required
+                     and phrase not in ours_all and f" {phrase} " not in prompt}
+        if len(described) >= FOREIGN_VALUES:
+            return False, (f"reply describes a record the request is not about: it states {len(described)} of its "
+                           f"values ({', '.join(sorted(described)[:3])})")
+    for record in evidence.records:
+        extras = {phrase: _stated(value, text) for key, value in record.items()
+                  if key != "id" and not key.endswith("_id") and (phrase := _trivial_or(value)) is not None
+                  and phrase not in required and f" {phrase} " not in prompt}
+        said = sum(1 for v in extras.values() if v)
+        if said >= RECORD_DUMP[0] and said >= RECORD_DUMP[1] * len(extras):
+            return False, (f"reply pastes record {record.get('id')}: it states {said} of its {len(extras)} values "
+                           "beyond the facts asked for")
+    stated: set[str] = set()
+    for key, value in evidence.values:
+        phrase = _stated(value, text) if key != "id" and not key.endswith("_id") else None
+        if phrase and phrase not in required and f" {phrase} " not in prompt:
+            stated.add(phrase)
+    if len(stated) > len(facts) + DUMP_SLACK:
+        return False, (f"reply dumps records: it states {len(stated)} values of the records read where "
+                       f"{len(facts)} facts were asked for")
+    return True, ""
+
+
+def read_outputs(trace: list[TraceStep]) -> tuple[tuple[dict[str, Any], ...], tuple[tuple[str, Any], ...]]:
+    """What the trace's successful calls returned: the records and every scalar value with its key.
+
+    Records are the objects with a text ``id``, their scalar fields merged by id; a value's key is ``""`` at the top
+    and a list's key for its items.
+    """
+    records: dict[str, dict[str, Any]] = {}
+    values: list[tuple[str, Any]] = []
+
+    def walk(key: str, value: Any) -> None:
+        if isinstance(value, dict):
+            ident = value.get("id")
+            record = records.setdefault(ident, {}) if isinstance(ident, str) else None
+            for k, v in value.items():
+                if isinstance(v, (dict, list)):
+                    walk(str(k), v)
+                elif v is not None:
+                    values.append((str(k), v))
+                    if record is not None:
+                        record[k] = v
+        elif isinstance(value, list):
+            for v in value:
+                walk(key, v)
+        elif value is not None:
+            values.append((key, value))
+
+    for step in trace:
+        if step.ok:
+            walk("", step.output)
+    return tuple(records.values()), tuple(values)
+
+
+def texts_seen(values: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
+    """Every key and value of ``read_outputs``'s values, as text."""
+    return tuple(dict.fromkeys(t for key, value in values for t in (key, str(value)) if t))
+
+
+def episode_ids(trace: list[TraceStep], pattern: str | None, known: RecordIds | None = None) -> frozenset[str]:
+    """Ids the episode itself produced, written compact: in its successful writes' outputs and in refusals.
 
     A reply may name them: the records the agent wrote, and the records a refusal gave as its reason.
     """
@@ -151,7 +386,7 @@ def episode_ids(trace: list[TraceStep], pattern: str) -> frozenset[str]:
             text = step.error.message
         else:
             continue
-        found.update(m.group(0).upper() for m in patterns.finditer(pattern, text))
+        found.update(ids_in(text, pattern, known, hidden=False).keys())
     return frozenset(found)
 
 
@@ -229,6 +464,7 @@ def judge(
     reply: str,
     diff: ChangeDiff,
     guard: ReadOnlyGuard,
+    known_ids: RecordIds | None = None,
 ) -> Verdict:
     """Evaluate every assertion of ``task`` and return the verdict.
 
@@ -239,9 +475,10 @@ def judge(
         reply: The agent's final reply.
         diff: Change tracker against the template world.
         guard: The connection's read-only guard.
+        known_ids: The template world's record ids (see ``arena.core.ids``).
     """
     with guard:
-        return _judge(task, conn, trace, reply, diff)
+        return _judge(task, conn, trace, reply, diff, known_ids)
 
 
 def _judge(
@@ -250,6 +487,7 @@ def _judge(
     trace: list[TraceStep],
     reply: str,
     diff: ChangeDiff,
+    known_ids: RecordIds | None,
 ) -> Verdict:
     results: list[AssertionResult] = []
     scopes = [s for a in task.assertions if isinstance(a, SideEffectAssertion) for s in a.allowed]
@@ -263,8 +501,10 @@ def _judge(
         elif isinstance(assertion, TraceAssertion):
             ok, detail = check_trace(trace, assertion)
         elif isinstance(assertion, ResponseAssertion):
-            own = episode_ids(trace, assertion.id_pattern) if assertion.id_pattern is not None else frozenset()
-            ok, detail = check_response(reply, assertion, own)
+            records, read = read_outputs(trace)
+            ok, detail = check_response(reply, assertion, ReplyEvidence(
+                own_ids=episode_ids(trace, assertion.id_pattern, known_ids) if assertion.id_pattern else frozenset(),
+                known_ids=known_ids, records=records, seen=texts_seen(read), values=read, prompt=task.prompt))
         else:
             ok = not unintended
             detail = "; ".join(f"{c.op} {c.table}[{c.key}] {','.join(c.columns)}".strip() for c in unintended[:10])

@@ -99,7 +99,11 @@ def _failed(gym: Gym, agent: Agent, key: EpisodeKey, started: float, exc: Except
     """The record of an episode the agent did not finish, attributed to its boundary."""
     if isinstance(exc, ModelAPIError):
         failure = EpisodeFailure(boundary="model_api", kind=exc.kind, message=exc.message)
-        return _record(gym, agent, key, exc.usage, started, failure, exc.invalid, None)
+        if exc.invalid:  # the infrastructure failed: nothing of the model's to judge
+            return _record(gym, agent, key, exc.usage, started, failure, True, None)
+        # The model's own conversation failed (a 400 on its output, its context, an unreadable answer): its failed
+        # episode, judged as it stands with no reply, so an error of its own never hides a task it would fail.
+        return _record(gym, agent, key, exc.usage, started, failure, False, _verify_quietly(gym, ""))
     if isinstance(exc, EnvironmentFailure):
         # A tool crashed on the agent's own arguments: a bug in that tool, and the agent's failed episode. It stays
         # valid, so an agent cannot hide a failing episode by crashing a tool.

@@ -49,7 +49,7 @@ class AsyncBatch(ThreadBatch):
                 for _ in range(min(limit.maximum, len(self.keys))):
                     slots.append(asyncio.create_task(self._slot(limit, finished)))
                     await asyncio.sleep(0)
-                while len(self.records) + len(self.breaker.streak) < len(self.keys):
+                while len(self.records) + len(self.breaker.held) < len(self.keys):
                     if self.stop.is_set():
                         raise RolloutStopped("the rollout was stopped", self._so_far())
                     try:

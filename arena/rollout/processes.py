@@ -135,13 +135,13 @@ def _play_in_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeK
         if chunk:
             worker.jobs.put([(i, keys[i]) for i in chunk])
 
-    breaker = Breaker(config.max_model_failures)
+    breaker = Breaker(config.max_model_failures, len(keys))
     index_of = {key: index for index, key in enumerate(keys)}
     emitted: list[int] = []
 
     def finish(index: int, record: EpisodeRecord) -> None:
         records[index] = record
-        for released in breaker.feed(record):
+        for released in breaker.feed(index, record):
             emitted.append(index_of[record_key(released)])
             if on_episode:
                 on_episode(released)
@@ -204,7 +204,7 @@ def _play_in_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeK
         worker.jobs.put(None)
     for worker in list(workers.values()):
         worker.process.join(timeout=5)
-    for record in breaker.streak:  # a failing streak too short to open the breaker is data
+    for record in breaker.remaining():  # a failing run too short to open the breaker is data
         if on_episode:
             on_episode(record)
     return [records[i] for i in range(len(keys))]

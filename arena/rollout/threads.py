@@ -35,30 +35,69 @@ class ModelUnavailable(RolloutStopped):
 
 
 class Breaker:
-    """Holds back a streak of model-API failures; opens when the streak reaches ``threshold``."""
+    """Holds back model-API failures; opens when ``threshold`` consecutive episodes *in plan order* failed there.
 
-    def __init__(self, threshold: int | None) -> None:
+    The streak is read in plan order, not in the order episodes finish: whether the breaker opens depends on which
+    episodes failed, never on when they finished, so a server that answers after random delays cannot break a
+    failing streak up with the successes that happen to finish between its failures. A failure is released (as
+    data) once the episodes on both sides of its run have finished without one, or the batch ends.
+
+    Args:
+        threshold: Consecutive failures that open it (``None``: never, nothing is held).
+        total: Episodes in the batch.
+    """
+
+    def __init__(self, threshold: int | None, total: int) -> None:
         self.threshold = threshold
-        self.streak: list[EpisodeRecord] = []
+        self.total = total
+        self.held: dict[int, EpisodeRecord] = {}
         self.cause = ""
+        self._failing: set[int] = set()
+        self._settled: set[int] = set()
 
-    def feed(self, record: EpisodeRecord) -> list[EpisodeRecord]:
-        """Return the records that may be released now (a failing streak is released once it is broken)."""
+    def feed(self, index: int, record: EpisodeRecord) -> list[EpisodeRecord]:
+        """Take the record of plan index ``index``; return the records that may be released now."""
         if self.threshold is None:
             return [record]
+        self._settled.add(index)
         if record.failure is not None and record.failure.boundary == "model_api":
-            self.streak.append(record)
-            if len(self.streak) >= self.threshold:
-                failure = record.failure
-                self.cause = (f"the model failed in {len(self.streak)} consecutive episodes; last: {failure.kind}: "
-                              f"{failure.message[:300]}")
-            return []
-        released, self.streak = [*self.streak, record], []
+            self._failing.add(index)
+            self.held[index] = record
+            low, high = self._run(index)
+            if high - low + 1 >= self.threshold:
+                self.cause = (f"the model failed in {self.threshold} consecutive episodes; last: "
+                              f"{record.failure.kind}: {record.failure.message[:300]}")
+                return []
+            return self._release(low, high)
+        released = [record]
+        for neighbour in (index - 1, index + 1):
+            if neighbour in self._failing and neighbour in self.held:
+                released.extend(self._release(*self._run(neighbour)))
         return released
+
+    def _run(self, index: int) -> tuple[int, int]:
+        low = high = index
+        while low - 1 in self._failing:
+            low -= 1
+        while high + 1 in self._failing:
+            high += 1
+        return low, high
+
+    def _closed(self, index: int) -> bool:
+        return index < 0 or index >= self.total or (index in self._settled and index not in self._failing)
+
+    def _release(self, low: int, high: int) -> list[EpisodeRecord]:
+        if not (self._closed(low - 1) and self._closed(high + 1)):
+            return []
+        return [self.held.pop(i) for i in range(low, high + 1) if i in self.held]
+
+    def remaining(self) -> list[EpisodeRecord]:
+        """The failures still held, in plan order (a run too short to open the breaker is data)."""
+        return [self.held[i] for i in sorted(self.held)]
 
     @property
     def open(self) -> bool:
-        """Whether the streak reached the threshold (``cause`` says why)."""
+        """Whether a run reached the threshold (``cause`` says why)."""
         return bool(self.cause)
 
 
@@ -79,7 +118,7 @@ class ThreadBatch:
         self.on_episode = on_episode
         self.stop = stop or threading.Event()
         self.gyms = GymPool(packs)
-        self.breaker = Breaker(config.max_model_failures)
+        self.breaker = Breaker(config.max_model_failures, len(keys))
         self.finished: queue.Queue[tuple[int, EpisodeRecord]] = queue.Queue()
         self.records: dict[int, EpisodeRecord] = {}
         self.running: dict[int, float] = {}
@@ -99,7 +138,7 @@ class ThreadBatch:
         finally:
             self.ended.set()
             self.gyms.close()
-        for record in self.breaker.streak:  # a failing streak too short to open the breaker is data
+        for record in self.breaker.remaining():  # a failing run too short to open the breaker is data
             self._emit(self.index_of[record_key(record)], record)
         return [self.records[i] for i in range(len(self.keys))]
 
@@ -116,7 +155,7 @@ class ThreadBatch:
             self.on_episode(record)
 
     def _settle(self, index: int, record: EpisodeRecord) -> None:
-        for released in self.breaker.feed(record):
+        for released in self.breaker.feed(index, record):
             self._emit(self.index_of[record_key(released)], released)
         if self.breaker.open:
             raise ModelUnavailable(self.breaker.cause, self._so_far())
@@ -172,7 +211,7 @@ class ThreadBatch:
         threads = min(limit.maximum, len(self.keys))
         for number in range(threads):
             self._start_thread(limit, number)
-        while len(self.records) + len(self.breaker.streak) < len(self.keys):
+        while len(self.records) + len(self.breaker.held) < len(self.keys):
             if self.stop.is_set():
                 raise RolloutStopped("the rollout was stopped", self._so_far())
             try:

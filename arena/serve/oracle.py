@@ -16,12 +16,16 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from arena.core.pack import Pack
+    from arena.serve.session import GymService
 
 _MISSING_CALL = re.compile(r"missing call (\w+)\((\{.*?\})\)")
 _QUOTED = re.compile(r"(?:does not state|expected|should be|must state|want(?:ed)?)\s*:?\s*'([^']{2,200})'")
 
-__all__ = ["EpisodeSurface", "OracleResult", "play_oracle"]
+__all__ = ["EpisodeSurface", "OracleResult", "ServiceSurface", "audit_served", "play_oracle"]
 
 
 class EpisodeSurface(Protocol):
@@ -117,3 +121,37 @@ def play_oracle(surface: EpisodeSurface, task_id: str, seed: int = 0, *, max_tri
         if not _learn(verdict, result):
             return result
     return result
+
+
+class ServiceSurface:
+    """An episode surface over a :class:`GymService` in this process: what every served surface serves, no wire."""
+
+    def __init__(self, service: GymService) -> None:
+        self.service = service
+        self._handle = ""
+
+    def start(self, task_id: str, seed: int) -> dict[str, Any]:
+        """Start an episode; return the served observation."""
+        self._handle, observation = self.service.start(task_id, seed)
+        return observation.model_dump(mode="json")
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Call a tool of the running episode; return the tool result."""
+        return self.service.call(self._handle, name, arguments).model_dump(mode="json")
+
+    def end(self, reply: str) -> dict[str, Any]:
+        """End the running episode; return the verdict a client is served."""
+        return self.service.finish(self._handle, reply).served().model_dump(mode="json")
+
+
+def audit_served(pack: Pack, task_ids: list[str] | None = None, *, seed: int = 0) -> list[str]:
+    """Replay the oracle on every task of ``pack`` as served; return the tasks it passed (none, for a sound gym)."""
+    from arena.serve.session import GymService
+
+    service = GymService(pack)
+    try:
+        surface = ServiceSurface(service)
+        wanted = task_ids if task_ids is not None else [t.id for t in pack.tasks]
+        return [task_id for task_id in wanted if play_oracle(surface, task_id, seed).passed]
+    finally:
+        service.close()

@@ -50,7 +50,7 @@ class SurrogateReply:
 
 def test_a_lone_surrogate_in_a_reply_is_replaced_and_the_record_serialises(pack):
     with Gym(pack, TOY) as gym:
-        record = play_episode(gym, SurrogateReply(), EpisodeKey(pack.id, "refund-plain", 0, 0))
+        record = play_episode(gym, SurrogateReply(), EpisodeKey(pack.id, "refund_plain-01", 0, 0))
     assert record.reply == "Refunded as RF-N00001 \ufffd" and not record.invalid and record.verdict is not None
     assert json.loads(record.model_dump_json())["reply"].endswith("\ufffd")
 
@@ -64,7 +64,7 @@ def test_a_model_emitting_lone_surrogates_is_judged_not_dropped(pack):
     with ScriptedModelServer(script) as server, Gym(pack, TOY) as gym:
         agent = LiteLLMAgent(LiteLLMConfig(model="openai/scripted", api_base=server.base_url + "/v1",
                                            api_key="sk-scripted", timeout_s=5.0, max_retries=0))
-        record = play_episode(gym, agent, EpisodeKey(pack.id, "refund-plain", 0, 0))
+        record = play_episode(gym, agent, EpisodeKey(pack.id, "refund_plain-01", 0, 0))
         sent = [r.body for r in server.requests]
     assert record.failure is None and not record.invalid, record.failure
     assert len(sent) == 3 and record.turns == 3

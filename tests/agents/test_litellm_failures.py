@@ -163,15 +163,18 @@ def test_retry_after_beyond_the_limit_fails_at_once(model: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("cue", "kind"),
+    ("cue", "kind", "invalid"),
     [
-        (ErrorCue(400, "unsupported value for tool_choice"), "bad_request"),
-        (ErrorCue(400, "context length exceeded: 9000 tokens > 8192"), "context_length"),
-        (ErrorCue(400, "This model's maximum context length is 8192 tokens."), "context_length"),
-        (ErrorCue(401, "invalid api key"), "bad_request"),
+        (ErrorCue(400, "unsupported value for tool_choice"), "bad_request", False),
+        (ErrorCue(400, "context length exceeded: 9000 tokens > 8192"), "context_length", False),
+        (ErrorCue(400, "This model's maximum context length is 8192 tokens."), "context_length", False),
+        (ErrorCue(422, "the tool call could not be parsed"), "bad_request", False),
+        (ErrorCue(401, "invalid api key"), "configuration", True),
+        (ErrorCue(404, "no such model"), "configuration", True),
     ],
 )
-def test_bad_requests_mark_the_rollout_invalid_without_retrying(model: str, cue: ErrorCue, kind: str) -> None:
+def test_refused_requests_are_not_retried_and_the_models_own_are_its_failed_episodes(
+        model: str, cue: ErrorCue, kind: str, invalid: bool) -> None:
     script = [ToolCallCue("ping", prompt_tokens=12, completion_tokens=3), cue]
     tools = Tools()
     with ScriptedModelServer(script) as server:
@@ -180,7 +183,7 @@ def test_bad_requests_mark_the_rollout_invalid_without_retrying(model: str, cue:
             _agent(server, model, sleep=sleeps).run_episode(OBS, tools, seed=0)
         received = len(server.requests)
     error = info.value
-    assert error.kind == kind and error.invalid is True
+    assert error.kind == kind and error.invalid is invalid
     assert (error.usage.tokens_in, error.usage.tokens_out, error.usage.turns) == (12, 3, 1)
     assert received == 2 and sleeps.waits == [] and tools.calls == [("ping", "{}")]
 

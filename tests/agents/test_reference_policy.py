@@ -28,14 +28,14 @@ def _play(pack, params, task_id, seed):
 
 def test_same_seed_same_episode(pack):
     params = PolicyParams.initial()
-    a = _play(pack, params, "refund-timeout", 11)
-    b = _play(pack, params, "refund-timeout", 11)
+    a = _play(pack, params, "refund_timeout-01", 11)
+    b = _play(pack, params, "refund_timeout-01", 11)
     assert a[0] == b[0] and a[1] == b[1] and a[2] == b[2]
 
 
 def test_different_seeds_explore_different_strategies(pack):
     params = PolicyParams.initial()
-    traces = {json.dumps(_play(pack, params, "refund-timeout", s)[1]) for s in range(30)}
+    traces = {json.dumps(_play(pack, params, "refund_timeout-01", s)[1]) for s in range(30)}
     assert len(traces) > 1
 
 
@@ -49,7 +49,7 @@ def test_expert_passes_and_initial_mostly_fails(pack):
 def test_policy_never_sees_gold_or_assertions(pack):
     with Gym(pack, TOY) as gym:
         seen = []
-        obs = gym.reset("refund-plain")
+        obs = gym.reset("refund_plain-01")
         original = obs.model_dump_json()
         ReferencePolicy(PolicyParams.expert()).run_episode(obs, lambda n, a=None: seen.append(n) or gym.call_tool(n, a),
                                                            seed=0)
@@ -66,13 +66,13 @@ def test_injected_failure_modes_force_their_decisions(mode):
 
 
 def test_missed_dependency_mode_skips_the_prerequisite(pack):
-    run, trace, verdict = _play(pack, PolicyParams.with_failure("missed_policy_dependency"), "refund-plain", 0)
+    run, trace, verdict = _play(pack, PolicyParams.with_failure("missed_policy_dependency"), "refund_plain-01", 0)
     assert "check_refund" not in [s["tool"] for s in trace]
     assert not verdict.passed
 
 
 def test_no_error_recovery_mode_gives_up_after_timeout(pack):
-    run, trace, verdict = _play(pack, PolicyParams.with_failure("no_error_recovery"), "refund-timeout", 0)
+    run, trace, verdict = _play(pack, PolicyParams.with_failure("no_error_recovery"), "refund_timeout-01", 0)
     assert run.stop_reason == "gave_up"
     assert trace[-1]["error"]["fault"] == "timeout"
 

@@ -26,9 +26,9 @@ class Troublemaker:
     def run_episode(self, observation, call_tool, *, seed):
         task = observation.task["task_id"]
         call_tool("get_order", {"order_id": "ORD-00005"})
-        if task == "refund-timeout":
+        if task == "refund_timeout-01":
             raise RuntimeError("agent bug")
-        if task == "refund-conflict":
+        if task == "refund_conflict-01":
             while True:
                 time.sleep(0.05)
         return AgentRun(reply="nothing to do")
@@ -39,9 +39,9 @@ class DiesHard:
     model_ref = "dies@1"
 
     def run_episode(self, observation, call_tool, *, seed):
-        if observation.task["task_id"] == "refund-timeout":
+        if observation.task["task_id"] == "refund_timeout-01":
             os._exit(3)
-        if observation.task["task_id"] == "refund-conflict":
+        if observation.task["task_id"] == "refund_conflict-01":
             raise ModelAPIError("bad_request", "HTTP 400: context length exceeded", invalid=True,
                                 usage=AgentRun(tokens_in=9))
         return AgentRun(reply="ok")
@@ -63,10 +63,11 @@ def test_crash_and_hang_in_processes_never_stop_the_batch(pack):
     records = run_rollouts(Troublemaker(), [pack], config)
     got = _by_task(records)
     assert len(records) == 3
-    assert got["refund-plain"].failure is None and got["refund-plain"].verdict is not None
-    assert got["refund-timeout"].failure.boundary == "agent" and "agent bug" in got["refund-timeout"].failure.message
-    assert got["refund-conflict"].failure.kind == "episode_timeout"
-    assert "worker killed" in got["refund-conflict"].failure.message
+    assert got["refund_plain-01"].failure is None and got["refund_plain-01"].verdict is not None
+    timeout = got["refund_timeout-01"].failure
+    assert timeout.boundary == "agent" and "agent bug" in timeout.message
+    assert got["refund_conflict-01"].failure.kind == "episode_timeout"
+    assert "worker killed" in got["refund_conflict-01"].failure.message
 
 
 def test_hang_inline_is_cut_at_the_next_tool_call(pack):
@@ -80,7 +81,7 @@ def test_hang_inline_is_cut_at_the_next_tool_call(pack):
                 call_tool("get_order", {"order_id": "ORD-00001"})
             return AgentRun(reply="late")
 
-    records = run_rollouts(SlowCaller(), [pack], RolloutConfig(task_ids=["refund-plain"], episode_timeout_s=0.2))
+    records = run_rollouts(SlowCaller(), [pack], RolloutConfig(task_ids=["refund_plain-01"], episode_timeout_s=0.2))
     assert records[0].failure.kind == "episode_timeout"
     assert 0 < len(records[0].trace) < 100
     assert records[0].verdict is not None and not records[0].verdict.passed
@@ -89,9 +90,9 @@ def test_hang_inline_is_cut_at_the_next_tool_call(pack):
 def test_dead_worker_and_invalid_rollout_are_recorded(pack):
     records = run_rollouts(DiesHard(), [pack], RolloutConfig(executor="process", workers=1, episode_timeout_s=5))
     got = _by_task(records)
-    assert got["refund-timeout"].failure.kind == "worker_died"
-    assert got["refund-conflict"].invalid and got["refund-conflict"].failure.boundary == "model_api"
-    assert got["refund-conflict"].tokens_in == 9
+    assert got["refund_timeout-01"].failure.kind == "worker_died"
+    assert got["refund_conflict-01"].invalid and got["refund_conflict-01"].failure.boundary == "model_api"
+    assert got["refund_conflict-01"].tokens_in == 9
     metrics = compute_metrics(records)
     assert metrics.invalid == 1 and metrics.episodes == 2
     assert metrics.failures_by_boundary == {"agent": 1, "model_api": 1}
@@ -119,7 +120,7 @@ class SlowKiller:
     def run_episode(self, observation, call_tool, *, seed):
         call_tool("get_order", {"order_id": "ORD-00005"})
         time.sleep(0.3)
-        if observation.task["task_id"] == "refund-timeout":
+        if observation.task["task_id"] == "refund_timeout-01":
             os._exit(9)
         return AgentRun(reply="nothing to do")
 
@@ -138,7 +139,7 @@ def test_a_worker_dying_with_several_in_flight_loses_only_the_episodes_that_kill
     config = RolloutConfig(seeds=[0, 1, 2], executor="process", workers=1, max_concurrency=4, episode_timeout_s=5)
     records = run_rollouts(SlowKiller(), [pack], config)
     lost = [(r.task_id, r.seed, r.failure.kind) for r in records if r.failure is not None]
-    assert lost == [("refund-timeout", seed, "worker_died") for seed in (0, 1, 2)]
+    assert lost == [("refund_timeout-01", seed, "worker_died") for seed in (0, 1, 2)]
     assert len(records) == len(plan_episodes([pack], config))
     assert all(r.reply == "nothing to do" for r in records if r.failure is None)
 
@@ -174,7 +175,8 @@ def test_pass_at_k_and_pass_hat_k_known_values():
 
 
 def test_metrics_on_known_records(pack):
-    base = run_rollouts(ReferencePolicy(PolicyParams.expert()), [pack], RolloutConfig(k=4, task_ids=["refund-plain"]))
+    base = run_rollouts(ReferencePolicy(PolicyParams.expert()), [pack],
+                        RolloutConfig(k=4, task_ids=["refund_plain-01"]))
     failing = [r.model_copy(update={"verdict": r.verdict.model_copy(update={"passed": False, "score": 0.5})})
                for r in base[:2]]
     records = failing + base[2:]

@@ -7,7 +7,7 @@ from arena.checks.adversarial import ADVERSARIES, audit_task, play_adversary
 from arena.core.gym import Gym
 from arena.core.pack import build_pack
 from arena.core.task import ResponseAssertion, SideEffectAssertion
-from arena.core.verify import check_response
+from arena.core.verify import ReplyEvidence, check_response
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,9 @@ def test_every_adversary_is_audited(procurement):
         results = audit_task(gym, procurement.tasks[0])
     assert [r.adversary for r in results] == list(ADVERSARIES)
     assert set(ADVERSARIES) == {"null", "claim_success", "dump_everything", "paste_records", "random_write",
-                                "injection"}
+                                "injection", "paste_lowercase", "paste_respelled", "paste_json", "paste_table",
+                                "paste_base64", "every_value", "hedge", "expert_foreign_id", "expert_internal",
+                                "expert_claim"}
 
 
 def _check(**fields):
@@ -68,16 +70,18 @@ def test_foreign_ids_fail_and_the_episodes_own_ids_pass():
     assert check_response("VEN-10131 is active.", assertion)[0]
     ok, detail = check_response("VEN-10131 is active; DOC-60254 expired.", assertion)
     assert not ok and "DOC-60254" in detail
-    assert check_response("VEN-10131 is active; DOC-60254 expired.", assertion, frozenset({"DOC-60254"}))[0]
+    assert check_response("VEN-10131 is active; DOC-60254 expired.", assertion,
+                          ReplyEvidence(own_ids=frozenset({"doc60254"})))[0]
 
 
 def test_guard_bans_success_claims_on_tasks_that_change_nothing(procurement):
     refusal = next(t for t in procurement.tasks if t.split == "heldout" and all(
         not a.allowed for a in t.assertions if isinstance(a, SideEffectAssertion)))
     guarded = next(a for a in refusal.assertions if isinstance(a, ResponseAssertion))
-    assert "successfully" in guarded.must_not_include
+    assert guarded.change_claims is not None
+    assert check_response(refusal.gold.reply, guarded) == (True, "")
     ok, detail = check_response(refusal.gold.reply + " All done, completed successfully.", guarded)
-    assert not ok and ("successfully" in detail or "all done" in detail)
+    assert not ok and "claims a change the task must not make" in detail
 
 
 def test_guard_refuses_a_task_whose_gold_reply_breaks_its_rules(procurement):

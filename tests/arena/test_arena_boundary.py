@@ -18,7 +18,7 @@ def pack():
 @pytest.fixture()
 def gym(pack):
     with Gym(pack, TOY) as g:
-        g.reset("refund-plain", seed=0)
+        g.reset("refund_plain-01", seed=0)
         yield g
 
 

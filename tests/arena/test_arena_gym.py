@@ -19,7 +19,7 @@ def pack():
 @pytest.fixture()
 def gym(pack):
     with Gym(pack, TOY) as g:
-        g.reset("refund-plain", seed=0)
+        g.reset("refund_plain-01", seed=0)
         yield g
 
 
@@ -63,13 +63,13 @@ def test_emoji_and_sql_text_in_search_is_just_text(gym):
 
 
 def test_permission_denied(pack):
-    task = pack.task("refund-plain")
+    task = pack.task("refund_plain-01")
     denied = task.model_copy(update={"persona": task.persona.model_copy(update={"permissions": []})})
     tasks = [denied if t.id == task.id else t for t in pack.tasks]
     from dataclasses import replace
 
     with Gym(replace(pack, tasks=tasks), TOY) as g:
-        g.reset("refund-plain")
+        g.reset("refund_plain-01")
         result = g.call_tool("refund_order", {"order_id": "ORD-00005", "amount": 5.0})
         assert result.error is not None and result.error.kind == "permission"
         assert "refund" in result.error.message and g.changed_rows() == 0
@@ -90,7 +90,7 @@ def test_crashing_tool_is_an_environment_failure_and_rolls_back(gym):
 
 def test_timeout_fault_fires_on_first_call_only(pack):
     with Gym(pack, TOY) as g:
-        g.reset("refund-timeout")
+        g.reset("refund_timeout-01")
         first = g.call_tool("refund_order", {"order_id": "ORD-00005", "amount": 5.0})
         assert first.error is not None and first.error.kind == "fault" and first.error.fault == "timeout"
         assert first.error.retryable and g.changed_rows() == 0
@@ -99,7 +99,7 @@ def test_timeout_fault_fires_on_first_call_only(pack):
 
 def test_data_conflict_needs_a_fresh_read(pack):
     with Gym(pack, TOY) as g:
-        g.reset("refund-conflict")
+        g.reset("refund_conflict-01")
         args = {"order_id": "ORD-00005", "amount": 5.0}
         assert g.call_tool("refund_order", args).error.fault == "data_conflict"
         again = g.call_tool("refund_order", args)
@@ -112,7 +112,7 @@ def test_faults_are_deterministic_across_gyms(pack):
     traces = []
     for _ in range(2):
         with Gym(pack, TOY) as g:
-            run_gold(g, pack.task("refund-timeout"), seed=7)
+            run_gold(g, pack.task("refund_timeout-01"), seed=7)
             traces.append([s.model_dump() for s in g.trace])
     assert traces[0] == traces[1]
 
@@ -121,7 +121,7 @@ def test_same_seed_same_trace_hash_and_verdict_different_seed_moves_clock(pack):
     out = []
     for seed in (0, 0, 1):
         with Gym(pack, TOY) as g:
-            verdict = run_gold(g, pack.task("refund-plain"), seed=seed)
+            verdict = run_gold(g, pack.task("refund_plain-01"), seed=seed)
             out.append(([s.model_dump() for s in g.trace], g.state_hash(), verdict))
     assert out[0] == out[1]
     assert out[0][1] == out[2][1] and out[0][2] == out[2][2]
@@ -133,13 +133,13 @@ def test_episode_never_sees_the_previous_one(gym):
     gym.call_tool("refund_order", {"order_id": "ORD-00005", "amount": 5.0})
     gym.call_tool("add_note", {"order_id": "ORD-00009", "note": "hello"})
     assert gym.changed_rows() > 0
-    gym.reset("refund-plain", seed=0)
+    gym.reset("refund_plain-01", seed=0)
     assert gym.state_hash() == template and gym.changed_rows() == 0
     assert gym.call_tool("get_order", {"order_id": "ORD-00009"}).output["note"] == ""
 
 
 def test_gold_passes_and_verdict_reports_each_assertion(gym, pack):
-    verdict = run_gold(gym, pack.task("refund-plain"))
+    verdict = run_gold(gym, pack.task("refund_plain-01"))
     assert verdict.passed and verdict.score == 1.0 and verdict.side_effect_penalty == 0
     assert [r.kind for r in verdict.results] == ["state", "trace", "side_effects", "response"]
     assert {(c.table, c.op) for c in verdict.changes} == {("orders", "update"), ("refunds", "insert")}
@@ -185,13 +185,13 @@ def test_reply_leak_and_missing_fact(gym):
     "PRAGMA writable_schema = ON",
 ])
 def test_verification_is_read_only(pack, sql):
-    task = pack.task("refund-plain")
+    task = pack.task("refund_plain-01")
     evil = StateAssertion(description="tries to write", sql=sql, expected=[])
     tampered = task.model_copy(update={"assertions": [evil, *task.assertions[1:]]})
     from dataclasses import replace
 
     with Gym(replace(pack, tasks=[tampered]), TOY) as g:
-        g.reset("refund-plain")
+        g.reset("refund_plain-01")
         before = g.state_hash()
         verdict = g.verify("")
         assert not verdict.results[0].passed
@@ -202,7 +202,7 @@ def test_verification_is_read_only(pack, sql):
 
 
 def test_observation_hides_gold_and_assertions(gym, pack):
-    obs = gym.reset("refund-plain")
+    obs = gym.reset("refund_plain-01")
     dumped = obs.model_dump_json()
     assert "gold" not in obs.task and "assertions" not in obs.task
     assert "Refunded 5.00 as RF-N00001." not in dumped and "SELECT refunded" not in dumped
@@ -234,7 +234,7 @@ json_values = st.recursive(
        args=st.dictionaries(st.sampled_from(["order_id", "amount", "note", "query", "limit", "x"]), json_values,
                             max_size=4) | st.text(max_size=40))
 def test_arbitrary_arguments_never_crash(gym, tool, args):
-    gym.reset("refund-plain")
+    gym.reset("refund_plain-01")
     result = gym.call_tool(tool, args)
     gym.trace[-1].model_dump_json()
     if not result.ok:
@@ -260,7 +260,7 @@ def test_read_tool_that_writes_is_an_environment_failure(pack):
     buggy = Domain(name="toy", description="", tools={**TOY.tools, "get_order": get_order}, policy="",
                    dependencies=[], generate=TOY.generate)
     with Gym(replace(pack), buggy) as g:
-        g.reset("refund-plain")
+        g.reset("refund_plain-01")
         with pytest.raises(EnvironmentFailure, match="not authorized"):
             g.call_tool("get_order", {"order_id": "ORD-00005"})
         assert g.changed_rows() == 0
@@ -269,13 +269,13 @@ def test_read_tool_that_writes_is_an_environment_failure(pack):
 def test_a_sibling_plays_as_a_fresh_gym_and_keeps_its_own_world(pack):
     with Gym(pack, TOY) as first, Gym(pack, TOY) as fresh:
         sibling = first.sibling()
-        first.reset("refund-plain", seed=0)
+        first.reset("refund_plain-01", seed=0)
         first.call_tool("add_note", {"order_id": "ORD-00009", "note": "only in the first gym"})
-        verdicts = [run_gold(g, pack.task("refund-timeout"), seed=7) for g in (sibling, fresh)]
+        verdicts = [run_gold(g, pack.task("refund_timeout-01"), seed=7) for g in (sibling, fresh)]
         assert verdicts[0] == verdicts[1]
         assert [s.model_dump() for s in sibling.trace] == [s.model_dump() for s in fresh.trace]
         assert sibling.state_hash() == fresh.state_hash() and sibling.template_hash() == first.template_hash()
-        sibling.reset("refund-plain", seed=0)
+        sibling.reset("refund_plain-01", seed=0)
         assert sibling.call_tool("get_order", {"order_id": "ORD-00009"}).output["note"] == ""
         assert first.call_tool("get_order", {"order_id": "ORD-00009"}).output["note"] == "only in the first gym"
         sibling.close()

@@ -28,7 +28,7 @@ def folder(pack, tmp_path):
 
 
 def _rewrite_task(folder, mutate):
-    path = folder / "tasks" / "refund-plain.json"
+    path = folder / "tasks" / "refund_plain-01.json"
     data = json.loads(path.read_text())
     mutate(data)
     path.write_text(json.dumps(data))
@@ -145,7 +145,7 @@ def test_state_assertion_over_unknown_table(folder):
     def mutate(data):
         data["assertions"][0]["sql"] = "SELECT refunded FROM ordrs"
     _rewrite_task(folder, mutate)
-    err = _refused(folder, "tasks/refund-plain.json", "no such table: ordrs")
+    err = _refused(folder, "tasks/refund_plain-01.json", "no such table: ordrs")
     assert err.field == "assertions.0.sql"
 
 
@@ -153,28 +153,28 @@ def test_state_assertion_over_unknown_column(folder):
     def mutate(data):
         data["assertions"][0]["sql"] = "SELECT refundd FROM orders"
     _rewrite_task(folder, mutate)
-    _refused(folder, "tasks/refund-plain.json", "no such column: refundd", "assertions.0.sql")
+    _refused(folder, "tasks/refund_plain-01.json", "no such column: refundd", "assertions.0.sql")
 
 
 def test_write_scope_over_unknown_column(folder):
     def mutate(data):
         data["assertions"][2]["allowed"][0]["columns"] = ["refunded", "colour"]
     _rewrite_task(folder, mutate)
-    _refused(folder, "tasks/refund-plain.json", "unknown column orders.colour")
+    _refused(folder, "tasks/refund_plain-01.json", "unknown column orders.colour")
 
 
 def test_task_field_error_names_the_field(folder):
     def mutate(data):
         data["split"] = "validation"
     _rewrite_task(folder, mutate)
-    _refused(folder, "tasks/refund-plain.json", "Input should be", "split")
+    _refused(folder, "tasks/refund_plain-01.json", "Input should be", "split")
 
 
 def test_too_few_assertions(folder):
     def mutate(data):
         data["assertions"] = data["assertions"][:2]
     _rewrite_task(folder, mutate)
-    _refused(folder, "tasks/refund-plain.json", "at least 3", "assertions")
+    _refused(folder, "tasks/refund_plain-01.json", "at least 3", "assertions")
 
 
 def test_hash_mismatch_when_content_is_tampered(folder):

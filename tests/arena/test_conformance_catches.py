@@ -46,8 +46,10 @@ def test_a_sound_task_conforms_including_a_permission_denial(pack: Pack):
 def test_a_task_the_null_agent_passes_is_flagged(pack: Pack):
     task = scoped_task("vacuous", [TraceAssertion(description="nothing required")], gold=[READ])
     report = check_pack(with_tasks(pack, task), domain=GUARDED)
-    # Every adversarial agent passes a vacuous task too, and the audit says so.
-    assert _failed(report) == {"null_fails"} | {f"adversary:{a}" for a in ADVERSARIES}
+    # Every adversarial agent that applies passes a vacuous task too, and the audit says so; those that play the
+    # careful policy have nothing to add here (no pile of values, no other record, no internal value, a change).
+    careful = {"every_value", "hedge", "expert_foreign_id", "expert_internal", "expert_claim"}
+    assert _failed(report) == {"null_fails"} | {f"adversary:{a}" for a in ADVERSARIES if a not in careful}
     assert "null agent" in report.failures[0].detail and report.failures[0].task_id == "vacuous"
 
 

@@ -51,21 +51,21 @@ def test_an_episode_that_changed_more_rows_than_the_undo_limit_gets_the_whole_wo
     monkeypatch.setattr("arena.core.gym.MAX_UNDONE_ROWS", 1)
     with Gym(toy_pack, TOY) as gym:
         template = gym.template_hash()
-        gym.reset("refund-plain")
+        gym.reset("refund_plain-01")
         gym.call_tool("refund_order", {"order_id": "ORD-00005", "amount": 5.0})
         gym.call_tool("add_note", {"order_id": "ORD-00009", "note": "hello"})
         assert gym.changed_rows() == 3
-        gym.reset("refund-plain")
+        gym.reset("refund_plain-01")
         assert gym.state_hash() == template and gym.changed_rows() == 0
 
 
 def test_deleted_and_swapped_unique_values_come_back(toy_pack):
     with Gym(toy_pack, TOY) as gym:
         template = gym.template_hash()
-        gym.reset("refund-plain")
+        gym.reset("refund_plain-01")
         gym.call_tool("refund_order", {"order_id": "ORD-00005", "amount": 5.0})
         first = gym.trace[-1].output["refund_id"]
-        gym.reset("refund-plain")
+        gym.reset("refund_plain-01")
         assert gym.state_hash() == template
         gym.call_tool("refund_order", {"order_id": "ORD-00005", "amount": 5.0})
         assert gym.trace[-1].output["refund_id"] == first
@@ -112,9 +112,9 @@ def test_a_changed_schema_is_restored_whole():
     pack = build_pack(ARCHIVE, seed=1)
     with Gym(pack, ARCHIVE) as gym:
         template = gym.template_hash()
-        gym.reset("refund-plain")
+        gym.reset("refund_plain-01")
         assert gym.call_tool("archive_orders", {"order_id": "ORD-00005"}).ok
-        gym.reset("refund-plain")
+        gym.reset("refund_plain-01")
         assert gym.state_hash() == template
         assert gym.call_tool("get_order", {"order_id": "ORD-00005"}).ok
         assert gym.call_tool("archive_orders", {"order_id": "ORD-00005"}).ok
@@ -125,7 +125,7 @@ def test_autoincrement_counters_come_back_with_the_world():
     with Gym(pack, LEDGER) as gym:
         events = []
         for _ in range(2):
-            gym.reset("refund-plain")
+            gym.reset("refund_plain-01")
             events.append(gym.call_tool("log_event", {"text": "x"}).output["event"])
         assert events == [2, 2]
 
@@ -135,12 +135,12 @@ def test_a_gym_written_in_one_thread_is_put_back_and_judged_in_another(toy_pack)
 
     with Gym(toy_pack, TOY) as gym, ThreadPoolExecutor(max_workers=1) as other:
         template = gym.template_hash()
-        gym.reset("refund-plain")
+        gym.reset("refund_plain-01")
         gym.call_tool("refund_order", {"order_id": "ORD-00005", "amount": 5.0})
         assert gym.verify("refunded").changes
 
         def again() -> tuple[str, int, int]:
-            gym.reset("refund-plain")
+            gym.reset("refund_plain-01")
             world = gym.state_hash()
             gym.call_tool("add_note", {"order_id": "ORD-00009", "note": "hello"})
             return world, len(gym.verify("noted").changes), gym.changed_rows()
@@ -152,7 +152,7 @@ def test_a_gym_keeps_its_worlds_in_memory_and_leaves_no_file(toy_pack, tmp_path,
     monkeypatch.chdir(tmp_path)
     with Gym(toy_pack, TOY) as gym:
         for _ in range(2):
-            gym.reset("refund-plain")
+            gym.reset("refund_plain-01")
             gym.call_tool("refund_order", {"order_id": "ORD-00005", "amount": 5.0})
             assert gym.verify("refunded").changes
         assert gym.template_hash() != gym.state_hash()

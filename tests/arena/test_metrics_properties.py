@@ -184,9 +184,19 @@ def test_records_are_read_field_by_field():
                            failure=EpisodeFailure(boundary="model_api", kind="timeout", message="slow"),
                            tokens_in=3, tokens_out=4, cost=0.5)
     assert outcome(record) == Outcome(pack_id="P", task_id="t", domain="helpdesk", category="lookup", passed=True,
-                                      score=1.0, invalid=True, failure_boundary="model_api", tokens=7, cost=0.5)
+                                      score=1.0, invalid=True, failure_boundary="model_api", failure_kind="timeout",
+                                      tokens=7, cost=0.5)
     unverified = record.model_copy(update={"verdict": None, "failure": None, "invalid": False})
     assert outcome(unverified).passed is False and outcome(unverified).failure_boundary is None
+
+
+def test_invalid_episodes_are_counted_by_cause_and_as_failed_beside_the_pass_rate():
+    ok = [Outcome(pack_id="P", task_id=f"t{i}", passed=True, score=1.0) for i in range(3)]
+    down = [Outcome(pack_id="P", task_id="t3", passed=False, score=0.0, invalid=True, failure_boundary="model_api",
+                    failure_kind="server_error")]
+    metrics = compute_metrics([*ok, *down], rounds=10)
+    assert metrics.pass_rate.value == 1.0 and metrics.pass_rate_invalid_failed.value == 0.75
+    assert metrics.invalid == 1 and metrics.invalid_causes == {"model_api/server_error": 1}
 
 
 def test_metrics_by_group_episodes_under_every_key_they_map_to():

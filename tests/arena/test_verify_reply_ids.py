@@ -16,7 +16,7 @@ from arena.core.gym import Gym
 from arena.core.pack import Pack
 from arena.core.results import ToolErrorInfo, TraceStep, Verdict
 from arena.core.task import ResponseAssertion, SideEffectAssertion, WriteScope
-from arena.core.verify import check_response, episode_ids
+from arena.core.verify import ReplyEvidence, check_response, episode_ids
 
 ACC = r"\bACC-N?\d+\b"  # N: the ids open_account gives
 
@@ -52,14 +52,16 @@ def test_an_episode_owns_the_ids_its_writes_returned_at_any_depth_in_any_case() 
     trace = [_step(0, output={"id": "ACC-1"}, write=False),
              _step(1, output={"account": {"id": "acc-7", "owner": "Bea"}, "linked": ["ACC-8", "ACC-9"], "n": 2}),
              _step(2, output="ACC-10 opened")]
-    assert episode_ids(trace, "(?i)" + ACC) == frozenset({"ACC-7", "ACC-8", "ACC-9", "ACC-10"})
+    assert episode_ids(trace, ACC) == frozenset({"acc7", "acc8", "acc9", "acc10"})
 
 
 @pytest.mark.parametrize("kind, owned", [("policy", True), ("permission", True), ("not_found", False),
                                          ("validation", False), ("fault", False)])
 def test_an_episode_owns_the_ids_a_refusal_gave_as_its_reason(kind: str, owned: bool) -> None:
     trace = [_step(0, error=(kind, "ACC-4 is frozen")), _step(1, output={"id": "ACC-7"})]
-    assert episode_ids(trace, ACC) == (frozenset({"ACC-4", "ACC-7"}) if owned else frozenset({"ACC-7"}))
+    assert episode_ids(trace, ACC) == (frozenset({"acc4", "acc7"}) if owned else frozenset({"acc7"}))
+    reply = "ACC-4 is frozen, so I did nothing."
+    assert check_response(reply, _names([]), ReplyEvidence(own_ids=episode_ids(trace, ACC)))[0] is owned
 
 
 @pytest.fixture(scope="module")

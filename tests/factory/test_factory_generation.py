@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from factory_helpers import DOMAIN, small_request
 
 from arena.core.domains import get_domain
@@ -44,14 +45,17 @@ def test_variants_follow_the_target_weights():
 def test_isolated_knobs_turn_on_only_the_primary_target_and_scale_with_complexity():
     domain = get_domain(DOMAIN)
     primary = WeaknessTarget(kind="wrong_id", weight=1.0, focus_tags=["near_duplicate", "no_such_tag"],
-                             knobs={"near_duplicate_rate": 0.3, "unknown_knob": 1})
+                             knobs={"near_duplicate_rate": 0.3})
     other = WeaknessTarget(kind="stale_state", weight=5.0, knobs={"near_duplicate_rate": 0.01, "stale_rate": 0.3})
     request = VariantRequest(domain=DOMAIN, targets=[other, primary], complexity=5)
     knobs = variant_knobs(request, primary, domain, {"near_duplicate", "prerequisite"}, 2)
     assert knobs["near_duplicate_rate"] == 0.5  # the primary's 0.3 scaled by 5/3, capped
     assert knobs["stale_rate"] == 0.0 and knobs["fault_rate"] == 0.0 and knobs["legacy_format_rate"] == 0.0
     assert knobs["focus_tags"] == ["near_duplicate"]
-    assert "unknown_knob" not in knobs and knobs["heldout_fraction"] == 0.0
+    assert knobs["heldout_fraction"] == 0.0
+    unknown = primary.model_copy(update={"knobs": {"near_duplicate_rate": 0.3, "unknown_knob": 1}})
+    with pytest.raises(ValueError, match="knob 'unknown_knob': gym 'tracker' does not know"):
+        variant_knobs(request, unknown, domain, set(), 2)
     low = variant_knobs(request.model_copy(update={"complexity": 1}), primary, domain, set(), 2)
     assert low["near_duplicate_rate"] == 0.1 and low["fault_rate"] == 0.0
     untargeted = variant_knobs(VariantRequest(domain=DOMAIN, complexity=1), None, domain, set(), 2)

@@ -20,6 +20,8 @@ def test_gyms_check_helpdesk_passes_every_task():
     result = runner.invoke(app, ["gyms", "check", "helpdesk"])
     assert result.exit_code == 0, result.output
     assert "every check passed" in result.output and "FAIL" not in result.output
+    assert "Weakness kinds the factory can target" in result.output
+    assert "missed_policy_dependency" in result.output and "wrong_id" in result.output
 
 
 def test_gyms_show_a_pack_folder_and_refuse_a_tampered_one(tmp_path):

@@ -47,7 +47,7 @@ def scripted_model(messages: list[dict[str, Any]]) -> Cue:
     turn = sum(1 for m in messages if m.get("role") == "tool")
     tokens = {"prompt_tokens": 40 * len(messages) + len(task) // 4, "completion_tokens": 7 + turn}
     if digest % 7 == 0:
-        return ErrorCue(400, "scripted: this request is refused")
+        return ErrorCue(401, "scripted: this request is refused")
     if turn == 0:
         return ToolCallCue("get_vendor", json.dumps({"vendor_id": f"V-00{digest % 4 + 1}"}), **tokens)
     if turn == 1 and digest % 3 == 0:

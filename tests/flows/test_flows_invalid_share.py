@@ -13,10 +13,10 @@ from registry import Registry
 def test_a_round_past_the_invalid_share_fails_and_says_why(prefect_harness, gymloop_home, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
     def model(messages):
-        """Passes the round's preflight, then refuses every episode's request."""
+        """Passes the round's preflight, then fails every episode's request on the server's side."""
         if messages and messages[-1].get("content") == PROBE_PROMPT:
             return ReplyCue("ok")
-        return ErrorCue(400, "this request is malformed")
+        return ErrorCue(500, "the model server is down")
 
     with ScriptedModelServer(model) as server:
         overrides = {"model": "openai/scripted", "api_base": server.base_url + "/v1", "domains": ["procurement"],
@@ -24,7 +24,7 @@ def test_a_round_past_the_invalid_share_fails_and_says_why(prefect_harness, gyml
                      # the circuit breaker would stop the stage first: this test is about the invalid share
                      "max_model_failures": 10_000}
         with pytest.raises(InvalidEpisodesError, match=r"(\d+) of \1 eval_before episodes are invalid \(100%\), "
-                                                        r"above max_invalid_share 0.5: model_api/bad_request x\1"):
+                                                        r"above max_invalid_share 0.5: model_api/server_error x\1"):
             curriculum_round(RoundParams(campaign="bad-model", round_index=0, overrides=overrides))
     registry = Registry(f"sqlite:///{gymloop_home / 'registry.db'}")
     info = registry.rounds(registry.campaign("bad-model").id)[0]

@@ -4,7 +4,9 @@ import pytest
 
 from arena.core.gym import Gym
 from arena.core.pack import build_pack
-from arena.gyms.helpdesk import DOMAIN, generate
+from arena.gyms.helpdesk import DOMAIN
+
+generate = DOMAIN.generate
 
 
 def world_db(state: bytes) -> sqlite3.Connection:
@@ -74,7 +76,17 @@ def test_fault_rate_adds_faults_and_gold_still_passes() -> None:
         assert gym.verify(task.gold.reply).passed, task.id
 
 
-@pytest.mark.parametrize("knobs", [{"bogus": 1}, {"stale_rate": 2.0}, {"fault_kinds": ["meteor"]}])
+def test_prerequisite_depth_keeps_the_chains_it_allows() -> None:
+    deepest = {t.id.rsplit("-", 1)[0] for t in generate(0, {"prerequisite_depth": 3}).tasks}
+    two = {t.id.rsplit("-", 1)[0] for t in generate(0, {"prerequisite_depth": 2}).tasks}
+    one = {t.id.rsplit("-", 1)[0] for t in generate(0, {"prerequisite_depth": 1}).tasks}
+    assert "refund_with_approval" in deepest and "refund_with_approval" not in two
+    assert "refund_over_limit_agent" in two and "refund_over_limit_agent" not in one
+    assert "refund_in_window" in one and one < two < deepest
+
+
+@pytest.mark.parametrize("knobs", [{"bogus": 1}, {"stale_rate": 2.0}, {"fault_kinds": ["meteor"]},
+                                   {"prerequisite_depth": 4}])
 def test_bad_knobs_are_refused(knobs: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         generate(0, knobs)

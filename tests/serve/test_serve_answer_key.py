@@ -20,7 +20,7 @@ from arena.core.gym import Gym
 from arena.core.pack import Pack
 from arena.core.task import ResponseAssertion, StateAssertion, Task, TraceAssertion
 from arena.serve import EpisodeOutcome, GymService, outcome_of
-from arena.serve.oracle import play_oracle
+from arena.serve.oracle import ServiceSurface, audit_served, play_oracle
 from tests.serve.conftest import LiveServer
 from tests.serve.surfaces import McpSurface, OpenEnvSurface, http_surface, stdio_surface
 
@@ -122,27 +122,21 @@ def test_openenv_serves_no_answer_key_and_the_oracle_passes_nothing(packs: dict[
         assert oracle_passes(packs[domain], surface) == []
 
 
-class DetailsSurface:
+class DetailsSurface(ServiceSurface):
     """A surface serving verdict details, as gymloop's served verdicts did before: the oracle's control."""
 
-    def __init__(self, service: GymService) -> None:
-        self.service = service
-        self.handle = ""
-
-    def start(self, task_id: str, seed: int) -> dict[str, Any]:
-        self.handle, observation = self.service.start(task_id, seed)
-        return observation.model_dump(mode="json")
-
-    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        return self.service.call(self.handle, name, arguments).model_dump(mode="json")
-
     def end(self, reply: str) -> dict[str, Any]:
-        return self.service.finish(self.handle, reply).model_dump(mode="json")
+        return self.service.finish(self._handle, reply).model_dump(mode="json")
 
 
 def test_the_oracle_passes_tasks_when_verdicts_carry_details(packs: dict[str, Pack]) -> None:
     passed = {d: oracle_passes(packs[d], DetailsSurface(GymService(packs[d]))) for d in BUILTIN_DOMAINS}
     assert sum(len(p) for p in passed.values()) >= 100, passed  # the issue measured 121 of 221
+
+
+@pytest.mark.parametrize("domain", BUILTIN_DOMAINS)
+def test_the_served_audit_of_gyms_check_finds_no_task_the_oracle_passes(packs: dict[str, Pack], domain: str) -> None:
+    assert audit_served(packs[domain]) == []
 
 
 def test_an_operator_token_adds_the_details_and_nothing_else_does(packs: dict[str, Pack]) -> None:

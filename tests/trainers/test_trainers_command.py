@@ -39,7 +39,7 @@ def pack():
 
 @pytest.fixture(scope="module")
 def runs(pack):
-    return rollouts(pack, PolicyParams.expert(), ["refund-plain"], k=2)
+    return rollouts(pack, PolicyParams.expert(), ["refund_plain-01"], k=2)
 
 
 def _script(tmp_path, name, body):
@@ -54,7 +54,7 @@ def test_successful_command_returns_the_model_it_prints(tmp_path, pack, runs):
     trainer = CommandTrainer([sys.executable, script, "{data_dir}", "{output_dir}"], tmp_path / "work", [pack],
                              on_line=lines.append)
     start = ModelRef(name="qwen", version=1, kind="external")
-    new = trainer.train(start, wave_for(pack, ["refund-plain"], 2, round_index=4), runs)
+    new = trainer.train(start, wave_for(pack, ["refund_plain-01"], 2, round_index=4), runs)
     assert new.name == "qwen-sft" and new.version == 2 and new.kind == "external"
     assert new.parent == start.ref and new.params_hash == "rows2"
     assert new.artifact is not None and open(new.artifact).read() == "weights"
@@ -68,7 +68,7 @@ def test_failing_command_fails_the_step_with_the_log_tail(tmp_path, pack, runs):
     script = _script(tmp_path, "fail.py", TRAIN_FAIL)
     trainer = CommandTrainer([sys.executable, script], tmp_path / "work", [pack], tail_lines=5)
     with pytest.raises(TrainerError) as info:
-        trainer.train(ModelRef(name="m"), wave_for(pack, ["refund-plain"], 2), runs)
+        trainer.train(ModelRef(name="m"), wave_for(pack, ["refund_plain-01"], 2), runs)
     message = str(info.value)
     assert "exited with code 3" in message and "CUDA out of memory" in message and "epoch 29" in message
     assert "epoch 20" not in message
@@ -78,21 +78,21 @@ def test_command_without_a_model_line_or_with_a_bad_one_fails(tmp_path, pack, ru
     silent = _script(tmp_path, "silent.py", "print('done')\n")
     with pytest.raises(TrainerError, match="printed no JSON model reference"):
         CommandTrainer([sys.executable, silent], tmp_path / "a", [pack]).train(
-            ModelRef(name="m"), wave_for(pack, ["refund-plain"], 2), runs)
+            ModelRef(name="m"), wave_for(pack, ["refund_plain-01"], 2), runs)
     bad = _script(tmp_path, "bad.py", f"print({json.dumps(json.dumps({'name': '', 'version': -1}))})\n")
     with pytest.raises(TrainerError, match="printed an invalid model reference"):
         CommandTrainer([sys.executable, bad], tmp_path / "b", [pack]).train(
-            ModelRef(name="m"), wave_for(pack, ["refund-plain"], 2), runs)
+            ModelRef(name="m"), wave_for(pack, ["refund_plain-01"], 2), runs)
 
 
 def test_missing_program_and_timeout_fail_the_step(tmp_path, pack, runs):
     with pytest.raises(TrainerError, match="could not start"):
         CommandTrainer([str(tmp_path / "no-such-trainer")], tmp_path / "a", [pack]).train(
-            ModelRef(name="m"), wave_for(pack, ["refund-plain"], 2), runs)
+            ModelRef(name="m"), wave_for(pack, ["refund_plain-01"], 2), runs)
     sleeper = _script(tmp_path, "sleep.py", "import time\nprint('started', flush=True)\ntime.sleep(30)\n")
     with pytest.raises(TrainerError, match="timed out") as info:
         CommandTrainer([sys.executable, sleeper], tmp_path / "b", [pack], timeout_s=1.0).train(
-            ModelRef(name="m"), wave_for(pack, ["refund-plain"], 2), runs)
+            ModelRef(name="m"), wave_for(pack, ["refund_plain-01"], 2), runs)
     assert "started" in str(info.value)
     with pytest.raises(ValueError, match="non-empty command"):
         CommandTrainer([], tmp_path, [pack])

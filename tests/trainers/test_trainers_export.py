@@ -14,7 +14,7 @@ def pack():
 
 @pytest.fixture(scope="module")
 def runs(pack):
-    tasks = ["refund-plain", "refund-conflict"]
+    tasks = ["refund_plain-01", "refund_conflict-01"]
     good = rollouts(pack, PolicyParams.expert(), tasks, k=2)
     bad = rollouts(pack, PolicyParams.with_failure("missed_policy_dependency"), tasks, k=2, seed=1)
     return good + bad
@@ -41,7 +41,7 @@ def _check_trajectory(messages, final_reply):
 
 def test_export_writes_valid_sft_dpo_and_grpo_files(tmp_path, pack, runs):
     ref = ModelRef(name="reference", version=3, params_hash="abc")
-    wave = wave_for(pack, ["refund-plain", "refund-conflict"], k=4, round_index=2)
+    wave = wave_for(pack, ["refund_plain-01", "refund_conflict-01"], k=4, round_index=2)
     trainer = ExportTrainer(tmp_path, [pack])
     assert trainer.train(ref, wave, runs) == ref
     by_id = {r.episode_id: r for r in runs}
@@ -73,7 +73,7 @@ def test_export_writes_valid_sft_dpo_and_grpo_files(tmp_path, pack, runs):
         _check_trajectory(row["rejected"], rejected.reply)
 
     grpo = _lines(tmp_path / "grpo.jsonl")
-    assert [g["task_id"] for g in grpo] == sorted(["refund-plain", "refund-conflict"])
+    assert [g["task_id"] for g in grpo] == sorted(["refund_plain-01", "refund_conflict-01"])
     for row in grpo:
         assert len(row["completions"]) == len(row["rewards"]) == 4
         assert all(0.0 <= r <= 1.0 for r in row["rewards"]) and max(row["rewards"]) == 1.0 > min(row["rewards"])
@@ -85,9 +85,9 @@ def test_export_writes_valid_sft_dpo_and_grpo_files(tmp_path, pack, runs):
 
 
 def test_failed_tool_calls_are_exported_as_tool_errors(tmp_path, pack):
-    runs = rollouts(pack, PolicyParams.expert(), ["refund-timeout"], k=2)
+    runs = rollouts(pack, PolicyParams.expert(), ["refund_timeout-01"], k=2)
     assert any(not s.ok for s in runs[0].trace)
-    ExportTrainer(tmp_path, {pack.id: pack}).train(ModelRef(name="m"), wave_for(pack, ["refund-timeout"], 2), runs)
+    ExportTrainer(tmp_path, {pack.id: pack}).train(ModelRef(name="m"), wave_for(pack, ["refund_timeout-01"], 2), runs)
     row = _lines(tmp_path / "sft.jsonl")[0]
     errors = [json.loads(m["content"]) for m in row["messages"] if m["role"] == "tool" and "error" in m["content"]]
     assert errors and errors[0]["error"]["kind"] == "fault" and errors[0]["error"]["fault"] == "timeout"
@@ -96,4 +96,4 @@ def test_failed_tool_calls_are_exported_as_tool_errors(tmp_path, pack):
 def test_export_names_a_missing_pack(tmp_path, pack, runs):
     trainer = get_trainer("export", out_dir=tmp_path, packs=[])
     with pytest.raises(TrainerError, match=f"ran on pack '{pack.id}', which the export was not given"):
-        trainer.train(ModelRef(name="m"), wave_for(pack, ["refund-plain"], 2), runs)
+        trainer.train(ModelRef(name="m"), wave_for(pack, ["refund_plain-01"], 2), runs)

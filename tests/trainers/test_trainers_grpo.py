@@ -65,9 +65,9 @@ def test_step_norm_cap_and_ratio_clip_bound_the_update(tmp_path):
 
 
 def test_training_on_real_rollouts_is_deterministic_and_learns(tmp_path, pack):
-    wave = wave_for(pack, ["refund-plain"], k=8)
+    wave = wave_for(pack, ["refund_plain-01"], k=8)
     ref = save_reference(PolicyParams.initial(), tmp_path / "start")
-    runs = rollouts(pack, PolicyParams.initial(), ["refund-plain"], k=8)
+    runs = rollouts(pack, PolicyParams.initial(), ["refund_plain-01"], k=8)
     assert all(r.decisions for r in runs)
     a = GRPOTrainer(tmp_path / "a").train(ref, wave, runs)
     b = GRPOTrainer(tmp_path / "b").train(ref, wave, runs)
@@ -76,25 +76,27 @@ def test_training_on_real_rollouts_is_deterministic_and_learns(tmp_path, pack):
     current, trainer = ref, GRPOTrainer(tmp_path / "loop", GRPOConfig(learning_rate=2.0))
     history = History()
     for rnd in range(6):
-        runs = rollouts(pack, load_reference(current), ["refund-plain"], k=8, seed=rnd)
+        runs = rollouts(pack, load_reference(current), ["refund_plain-01"], k=8, seed=rnd)
         history.record_episodes(rnd, runs)
-        current = trainer.train(current, wave_for(pack, ["refund-plain"], 8, rnd), runs)
-    entry = history.task(pack.id, "refund-plain")
+        current = trainer.train(current, wave_for(pack, ["refund_plain-01"], 8, rnd), runs)
+    entry = history.task(pack.id, "refund_plain-01")
     assert entry is not None and len(entry.groups) == 5
-    final = rollouts(pack, load_reference(current), ["refund-plain"], k=40, seed=99)
-    start = rollouts(pack, PolicyParams.initial(), ["refund-plain"], k=40, seed=99)
+    final = rollouts(pack, load_reference(current), ["refund_plain-01"], k=40, seed=99)
+    start = rollouts(pack, PolicyParams.initial(), ["refund_plain-01"], k=40, seed=99)
     assert sum(r.passed for r in final) > sum(r.passed for r in start) + 5
     assert current.version == 6
 
 
 def test_wave_filters_and_weighs_groups(tmp_path, pack):
-    runs = rollouts(pack, PolicyParams.initial(), ["refund-plain", "refund-timeout"], k=6)
+    runs = rollouts(pack, PolicyParams.initial(), ["refund_plain-01", "refund_timeout-01"], k=6)
     ref = save_reference(PolicyParams.initial(), tmp_path)
     trainer = GRPOTrainer(tmp_path / "o")
-    trainer.train(ref, wave_for(pack, ["refund-timeout"], 6), runs)
+    trainer.train(ref, wave_for(pack, ["refund_timeout-01"], 6), runs)
     used = trainer.last_stats.groups + trainer.last_stats.skipped_uniform + trainer.last_stats.skipped_small
     assert used == 1
-    assert [t.task_id for t in task_refs([pack])] == ["refund-plain"]
+    train = [t.id for t in pack.tasks if t.split == "train"]
+    assert train and len(train) < len(pack.tasks)
+    assert [t.task_id for t in task_refs([pack])] == train
 
 
 def test_bad_models_and_decisions_are_refused(tmp_path):

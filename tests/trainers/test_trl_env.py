@@ -46,7 +46,7 @@ def test_transformers_reads_the_same_schema_as_the_gym(pack):
 
 def test_tool_calls_reach_the_gym_and_errors_come_back_as_tool_responses(pack):
     env = environment_class([pack])()
-    env.reset(pack_id=pack.id, task_id="refund-plain", seed=0, prompt=episode_prompt(pack, "refund-plain"))
+    env.reset(pack_id=pack.id, task_id="refund_plain-01", seed=0, prompt=episode_prompt(pack, "refund_plain-01"))
     ok = json.loads(env.check_refund(order_id="ORD-00005"))
     assert ok == {"ok": True, "output": {"order_id": "ORD-00005", "eligible": True}}
     missing = json.loads(env.get_order(order_id="ORD-99999"))
@@ -63,7 +63,7 @@ def test_tool_calls_reach_the_gym_and_errors_come_back_as_tool_responses(pack):
 
 
 def test_reward_equals_the_verifiers_and_keeps_each_check(pack):
-    task = pack.task("refund-plain")
+    task = pack.task("refund_plain-01")
     reference = Gym(pack)
     expected = run_gold(reference, task, seed=3)
     env = environment_class([pack])()
@@ -87,14 +87,14 @@ def test_reward_equals_the_verifiers_and_keeps_each_check(pack):
 
 def test_each_row_starts_from_a_fresh_world(pack):
     env = environment_class([pack])()
-    env.reset(pack_id=pack.id, task_id="refund-plain", seed=0)
+    env.reset(pack_id=pack.id, task_id="refund_plain-01", seed=0)
     env.refund_order(order_id="ORD-00005", amount=5.0)
     assert env.gym.changed_rows() > 0
-    env.reset(pack_id=pack.id, task_id="refund-plain", seed=0)
+    env.reset(pack_id=pack.id, task_id="refund_plain-01", seed=0)
     assert env.gym.changed_rows() == 0 and env.gym.trace == [] and env.verdict is None
     assert json.loads(env.get_order(order_id="ORD-00005"))["output"]["refunded"] == 0
     second = environment_class([pack])()
-    second.reset(pack_id=pack.id, task_id="refund-plain", seed=0)
+    second.reset(pack_id=pack.id, task_id="refund_plain-01", seed=0)
     env.refund_order(order_id="ORD-00005", amount=5.0)
     assert second.gym is not env.gym and second.gym.changed_rows() == 0
 
@@ -102,7 +102,7 @@ def test_each_row_starts_from_a_fresh_world(pack):
 def test_bad_rows_and_mixed_domains_are_named(pack):
     env = environment_class([pack])()
     with pytest.raises(ValueError, match="does not hold"):
-        env.reset(pack_id="f" * 64, task_id="refund-plain")
+        env.reset(pack_id="f" * 64, task_id="refund_plain-01")
     with pytest.raises(ValueError, match="no-such-task"):
         env.reset(pack_id=pack.id, task_id="no-such-task")
     assert json.loads(env.get_order(order_id="ORD-00005"))["error"]["kind"] == "ended"

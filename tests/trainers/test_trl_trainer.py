@@ -48,7 +48,7 @@ def small(**over):
 
 def test_local_agent_tool_call_reaches_the_gym_and_its_result_comes_back(pack, scripted):
     agent = TransformersAgent(TransformersConfig(checkpoint=str(scripted), max_steps=2, max_new_tokens=8))
-    record = run_episodes(agent, [pack], [EpisodeKey(pack.id, "refund-plain", 0, 0)], RolloutConfig())[0]
+    record = run_episodes(agent, [pack], [EpisodeKey(pack.id, "refund_plain-01", 0, 0)], RolloutConfig())[0]
     assert record.failure is None and record.turns == 2
     calls = [(s.tool, s.arguments, s.ok) for s in record.trace]
     assert calls == [("check_refund", {"order_id": "ORD-00005"}, True)] * 2
@@ -60,7 +60,7 @@ def test_grpo_step_plays_the_gym_scores_with_the_verifier_and_writes_a_loadable_
     out = tmp_path / "models"
     (out / f"{STAGING_PREFIX}killed-run").mkdir(parents=True)
     trainer = TRLTrainer(out, [pack], small(method="grpo"))
-    new = trainer.train(ref_of(scripted), wave_for(pack, ["refund-plain"], k=2), [])
+    new = trainer.train(ref_of(scripted), wave_for(pack, ["refund_plain-01"], k=2), [])
     stats = trainer.last_stats
     assert stats.grpo_rows >= 1 and stats.episodes == 2 and stats.tool_calls >= 2
     envs = trainer.last_environments["toy"].created
@@ -83,11 +83,11 @@ def test_grpo_step_plays_the_gym_scores_with_the_verifier_and_writes_a_loadable_
 
 
 def test_sft_fine_tunes_on_verified_successes_only(pack, scripted, tmp_path):
-    episodes = rollouts(pack, PolicyParams.expert(), ["refund-plain"], k=2)
+    episodes = rollouts(pack, PolicyParams.expert(), ["refund_plain-01"], k=2)
     assert all(e.passed for e in episodes)
     failed = [e.model_copy(update={"verdict": e.verdict.model_copy(update={"passed": False})}) for e in episodes]
     trainer = TRLTrainer(tmp_path / "models", [pack], small(method="sft", max_steps=2, per_device_train_batch_size=1))
-    wave = wave_for(pack, ["refund-plain"], k=2)
+    wave = wave_for(pack, ["refund_plain-01"], k=2)
     assert trainer.train(ref_of(scripted), wave, failed) == ref_of(scripted)
     assert trainer.last_stats.sft_rows == 0 and not (tmp_path / "models").exists()
     new = trainer.train(ref_of(scripted), wave, episodes)
@@ -112,16 +112,16 @@ def test_nan_loss_is_a_clear_error_and_leaves_no_checkpoint(pack, scripted, tmp_
     with torch.no_grad():
         model.model.norm.weight.fill_(float("nan"))
     model.save_pretrained(broken)
-    episodes = rollouts(pack, PolicyParams.expert(), ["refund-plain"], k=1)
+    episodes = rollouts(pack, PolicyParams.expert(), ["refund_plain-01"], k=1)
     out = tmp_path / "models"
     trainer = TRLTrainer(out, [pack], small(method="sft", per_device_train_batch_size=1))
     with pytest.raises(TrainerError, match="became nan"):
-        trainer.train(ref_of(broken), wave_for(pack, ["refund-plain"], k=1), episodes)
+        trainer.train(ref_of(broken), wave_for(pack, ["refund_plain-01"], k=1), episodes)
     assert list(out.iterdir()) == []
 
 
 def test_bad_checkpoints_are_named(pack, scripted, tmp_path):
-    wave = wave_for(pack, ["refund-plain"], k=1)
+    wave = wave_for(pack, ["refund_plain-01"], k=1)
     trainer = TRLTrainer(tmp_path / "models", [pack], small())
     with pytest.raises(TrainerError, match="does not exist"):
         trainer.train(ref_of(tmp_path / "missing"), wave, [])
@@ -133,7 +133,7 @@ def test_bad_checkpoints_are_named(pack, scripted, tmp_path):
     with pytest.raises(TrainerError, match="kind 'reference'"):
         trainer.train(ModelRef(name="p", kind="reference", artifact="x"), wave, [])
     agent = TransformersAgent(TransformersConfig(checkpoint=str(garbage)))
-    record = run_episodes(agent, [pack], [EpisodeKey(pack.id, "refund-plain", 0, 0)], RolloutConfig())[0]
+    record = run_episodes(agent, [pack], [EpisodeKey(pack.id, "refund_plain-01", 0, 0)], RolloutConfig())[0]
     assert record.invalid and record.failure is not None and record.failure.boundary == "model_api"
     assert "does not load" in record.failure.message
 
@@ -149,4 +149,5 @@ def test_a_chat_template_without_tool_calling_is_refused(pack, scripted, tmp_pat
     with pytest.raises(CheckpointError, match="drops tool calls"):
         load_checkpoint(plain)
     with pytest.raises(TrainerError, match="drops tool calls"):
-        TRLTrainer(tmp_path / "models", [pack], small()).train(ref_of(plain), wave_for(pack, ["refund-plain"], 1), [])
+        TRLTrainer(tmp_path / "models", [pack], small()).train(ref_of(plain), wave_for(pack, ["refund_plain-01"], 1),
+                                                               [])

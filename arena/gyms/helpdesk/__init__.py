@@ -1,19 +1,18 @@
 """The helpdesk gym: the customer-support back office of an online PC-components retailer.
 
-``DOMAIN`` is what ``arena.gyms.get_domain("helpdesk")`` returns.
+``DOMAIN`` is what ``arena.core.domains.get_domain("helpdesk")`` returns, assembled by the authoring kit.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from arena.authoring.reply_rules import guard_replies
-from arena.core.domain import STRONG, WEAK, Domain, Knobs, World
-from arena.core.toolkit import collect_tools
+from arena.authoring import STRONG, WEAK, make_domain
 from arena.gyms.helpdesk import tools as _tools
-from arena.gyms.helpdesk._knobs import KNOB_DOCS, HelpdeskKnobs, parse_knobs
+from arena.gyms.helpdesk._common import AGENT, INTERNAL_PATTERNS
+from arena.gyms.helpdesk._knobs import HelpdeskKnobs
 from arena.gyms.helpdesk._rules import CLOCK_START
-from arena.gyms.helpdesk.tasks import CATEGORIES, TEMPLATES, build_tasks
+from arena.gyms.helpdesk.tasks import CATEGORIES, TEMPLATES
 from arena.gyms.helpdesk.world import build_world
 
 POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")
@@ -40,33 +39,19 @@ DEPENDENCIES: list[tuple[str, str, int]] = [
 ]
 """Tool dependency edges: STRONG for what the policy requires first, WEAK for what usually comes first."""
 
-
-def generate(seed: int, knobs: Knobs) -> World:
-    """Generate the helpdesk world and its tasks for ``seed`` and ``knobs``.
-
-    Raises:
-        ValueError: An unknown knob or a bad knob value.
-    """
-    parsed = parse_knobs(knobs)
-    conn = build_world(seed, parsed)
-    try:
-        tasks, faults = build_tasks(conn, seed, parsed)
-        state = conn.serialize()
-    finally:
-        conn.close()
-    return World(state_db=state, tasks=guard_replies(tasks), faults=faults, clock_start=CLOCK_START)
-
-
-DOMAIN = Domain(
+DOMAIN = make_domain(
     name="helpdesk",
     description="Customer-support back office of an online PC-components retailer: orders, refunds, tickets.",
-    tools=collect_tools(_tools),
+    tools=_tools,
     policy=POLICY,
     dependencies=DEPENDENCIES,
-    generate=generate,
-    knobs=dict(KNOB_DOCS),
+    world=build_world,
+    templates=TEMPLATES,
+    knobs=HelpdeskKnobs,
+    clock_start=CLOCK_START,
+    persona=AGENT,
+    internal_patterns=INTERNAL_PATTERNS,
 )
 """The helpdesk domain."""
 
-__all__ = ["CATEGORIES", "DEPENDENCIES", "DOMAIN", "POLICY", "TEMPLATES", "HelpdeskKnobs", "build_tasks",
-           "build_world", "generate", "parse_knobs"]
+__all__ = ["CATEGORIES", "DEPENDENCIES", "DOMAIN", "POLICY", "TEMPLATES", "HelpdeskKnobs", "build_world"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from arena.gyms.helpdesk._build import WorldView
+from arena.gyms.helpdesk._common import View
 from arena.gyms.helpdesk._rules import PRICE_PROTECTION_DAYS, TODAY, eligibility, line_price_drop
 
 PRICE_WINDOW = PRICE_PROTECTION_DAYS
@@ -44,11 +44,12 @@ class Delivered:
     refunds: int
 
 
-def delivered_orders(w: WorldView) -> list[Delivered]:
+def delivered_orders(w: View) -> list[Delivered]:
     """Every order with status ``delivered`` delivered in the last 150 days, in id order."""
-    cached: list[Delivered] | None = w.cache.get("delivered")
-    if cached is not None:
-        return cached
+    return w.memo("delivered", lambda: _delivered(w))
+
+
+def _delivered(w: View) -> list[Delivered]:
     rows = w.rows(
         "SELECT o.id, o.customer_id, c.name, o.currency, o.total, c.tier, substr(MAX(s.delivered_at), 1, 10) AS day "
         "FROM orders o JOIN customers c ON c.id = o.customer_id JOIN shipments s ON s.order_id = o.id "
@@ -72,10 +73,9 @@ def delivered_orders(w: WorldView) -> list[Delivered]:
             eligible=bool(check["eligible"]), window_days=int(str(check["return_window_days"])),
             window_ends=str(check["window_ends"]), refundable=float(str(check["refundable_amount"])),
             lines=tuple(lines.get(oid, ())), refunds=int(refunds)))
-    w.cache["delivered"] = out
     return out
 
 
-def price_drop(w: WorldView, order: Delivered, line: Line) -> float:
+def price_drop(w: View, order: Delivered, line: Line) -> float:
     """The price-protection amount of a line today: (paid − current price) × quantity, or 0."""
     return line_price_drop(w.conn, line.product_id, line.quantity, line.unit_price, order.currency, TODAY)

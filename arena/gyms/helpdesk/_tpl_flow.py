@@ -5,25 +5,10 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
+from arena.authoring import Draft, Fault, amounts, calls, pick_where, quote, ref, says, state, step, writes
 from arena.core.task import FormattedValue, IntendedCall, Intent, WriteScope
-from arena.gyms.helpdesk._build import (
-    Draft,
-    Template,
-    WorldView,
-    amounts,
-    calls,
-    fault_spec,
-    pick_where,
-    quote,
-    ref,
-    says,
-    singled_out,
-    state,
-    step,
-    with_retry,
-    writes,
-)
 from arena.gyms.helpdesk._catalog import STREETS
+from arena.gyms.helpdesk._common import HelpdeskTemplate, View, singled_out
 from arena.gyms.helpdesk._picks import delivered_orders
 from arena.gyms.helpdesk._rules import TODAY, iso_to_legacy, tier_rules
 from arena.gyms.helpdesk._tpl_policy import REFUND_PROMPT, refund_drafts
@@ -34,24 +19,21 @@ ESCALATION_REASONS = ("customer reports repeated crashes after a replacement", "
                       "carrier lost the parcel and the customer needs it for an event")
 
 
-def address_change_conflict(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def address_change_conflict(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Change the address of an unshipped order; the first write hits a data conflict."""
     rows = w.rows("SELECT o.id, c.city, c.country FROM orders o JOIN customers c ON c.id = o.customer_id "
                   "WHERE o.status IN ('processing', 'on_hold') "
                   "AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id) ORDER BY o.id")
-    fault = fault_spec("data_conflict", "update_shipping_address")
     out = []
     for o in rng.sample(rows, min(n, len(rows))):
         oid = str(o["id"])
         addr = f"{rng.randint(2, 300)} {rng.choice(STREETS)}, {o['city']}, {o['country']}"
-        steps = [step("get_order", order_id=oid), step("update_shipping_address", order_id=oid, address=addr)]
         out.append(Draft(
             prompt=f"Please change the shipping address on order {oid} to: {addr}",
             intent=Intent(goal="change_address", refs=[ref("order", "order", oid, by_id=True)],
                           calls=[IntendedCall(tool="update_shipping_address",
                                               arguments={"order_id": "$order", "address": addr})],
                           report=["$update_shipping_address.shipping_address"]),
-            steps=with_retry(steps, fault),
             reply=f"The shipping address of order {oid} is now {addr}.",
             assertions=[
                 state("the new address is stored", f"SELECT shipping_address FROM orders WHERE id = {quote(oid)}",
@@ -62,12 +44,12 @@ def address_change_conflict(w: WorldView, rng: random.Random, n: int) -> list[Dr
                 writes(WriteScope(table="orders", ids=[oid], columns=["shipping_address"])),
                 says("confirms the change", [[addr.split(",")[0]]]),
             ],
-            faults=[fault],
+            faults=[Fault("data_conflict", "update_shipping_address")],
         ))
     return out
 
 
-def return_authorization(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def return_authorization(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Open a return: check eligibility first (policy), then create the authorization."""
     orders = [o for o in delivered_orders(w) if o.eligible and o.lines]
     out = []
@@ -97,20 +79,19 @@ def return_authorization(w: WorldView, rng: random.Random, n: int) -> list[Draft
     return out
 
 
-def refund_timeout(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def refund_timeout(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A refund whose first attempt times out; the gold retries."""
     orders = [o for o in delivered_orders(w) if o.eligible]
     return refund_drafts(w, rng, n, orders, timeout=True, prompt=REFUND_PROMPT)
 
 
-def ticket_tracking_rate_limit(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def ticket_tracking_rate_limit(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Find a ticket by subject (rate-limited search), reply with tracking, set it pending."""
     rows = w.rows("SELECT t.id, t.subject, c.name, o.id AS oid, s.tracking_number, k.name AS carrier FROM tickets t "
                   "JOIN customers c ON c.id = t.customer_id JOIN orders o ON o.id = t.order_id "
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers k ON k.id = s.carrier_id "
                   "WHERE t.status IN ('open', 'pending', 'solved') AND t.subject LIKE 'Where is my%' "
                   "AND (SELECT COUNT(*) FROM tickets x WHERE x.subject = t.subject) = 1 ORDER BY t.id")
-    fault = fault_spec("rate_limit", "search_tickets")
     out = []
     for t in pick_where(rng, rows, n, lambda r: singled_out(w, "ticket", str(r["subject"]), str(r["id"]),
                                                               {"subject": str(r["subject"])})):
@@ -133,7 +114,7 @@ def ticket_tracking_rate_limit(w: WorldView, rng: random.Random, n: int) -> list
                                  IntendedCall(tool="update_ticket_status",
                                               arguments={"ticket_id": "$ticket", "status": "pending"})],
                           report=["$shipment.carrier", "$shipment.tracking_number", "$update_ticket_status.status"]),
-            steps=with_retry(steps, fault),
+            steps=steps,
             reply=f"Replied on ticket {tid} with {carrier} tracking number {tn} and set the ticket to pending.",
             assertions=[
                 state("the reply carries the tracking number",
@@ -146,7 +127,7 @@ def ticket_tracking_rate_limit(w: WorldView, rng: random.Random, n: int) -> list
                        WriteScope(table="tickets", ids=[tid], columns=TICKET_COLUMNS)),
                 says("reports what was done", [[tn], ["pending"]]),
             ],
-            faults=[fault],
+            faults=[Fault("rate_limit", "search_tickets")],
         ))
     return out
 
@@ -155,11 +136,11 @@ def _sample(rng: random.Random, rows: list[dict[str, object]], n: int) -> list[d
     return rng.sample(rows, min(n, len(rows)))
 
 
-def _live_tickets(w: WorldView) -> list[dict[str, object]]:
+def _live_tickets(w: View) -> list[dict[str, object]]:
     return w.rows("SELECT id FROM tickets WHERE status IN ('open', 'pending') AND escalated = 0 ORDER BY id")
 
 
-def escalate_legacy_due(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def escalate_legacy_due(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Escalate with a due date the requester wrote as MM/DD/YYYY; the tool takes YYYY-MM-DD."""
     out = []
     for t in _sample(rng, _live_tickets(w), n):
@@ -174,8 +155,6 @@ def escalate_legacy_due(w: WorldView, rng: random.Random, n: int) -> list[Draft]
                               "ticket_id": "$ticket", "reason": reason,
                               "due_date": FormattedValue(format="date", raw=legacy)})],
                           report=["$escalate_ticket.due_date"]),
-            steps=[step("get_ticket", ticket_id=tid), step("escalate_ticket", ticket_id=tid, reason=reason,
-                                                           due_date=due)],
             reply=f"Ticket {tid} is escalated to the second-level team, due {due}.",
             assertions=[
                 state("escalated with the right due date",
@@ -191,7 +170,7 @@ def escalate_legacy_due(w: WorldView, rng: random.Random, n: int) -> list[Draft]
     return out
 
 
-def ticket_followup_legacy(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def ticket_followup_legacy(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Set a ticket pending with a follow-up date given as MM/DD/YYYY."""
     out = []
     for t in _sample(rng, _live_tickets(w), n):
@@ -205,8 +184,6 @@ def ticket_followup_legacy(w: WorldView, rng: random.Random, n: int) -> list[Dra
                               "ticket_id": "$ticket", "status": "pending",
                               "follow_up_date": FormattedValue(format="date", raw=legacy)})],
                           report=["$update_ticket_status.status", "$update_ticket_status.follow_up_date"]),
-            steps=[step("get_ticket", ticket_id=tid),
-                   step("update_ticket_status", ticket_id=tid, status="pending", follow_up_date=day)],
             reply=f"Ticket {tid} is pending with a follow-up on {day}.",
             assertions=[
                 state("pending with the follow-up date",
@@ -219,7 +196,7 @@ def ticket_followup_legacy(w: WorldView, rng: random.Random, n: int) -> list[Dra
     return out
 
 
-def store_credit_legacy_expiry(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def store_credit_legacy_expiry(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Grant store credit within the tier limit, expiring on a date written as MM/DD/YYYY."""
     rows = w.rows("SELECT id, tier, currency, store_credit FROM customers ORDER BY id")
     out = []
@@ -239,9 +216,6 @@ def store_credit_legacy_expiry(w: WorldView, rng: random.Random, n: int) -> list
                               "expires_on": FormattedValue(format="date", raw=legacy)})],
                           report=["$apply_store_credit.amount", "$apply_store_credit.expires_on",
                                   "$apply_store_credit.balance"]),
-            steps=[step("get_customer", customer_id=cid),
-                   step("apply_store_credit", customer_id=cid, amount=amt, reason="delayed delivery",
-                        expires_on=expiry)],
             reply=f"Added {amt:.2f} {cur} of store credit to {cid}, expiring {expiry}; the balance is now "
                   f"{new_balance:.2f} {cur}.",
             assertions=[
@@ -260,12 +234,12 @@ def store_credit_legacy_expiry(w: WorldView, rng: random.Random, n: int) -> list
 
 
 TEMPLATES = (
-    Template("address_change_conflict", CATEGORY, ("fault_conflict",), address_change_conflict),
-    Template("return_authorization", CATEGORY, ("prerequisite",), return_authorization),
-    Template("refund_timeout", CATEGORY, ("fault_timeout", "prerequisite"), refund_timeout),
-    Template("ticket_tracking_rate_limit", CATEGORY, ("fault_rate_limit",), ticket_tracking_rate_limit),
-    Template("escalate_legacy_due", CATEGORY, ("legacy_format", "id_given_search_misses"), escalate_legacy_due),
-    Template("ticket_followup_legacy", CATEGORY, ("legacy_format",), ticket_followup_legacy),
-    Template("store_credit_legacy_expiry", CATEGORY, ("legacy_format",), store_credit_legacy_expiry),
+    HelpdeskTemplate("address_change_conflict", CATEGORY, ("fault_conflict",), address_change_conflict),
+    HelpdeskTemplate("return_authorization", CATEGORY, ("prerequisite",), return_authorization, depth=1),
+    HelpdeskTemplate("refund_timeout", CATEGORY, ("fault_timeout", "prerequisite"), refund_timeout, depth=1),
+    HelpdeskTemplate("ticket_tracking_rate_limit", CATEGORY, ("fault_rate_limit",), ticket_tracking_rate_limit),
+    HelpdeskTemplate("escalate_legacy_due", CATEGORY, ("legacy_format", "id_given_search_misses"), escalate_legacy_due),
+    HelpdeskTemplate("ticket_followup_legacy", CATEGORY, ("legacy_format",), ticket_followup_legacy),
+    HelpdeskTemplate("store_credit_legacy_expiry", CATEGORY, ("legacy_format",), store_credit_legacy_expiry),
 )
 """Multi-step workflow templates."""

@@ -4,20 +4,9 @@ from __future__ import annotations
 
 import random
 
+from arena.authoring import Draft, amounts, pick_where, ref, says, step, writes
 from arena.core.task import IntendedCall, Intent
-from arena.gyms.helpdesk._build import (
-    Draft,
-    Template,
-    WorldView,
-    amounts,
-    no_writes,
-    pick_where,
-    ref,
-    says,
-    singled_out,
-    step,
-    writes,
-)
+from arena.gyms.helpdesk._common import HelpdeskTemplate, View, no_writes, singled_out
 
 CATEGORY = "information_retrieval"
 
@@ -26,7 +15,7 @@ def _pick(rng: random.Random, rows: list[dict[str, object]], n: int) -> list[dic
     return rng.sample(rows, min(n, len(rows)))
 
 
-def order_lookup(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def order_lookup(w: View, rng: random.Random, n: int) -> list[Draft]:
     """An order given by id: the search never finds ids, the direct get does."""
     rows = w.rows("SELECT o.id, o.status, o.total, o.currency, c.name AS carrier FROM orders o "
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers c ON c.id = s.carrier_id "
@@ -40,7 +29,6 @@ def order_lookup(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
                    "carrier is handling it?",
             intent=Intent(goal="order_status", refs=[ref("order", "order", oid, by_id=True)],
                           report=["$order.status", "$order.total", "$order.shipments.0.carrier"]),
-            steps=[step("get_order", order_id=oid)],
             reply=f"Order {oid} is {status}. Total: {total:.2f} {cur}. Carrier: {carrier}.",
             assertions=[
                 no_writes("fetched the order directly by its id", [("get_order", {"order_id": oid})]),
@@ -51,7 +39,7 @@ def order_lookup(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     return out
 
 
-def customer_near_duplicate(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def customer_near_duplicate(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A customer whose exact name is shared by another customer; the city singles them out."""
     rows = w.rows("SELECT a.id, a.name, a.city, a.email, a.tier, a.store_credit, a.currency, b.email AS twin "
                   "FROM customers a JOIN customers b ON a.name = b.name AND a.id <> b.id AND a.city <> b.city "
@@ -65,7 +53,6 @@ def customer_near_duplicate(w: WorldView, rng: random.Random, n: int) -> list[Dr
             prompt=f"What loyalty tier and store-credit balance does {name} from {city} have?",
             intent=Intent(goal="customer_profile", refs=[ref("customer", "customer", name, by_id=False, city=city)],
                           report=["$customer.tier", "$customer.store_credit"]),
-            steps=[step("search_customers", query=name), step("get_customer", customer_id=cid)],
             reply=f"{name} ({email}, {city}) is {tier} tier with a store-credit balance of {credit:.2f} {cur}.",
             assertions=[
                 no_writes("fetched the customer from the stated city", [("get_customer", {"customer_id": cid})]),
@@ -77,7 +64,7 @@ def customer_near_duplicate(w: WorldView, rng: random.Random, n: int) -> list[Dr
     return out
 
 
-def order_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def order_status_stale(w: View, rng: random.Random, n: int) -> list[Draft]:
     """The search summary's cached status is stale; only get_order tells the truth."""
     rows = w.rows(
         "SELECT o.id, o.status, substr(o.placed_at, 1, 10) AS day, c.name, "
@@ -99,7 +86,6 @@ def order_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
             intent=Intent(goal="order_status", refs=[ref("order", "order", name, by_id=False, customer=name,
                                                          placed_on=day)],
                           report=["$order.status"]),
-            steps=[step("search_orders", query=name), step("get_order", order_id=oid)],
             reply=reply,
             assertions=[
                 no_writes("fetched the live order record", [("get_order", {"order_id": oid})]),
@@ -111,7 +97,7 @@ def order_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     return out
 
 
-def ticket_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def ticket_status_stale(w: View, rng: random.Random, n: int) -> list[Draft]:
     """An assigned ticket found by its subject whose cached status in the index is stale."""
     rows = w.rows(
         "SELECT t.id, t.subject, t.status, s.name AS assignee, json_extract(si.summary, '$.status') AS cached "
@@ -128,7 +114,6 @@ def ticket_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]
             prompt=f"What is the current status of the support ticket \"{subject}\", and who is it assigned to?",
             intent=Intent(goal="ticket_status", refs=[ref("ticket", "ticket", subject, by_id=False, subject=subject)],
                           report=["$ticket.status", "$ticket.assigned_to_name"]),
-            steps=[step("search_tickets", query=subject), step("get_ticket", ticket_id=tid)],
             reply=reply,
             assertions=[
                 no_writes("fetched the live ticket record", [("get_ticket", {"ticket_id": tid})]),
@@ -141,7 +126,7 @@ def ticket_status_stale(w: WorldView, rng: random.Random, n: int) -> list[Draft]
     return out
 
 
-def compatibility(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def compatibility(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Whether a CPU fits a motherboard: search both products, then check compatibility."""
     def findable(p: dict[str, object]) -> bool:
         return singled_out(w, "product", str(p["name"]), str(p["id"]), {"name": str(p["name"])})
@@ -186,7 +171,7 @@ def compatibility(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     return out
 
 
-def shipment_tracking(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def shipment_tracking(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Carrier and tracking number of an order in transit, given by order id."""
     rows = w.rows("SELECT o.id, s.id AS sid, s.tracking_number, c.name AS carrier FROM orders o "
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers c ON c.id = s.carrier_id "
@@ -209,7 +194,7 @@ def shipment_tracking(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     return out
 
 
-def cancelled_but_delivered(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def cancelled_but_delivered(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A messy record: the order is marked cancelled yet its shipment was delivered."""
     rows = w.rows("SELECT o.id, substr(s.delivered_at, 1, 10) AS day, c.name AS carrier FROM orders o "
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers c ON c.id = s.carrier_id "
@@ -222,7 +207,6 @@ def cancelled_but_delivered(w: WorldView, rng: random.Random, n: int) -> list[Dr
                    "tell me whether it was actually delivered and on what date. Don't change anything.",
             intent=Intent(goal="delivery_check", refs=[ref("order", "order", oid, by_id=True)],
                           report=["$order.status", "$order.shipments.0.delivered_at"]),
-            steps=[step("get_order", order_id=oid)],
             reply=f"Order {oid} is marked cancelled, but its shipment was delivered by {carrier} on {day}.",
             assertions=[
                 no_writes("read the order without changing it", [("get_order", {"order_id": oid})]),
@@ -234,12 +218,12 @@ def cancelled_but_delivered(w: WorldView, rng: random.Random, n: int) -> list[Dr
 
 
 TEMPLATES = (
-    Template("order_lookup", CATEGORY, ("id_given_search_misses",), order_lookup),
-    Template("customer_near_duplicate", CATEGORY, ("near_duplicate",), customer_near_duplicate),
-    Template("order_status_stale", CATEGORY, ("stale_record",), order_status_stale),
-    Template("ticket_status_stale", CATEGORY, ("stale_record",), ticket_status_stale),
-    Template("compatibility", CATEGORY, (), compatibility),
-    Template("shipment_tracking", CATEGORY, ("id_given_search_misses",), shipment_tracking),
-    Template("cancelled_but_delivered", CATEGORY, ("side_effect_trap",), cancelled_but_delivered),
+    HelpdeskTemplate("order_lookup", CATEGORY, ("id_given_search_misses",), order_lookup),
+    HelpdeskTemplate("customer_near_duplicate", CATEGORY, ("near_duplicate",), customer_near_duplicate),
+    HelpdeskTemplate("order_status_stale", CATEGORY, ("stale_record",), order_status_stale),
+    HelpdeskTemplate("ticket_status_stale", CATEGORY, ("stale_record",), ticket_status_stale),
+    HelpdeskTemplate("compatibility", CATEGORY, (), compatibility),
+    HelpdeskTemplate("shipment_tracking", CATEGORY, ("id_given_search_misses",), shipment_tracking),
+    HelpdeskTemplate("cancelled_but_delivered", CATEGORY, ("side_effect_trap",), cancelled_but_delivered),
 )
 """Information-retrieval templates."""

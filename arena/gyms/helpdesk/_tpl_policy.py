@@ -4,25 +4,9 @@ from __future__ import annotations
 
 import random
 
+from arena.authoring import Draft, Fault, amounts, calls, quote, ref, says, state, step, writes
 from arena.core.task import IntendedCall, Intent, WriteScope
-from arena.gyms.helpdesk._build import (
-    MANAGER,
-    Draft,
-    Template,
-    WorldView,
-    amounts,
-    calls,
-    fault_spec,
-    no_writes,
-    quote,
-    ref,
-    says,
-    singled_out,
-    state,
-    step,
-    with_retry,
-    writes,
-)
+from arena.gyms.helpdesk._common import MANAGER, HelpdeskTemplate, View, no_writes, singled_out
 from arena.gyms.helpdesk._picks import PRICE_WINDOW, Delivered, Line, delivered_orders, price_drop
 from arena.gyms.helpdesk._rules import tier_rules
 
@@ -34,21 +18,18 @@ def _refund_line(order: Delivered, limit: float) -> Line | None:
     return fits[0] if fits else None
 
 
-def refund_drafts(w: WorldView, rng: random.Random, n: int, orders: list[Delivered], *, timeout: bool,
+def refund_drafts(w: View, rng: random.Random, n: int, orders: list[Delivered], *, timeout: bool,
                    prompt: str) -> list[Draft]:
     out = []
-    picks = [o for o in orders if _refund_line(o, w.approval_limit) is not None]
+    picks = [o for o in orders if _refund_line(o, w.knobs.approval_limit) is not None]
     for o in rng.sample(picks, min(n, len(picks))):
-        line = _refund_line(o, w.approval_limit)
+        line = _refund_line(o, w.knobs.approval_limit)
         if line is None:
             continue
         amt = line.line_total
         steps = [step("check_refund_eligibility", order_id=o.id),
                  step("issue_refund", order_id=o.id, amount=amt, refund_type="partial", reason="returned item")]
-        faults = []
-        if timeout:
-            fault = fault_spec("timeout", "issue_refund")
-            steps, faults = with_retry(steps, fault), [fault]
+        faults = [Fault("timeout", "issue_refund")] if timeout else []
         out.append(Draft(
             prompt=prompt.format(oid=o.id, product=line.product, amt=f"{amt:.2f}", cur=o.currency,
                                  days=o.days_since),
@@ -79,13 +60,13 @@ REFUND_PROMPT = ("Order {oid}: the customer sent back the {product} and we have 
                  "{amt} {cur}.")
 
 
-def refund_in_window(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def refund_in_window(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A refund inside the return window: check eligibility first, then refund."""
     orders = [o for o in delivered_orders(w) if o.eligible and o.days_since <= 30]
     return refund_drafts(w, rng, n, orders, timeout=False, prompt=REFUND_PROMPT)
 
 
-def refund_gold_window(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def refund_gold_window(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A gold-tier customer 31-45 days after delivery: still inside their longer window."""
     orders = [o for o in delivered_orders(w) if o.eligible and o.tier == "gold" and o.days_since > 30]
     return refund_drafts(w, rng, n, orders, timeout=False, prompt=(
@@ -93,7 +74,7 @@ def refund_gold_window(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
         "if our policy allows it."))
 
 
-def refund_outside_window(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def refund_outside_window(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A refund after the return window: refuse and explain; no refund row."""
     orders = [o for o in delivered_orders(w) if not o.eligible and o.refundable > 0 and o.days_since <= 120]
     out = []
@@ -120,11 +101,11 @@ def refund_outside_window(w: WorldView, rng: random.Random, n: int) -> list[Draf
     return out
 
 
-def _over_limit(w: WorldView) -> list[Delivered]:
-    return [o for o in delivered_orders(w) if o.eligible and o.refundable > w.approval_limit]
+def _over_limit(w: View) -> list[Delivered]:
+    return [o for o in delivered_orders(w) if o.eligible and o.refundable > w.knobs.approval_limit]
 
 
-def refund_over_limit_agent(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def refund_over_limit_agent(w: View, rng: random.Random, n: int) -> list[Draft]:
     """An agent asked for a refund above the approval limit: request approval, refund nothing yet."""
     orders = _over_limit(w)
     out = []
@@ -139,8 +120,9 @@ def refund_over_limit_agent(w: WorldView, rng: random.Random, n: int) -> list[Dr
                           report=["$request_manager_approval.status"]),
             steps=[step("check_refund_eligibility", order_id=o.id),
                    step("request_manager_approval", order_id=o.id, amount=amt, reason="full refund of returned order")],
-            reply=f"Order {o.id} is eligible, but {amt:.2f} {o.currency} is above the {w.approval_limit:.2f} approval "
-                  "limit, so I requested manager approval APR-N00001 (pending). No refund has been issued yet.",
+            reply=f"Order {o.id} is eligible, but {amt:.2f} {o.currency} is above the "
+                  f"{w.knobs.approval_limit:.2f} approval limit, so I requested manager approval APR-N00001 "
+                  "(pending). No refund has been issued yet.",
             assertions=[
                 state("a pending approval request for the full amount",
                       "SELECT order_id, amount, status FROM approvals WHERE id LIKE 'APR-N%'",
@@ -157,7 +139,7 @@ def refund_over_limit_agent(w: WorldView, rng: random.Random, n: int) -> list[Dr
     return out
 
 
-def refund_with_approval(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def refund_with_approval(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A manager refunds above the limit: check, request approval, approve, refund with the approval."""
     orders = _over_limit(w)
     out = []
@@ -201,7 +183,7 @@ def refund_with_approval(w: WorldView, rng: random.Random, n: int) -> list[Draft
     return out
 
 
-def cancel_unshipped(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def cancel_unshipped(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Cancel an order that has not shipped: order cancelled, payment voided."""
     rows = w.rows("SELECT o.id, c.name, p.id AS pay FROM orders o JOIN customers c ON c.id = o.customer_id "
                   "JOIN payments p ON p.order_id = o.id WHERE o.status = 'processing' "
@@ -215,7 +197,6 @@ def cancel_unshipped(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
                           calls=[IntendedCall(tool="cancel_order", arguments={"order_id": "$order",
                                                                               "reason": "customer request"})],
                           report=["$cancel_order.status", "$cancel_order.payment"]),
-            steps=[step("get_order", order_id=oid), step("cancel_order", order_id=oid, reason="customer request")],
             reply=f"Order {oid} is cancelled and its payment has been voided.",
             assertions=[
                 state("the order is cancelled", f"SELECT status FROM orders WHERE id = {quote(oid)}", [["cancelled"]]),
@@ -231,7 +212,7 @@ def cancel_unshipped(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
     return out
 
 
-def cancel_shipped_refused(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def cancel_shipped_refused(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A cancellation request for a shipped order: refuse and point to the return process."""
     rows = w.rows("SELECT o.id, substr(s.shipped_at, 1, 10) AS day, c.name AS carrier FROM orders o "
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers c ON c.id = s.carrier_id "
@@ -259,7 +240,7 @@ def cancel_shipped_refused(w: WorldView, rng: random.Random, n: int) -> list[Dra
     return out
 
 
-def store_credit_over_limit(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def store_credit_over_limit(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Store credit above the tier's per-grant limit: apply nothing, explain the limit."""
     rows = w.rows("SELECT c.id, c.name, c.email, c.tier, c.currency, c.store_credit FROM customers c "
                   "WHERE (SELECT COUNT(*) FROM customers x WHERE x.name = c.name) = 1 ORDER BY c.id")
@@ -293,7 +274,7 @@ def store_credit_over_limit(w: WorldView, rng: random.Random, n: int) -> list[Dr
     return out
 
 
-def price_protection(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def price_protection(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A price drop after delivery: refund the difference as a ``prorated`` refund."""
     picks: list[tuple[Delivered, Line, float]] = []
     for o in delivered_orders(w):
@@ -304,8 +285,8 @@ def price_protection(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
         if len(dropped) != 1:
             continue
         line, diff = dropped[0]
-        if diff <= min(w.approval_limit, o.refundable) and singled_out(w, "product", line.product, line.product_id,
-                                                                        {"name": line.product}):
+        if diff <= min(w.knobs.approval_limit, o.refundable) and singled_out(
+                w, "product", line.product, line.product_id, {"name": line.product}):
             picks.append((o, line, diff))
     out = []
     for o, line, diff in rng.sample(picks, min(n, len(picks))):
@@ -340,14 +321,14 @@ def price_protection(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
 
 
 TEMPLATES = (
-    Template("refund_in_window", CATEGORY, ("prerequisite",), refund_in_window),
-    Template("refund_gold_window", CATEGORY, ("prerequisite",), refund_gold_window),
-    Template("refund_outside_window", CATEGORY, ("prerequisite",), refund_outside_window),
-    Template("refund_over_limit_agent", CATEGORY, ("prerequisite",), refund_over_limit_agent),
-    Template("refund_with_approval", CATEGORY, ("prerequisite",), refund_with_approval),
-    Template("cancel_unshipped", CATEGORY, (), cancel_unshipped),
-    Template("cancel_shipped_refused", CATEGORY, (), cancel_shipped_refused),
-    Template("store_credit_over_limit", CATEGORY, (), store_credit_over_limit),
-    Template("price_protection", CATEGORY, ("prerequisite",), price_protection),
+    HelpdeskTemplate("refund_in_window", CATEGORY, ("prerequisite",), refund_in_window, depth=1),
+    HelpdeskTemplate("refund_gold_window", CATEGORY, ("prerequisite",), refund_gold_window, depth=1),
+    HelpdeskTemplate("refund_outside_window", CATEGORY, ("prerequisite",), refund_outside_window, depth=1),
+    HelpdeskTemplate("refund_over_limit_agent", CATEGORY, ("prerequisite",), refund_over_limit_agent, depth=2),
+    HelpdeskTemplate("refund_with_approval", CATEGORY, ("prerequisite",), refund_with_approval, depth=3),
+    HelpdeskTemplate("cancel_unshipped", CATEGORY, (), cancel_unshipped),
+    HelpdeskTemplate("cancel_shipped_refused", CATEGORY, (), cancel_shipped_refused),
+    HelpdeskTemplate("store_credit_over_limit", CATEGORY, (), store_credit_over_limit),
+    HelpdeskTemplate("price_protection", CATEGORY, ("prerequisite",), price_protection, depth=1),
 )
 """Policy-reasoning templates."""

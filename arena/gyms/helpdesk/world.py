@@ -21,7 +21,7 @@ from arena.gyms.helpdesk._catalog import (
     STREETS,
     catalog,
 )
-from arena.gyms.helpdesk._knobs import HelpdeskKnobs, parse_knobs
+from arena.gyms.helpdesk._knobs import HelpdeskKnobs, helpdesk_knobs
 from arena.gyms.helpdesk._rules import CLOCK_START, TODAY, convert, iso_to_legacy, money
 from arena.gyms.helpdesk._schema import SCHEMA
 
@@ -330,12 +330,12 @@ def build_world(seed: int, knobs: Knobs | HelpdeskKnobs) -> sqlite3.Connection:
 
     Args:
         seed: Generator seed; the same seed and knobs give the same bytes.
-        knobs: Knob values (see ``KNOB_DOCS``), raw or validated.
+        knobs: Knob values (see ``HelpdeskKnobs``), raw or validated.
 
     Returns:
         An open connection holding the world.
     """
-    parsed = knobs if isinstance(knobs, HelpdeskKnobs) else parse_knobs(knobs)
+    parsed = helpdesk_knobs(knobs)
     b = _Builder(seed, parsed)
     _reference_rows(b)
     _products(b)

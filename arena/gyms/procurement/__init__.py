@@ -60,7 +60,8 @@ def generate(seed: int, knobs: Knobs) -> World:
         state_db = conn.serialize()
     finally:
         conn.close()
-    return World(state_db=state_db, tasks=guard_replies(tasks), faults=faults, clock_start=CLOCK_START)
+    return World(state_db=state_db, tasks=guard_replies(tasks, world=state_db, tools=TOOLS), faults=faults,
+                 clock_start=CLOCK_START)
 
 
 DOMAIN = Domain(

@@ -27,6 +27,9 @@ KNOB_DOCS: dict[str, str] = {
     "fault_rate": "Share of fault-capable tasks that get an injected fault (0..1, default 0.5).",
     "fault_kinds": "Fault kinds to inject, from timeout, rate_limit, data_conflict (list, default all three).",
     "multi_currency": "Vendors trade in USD, EUR and GBP when true, only USD when false (bool, default true).",
+    "prerequisite_depth": "Deepest chain of policy-required steps a task walks before its goal (1-3, default: "
+    "every chain): 1 keeps matching before payment and the budget check before submission, 2 adds the goods "
+    "receipt before matching and payment.",
     "approval_cap": "Base USD amount above which a purchase order needs a second approver; cost centers use "
     "0.5x, 1x or 2x of it (number > 0, default 25000).",
 }
@@ -47,6 +50,7 @@ class Settings:
     fault_kinds: tuple[str, ...] = FAULT_KINDS
     multi_currency: bool = True
     approval_cap: float = 25000.0
+    prerequisite_depth: int | None = None
 
 
 def _fraction(knobs: Knobs, name: str, default: float) -> float:
@@ -88,6 +92,9 @@ def parse_knobs(knobs: Knobs) -> Settings:
     cap = knobs.get("approval_cap", 25000.0)
     if isinstance(cap, bool) or not isinstance(cap, int | float) or not 0 < float(cap) < 1e9:
         raise ValueError(f"procurement knob approval_cap={cap!r} must be a positive number of US dollars")
+    depth = knobs.get("prerequisite_depth")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 3):
+        raise ValueError(f"procurement knob prerequisite_depth={depth!r} must be 1, 2 or 3")
     return Settings(
         tasks_per_template=per_template,
         focus_tags=_names(knobs, "focus_tags", (), TAGS),
@@ -99,4 +106,5 @@ def parse_knobs(knobs: Knobs) -> Settings:
         fault_kinds=_names(knobs, "fault_kinds", FAULT_KINDS, FAULT_KINDS),
         multi_currency=multi,
         approval_cap=float(cap),
+        prerequisite_depth=depth,
     )

@@ -107,6 +107,7 @@ class Template:
         tags: Every tag its tasks may carry (focus filtering reads it).
         build: ``build(world, rng, n)`` returns up to ``n`` drafts.
         fault_tools: Tools of the gold program a fault may hit.
+        depth: Length of the chain of policy-required steps its tasks walk before the goal (0: none).
     """
 
     name: str
@@ -114,6 +115,7 @@ class Template:
     tags: tuple[str, ...]
     build: Builder
     fault_tools: tuple[str, ...] = ()
+    depth: int = 0
 
 
 def pick(rng: random.Random, pool: list[dict[str, Any]], n: int,

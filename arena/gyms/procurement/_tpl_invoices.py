@@ -326,9 +326,10 @@ def hold_explanation(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
 
 
 TEMPLATES = (
-    Template("pay_invoice", "multi_step_workflow", ("prerequisite",), pay_invoice, ("pay_invoice", "match_invoice")),
+    Template("pay_invoice", "multi_step_workflow", ("prerequisite",), pay_invoice, ("pay_invoice", "match_invoice"),
+             depth=1),
     Template("pay_with_receipt", "multi_step_workflow", ("prerequisite",), pay_with_receipt,
-             ("record_goods_receipt", "pay_invoice")),
+             ("record_goods_receipt", "pay_invoice"), depth=2),
     Template("mismatch_hold", "policy_reasoning", ("side_effect_trap",), mismatch_hold,
              ("match_invoice", "hold_invoice")),
     Template("duplicate_invoice", "policy_reasoning", ("side_effect_trap",), duplicate_invoice),

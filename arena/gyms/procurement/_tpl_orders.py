@@ -556,7 +556,7 @@ TEMPLATES = (
     Template("create_po", "multi_step_workflow", ("near_duplicate",), create_po,
              ("create_purchase_order",)),
     Template("po_suspended_vendor", "policy_reasoning", ("side_effect_trap", "stale_record"), po_suspended_vendor),
-    Template("submit_po", "multi_step_workflow", ("prerequisite",), submit_po, ("submit_for_approval",)),
+    Template("submit_po", "multi_step_workflow", ("prerequisite",), submit_po, ("submit_for_approval",), depth=1),
     Template("submit_over_budget", "policy_reasoning", ("side_effect_trap",), submit_over_budget),
     Template("approve_po", "multi_step_workflow", ("id_given_search_misses",), approve_po, ("approve_purchase_order",)),
     Template("approve_as_delegate", "policy_reasoning", (), approve_as_delegate),

@@ -29,12 +29,14 @@ RETRY_AFTER = 2.0
 
 
 def select_templates(settings: Settings) -> list[Template]:
-    """Templates the knobs select: all, or those exercising a focused tag."""
+    """Templates the knobs select: all, or those exercising a focused tag, none with a chain deeper than asked."""
+    depth = settings.prerequisite_depth
+    templates = [t for t in TEMPLATES if depth is None or t.depth <= depth]
     if not settings.focus_tags:
-        return list(TEMPLATES)
+        return templates
     focus = set(settings.focus_tags)
     fault_focus = any(FAULT_TAGS[k] in focus for k in FAULT_TAGS)
-    return [t for t in TEMPLATES if focus & set(t.tags) or (fault_focus and t.fault_tools)]
+    return [t for t in templates if focus & set(t.tags) or (fault_focus and t.fault_tools)]
 
 
 def _fault_kinds(settings: Settings) -> list[str]:

@@ -44,7 +44,8 @@ def generate(seed: int, knobs: Knobs) -> World:
         state = conn.serialize()
     finally:
         conn.close()
-    return World(state_db=state, tasks=guard_replies(tasks), faults=faults, clock_start=CLOCK_START)
+    return World(state_db=state, tasks=guard_replies(tasks, world=state, tools=collect_tools(tools)),
+                 faults=faults, clock_start=CLOCK_START)
 
 
 DEPENDENCIES: list[tuple[str, str, int]] = [
