@@ -20,7 +20,7 @@ grows by every request body pauses all its answers for its garbage collections (
 steady-state ratio with the requests kept, 0.94-0.99 without).
 
 Run: python -m bench.bench_llm_concurrency [--concurrency 64 256] [--rounds 32] [--latency 0.2]
-[--client litellm openai auto] [--workers 1]   (auto: the path the default ``model_client`` takes)
+[--client auto litellm openai] [--workers 1]   (default auto: the path a round takes with no client setting)
 """
 
 from __future__ import annotations
@@ -102,8 +102,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[64, 256])
     parser.add_argument("--rounds", type=int, default=32, help="Episodes per run = rounds x concurrency.")
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--client", nargs="+", choices=["litellm", "openai", "auto"], default=["litellm", "openai"],
-                        help="Request paths; auto is the default setting's choice (flows.model_spec.choose_client).")
+    parser.add_argument("--client", nargs="+", choices=["litellm", "openai", "auto"], default=["auto"],
+                        help="Request paths (default: auto, the path a round takes with no client setting, "
+                        "flows.model_spec.choose_client); add litellm and openai to compare.")
     parser.add_argument("--workers", type=int, default=1, help="Rollout worker processes (process executor).")
     parser.add_argument("--server", choices=["asyncio", "threads"], default="asyncio",
                         help="The scripted server: one event loop (as vLLM, SGLang) or a thread per connection.")

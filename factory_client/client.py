@@ -10,7 +10,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from arena.core.pack import Pack
 from arena.core.redact import mask_url, redact_text
-from arena.serve.http_auth import bearer_headers
+from arena.serve.http_auth import client_auth
 from factory_client.archive import ArchiveLimits, load_archive
 from factory_client.base import FactoryClient, FactoryResult
 from factory_client.errors import (
@@ -44,7 +44,12 @@ class HttpFactoryClient:
         backoff: First backoff in seconds; doubles per retry (a 429's ``Retry-After`` is honoured, capped).
         limits: Archive limits every downloaded pack must respect.
         poll_interval: Seconds between status polls in ``request``.
-        token: Bearer token the factory requires (sent on every request, never shown).
+        token: Bearer token the factory requires (sent on every request, never shown). A URL whose userinfo
+            holds the token (``http://user:<token>@host``) needs none; a URL whose password is not the token is
+            refused with it (both would go in the one ``Authorization`` header).
+
+    Raises:
+        ValueError: ``retries`` is negative, or the URL's userinfo conflicts with ``token``.
     """
 
     def __init__(
@@ -60,14 +65,15 @@ class HttpFactoryClient:
     ) -> None:
         if retries < 0:
             raise ValueError(f"retries must be >= 0, got {retries}")
-        self.base_url = base_url.rstrip("/")
+        url, headers = client_auth(base_url, token)
+        self.base_url = url.rstrip("/")
         self.shown_url = mask_url(self.base_url)
         self.retries = retries
         self.backoff = backoff
         self.limits = limits or ArchiveLimits()
         self.poll_interval = poll_interval
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout, follow_redirects=False,
-                                  headers=bearer_headers(token))
+                                  headers=headers)
 
     def __enter__(self) -> HttpFactoryClient:
         return self
@@ -111,7 +117,8 @@ class HttpFactoryClient:
     def _json(self, response: httpx.Response, model: type[_M], what: str) -> _M:
         if response.status_code == 401:
             raise FactoryError(f"{what}: the factory at {self.shown_url} answered 401: its token is missing or "
-                               "wrong (set the factory_token setting, GYMLOOP_FACTORY_TOKEN)")
+                               "wrong (set the factory_token setting, GYMLOOP_FACTORY_TOKEN, or give the token as "
+                               "the password in factory_url)")
         if response.status_code >= 400:
             message = f"{what}: the factory answered {response.status_code}: {_detail(response)}"
             if response.status_code == 409 and "idempotency" in message:

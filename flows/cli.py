@@ -9,8 +9,10 @@ apply_offline_defaults()
 import typer  # noqa: E402
 
 from flows import cli_campaigns, cli_diagnose, cli_eval, cli_factory, cli_gyms, cli_registry, cli_run  # noqa: E402
+from flows.cli_group import GymloopGroup  # noqa: E402
 
 app = typer.Typer(
+    cls=GymloopGroup,
     help="gymloop: evaluate agents in enterprise gyms, diagnose their weaknesses, and train them by practice.",
     no_args_is_help=True,
 )

@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from pydantic import BaseModel
 from rich.text import Text
 
-from flows.cli_output import make_console, print_json, print_line, print_table
+from arena.core.episode import EpisodeRecord
+from arena.core.text import clip
+from flows.cli_output import CliError, make_console, print_json, print_line, print_table
 
 if TYPE_CHECKING:
     from flows.models import RoundSummary
@@ -28,11 +31,6 @@ def _open(home: Path | None) -> tuple[GymloopSettings, Registry]:
 
     settings = _settings(**({"home": str(home)} if home else {}))
     return settings, steps.open_registry(settings)
-
-
-def _fail(message: str) -> typer.Exit:
-    print_line(console, f"error: {message}")
-    return typer.Exit(2)
 
 
 def _summaries(settings: GymloopSettings, campaign: str) -> list[RoundSummary]:
@@ -80,12 +78,12 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
     name, _, index = target.partition(":")
     summaries = _summaries(settings, name)
     if not summaries:
-        raise _fail(f"campaign {name!r} has no finished round under {settings.home / 'campaigns'} "
+        raise CliError(f"campaign {name!r} has no finished round under {settings.home / 'campaigns'} "
                     "(list them: gymloop campaigns)")
     if index:
         chosen = [s for s in summaries if str(s.round_index) == index]
         if not chosen:
-            raise _fail(f"campaign {name!r} has no finished round {index}; finished: "
+            raise CliError(f"campaign {name!r} has no finished round {index}; finished: "
                         f"{', '.join(str(s.round_index) for s in summaries)}")
         first = last = chosen[0]
         lift = {"lift": first.lift, "lift_low": first.lift_low, "lift_high": first.lift_high}
@@ -131,42 +129,59 @@ def compare_command(
                 ("measure", first, second, "B - A"), rows)
 
 
-def episode_command(
-    episode_id: Annotated[str, typer.Argument(help="Episode id (or its first 6+ characters), as reports cite it.")],
-    home: HomeOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Show one episode: its task, every tool call with its result, the verdict of each assertion."""
-    from registry import RegistryError
+STAGE_NAMES = {"eval_before": "held-out eval", "train": "training rollouts", "eval_after": "re-eval"}
+"""How the episode view names a round's stages (the names the round's Prefect tasks carry)."""
 
-    _, registry = _open(home)
-    try:
-        found = registry.find_episodes(episode_id)
-    except RegistryError as exc:
-        raise _fail(str(exc)) from exc
-    if not found:
-        raise _fail(f"no episode {episode_id!r} in {registry.display_url}")
-    ids = sorted({r.episode_id for _, _, r in found})
-    if len(ids) > 1:
-        raise _fail(f"episode id {episode_id!r} matches {len(ids)} episodes ({', '.join(ids[:5])}...); give more "
-                    "characters")
-    round_id, stage, record = found[0]
-    where = [{"round_id": rid, "stage": st} for rid, st, _ in found]
-    if as_json:
-        print_json({"stored_in": where, "episode": record.model_dump(mode="json")})
-        return
+OUTPUT_CHARS = 300
+"""Characters of a tool's output shown per trace step (the cut says how much was left; ``--json`` has all)."""
+
+
+class _Play(BaseModel):
+    """One episode as one model played it in one arm, with every round and stage that holds it."""
+
+    campaign: str
+    arm: str
+    model: str
+    stored_in: list[dict[str, Any]]
+    episode: EpisodeRecord
+
+
+def _plays(registry: Registry, found: list[tuple[int, str, EpisodeRecord]]) -> list[_Play]:
+    """Group stored copies of an episode by campaign and model: a re-eval copied into the next round is one play."""
+    campaigns = {c.id: c for c in registry.campaigns()}
+    plays: dict[tuple[str, str], _Play] = {}
+    for round_id, stage, record in found:
+        info = registry.round(round_id)
+        campaign = campaigns[info.campaign_id]
+        key = (campaign.name, record.model_ref)
+        place = {"round": info.index, "stage": stage, "round_id": round_id}
+        if key in plays:
+            plays[key].stored_in.append(place)
+            continue
+        plays[key] = _Play(campaign=campaign.name, arm=str(campaign.settings.get("arm") or "targeted"),
+                           model=record.model_ref, stored_in=[place], episode=record)
+    order = {stage: n for n, stage in enumerate(STAGE_NAMES)}
+    return sorted(plays.values(), key=lambda p: (p.arm != "targeted", p.campaign, min(
+        (w["round"], order.get(w["stage"], len(order))) for w in p.stored_in)))
+
+
+def _where_label(play: _Play) -> str:
+    return ", ".join(f"round {w['round']} {STAGE_NAMES.get(w['stage'], w['stage'])}" for w in play.stored_in)
+
+
+def _print_play(play: _Play) -> None:
+    record = play.episode
     verdict = record.verdict
+    console.print(Text(f"{play.campaign} ({play.arm} arm), model {play.model}", style="bold"), soft_wrap=True)
     print_line(console, f"episode {record.episode_id}: {'PASSED' if record.passed else 'FAILED'} "
-                        f"(score {record.score:.2f}){' invalid' if record.invalid else ''}")
+                        f"(score {record.score:.2f}){' invalid' if record.invalid else ''}; {_where_label(play)}")
     print_line(console, f"task {record.domain}/{record.task_id} ({record.split}, {record.category}), pack "
-                        f"{record.pack_id[:12]}, seed {record.seed}, attempt {record.attempt}")
-    print_line(console, f"model {record.model_ref} ({record.agent}); stored in "
-                        + ", ".join(f"round id {w['round_id']} stage {w['stage']}" for w in where))
+                        f"{record.pack_id}, seed {record.seed}, attempt {record.attempt}, agent {record.agent}")
     if record.failure:
         print_line(console, f"failure ({record.failure.boundary}, {record.failure.kind}): {record.failure.message}")
     console.print(Text("trace", style="bold"))
     for step in record.trace:
-        outcome = (json.dumps(step.output, default=str)[:300] if step.ok
+        outcome = (clip(json.dumps(step.output, default=str), OUTPUT_CHARS) if step.ok
                    else f"ERROR {step.error.kind}: {step.error.message}" if step.error else "ERROR")
         print_line(console, f"  {step.index:>2} {step.tool}({json.dumps(step.arguments, default=str)}) -> {outcome}")
     print_line(console, f"reply: {record.reply}")
@@ -176,3 +191,52 @@ def episode_command(
             mark = "ok  " if result.passed else "FAIL"
             detail = f" — {result.detail}" if result.detail else ""
             print_line(console, f"  {mark} {result.kind}: {result.description}{detail}")
+
+
+def episode_command(
+    episode_id: Annotated[str, typer.Argument(help="Episode id (or its first 6+ characters), as reports cite it.")],
+    campaign: Annotated[str | None, typer.Option(help="Only the plays of this campaign (or its control arm).")] = None,
+    round_index: Annotated[int | None, typer.Option("--round", help="Only the plays stored in this round.")] = None,
+    home: HomeOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show one episode as each model played it in each arm: its task, tool calls with results, and verdict.
+
+    The same episode (task, seed, attempt) is played by every round's model in every arm; a round's re-eval is
+    also the next round's held-out eval, so it is shown once, with every round and stage that holds it.
+    """
+    from registry import RegistryError
+
+    _, registry = _open(home)
+    try:
+        found = registry.find_episodes(episode_id)
+    except RegistryError as exc:
+        raise CliError(str(exc)) from exc
+    if not found:
+        raise CliError(f"no episode {episode_id!r} in {registry.display_url}")
+    ids = sorted({r.episode_id for _, _, r in found})
+    if len(ids) > 1:
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        raise CliError(f"episode id {episode_id!r} matches {len(ids)} episodes ({shown}); give more characters")
+    plays = _plays(registry, found)
+    if campaign is not None:
+        plays = [p for p in plays if p.campaign == campaign or p.campaign.startswith(f"{campaign}.")]
+    if round_index is not None:
+        plays = [p for p in plays if any(w["round"] == round_index for w in p.stored_in)]
+    if not plays:
+        raise CliError(f"episode {ids[0]} was not played in " + " ".join(
+            part for part in (f"campaign {campaign!r}" if campaign else "", f"round {round_index}"
+                              if round_index is not None else "") if part))
+    if as_json:
+        print_json({"episode_id": ids[0], "plays": [p.model_dump(mode="json") for p in plays]})
+        return
+    if len(plays) > 1:
+        print_table(console, f"episode {ids[0]}: {len(plays)} plays, one per model and arm",
+                    ("campaign", "arm", "model", "stored in", "result"),
+                    [[p.campaign, p.arm, p.model, _where_label(p),
+                      f"{'passed' if p.episode.passed else 'failed'} ({p.episode.score:.2f})"] for p in plays])
+    for index, play in enumerate(plays):
+        console.print()
+        if len(plays) > 1:
+            console.print(Text(f"play {index + 1} of {len(plays)}", style="italic"))
+        _print_play(play)

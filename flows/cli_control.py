@@ -18,10 +18,12 @@ def run_with_progress(console: Console, campaign: str, rounds: int, overrides: d
                       *, stop_rules: bool = False) -> list[PairedRound]:
     """Run ``rounds`` paired rounds (targeted arm, then its control) with a progress bar."""
     from flows.control import run_paired
+    from flows.prefect_view import tagged
     from flows.round import next_round
 
     def runner(params: CampaignParams) -> RoundSummary:
-        return next_round(params)
+        with tagged(params.campaign):
+            return next_round(params)
 
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from flows.cli_output import make_console, print_json, print_line, print_table
+from flows.cli_output import CliError, make_console, print_json, print_line, print_table
 
 if TYPE_CHECKING:
     from arena.core.episode import EpisodeRecord
@@ -160,9 +160,9 @@ def eval_command(
             records = run_rollouts(agent, packs, config, on_episode=finished, stop=stop)
     except ModelUnavailable as exc:
         where = mask_url(settings.api_base) if settings.api_base else "the provider's default endpoint"
-        console.print(f"[red]model {spec.name} at {where} stopped the evaluation:[/red] {exc.reason}; "
-                      f"{len(exc.records)} episodes written to {out}", soft_wrap=True, highlight=False)
-        raise typer.Exit(MODEL_UNAVAILABLE_EXIT) from exc
+        raise CliError(f"{exc.reason}; {len(exc.records)} episodes written to {out}",
+                       exit_code=MODEL_UNAVAILABLE_EXIT,
+                       prefix=f"model {spec.name} at {where} stopped the evaluation") from exc
     except RolloutStopped:  # a signal: its watcher prints what was kept and ends the process
         time.sleep(GRACE_S + EXIT_HANDLERS_S + 5)
         raise

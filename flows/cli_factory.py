@@ -10,10 +10,12 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-app = typer.Typer(help="The environment factory: serve it, export its schema, request variants.",
+from flows.cli_group import GymloopGroup
+from flows.cli_output import CliError
+
+app = typer.Typer(cls=GymloopGroup, help="The environment factory: serve it, export its schema, request variants.",
                   no_args_is_help=True)
 console = Console()
-error_console = Console(stderr=True)
 
 
 @app.command("serve")
@@ -40,8 +42,7 @@ def serve(
     try:
         check_bind(host, token)
     except ServeAuthError as exc:
-        error_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc)) from exc
     auth = ("every request needs 'Authorization: Bearer <token>' (the GYMLOOP_SERVE_TOKEN setting)" if token
             else "no token (loopback only); set GYMLOOP_SERVE_TOKEN to require 'Authorization: Bearer <token>'")
     console.print(f"gymloop factory on http://{host}:{port}/v1\nauth: {auth}", highlight=False, soft_wrap=True)
@@ -93,20 +94,22 @@ def request(
         option = {"tasks_per_variant": "--tasks", "targets": "--weakness", "baseline_model": "--baseline",
                   "kind": "--weakness", "focus_tags": "--focus-tag"}.get(field, f"--{field}".replace("_", "-"))
         shown = options.get(option, err.get("input"))
-        console.print(f"[red]bad option[/red] {option} {shown!r}: {err['msg']}")
-        raise typer.Exit(2) from None
+        raise CliError(f"{option} {shown!r}: {err['msg']}", prefix="bad option") from None
     from flows.settings import cli_settings
 
     settings = cli_settings()
     from flows.factory_baselines import baseline_lookup
 
     options = {} if (url or settings.factory_url) else {"baselines": baseline_lookup(settings)}
-    client = make_factory_client(url or settings.factory_url, token=settings.factory_token, **options)
+    try:
+        client = make_factory_client(url or settings.factory_url, token=settings.factory_token, **options)
+    except ValueError as exc:
+        console.print(f"[red]bad option[/red] --url: {exc}")
+        raise typer.Exit(2) from None
     try:
         result = client.request(req, timeout=timeout)
     except FactoryError as exc:
-        console.print(f"[red]factory request failed:[/red] {exc}")
-        raise typer.Exit(1) from exc
+        raise CliError(str(exc), exit_code=1, prefix="factory request failed") from exc
     report = result.gate_report
     console.print(f"request {result.request_id}: {len(result.packs)} pack(s), "
                   f"{report.accepted}/{report.candidates} candidate tasks accepted")

@@ -8,16 +8,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from flows import cli_gyms_serve
+from flows.cli_group import GymloopGroup
+from flows.cli_output import CliError, make_console, print_line, print_table
 
 if TYPE_CHECKING:
     from arena.core.pack import Pack
 
-app = typer.Typer(help="Built-in gyms: list them, check them, show a pack.", no_args_is_help=True)
-console = Console()
+app = typer.Typer(cls=GymloopGroup, help="Built-in gyms: list them, check them, show a pack.", no_args_is_help=True)
+console = make_console()
 
 
 def _load(target: str) -> Pack:
@@ -49,18 +50,15 @@ def list_gyms() -> None:
     from arena.core.domains import available_domains, get_domain
     from arena.core.pack import build_pack
 
-    table = Table(title="Built-in gyms")
-    for col in ("domain", "description", "tools", "tables", "entities", "train", "heldout"):
-        table.add_column(col)
+    rows = []
     for name in available_domains():
         pack = build_pack(name, seed=0)
         counts = _table_counts(pack)
         splits = Counter(t.split for t in pack.tasks)
-        table.add_row(
-            name, get_domain(name).description, str(len(pack.tools)), str(len(counts)),
-            str(sum(c for _, c in counts)), str(splits["train"]), str(splits["heldout"]),
-        )
-    console.print(table)
+        rows.append([name, get_domain(name).description, str(len(pack.tools)), str(len(counts)),
+                     str(sum(c for _, c in counts)), str(splits["train"]), str(splits["heldout"])])
+    print_table(console, "Built-in gyms", ("domain", "description", "tools", "tables", "entities", "train", "heldout"),
+                rows, right=("tools", "tables", "entities", "train", "heldout"))
 
 
 @app.command("check")
@@ -77,51 +75,48 @@ def check(
 
     targets = [domain] if domain else available_domains()
     failed = 0
-    summary = Table(title="Conformance")
-    for col in ("pack", "domain", "tasks", "checks", "failures"):
-        summary.add_column(col)
-    kinds = Table(title="Weakness kinds the factory can target")
-    for col in ("domain", "targetable", "not targetable (why)"):
-        kinds.add_column(col)
+    summary: list[list[str]] = []
+    kinds: list[list[str]] = []
     for target in targets:
         try:
             pack = _load(target)
         except PackError as exc:
-            console.print(f"[red]refused:[/red] {exc}")
-            raise typer.Exit(2) from exc
+            raise CliError(str(exc), prefix="refused") from exc
         with console.status(f"checking {pack.manifest.domain} ({len(pack.tasks)} tasks)"):
             report = check_pack(pack)
             leaked = audit_served(pack)
-        summary.add_row(pack.id[:12], report.domain, str(report.tasks), str(len(report.results) + report.tasks),
-                        str(len(report.failures) + len(leaked)))
+        summary.append([pack.id, report.domain, str(report.tasks), str(len(report.results) + report.tasks),
+                        str(len(report.failures) + len(leaked))])
         for failure in report.failures[:50]:
-            console.print(f"[red]FAIL[/red] {report.domain}/{failure.task_id} {failure.check}: {failure.detail}")
-        for task_id in leaked[:50]:
-            console.print(f"[red]FAIL[/red] {report.domain}/{task_id} served_oracle: a client passed it by replaying "
-                          "what served verdicts said")
+            print_line(console, f"FAIL {report.domain}/{failure.task_id} {failure.check}: {failure.detail}")
+        if len(report.failures) > 50:
+            print_line(console, f"... and {len(report.failures) - 50} more failures in {report.domain}")
+        for task_id in leaked:
+            print_line(console, f"FAIL {report.domain}/{task_id} served_oracle: a client passed it by replaying what "
+                                "served verdicts said")
         failed += len(report.failures) + len(leaked)
-        _add_kinds(kinds, pack)
-    console.print(summary)
-    console.print(kinds)
+        kinds.append(_kinds_row(pack))
+    print_table(console, "Conformance", ("pack", "domain", "tasks", "checks", "failures"), summary,
+                right=("tasks", "checks", "failures"))
+    print_table(console, "Weakness kinds the factory can target", ("domain", "targetable", "not targetable (why)"),
+                kinds)
     if failed:
-        console.print(f"[red]{failed} checks failed[/red]")
-        raise typer.Exit(1)
-    console.print("[green]every check passed[/green]")
+        raise CliError(f"{failed} checks failed", exit_code=1)
+    console.print(Text("every check passed", style="green"))
 
 
-def _add_kinds(table: Table, pack: Pack) -> None:
-    """Add the pack's gym's row: the weakness kinds its variants can aim at, and why not the others."""
+def _kinds_row(pack: Pack) -> list[str]:
+    """The pack's gym's row: the weakness kinds its variants can aim at, and why not the others."""
     from arena.authoring.knobs import targetable_kinds
     from arena.core.domains import get_domain
 
     try:
         domain = get_domain(pack.manifest.domain)
     except KeyError:
-        table.add_row(pack.manifest.domain, "-", "no gym of that name is installed")
-        return
+        return [pack.manifest.domain, "-", "no gym of that name is installed"]
     kinds = targetable_kinds(domain, {tag for t in pack.tasks for tag in t.tags})
-    table.add_row(domain.name, ", ".join(k for k, why in kinds.items() if why is None) or "-",
-                  "\n".join(f"{k}: {why}" for k, why in kinds.items() if why is not None) or "-")
+    return [domain.name, ", ".join(k for k, why in kinds.items() if why is None) or "-",
+            "; ".join(f"{k}: {why}" for k, why in kinds.items() if why is not None) or "-"]
 
 
 @app.command("show")
@@ -132,35 +127,21 @@ def show(pack_ref: Annotated[str, typer.Argument(metavar="PACK", help="A pack fo
     try:
         pack = _load(pack_ref)
     except PackError as exc:
-        console.print(f"[red]refused:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc), prefix="refused") from exc
     m = pack.manifest
-    console.print(f"[bold]{m.domain}[/bold] pack {m.id}  seed={m.seed} parent={m.parent or '-'} knobs={m.knobs}")
-    tables = Table(title="Tables")
-    tables.add_column("table")
-    tables.add_column("rows", justify="right")
-    for name, count in _table_counts(pack):
-        tables.add_row(name, str(count))
-    console.print(tables)
-    tools = Table(title="Tools")
-    for col in ("tool", "mode", "operation", "permission", "irreversible"):
-        tools.add_column(col)
-    for spec in pack.tools:
-        tools.add_row(spec.name, spec.mode, spec.operation, spec.permission or "", "yes" if spec.irreversible else "")
-    console.print(tools)
-    tasks = Table(title="Tasks by category and split")
-    for col in ("category", "train", "heldout"):
-        tasks.add_column(col)
+    print_line(console, f"{m.domain} pack {m.id}  seed={m.seed} parent={m.parent or '-'} knobs={m.knobs}")
+    print_table(console, "Tables", ("table", "rows"), [[name, str(count)] for name, count in _table_counts(pack)],
+                right=("rows",))
+    print_table(console, "Tools", ("tool", "mode", "operation", "permission", "irreversible"),
+                [[s.name, s.mode, s.operation, s.permission or "", "yes" if s.irreversible else ""]
+                 for s in pack.tools])
     by = Counter((t.category, t.split) for t in pack.tasks)
-    for category in sorted({t.category for t in pack.tasks}):
-        tasks.add_row(category, str(by[(category, "train")]), str(by[(category, "heldout")]))
-    console.print(tasks)
-    faults = Table(title="Faults")
-    for col in ("fault", "kind", "tool", "on call", "times"):
-        faults.add_column(col)
-    for fault in pack.faults:
-        faults.add_row(fault.id, fault.kind, fault.tool, str(fault.on_call), str(fault.times))
-    console.print(faults)
+    print_table(console, "Tasks by category and split", ("category", "train", "heldout"),
+                [[c, str(by[(c, "train")]), str(by[(c, "heldout")])] for c in sorted({t.category for t in pack.tasks})],
+                right=("train", "heldout"))
+    print_table(console, "Faults", ("fault", "kind", "tool", "on call", "times"),
+                [[f.id, f.kind, f.tool, str(f.on_call), str(f.times)] for f in pack.faults],
+                right=("on call", "times"))
 
 
 app.command("serve")(cli_gyms_serve.serve)

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from flows.cli_output import CliError
+
 if TYPE_CHECKING:
     from arena.core.pack import Pack
 
@@ -16,9 +18,8 @@ console = Console(stderr=True)
 Target = Annotated[str, typer.Argument(metavar="DOMAIN|PACK_DIR", help="A built-in domain or a pack folder.")]
 
 
-def _fail(message: str) -> typer.Exit:
-    console.print(f"[red]error:[/red] {message}", soft_wrap=True, highlight=False)
-    return typer.Exit(2)
+def _fail(message: str) -> CliError:
+    return CliError(message)
 
 
 def _pack_of(target: str) -> tuple[str, Pack | None]:

@@ -11,12 +11,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+
+from flows.cli_group import GymloopGroup
+from flows.cli_output import CliError, print_table
 
 if TYPE_CHECKING:
     from registry import Registry
 
-app = typer.Typer(help="The lineage registry: upgrade its schema, show its status.", no_args_is_help=True)
+app = typer.Typer(cls=GymloopGroup, help="The lineage registry: upgrade its schema, show its status.",
+                  no_args_is_help=True)
 console = Console(soft_wrap=True)
 
 UrlOption = Annotated[
@@ -36,13 +39,11 @@ def _open(url: str | None, home: Path | None, *, auto_upgrade: bool) -> Registry
     url = url or settings.resolved_registry_url()
     home = home or settings.home
     if not auto_upgrade and url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
-        console.print(f"error: no registry at {url} yet (create it: gymloop registry upgrade)", highlight=False)
-        raise typer.Exit(code=1)
+        raise CliError(f"no registry at {url} yet (create it: gymloop registry upgrade)", exit_code=1)
     try:
         return Registry(url, home, auto_upgrade=auto_upgrade)
     except RegistryError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
-        raise typer.Exit(code=1) from exc
+        raise CliError(str(exc), exit_code=1) from exc
 
 
 @app.command()
@@ -67,9 +68,5 @@ def status(url: UrlOption = None, home: HomeOption = None) -> None:
     console.print(f"url:       {info.url}", highlight=False)
     console.print(f"revision:  {info.revision} (newest known: {info.head})", highlight=False)
     console.print(f"pack store: {info.pack_root}", highlight=False)
-    table = Table(title="rows")
-    table.add_column("table")
-    table.add_column("rows", justify="right")
-    for name, count in sorted(info.counts.items()):
-        table.add_row(name, str(count))
-    console.print(table)
+    print_table(console, "rows", ("table", "rows"), [[name, str(count)] for name, count in sorted(info.counts.items())],
+                right=("rows",))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from flows.cli_output import make_console, print_json, print_line, print_table
+from flows.cli_output import CliError, make_console, print_json, print_line, print_table
 from flows.models import Control
 
 if TYPE_CHECKING:
@@ -71,17 +71,15 @@ def _overrides(model: str | None, domains: list[str] | None, strategy: str | Non
     try:
         return refuse_secret_overrides(out)
     except ValueError as exc:
-        print_line(console, f"bad setting: {exc}")
-        raise typer.Exit(2) from None
+        raise CliError(str(exc), prefix="bad setting") from None
 
 
 def _campaign_name(name: str, option: str) -> str:
     from flows.models import CAMPAIGN_NAME
 
     if not re.fullmatch(CAMPAIGN_NAME, name) or len(name) > 200 or name in (".", ".."):
-        print_line(console, f"bad campaign name {name!r} ({option}): use 1-200 letters, digits, '_', '.' "
-                   "or '-', not '.' or '..'")
-        raise typer.Exit(2)
+        raise CliError(f"bad campaign name {name!r} ({option}): use 1-200 letters, digits, '_', '.' or '-', "
+                       "not '.' or '..'")
     return name
 
 
@@ -98,23 +96,21 @@ def _lease(campaign: str, overrides: dict[str, Any]) -> Iterator[None]:
         with campaign_lease(registry, campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
             yield
     except CampaignBusy as exc:
-        print_line(console, f"not started: {exc}")
-        raise typer.Exit(3) from exc
+        raise CliError(str(exc), exit_code=3, prefix="not started") from exc
     except RegistryError as exc:
-        print_line(console, f"registry error: {exc}")
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc), prefix="registry error") from exc
     except RuntimeError as exc:
         if "ephemeral Prefect API server" not in str(exc):
             raise
         limit = os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "?")
-        print_line(console, f"Prefect's temporary API server did not start within {limit} s (a busy machine?): "
-                   "run a server (`prefect server start`, then set PREFECT_API_URL) or raise "
-                   "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS")
-        raise typer.Exit(2) from exc
+        raise CliError(f"Prefect's temporary API server did not start within {limit} s (a busy machine?): run a "
+                       "server (`prefect server start`, then set PREFECT_API_URL) or raise "
+                       "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS") from exc
 
 
 def _quiet_prefect() -> None:
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    """Keep Prefect's INFO lines off the terminal while they still reach the Prefect API (the run's logs)."""
+    os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "WARNING")
     # MLflow sets its loggers' level from this variable when it is imported (a later setLevel is undone).
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     logging.getLogger("mlflow").setLevel(logging.WARNING)
@@ -127,8 +123,7 @@ def _check_tracking(settings: GymloopSettings) -> None:
     try:
         check_reachable(settings.resolved_mlflow_uri())
     except TrackingUnavailable as exc:
-        print_line(console, f"error: {exc}")
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc)) from exc
 
 
 def invalid_cell(s: RoundSummary) -> str:
@@ -168,27 +163,33 @@ def _campaign_line(name: str, settings: GymloopSettings) -> str:
 
 def _where(name: str, settings: GymloopSettings, home: Path | None = None) -> dict[str, str]:
     """Where a campaign's results are: its report, its MLflow store and experiment, and how to open them."""
+    from arena.core.redact import mask_url
+    from flows.round_tracking import runs_url
+
     report = settings.home / "campaigns" / name / "report.md"
     home_env = f"GYMLOOP_HOME={home} " if home else ""
-    from arena.core.redact import mask_url
-
+    remote = settings.resolved_mlflow_uri().startswith(("http://", "https://"))
     return {"report": str(report), "mlflow_uri": mask_url(settings.resolved_mlflow_uri()),
-            "mlflow_experiment": f"gymloop/{name}",
-            "open_mlflow": f"{home_env}gymloop mlflow-ui", "rewrite_report": f"gymloop report {name}"
-            + (f" --home {home}" if home else "")}
+            "mlflow_experiment": f"gymloop/{name}", "mlflow_runs_url": runs_url(settings, name),
+            "open_mlflow": "" if remote else f"{home_env}gymloop mlflow-ui",
+            "rewrite_report": f"gymloop report {name}" + (f" --home {home}" if home else "")}
 
 
 def _closing(name: str, settings: GymloopSettings, home: Path | None = None) -> None:
     where = _where(name, settings, home)
     print_line(console, f"report: {where['report']}")
     print_line(console, f"MLflow: experiment {where['mlflow_experiment']} in {where['mlflow_uri']}")
-    print_line(console, f"open MLflow: {where['open_mlflow']}")
+    if where["open_mlflow"]:
+        print_line(console, f"open MLflow: {where['open_mlflow']}, then {where['mlflow_runs_url']}")
+    else:
+        print_line(console, f"MLflow runs: {where['mlflow_runs_url']}")
 
 
 def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any], progress_console: Any) -> list[Any]:
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from flows.models import CampaignParams
+    from flows.prefect_view import tagged
     from flows.round import next_round
     from flows.run_guard import MeterColumn, guarded_run
 
@@ -199,7 +200,8 @@ def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any], prog
         bar = progress.add_task(f"campaign {campaign_name}", total=rounds)
         for done in range(rounds):
             progress.update(bar, description=f"campaign {campaign_name}: {done} of {rounds} rounds done")
-            summary = next_round(CampaignParams(campaign=campaign_name, overrides=overrides))
+            with tagged(campaign_name):
+                summary = next_round(CampaignParams(campaign=campaign_name, overrides=overrides))
             summaries.append(summary)
             progress.advance(bar)
             progress_console.print(f"round {summary.round_index}: lift {summary.lift:+.3f} "
@@ -315,11 +317,11 @@ def campaign_command(
         _print_control(paired, name, settings, control)
         _closing(name, settings)
         return
+    from flows.prefect_view import tagged
     from flows.round import campaign
     from flows.run_guard import guarded_run
 
-
-    with _lease(name, overrides), guarded_run(settings, name, make_console(stderr=as_json)):
+    with _lease(name, overrides), guarded_run(settings, name, make_console(stderr=as_json)), tagged(name):
         summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
     if as_json:
         print_json(_result(name, summaries, settings))
@@ -349,8 +351,7 @@ def serve_command(
     try:
         serve_campaign(campaign, cron, overrides, console)
     except ServeError as exc:
-        print_line(console, f"error: {exc}")
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc)) from exc
 
 
 def report_command(
@@ -369,13 +370,14 @@ def report_command(
         path = write_report(folder, campaign, _campaign_line(campaign, settings))
         summaries = campaign_summaries(folder)
     except (FileNotFoundError, ValueError, RegistryError) as exc:
-        print_line(console, f"error: {exc}")
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc)) from exc
     if as_json:
         print_json({**_result(campaign, summaries, settings, home), "report": str(path),
                     "plots": [str(folder / "lift_per_round.png"), str(folder / "weaknesses_by_round.png")]})
         return
-    console.print(path.read_text(), soft_wrap=True)
+    from flows.report_view import print_report
+
+    print_report(console, path)
     print_line(console, f"wrote {path}")
 
 
@@ -383,18 +385,43 @@ def mlflow_ui_command(
     ctx: typer.Context,
     port: Annotated[int, typer.Option(help="Port of the MLflow UI.")] = 5000,
     host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+    workers: Annotated[int, typer.Option(min=1, help="Server processes (one is plenty for one user).")] = 1,
+    jobs: Annotated[bool, typer.Option(
+        help="Start MLflow's job runner too (GenAI judges and scorers; gymloop needs none).")] = False,
+    home: Annotated[Path | None, typer.Option(help="gymloop home whose store to open.")] = None,
 ) -> None:
-    """Open gymloop's MLflow store in ``mlflow ui`` (offline switches set; extra options go to mlflow)."""
+    """Open gymloop's MLflow store in ``mlflow ui``, sized for a laptop (extra options go to mlflow).
+
+    One server process and no job runner unless asked; the offline switches are set. Prints each campaign's
+    runs view (training runs, both arms, gymloop's metric columns).
+    """
     from arena.core.redact import mask_url
     from flows._offline import OFFLINE_DEFAULTS
+    from flows.tracking import runs_view_url
 
-    settings = _settings()
+    settings = _settings(**({"home": str(home)} if home else {}))
     uri = settings.resolved_mlflow_uri()
     if uri.startswith(("http://", "https://")):
         print_line(console, f"MLflow runs on a tracking server: open {mask_url(uri)}")
         return
-    env = {**OFFLINE_DEFAULTS, **os.environ}
+    address = f"http://{host}:{port}"
+    print_line(console, f"MLflow UI on {address} for {mask_url(uri)} ({workers} worker"
+                        f"{'s' if workers > 1 else ''}{', job runner on' if jobs else ''})")
+    for name, experiment_id in _campaign_experiments(uri):
+        print_line(console, f"campaign {name}: {runs_view_url(address, experiment_id)}")
+    sys.stdout.flush()
+    env = {**OFFLINE_DEFAULTS, **os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "true" if jobs else "false"}
     args = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", host, "--port", str(port),
-            *ctx.args]
-    print_line(console, f"MLflow UI on http://{host}:{port} for {mask_url(uri)}")
+            "--workers", str(workers), *ctx.args]
     os.execve(sys.executable, args, env)
+
+
+def _campaign_experiments(uri: str, limit: int = 10) -> list[tuple[str, str]]:
+    """The newest gymloop campaigns in a local MLflow store: (campaign, experiment id), newest first."""
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
+        return []
+    from mlflow.tracking import MlflowClient
+
+    experiments = MlflowClient(tracking_uri=uri).search_experiments(
+        filter_string="name LIKE 'gymloop/%'", order_by=["creation_time DESC"], max_results=limit)
+    return [(e.name.removeprefix("gymloop/"), str(e.experiment_id)) for e in experiments]

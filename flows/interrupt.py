@@ -125,6 +125,9 @@ def stop_on_signals(on_stop: Callable[[str], str], *, exit_process: bool = True)
             message = f"stopped by {name}; the round could not be marked interrupted: {exc}"
         print(message, file=sys.stderr, flush=True)
         if exit_process:
+            from flows.cli_output import report_stop
+
+            report_stop(message, 128 + signum)
             _exit_now(128 + signum)
 
     watcher = threading.Thread(target=watch, name="gymloop-signals", daemon=True)

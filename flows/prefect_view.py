@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import AbstractContextManager
 from typing import Any
 
 from flows.models import RoundSummary
@@ -40,6 +41,13 @@ def run_tags(campaign: str) -> list[str]:
     return ["gymloop", f"campaign:{campaign}"]
 
 
+def tagged(campaign: str) -> AbstractContextManager[set[str]]:
+    """Tag every flow and task run started inside with the campaign's tags (the parent flow runs too)."""
+    from prefect import tags
+
+    return tags(*run_tags(campaign))
+
+
 def artifact_key(campaign: str, suffix: str) -> str:
     """A Prefect artifact key (lowercase letters, digits and dashes)."""
     return re.sub(r"[^a-z0-9-]+", "-", f"{campaign}-{suffix}".lower()).strip("-")[:100]
@@ -66,11 +74,14 @@ def round_rows(summary: RoundSummary) -> list[dict[str, Any]]:
     return rows
 
 
-def publish_round(summary: RoundSummary, mlflow_uri: str, mlflow_run_id: str) -> None:
-    """Create the round's table artifact and its lift as a Markdown artifact in the current flow run."""
-    from prefect.artifacts import create_markdown_artifact, create_table_artifact
+def publish_round(summary: RoundSummary, mlflow_run: str) -> None:
+    """Create the round's table artifact and its lift as a Markdown artifact in the current flow run.
 
-    from arena.core.redact import mask_url
+    Args:
+        summary: The round.
+        mlflow_run: Markdown pointing at the round's MLflow run (a link when the tracking server is HTTP).
+    """
+    from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
     s = summary
     create_table_artifact(round_rows(s), key=artifact_key(s.campaign, f"round-{s.round_index}"),
@@ -79,6 +90,6 @@ def publish_round(summary: RoundSummary, mlflow_uri: str, mlflow_run_id: str) ->
         f"### {s.campaign} round {s.round_index}: lift {s.lift:+.3f} "
         f"(95% interval [{s.lift_low:+.3f}, {s.lift_high:+.3f}])\n\n"
         f"Held-out pass rate {s.before:.3f} -> {s.after:.3f}; model `{s.model_in}` -> `{s.model_out}`.\n\n"
-        f"MLflow: `{mask_url(mlflow_uri)}`, run `{mlflow_run_id}`.",
+        f"{mlflow_run}.",
         key=artifact_key(s.campaign, "lift"), description=f"gymloop campaign {s.campaign}: latest round's lift",
     )

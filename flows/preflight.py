@@ -16,6 +16,7 @@ from arena.agents.chat_client import import_litellm
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.transformers_agent import CheckpointError, TransformersAgent
 from arena.core.redact import mask_url
+from arena.core.text import clip
 from flows.model_spec import REFERENCE
 
 PROBE_TIMEOUT_S = 20.0
@@ -34,7 +35,7 @@ def _clean(text: str, config: LiteLLMConfig) -> str:
     line = " ".join(text.split())
     if config.api_key is not None:
         line = line.replace(config.api_key.get_secret_value(), "***")
-    return line[:300]
+    return clip(line, 300)
 
 
 def _provider_problem(config: LiteLLMConfig, litellm: ModuleType) -> str | None:

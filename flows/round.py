@@ -321,7 +321,7 @@ def _record(settings: GymloopSettings, registry: Registry, params: RoundParams, 
     steps.write_json(folder / "summary.json", summary.model_dump(mode="json"))
     registry.finish_round(round_id, model_out.id, {"summary": summary.model_dump(mode="json")})
     run_id = round_tracking.track_round(settings, registry, summary, report, variant_ids, model_in, model_out)
-    prefect_view.publish_round(summary, settings.resolved_mlflow_uri(), run_id)
+    prefect_view.publish_round(summary, round_tracking.run_link(settings, params.campaign, run_id))
     get_run_logger().info("round %s: held-out pass rate %.3f -> %.3f, lift %+.3f [%+.3f, %+.3f]; MLflow run %s",
                           params.round_index, summary.before, summary.after, summary.lift, summary.lift_low,
                           summary.lift_high, run_id)

@@ -91,7 +91,8 @@ def track_round(settings: GymloopSettings, registry: Registry, summary: RoundSum
                                   [[k.pack_id, k.task_id, k.seed, k.attempt] for k in suite])
     artifacts = [folder / "weakness_report.json", folder / "weakness_report.md", folder / "wave.json", suite_path,
                  *plots]
-    run_id = tracker.log_round(index, round_params, summary.metrics, artifacts)
+    run_id = tracker.log_round(index, round_params, summary.metrics, artifacts,
+                               campaign_metrics=_campaign_metrics(registry, campaign, settings.seed))
     domains = {p.id: p.domain for p in registry.list_packs()}
     with warnings.catch_warnings():
         # MLflow hints that integer columns cannot hold missing values (ours never miss one) and that a local
@@ -105,8 +106,35 @@ def track_round(settings: GymloopSettings, registry: Registry, summary: RoundSum
                                   artifact=Path(model_out.artifact) if model_out.artifact else None)
     tracker.log_lineage(run_id, index, in_id, out_id)
     tracker.register_version(f"gymloop-{campaign}", out_id, run_id, summary.model_out, index)
+    tracker.log_parent_model(out_id, index, summary.model_out)
+    scores = {s.round_index: s.after for s in campaign_summaries(folder.parent, up_to=index)}
+    tracker.set_aliases(f"gymloop-{campaign}", scores)
     tracker.log_campaign_artifacts(plots)
     return run_id
+
+
+def _campaign_metrics(registry: Registry, campaign: str, seed: int) -> dict[str, float]:
+    """The campaign's lift so far (before its first round, after its last finished one), as MLflow metrics."""
+    before, after, lift, low, high = steps.campaign_lift(registry, campaign, seed)
+    return {"campaign_lift": lift, "campaign_lift_low": low, "campaign_lift_high": high,
+            "campaign_pass_rate_before": before, "campaign_pass_rate_after": after}
+
+
+def run_link(settings: GymloopSettings, campaign: str, run_id: str) -> str:
+    """Markdown pointing at a round's MLflow run: a link on a tracking server, else where the local store is."""
+    from arena.core.redact import mask_url
+    from flows.tracking import run_url
+
+    tracker = tracker_for(settings, campaign)
+    if tracker.uri.startswith(("http://", "https://")):
+        return f"[MLflow run {run_id[:8]}]({run_url(tracker.ui_address(), tracker.experiment_id, run_id)})"
+    return (f"MLflow run `{run_id}` in `{mask_url(tracker.uri)}` (open it with `gymloop mlflow-ui`: "
+            f"{run_url(tracker.ui_address(), tracker.experiment_id, run_id)})")
+
+
+def runs_url(settings: GymloopSettings, campaign: str, ui_address: str | None = None) -> str:
+    """The campaign's runs view in the MLflow UI (both arms' parent runs with their rounds)."""
+    return tracker_for(settings, campaign).runs_url(ui_address)
 
 
 def close_campaign(settings: GymloopSettings, campaign: str) -> Path | None:
@@ -127,8 +155,7 @@ def close_campaign(settings: GymloopSettings, campaign: str) -> Path | None:
     folder = settings.home / "campaigns" / campaign
     report = write_report(folder, campaign, headline)
     tracker.log_campaign_artifacts([report, folder / "lift_per_round.png", folder / "weaknesses_by_round.png"])
-    tracker.finish({"campaign_lift": lift, "campaign_lift_low": low, "campaign_lift_high": high,
-                    "campaign_pass_rate_before": before, "campaign_pass_rate_after": after}, step=last)
+    tracker.finish(_campaign_metrics(registry, campaign, settings.seed), step=last)
     return report
 
 

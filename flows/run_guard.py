@@ -16,12 +16,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-import typer
 from rich.console import Console
 from rich.progress import ProgressColumn, Task
 from rich.text import Text
 
-from flows.cli_output import make_console
+from flows.cli_output import CliError, make_console
 from flows.interrupt import stop_on_signals
 from flows.live import RolloutMeter, metering
 from flows.settings import GymloopSettings
@@ -56,7 +55,7 @@ def preflight_or_exit(spec: ModelSpec, settings: GymloopSettings, console: Conso
         The agent, ready to play.
 
     Raises:
-        typer.Exit: Code 2 after one line ``preflight failed: ...`` when the model cannot play.
+        CliError: Code 2, ``preflight failed: ...`` on one line, when the model cannot play.
     """
     from flows.model_spec import check, choose_client
     from flows.preflight import PreflightError
@@ -66,8 +65,7 @@ def preflight_or_exit(spec: ModelSpec, settings: GymloopSettings, console: Conso
     try:
         return check(spec, settings, params_path=params_path)
     except PreflightError as exc:
-        console.print(f"[red]preflight failed:[/red] {exc}", soft_wrap=True, highlight=False)
-        raise typer.Exit(2) from exc
+        raise CliError(str(exc), prefix="preflight failed") from exc
 
 
 def mark_stopped(settings: GymloopSettings, campaign: str, status: str, reason: str) -> list[int]:
@@ -119,11 +117,9 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
         try:
             yield meter
         except InvalidEpisodesError as exc:
-            console.print(f"error: {exc}", soft_wrap=True, highlight=False, markup=False)
-            raise typer.Exit(INVALID_SHARE_EXIT) from exc
+            raise CliError(str(exc), exit_code=INVALID_SHARE_EXIT) from exc
         except ModelUnavailable as exc:
             mark_stopped(settings, campaign, "failed", f"model unavailable: {exc.reason}")
             where = mask_url(settings.api_base) if settings.api_base else "the provider's default endpoint"
-            console.print(f"[red]model {settings.model} at {where} stopped the round:[/red] {exc.reason}",
-                          soft_wrap=True, highlight=False)
-            raise typer.Exit(MODEL_UNAVAILABLE_EXIT) from exc
+            raise CliError(exc.reason, exit_code=MODEL_UNAVAILABLE_EXIT,
+                           prefix=f"model {settings.model} at {where} stopped the round") from exc

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import (
@@ -26,7 +27,8 @@ from pydantic_settings import SettingsError as SourceError
 
 from arena.core.domains import BUILTIN_DOMAINS
 from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
-from flows.model_spec import ClientSetting, ModelSpecError, endpoint_of, parse_model
+from arena.core.text import clip
+from flows.model_spec import ClientSetting, ModelSpecError, choose_client, endpoint_of, parse_model
 from trainers.trl import TRLConfig
 
 CONFIG_ENV = "GYMLOOP_CONFIG"
@@ -199,6 +201,37 @@ class GymloopSettings(BaseSettings):
             raise ValueError(str(exc)) from None
         return value
 
+    @field_validator("api_key")
+    @classmethod
+    def _key_beside_userinfo(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        """Refuse a key the model's server would never see: an OpenAI-compatible endpoint with a user and password.
+
+        Both go in the one ``Authorization`` header (the password as HTTP basic auth, the key as a bearer token):
+        the HTTP clients either drop the key for the password or refuse the request.
+        """
+        model, api_base = info.data.get("model"), info.data.get("api_base")
+        if value is None or not isinstance(model, str):
+            return value
+        spec = parse_model(model, api_base=api_base)
+        if spec.form == "llm" and spec.endpoint and "@" in urlsplit(spec.endpoint).netloc \
+                and choose_client(spec, "auto").client == "openai":
+            raise ValueError("api_base holds a user and password (sent as HTTP basic auth) and api_key is set (sent "
+                             "as a bearer token): an OpenAI-compatible server gets both in the one Authorization "
+                             "header; keep the one the server checks (api_key, or the userinfo of api_base)")
+        return value
+
+    @field_validator("factory_token")
+    @classmethod
+    def _token_beside_userinfo(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        from arena.serve.http_auth import token_conflict  # imported here: arena.serve loads the MCP SDK
+
+        url = info.data.get("factory_url")
+        conflict = token_conflict(url, value, url_setting="factory_url", token_setting="factory_token") \
+            if isinstance(url, str) else None
+        if conflict is not None:
+            raise ValueError(conflict)
+        return value
+
     @model_validator(mode="after")
     def _one_endpoint(self) -> GymloopSettings:
         """Keep a model's endpoint in ``api_base`` alone (``m@URL`` splits), and checkpoint folders absolute."""
@@ -369,16 +402,17 @@ def read_settings(overrides: Mapping[str, Any], flags: Mapping[str, str] | None 
 
 
 def cli_settings(overrides: Mapping[str, Any] | None = None, flags: Mapping[str, str] | None = None) -> GymloopSettings:
-    """``read_settings`` for a command: a bad setting prints ``bad setting: ...`` on one line and exits with 2."""
-    import typer
+    """``read_settings`` for a command: a bad setting stops it with ``bad setting: ...`` on one line (exit 2).
 
-    from flows.cli_output import make_console, print_line
+    Raises:
+        CliError: The setting, where it came from, and why it is refused.
+    """
+    from flows.cli_output import CliError
 
     try:
         return read_settings(overrides or {}, flags)
     except SettingsError as exc:
-        print_line(make_console(), f"bad setting: {exc}")
-        raise typer.Exit(2) from None
+        raise CliError(str(exc), prefix="bad setting") from None
 
 
 def _message(err: Any) -> str:
@@ -396,7 +430,7 @@ def _shown(name: str, err: Any) -> str:
     shown = redact_text(repr(value))
     if shown in _message(err) or (isinstance(value, str) and value in _message(err)):
         return ""
-    return f": got {shown[:77] + '...' if len(shown) > 80 else shown}"
+    return f": got {clip(shown, 77)}"
 
 
 def _suggestion(name: str, err: Any) -> str:

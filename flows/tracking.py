@@ -7,6 +7,7 @@ a round recorded twice (a re-trigger, a resume) logs its metrics, inputs and mod
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -15,9 +16,11 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
+from arena.core.text import clip
 from flows._offline import apply_offline_defaults
 
 apply_offline_defaults()
@@ -30,9 +33,64 @@ _SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
 _KEY = re.compile(r"[^A-Za-z0-9_\-. /]")
 _HEADLINE = ("lift", "heldout_pass_rate_before", "heldout_pass_rate_after")
 
+RUNS_VIEW_KEY = "gymloop"
+"""Key of the experiment's shared runs view (the experiment tag ``mlflow.sharedViewState.gymloop``)."""
+
+RUNS_VIEW_COLUMNS = ("campaign_lift", "heldout_pass_rate_before", "heldout_pass_rate_after", "lift",
+                     "targeting_lift")
+"""Metric columns the campaign's runs view shows: the campaign's lift, each round's pass rates and lift."""
+
+UI_ADDRESS = "http://127.0.0.1:5000"
+"""Where ``gymloop mlflow-ui`` serves a local store by default."""
+
+
+def runs_view_url(ui_address: str, experiment_id: str) -> str:
+    """The runs table of an experiment in the MLflow UI, with gymloop's columns.
+
+    MLflow 3.17 opens an experiment on its GenAI overview whatever the experiment's tags say (its
+    ``mlflow.experimentKind`` tag is not read any more): the UI's ``workflowType=machine_learning`` switches to
+    the training view, and ``viewStateShareKey`` loads the shared view gymloop stores on the experiment.
+    """
+    return (f"{ui_address.rstrip('/')}/#/experiments/{experiment_id}/runs"
+            f"?workflowType=machine_learning&viewStateShareKey={RUNS_VIEW_KEY}")
+
+
+def run_url(ui_address: str, experiment_id: str, run_id: str) -> str:
+    """A run's page in the MLflow UI (training view)."""
+    return f"{ui_address.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning"
+
+
+def runs_view_state() -> str:
+    """The shared runs view gymloop stores on each campaign's experiment (JSON, as the MLflow UI shares views)."""
+    import json
+
+    return json.dumps({"selectedColumns": [*(f"metrics.`{key}`" for key in RUNS_VIEW_COLUMNS), "attributes.`Models`"],
+                       "orderByKey": "attributes.start_time", "orderByAsc": False}, sort_keys=True)
+
+
+def arm_run_name(campaign: str, arm: str) -> str:
+    """The parent run's name: the arm first, so both arms read apart in a narrow column."""
+    return f"targeted: {campaign}" if arm == "targeted" else f"{arm} control: {campaign}"
+
+
+def round_run_name(index: int, arm: str) -> str:
+    """A round run's name: its arm and round index."""
+    return f"targeted round {index}" if arm == "targeted" else f"{arm} control round {index}"
+
+
+def arm_description(campaign: str, arm: str) -> str:
+    """The parent run's description (shown on its page)."""
+    if arm == "targeted":
+        return (f"Targeted arm of gymloop campaign {campaign}: each round trains on waves aimed at the weaknesses "
+                "diagnosed on the held-out suite. campaign_lift: held-out pass rate after the last round minus "
+                "before the first, with its 95% interval.")
+    return (f"{arm} control arm of gymloop campaign {campaign}: the same wave budget, starting model and held-out "
+            f"suite as the targeted arm, with {arm} waves, so targeting_lift (on the targeted arm) measures what "
+            "targeting adds.")
+
 
 class TrackingUnavailable(RuntimeError):
-    """The MLflow tracking server cannot be reached; the message names the URI and the setting."""
+    """The MLflow tracking server cannot be reached or refuses gymloop; the message names the URI and the setting."""
 
 
 def metric_key(name: str) -> str:
@@ -47,15 +105,16 @@ def scrub(params: Mapping[str, Any]) -> dict[str, str]:
         if value is None or (_SECRET.search(key) and not key.endswith("_set")):
             continue
         text = str(value)
-        out[metric_key(key)] = text if len(text) <= 6000 else text[:5997] + "..."
+        out[metric_key(key)] = text if len(text) <= 6000 else clip(text, 5960)
     return out
 
 
 def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
-    """Fail fast when an HTTP tracking server does not answer (local stores need no check).
+    """Fail fast when an HTTP tracking server does not answer or refuses gymloop (local stores need no check).
 
     Raises:
-        TrackingUnavailable: The server did not answer its health check within ``timeout_s``.
+        TrackingUnavailable: The server did not answer its health check within ``timeout_s``, or refused the
+            credentials of ``uri`` (HTTP 401 or 403 to a search).
     """
     if not uri.startswith(("http://", "https://")):
         return
@@ -70,6 +129,28 @@ def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
     if response.status_code != 200:
         raise TrackingUnavailable(f"MLflow tracking server {shown} (setting mlflow_uri) answered its health check "
                                   f"with HTTP {response.status_code}")
+    try:  # the health check needs no credentials; a search does (MLflow's basic-auth app, a proxy)
+        response = httpx.get(f"{uri.rstrip('/')}/api/2.0/mlflow/experiments/search", params={"max_results": 1},
+                             timeout=max(timeout_s, 30.0))  # a busy server's first search can take seconds
+    except httpx.HTTPError as exc:
+        raise TrackingUnavailable(f"MLflow tracking server {shown} (setting mlflow_uri) did not answer a search: "
+                                  f"{type(exc).__name__}: {exc or 'no answer'}") from exc
+    if response.status_code in (401, 403):
+        given = "its user and password in mlflow_uri were" if "@" in urlsplit(uri).netloc else "no credentials were"
+        raise TrackingUnavailable(f"MLflow tracking server {shown} (setting mlflow_uri) answered HTTP "
+                                  f"{response.status_code}: {given} refused (give them as http://user:password@host)")
+
+
+def quiet_run_links(uri: str) -> None:
+    """Keep MLflow from printing its run links (``View run ... at: <uri>/#/...``) when ``uri`` holds a secret.
+
+    MLflow writes those lines on stdout with the tracking URI as given, userinfo and query included, when a run
+    ends; gymloop shows its runs with the URI masked instead.
+    """
+    from arena.core.redact import url_secrets
+
+    if url_secrets(uri):
+        os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
 
 
 @cache
@@ -105,6 +186,7 @@ class CampaignTracker:
     """
 
     def __init__(self, uri: str, campaign: str, artifact_root: Path | None = None, arm: str = "targeted") -> None:
+        quiet_run_links(uri)
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
         self.campaign = campaign
@@ -117,9 +199,14 @@ class CampaignTracker:
             location = artifact_root.resolve().as_uri() if artifact_root and not remote else None
             self.experiment_id = self.client.create_experiment(
                 self.experiment_name, artifact_location=location,
-                tags={"mlflow.note.content": f"gymloop campaign {campaign}: one nested run per curriculum round",
-                      "gymloop_campaign": campaign, "mlflow.experimentKind": "custom_model_development"},
+                tags={"mlflow.note.content": f"gymloop campaign {campaign}: a parent run per arm (targeted, and a "
+                                             "control when there is one), a nested run per curriculum round",
+                      "gymloop_campaign": campaign, "mlflow.experimentKind": "custom_model_development",
+                      f"mlflow.sharedViewState.{RUNS_VIEW_KEY}": runs_view_state()},
             )
+        if existing is not None and existing.tags.get(f"mlflow.sharedViewState.{RUNS_VIEW_KEY}") != runs_view_state():
+            self.client.set_experiment_tag(self.experiment_id, f"mlflow.sharedViewState.{RUNS_VIEW_KEY}",
+                                           runs_view_state())
         self.arm = arm
         self.parent_id = self._parent_run(campaign)
 
@@ -128,13 +215,29 @@ class CampaignTracker:
             [self.experiment_id], filter_string=f"tags.gymloop_kind = 'campaign' and tags.arm = '{self.arm}'",
             max_results=1,
         )
+        name = arm_run_name(campaign, self.arm)
         if runs:
-            return str(runs[0].info.run_id)
-        name = campaign if self.arm == "targeted" else f"{campaign} ({self.arm})"
+            found = runs[0]
+            if found.info.run_name != name:  # a run named before arms led the name
+                self.client.set_tag(found.info.run_id, "mlflow.runName", name)
+            return str(found.info.run_id)
         run = self.client.create_run(self.experiment_id, run_name=name,
                                      tags={"gymloop_kind": "campaign", "gymloop_campaign": campaign, "arm": self.arm,
+                                           "mlflow.note.content": arm_description(campaign, self.arm),
                                            **source_tags()})
         return str(run.info.run_id)
+
+    def runs_url(self, ui_address: str | None = None) -> str:
+        """The campaign's runs view: on the tracking server, or at ``ui_address`` for a local store."""
+        return runs_view_url(self.ui_address(ui_address), self.experiment_id)
+
+    def ui_address(self, local: str | None = None) -> str:
+        """Where the MLflow UI of this store is: the tracking server, or ``gymloop mlflow-ui``'s address."""
+        if self.uri.startswith(("http://", "https://")):
+            from arena.core.redact import mask_url
+
+            return mask_url(self.uri)
+        return local or UI_ADDRESS
 
     def log_campaign_params(self, params: Mapping[str, Any]) -> None:
         """Log the campaign's settings on the parent run (secrets and unset settings left out; logged once)."""
@@ -158,7 +261,7 @@ class CampaignTracker:
         if found is not None:
             return str(found.info.run_id)
         run = self.client.create_run(
-            self.experiment_id, run_name=f"round-{index}" if self.arm == "targeted" else f"round-{index} ({self.arm})",
+            self.experiment_id, run_name=round_run_name(index, self.arm),
             tags={"gymloop_kind": "round", "gymloop_round": str(index), "gymloop_campaign": self.campaign,
                   "mlflow.parentRunId": self.parent_id, "arm": self.arm, **source_tags()},
         )
@@ -174,8 +277,12 @@ class CampaignTracker:
         return any(m.step == step for m in self.client.get_metric_history(run_id, key))
 
     def log_round(self, index: int, params: Mapping[str, Any], metrics: Mapping[str, float],
-                  artifacts: list[Path]) -> str:
-        """Log a finished round: params, metrics (step = round index) and artifacts on its nested run, once."""
+                  artifacts: list[Path], campaign_metrics: Mapping[str, float] | None = None) -> str:
+        """Log a finished round: params, metrics (step = round index) and artifacts on its nested run, once.
+
+        The parent run gets the campaign's metrics so far (``campaign_lift``, ...) first, then the round's, both at
+        step = round index, so its page lists the campaign's lift first and its charts show every round.
+        """
         run_id = self.round_run(index)
         points = _ordered_metrics(metrics, index)
         if not self._has_step(run_id, "lift", index):
@@ -183,7 +290,10 @@ class CampaignTracker:
             fresh = [Param(k, v) for k, v in scrub(params).items() if k not in logged]
             self.client.log_batch(run_id, metrics=points, params=fresh)
         if not self._has_step(self.parent_id, "lift", index):
-            self.client.log_batch(self.parent_id, metrics=points)
+            now = int(time.time() * 1000)
+            first = [Metric(metric_key(k), float(v), now, index) for k, v in (campaign_metrics or {}).items()
+                     if not self._has_step(self.parent_id, metric_key(k), index)]
+            self.client.log_batch(self.parent_id, metrics=first + points)
         for path in artifacts:
             self.client.log_artifact(run_id, str(path))
         self.client.set_terminated(run_id, "FINISHED")
@@ -226,6 +336,39 @@ class CampaignTracker:
             return
         self.client.log_inputs(run_id, models=[LoggedModelInput(model_in)])
         self.client.log_outputs(run_id, models=[LoggedModelOutput(model_out, index)])
+
+    def log_parent_model(self, model_id: str, index: int, ref: str) -> None:
+        """Show the round's model on the campaign's run: an output at step = round index, and its final model."""
+        run = self.client.get_run(self.parent_id)
+        outputs = run.outputs.model_outputs if run.outputs else []
+        if not any(o.model_id == model_id for o in outputs):
+            self.client.log_outputs(self.parent_id, models=[LoggedModelOutput(model_id, index)])
+        last = max((o.step for o in outputs), default=-1)
+        if index >= last:
+            self.client.set_tag(self.parent_id, "final_model", ref)
+
+    def set_aliases(self, name: str, scores: Mapping[int, float]) -> tuple[str, str]:
+        """Point ``@current`` at the last round's version and ``@best`` at the best one; return both versions.
+
+        MLflow reserves the alias ``latest`` (``models:/<name>/latest`` already names the newest version), so the
+        last round's model, the one the next round trains from, is ``@current``.
+
+        Args:
+            name: The registered model.
+            scores: Held-out pass rate after each round, by round index (ties go to the later round).
+        """
+        versions = {int(v.tags.get("gymloop_round", -1)): str(v.version)
+                    for v in self.client.search_model_versions(f"name = '{name}'")}
+        known = {i: s for i, s in scores.items() if i in versions}
+        if not known:
+            raise ValueError(f"registered model {name!r} has no version of rounds {sorted(scores)}")
+        latest = versions[max(known)]
+        best_round = max(known, key=lambda i: (known[i], i))
+        best = versions[best_round]
+        for alias, number in (("current", latest), ("best", best)):
+            self.client.set_registered_model_alias(name, alias, number)
+        self.client.set_tag(self.parent_id, "best_round", str(best_round))
+        return latest, best
 
     def register_version(self, name: str, model_id: str, run_id: str, ref: str, index: int) -> str:
         """Register the round's model as a version of the campaign's registered model (once); return it."""

@@ -36,7 +36,8 @@ def _free_port() -> int:
 class PgServer:
     """A PostgreSQL cluster in a temporary folder, run as a non-root user when the tests run as root."""
 
-    def __init__(self) -> None:
+    def __init__(self, password: str | None = None) -> None:
+        self.password = password
         self.initdb = _pg_bin("initdb")
         self.pg_ctl = _pg_bin("pg_ctl")
         if self.initdb is None or self.pg_ctl is None:
@@ -63,7 +64,13 @@ class PgServer:
 
     def start(self) -> None:
         assert self.initdb is not None and self.pg_ctl is not None
-        self._run(self.initdb, "-D", str(self.data), "-A", "trust", "-U", "gymloop", "--no-sync", "-E", "UTF8")
+        if self.password is None:
+            auth = ["-A", "trust"]
+        else:  # TCP clients must give the password (SCRAM); pg_ctl's own checks use the socket
+            (self.root / "pwfile").write_text(self.password + "\n")
+            auth = ["--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={self.root / 'pwfile'}"]
+        self._run(self.initdb, "-D", str(self.data), *auth, "-U", "gymloop", "--no-sync", "-E", "UTF8")
+        (self.root / "pwfile").unlink(missing_ok=True)
         options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off -c full_page_writes=off"
         self._run(self.pg_ctl, "-D", str(self.data), "-o", options, "-l", str(self.root / "server.log"), "-w",
                   "-t", "60", "start")
@@ -75,25 +82,31 @@ class PgServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
     def url(self, database: str) -> str:
-        return f"postgresql+psycopg://gymloop@127.0.0.1:{self.port}/{database}"
+        user = "gymloop" if self.password is None else f"gymloop:{self.password}"
+        return f"postgresql+psycopg://{user}@127.0.0.1:{self.port}/{database}"
 
     def create_database(self) -> str:
         import psycopg
 
         name = f"gymloop_test_{next(_counter)}"
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user=gymloop dbname=postgres", autocommit=True) as c:
+        conninfo = f"host=127.0.0.1 port={self.port} user=gymloop dbname=postgres"
+        with psycopg.connect(conninfo, password=self.password, autocommit=True) as c:
             c.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 
 
-def pg_server_fixture() -> Iterator[PgServer]:
-    """Start a PostgreSQL server on a free loopback port for the session, or skip with the reason."""
+def pg_server_fixture(password: str | None = None) -> Iterator[PgServer]:
+    """Start a PostgreSQL server on a free loopback port, or skip with the reason.
+
+    Args:
+        password: The password TCP clients must give (in the URL ``url`` returns); ``None`` trusts every client.
+    """
     try:
         import psycopg  # noqa: F401
     except ImportError:
         pytest.skip("PostgreSQL tests skipped: psycopg is not installed")
     try:
-        server = PgServer()
+        server = PgServer(password)
     except RuntimeError as exc:
         pytest.skip(f"PostgreSQL tests skipped: {exc}")
     try:

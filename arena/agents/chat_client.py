@@ -61,6 +61,12 @@ def server_model_name(model: str) -> str:
     return model
 
 
+def chat_url(base: str) -> str:
+    """The chat-completions URL of a server's base URL; a query in the base (``?api-key=...``) stays the query."""
+    parts = urllib.parse.urlsplit(base)
+    return urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
+
+
 def proxy_url(url: str) -> str | None:
     """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``), if any."""
     parts = urllib.parse.urlsplit(url)
@@ -94,7 +100,7 @@ class ChatClient:
         self._encoded_tools: dict[int, tuple[list[Any], str]] = {}
         self._ssl_context: ssl.SSLContext | None = None
         base = api_base or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        self._chat_url = base.rstrip("/") + "/chat/completions"
+        self._chat_url = chat_url(base)
         self._proxy = proxy_url(self._chat_url)
         # A local server needs no key (vLLM ignores it without --api-key); a hosted one reads the usual variable.
         self._key = api_key or (None if api_base else os.environ.get("OPENAI_API_KEY"))

@@ -250,14 +250,19 @@ class ScriptedModelServer:
         keep_requests: Keep every request in ``requests``; benchmarks that send thousands turn it off, since a heap
             growing by every request body makes the server's garbage collections pause all answers for longer
             and longer (a real model server keeps nothing), and only count them.
+        authorization: The ``Authorization`` header every request must carry (``Bearer <key>``, ``Basic ...``), as
+            a server started with an API key or behind basic auth checks it; others get 401 and are not recorded.
 
     Attributes:
         requests: Every request received, in order (empty when ``keep_requests`` is off).
+        refused: How many requests were refused for their ``Authorization`` header.
     """
 
     def __init__(self, script: Script, *, default: Cue | None = None, delay_s: float = 0.0,
-                 keep_requests: bool = True) -> None:
+                 keep_requests: bool = True, authorization: str | None = None) -> None:
         self._script = script
+        self.authorization = authorization
+        self.refused = 0
         self._default = default
         self.delay_s = delay_s
         self._keep_requests = keep_requests
@@ -294,6 +299,11 @@ class ScriptedModelServer:
         with self._lock:
             self._in_flight += 1
             self._peak = max(self._peak, self._in_flight)
+
+    def count_refused(self) -> None:
+        """Count a request refused for its credentials (called by the request handler)."""
+        with self._lock:
+            self.refused += 1
 
     def left(self) -> None:
         """Count a request answered (called by the request handler)."""
@@ -377,6 +387,12 @@ def _make_handler(server: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             path = self.path.split("?", 1)[0].rstrip("/")
+            if server.authorization is not None and self.headers.get("Authorization") != server.authorization:
+                server.count_refused()
+                self._send(401, {"error": {"message": "missing or wrong credentials in the Authorization header",
+                                           "type": "invalid_request_error", "param": None, "code": "unauthorized"}},
+                           started, {})
+                return
             if path not in CHAT_PATHS:
                 self._send(404, {"error": {"message": f"unknown path {path!r}", "type": "invalid_request_error",
                                            "param": None, "code": "not_found"}}, started, {})

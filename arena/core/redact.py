@@ -38,12 +38,11 @@ __all__ = [
 
 
 def _split(url: str) -> SplitResult | None:
+    """``url`` split into its parts; a malformed port (a typo) still gives its userinfo and query to mask."""
     try:
-        parts = urlsplit(url)
-        _ = parts.port  # raises on a malformed port
-    except ValueError:
+        return urlsplit(url)
+    except ValueError:  # an unbalanced IPv6 bracket
         return None
-    return parts
 
 
 def url_secrets(url: str) -> list[str]:

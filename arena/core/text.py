@@ -70,6 +70,15 @@ def clean_text(text: str) -> str:
     return text
 
 
+def clip(text: str, limit: int) -> str:
+    """Return ``text`` cut to ``limit`` characters, the cut marked with how many characters it left out."""
+    if limit < 0:
+        raise ValueError(f"clip limit {limit} is negative")
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters]"
+
+
 @lru_cache(maxsize=1)
 def _homoglyphs() -> dict[int, str]:
     """Every non-ASCII character Unicode's confusables list as looking like an ASCII letter or digit, to that one."""

@@ -5,7 +5,14 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from arena.serve.http_auth import BearerTokenMiddleware, ServeAuthError, bearer_headers, check_bind, is_loopback
+from arena.serve.http_auth import (
+    BearerTokenMiddleware,
+    ServeAuthError,
+    bearer_headers,
+    check_bind,
+    client_auth,
+    is_loopback,
+)
 from factory_client.server import BackgroundServer
 
 TOKEN = SecretStr("s3cret-token-value")
@@ -59,3 +66,34 @@ def test_binding_beyond_loopback_without_a_token_is_refused(host: str) -> None:
 def test_an_empty_token_is_refused_and_never_echoed() -> None:
     with pytest.raises(ServeAuthError, match="empty"):
         check_bind("0.0.0.0", SecretStr(""))
+
+
+def test_the_token_as_the_password_of_basic_auth_opens_the_server() -> None:
+    with BackgroundServer(_app(TOKEN)) as server:
+        port = server.url.rsplit(":", 1)[1]
+        assert httpx.get(f"http://anyone:s3cret-token-value@127.0.0.1:{port}/").status_code == 200
+        assert httpx.get(server.url, auth=("gymloop", "s3cret-token-value")).status_code == 200
+        wrong = httpx.get(f"http://anyone:s3cret-token-valuX@127.0.0.1:{port}/")
+        assert wrong.status_code == 401 and "s3cret" not in wrong.text
+        assert httpx.get(f"http://s3cret-token-value@127.0.0.1:{port}/").status_code == 401  # a user, no password
+        for malformed in ("Basic !!not-base64!!", "Basic", "Token s3cret-token-value", "bearer"):
+            assert httpx.get(server.url, headers={"Authorization": malformed}).status_code == 401
+        assert httpx.get(server.url, headers={"Authorization": "bearer s3cret-token-value"}).status_code == 200
+
+
+@pytest.mark.parametrize(("url", "token", "sent_url", "headers"), [
+    ("http://h:1/x", None, "http://h:1/x", {}),
+    ("http://u:pw-123@h:1/x", None, "http://u:pw-123@h:1/x", {}),
+    ("http://h:1/x", "tok-123", "http://h:1/x", {"Authorization": "Bearer tok-123"}),
+    ("http://u:tok-123@h:1/x", "tok-123", "http://h:1/x", {"Authorization": "Bearer tok-123"}),
+    ("http://u:tok%2F123@h:1/x", "tok/123", "http://h:1/x", {"Authorization": "Bearer tok/123"}),
+])
+def test_a_client_sends_the_token_once(url: str, token: str | None, sent_url: str, headers: dict[str, str]) -> None:
+    assert client_auth(url, SecretStr(token) if token else None) == (sent_url, headers)
+
+
+@pytest.mark.parametrize("url", ["http://u:other-pw@h:1", "http://tok-123@h:1", "http://u:@h:1"])
+def test_a_client_refuses_userinfo_that_is_not_the_token(url: str) -> None:
+    with pytest.raises(ValueError, match="factory_url holds a user and password .* factory_token is set") as info:
+        client_auth(url, SecretStr("tok-123"))
+    assert "other-pw" not in str(info.value) and "tok-123" not in str(info.value)

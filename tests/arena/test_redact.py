@@ -31,6 +31,15 @@ def test_a_malformed_url_is_left_to_the_text_redactor() -> None:
     assert mask_url("http://h:notaport/x") == "http://h:notaport/x"
 
 
+@pytest.mark.parametrize("port", ["99999", "notaport", "80a", ""])
+def test_a_url_with_a_malformed_port_still_has_its_secrets_masked(port: str) -> None:
+    url = f"http://user:PW-{port}-1234@127.0.0.1:{port}/v1?api-key=Q-5678"
+    assert url_secrets(url) == [f"PW-{port}-1234", "Q-5678"]
+    assert mask_url(url) == f"http://user:***@127.0.0.1:{port}/v1?api-key=***"
+    shown = redact_text(f"model m at {url} is unreachable")
+    assert shown == f"model m at http://user:***@127.0.0.1:{port}/v1?api-key=*** is unreachable"
+
+
 def test_redact_text_masks_urls_bearer_credentials_and_given_secrets() -> None:
     text = ("connect to postgresql://gym:hunter22@db/x failed; header Authorization: Bearer abc.def-123 "
             "and key sk-live-0001 in a sentence")

@@ -155,7 +155,8 @@ def test_a_round_recorded_twice_logs_its_metrics_once(two_rounds):
     client, parent, nested = _runs(settings)
     assert [m.step for m in client.get_metric_history(nested[1].info.run_id, "lift")] == [1]
     assert sorted(m.step for m in client.get_metric_history(parent.info.run_id, "lift")) == [0, 1]
-    assert [m.step for m in client.get_metric_history(parent.info.run_id, "campaign_lift")] == [1]
+    # the campaign's lift so far, logged once per round (before the round's metrics, so it is listed first)
+    assert sorted(m.step for m in client.get_metric_history(parent.info.run_id, "campaign_lift")) == [0, 1]
     assert parent.info.status == "FINISHED"
 
 
@@ -206,8 +207,11 @@ def test_cli_lists_compares_shows_an_episode_and_prints_json(two_rounds):
     shown = runner.invoke(app, ["episode", cited[:10]])
     assert shown.exit_code == 0, shown.output
     assert cited in shown.output and "trace" in shown.output and "verdict" in shown.output
-    as_json = json.loads(runner.invoke(app, ["episode", cited, "--json"]).stdout)
-    assert as_json["episode"]["episode_id"] == cited and not as_json["episode"]["verdict"]["passed"]
+    as_json = json.loads(runner.invoke(app, ["episode", cited, "--json", "--round", "0"]).stdout)
+    first = as_json["plays"][0]
+    assert as_json["episode_id"] == cited and first["episode"]["episode_id"] == cited
+    assert first["model"] == summaries[0].model_in and not first["episode"]["verdict"]["passed"]
+    assert first["stored_in"] == [{"round": 0, "stage": "eval_before", "round_id": summaries[0].round_id}]
     reported = json.loads(runner.invoke(app, ["report", "c2", "--json"]).stdout)
     assert [r["round_index"] for r in reported["rounds"]] == [0, 1]
     assert reported["mlflow_experiment"] == "gymloop/c2" and reported["report"].endswith("report.md")

@@ -34,8 +34,8 @@ def test_two_rounds_on_one_campaign_one_runs_the_other_says_why(tmp_path):
         running = children[1 - children.index(stopped)]
         out, err = stopped.communicate(timeout=60)
         assert stopped.returncode == 3, (stopped.returncode, out[-2000:], err[-2000:])
-        assert "not started" in out and "campaign 'twin' is being advanced by another process" in out
-        assert f":{running.pid}:" in out  # names the process that holds the campaign
+        assert "not started" in err and "campaign 'twin' is being advanced by another process" in err
+        assert f":{running.pid}:" in err  # names the process that holds the campaign
         assert "Traceback" not in out + err
         registry = Registry(f"sqlite:///{home / 'registry.db'}")
         while time.monotonic() < deadline and running.poll() is None:

@@ -58,8 +58,8 @@ def test_serve_registers_cron_deployment_and_two_triggers_run_one_round_after_th
     client_env = {**env, "PREFECT_API_URL": api}
     serve = None
     no_server = _gymloop(["serve", "--campaign", "sched"], env)
-    assert no_server.returncode == 2 and "PREFECT_API_URL is not set" in no_server.stdout
-    assert len(no_server.stdout.strip().splitlines()) == 1 and "Traceback" not in no_server.stderr
+    assert no_server.returncode == 2 and "PREFECT_API_URL is not set" in no_server.stderr
+    assert len(no_server.stderr.strip().splitlines()) == 1 and "Traceback" not in no_server.stderr
     try:
         def healthy():
             try:
@@ -69,7 +69,7 @@ def test_serve_registers_cron_deployment_and_two_triggers_run_one_round_after_th
 
         _wait(healthy, 120, "the Prefect server", [server_log])
         bad_cron = _gymloop(["serve", "--campaign", "sched", "--cron", "61 3 * * *"], client_env)
-        assert bad_cron.returncode == 2 and "'61 3 * * *' (--cron) is not valid" in bad_cron.stdout
+        assert bad_cron.returncode == 2 and "'61 3 * * *' (--cron) is not valid" in bad_cron.stderr
         assert "Traceback" not in bad_cron.stderr
         serve = _start([sys.executable, "-c", "from flows.cli import app; app()", "serve", "--campaign", "sched",
                         "--cron", "30 3 * * *"], client_env, serve_log.open("w"))

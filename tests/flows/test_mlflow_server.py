@@ -63,5 +63,16 @@ def test_mlflow_ui_starts_offline_and_a_tracking_server_keeps_the_plots(gymloop_
         assert len(stored) == 1 and stored[0].read_bytes() == png.read_bytes()
         assert not local.exists()
         assert [a.path for a in tracker.client.list_artifacts(tracker.parent_id)] == ["lift_per_round.png"]
+
+        from flows.round_tracking import run_link, runs_url
+        from flows.settings import load_settings
+
+        settings = load_settings(mlflow_uri=uri)
+        run = tracker.round_run(0)
+        assert run_link(settings, "remote", run) == (  # what the round's Prefect lift artifact says
+            f"[MLflow run {run[:8]}]({uri}/#/experiments/{tracker.experiment_id}/runs/{run}"
+            "?workflowType=machine_learning)")
+        assert runs_url(settings, "remote") == (f"{uri}/#/experiments/{tracker.experiment_id}/runs"
+                                                "?workflowType=machine_learning&viewStateShareKey=gymloop")
     finally:
         _stop(proc)

@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.models import CampaignParams, RoundParams
-from flows.settings import load_settings
+from flows.settings import SettingsError, load_settings
 
 SECRET_SETTINGS = {
     "api_key": "sk-unit-APIKEY-1234",
@@ -14,11 +14,11 @@ SECRET_SETTINGS = {
     "serve_token": "unit-SERVE-token",
     "registry_url": "postgresql+psycopg://gym:unit-DB-pass@db/gymloop",
     "mlflow_uri": "http://user:unit-MLFLOW-pass@mlflow:5000",
-    "factory_url": "https://unit-USERINFO-token@factory.internal:8765",
+    "factory_url": "https://gymloop:unit-FACTORY-token@factory.internal:8765",
     "api_base": "http://127.0.0.1:8000/v1?api_key=unit-QUERY-token",
 }
 PLAIN = ["sk-unit-APIKEY-1234", "unit-FACTORY-token", "unit-SERVE-token", "unit-DB-pass", "unit-MLFLOW-pass",
-         "unit-USERINFO-token", "unit-QUERY-token"]
+         "unit-QUERY-token"]
 
 
 def test_public_settings_hold_no_secret_but_say_where_connections_go(gymloop_home) -> None:
@@ -29,10 +29,10 @@ def test_public_settings_hold_no_secret_but_say_where_connections_go(gymloop_hom
     data = settings.public_dict()
     assert data["registry_url"] == "postgresql+psycopg://gym:***@db/gymloop"
     assert data["mlflow_uri"] == "http://user:***@mlflow:5000"
-    assert data["factory_url"] == "https://***@factory.internal:8765"
+    assert data["factory_url"] == "https://gymloop:***@factory.internal:8765"
     assert data["api_base"] == "http://127.0.0.1:8000/v1?api_key=***"
     assert data["api_key_set"] is True and data["serve_token_set"] is True and data["factory_token_set"] is True
-    assert sorted(settings.secret_values()) == sorted(PLAIN)
+    assert sorted(set(settings.secret_values())) == sorted(PLAIN)
 
 
 def test_unset_secrets_are_flagged_as_unset(gymloop_home) -> None:
@@ -67,3 +67,37 @@ def test_serving_beyond_loopback_without_a_token_is_refused(gymloop_home, monkey
     assert len(lines) == 1
     assert "refusing to serve on 0.0.0.0 without a token" in lines[0]
     assert "GYMLOOP_SERVE_TOKEN" in lines[0]
+
+
+@pytest.mark.parametrize("model", ["hosted_vllm/served", "served-model", "openai/gpt-4o-mini"])
+def test_a_key_beside_a_password_in_an_openai_compatible_endpoint_is_refused(gymloop_home, model: str) -> None:
+    """Both would go in the one Authorization header: the clients drop the key or refuse the request."""
+    with pytest.raises(SettingsError) as info:
+        load_settings(model=model, api_base="http://user:unit-PASS-1234@127.0.0.1:8000/v1", api_key="sk-unit-KEY-99")
+    message = str(info.value)
+    assert message.startswith("setting 'api_key' (command line): api_base holds a user and password")
+    assert "unit-PASS-1234" not in message and "sk-unit-KEY-99" not in message and "\n" not in message
+    with pytest.raises(SettingsError, match="setting 'api_key'"):
+        load_settings(model=f"{model}@http://user:unit-PASS-1234@127.0.0.1:8000/v1", api_key="sk-unit-KEY-99")
+
+
+def test_a_key_beside_a_password_goes_where_they_use_different_headers(gymloop_home) -> None:
+    """A provider of its own (here Anthropic: its key travels in x-api-key) takes both; so do either alone."""
+    url = "http://user:unit-PASS-1234@127.0.0.1:8000/v1"
+    assert load_settings(model="anthropic/claude-x", api_base=url, api_key="sk-unit-KEY-99").api_base == url
+    assert load_settings(model="hosted_vllm/served", api_base=url).api_key is None
+    assert load_settings(model="hosted_vllm/served", api_base="http://127.0.0.1:8000/v1", api_key="sk-unit-KEY-99")
+
+
+def test_a_factory_token_beside_another_password_in_factory_url_is_refused(gymloop_home, monkeypatch) -> None:
+    monkeypatch.setenv("GYMLOOP_FACTORY_TOKEN", "unit-FACTORY-token")
+    with pytest.raises(SettingsError) as info:
+        load_settings(factory_url="http://gymloop:unit-OTHER-pass@127.0.0.1:8765")
+    message = str(info.value)
+    assert message.startswith("setting 'factory_token' (environment variable GYMLOOP_FACTORY_TOKEN): factory_url "
+                              "holds a user and password")
+    assert "unit-OTHER-pass" not in message and "unit-FACTORY-token" not in message
+    with pytest.raises(SettingsError, match="setting 'factory_token'"):
+        load_settings(factory_url="http://unit-FACTORY-token@127.0.0.1:8765")  # a user name is not the password
+    same = load_settings(factory_url="http://gymloop:unit-FACTORY-token@127.0.0.1:8765")
+    assert same.factory_token is not None and same.factory_token.get_secret_value() == "unit-FACTORY-token"

@@ -17,23 +17,25 @@ runner = CliRunner()
 def test_upgrade_then_status(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     engine, write = open_engine(url)
-    Migrator(engine, write, url).upgrade("0001")
+    migrator = Migrator(engine, write, url)
+    migrator.upgrade("0001")
+    head = migrator.head
     engine.dispose()
 
     status = runner.invoke(app, ["status", "--url", url, "--home", str(tmp_path)])
-    assert status.exit_code == 1 and "older than '0003'" in status.output
+    assert status.exit_code == 1 and f"older than '{head}'" in status.output
 
     result = runner.invoke(app, ["upgrade", "--url", url, "--home", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "upgraded from revision 0001 to 0003" in result.output
+    assert f"upgraded from revision 0001 to {head}" in result.output
     again = runner.invoke(app, ["upgrade", "--url", url, "--home", str(tmp_path)])
-    assert "up to date at revision 0003" in again.output
+    assert f"up to date at revision {head}" in again.output
 
     with Registry(url, tmp_path) as reg:
         reg.add_pack(make_pack(0))
     status = runner.invoke(app, ["status", "--url", url, "--home", str(tmp_path)])
     assert status.exit_code == 0, status.output
-    assert "revision:  0003" in status.output and str(tmp_path / "packs") in status.output
+    assert f"revision:  {head}" in status.output and str(tmp_path / "packs") in status.output
     rows = {line.split()[1]: line.split()[-2] for line in status.output.splitlines() if line.count("│") == 3}
     assert rows["packs"] == "1" and rows["tasks"] == "5" and rows["episodes"] == "0"
 
@@ -41,7 +43,10 @@ def test_upgrade_then_status(tmp_path: Path) -> None:
 def test_upgrade_uses_the_environment_and_reports_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GYMLOOP_REGISTRY_URL", f"sqlite:///{tmp_path / 'env.db'}")
     result = runner.invoke(app, ["upgrade"])
-    assert result.exit_code == 0 and "upgraded from revision (empty) to 0003" in result.output
+    engine, write = open_engine(f"sqlite:///{tmp_path / 'env.db'}")
+    head = Migrator(engine, write, "env.db").head
+    engine.dispose()
+    assert result.exit_code == 0 and f"upgraded from revision (empty) to {head}" in result.output
     engine = create_engine(f"sqlite:///{tmp_path / 'env.db'}")
     with engine.begin() as conn:
         conn.execute(text("UPDATE alembic_version SET version_num = '0042'"))

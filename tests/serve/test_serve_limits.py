@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import math
 import statistics
 import threading
 import time
@@ -115,17 +116,36 @@ def test_a_sessionless_http_request_gets_no_episode(packs: dict[str, Pack]) -> N
 
 
 def _slow_pack(pack: Pack) -> tuple[Pack, str]:
-    """The pack with a task whose verification runs a costly (but read-only) query."""
+    """The pack with a task whose verification runs a costly (but read-only) query.
+
+    The query is sized on this machine so that it takes about a second and a half, whatever the CPU.
+    """
     table, rows = max(((t, r) for t, r in _tables(pack)), key=lambda x: x[1])
     n = 260
     assert rows >= n
-    sql = (f'SELECT count(*) FROM (SELECT 1 FROM "{table}" LIMIT {n}) a, (SELECT 1 FROM "{table}" LIMIT {n}) b, '
-           f'(SELECT 1 FROM "{table}" LIMIT {n}) c')
+    repeats = math.ceil(1.5 / _query_seconds(pack, _cross_join(table, n, 1)))
+    assert rows >= repeats
     task = pack.tasks[0]
     slow = task.model_copy(update={"assertions": [*task.assertions[:11], StateAssertion(
-        kind="state", description="costly", sql=sql, expected=[[n ** 3]])]})
+        kind="state", description="costly", sql=_cross_join(table, n, repeats), expected=[[n ** 3 * repeats]])]})
     tasks = [slow, *pack.tasks[1:]]
     return with_content_id(dataclasses.replace(pack, tasks=tasks)), slow.id
+
+
+def _cross_join(table: str, n: int, repeats: int) -> str:
+    """A count over n x n x n rows, taken `repeats` times."""
+    return (f'SELECT count(*) FROM (SELECT 1 FROM "{table}" LIMIT {n}) a, (SELECT 1 FROM "{table}" LIMIT {n}) b, '
+            f'(SELECT 1 FROM "{table}" LIMIT {n}) c, (SELECT 1 FROM "{table}" LIMIT {repeats}) d')
+
+
+def _query_seconds(pack: Pack, sql: str) -> float:
+    import sqlite3
+
+    db = sqlite3.connect(":memory:")
+    db.deserialize(pack.state_db)
+    t0 = time.perf_counter()
+    db.execute(sql).fetchone()
+    return time.perf_counter() - t0
 
 
 def _tables(pack: Pack) -> list[tuple[str, int]]:
