@@ -1,48 +1,23 @@
-"""The command line's view of a control arm: run both arms with a progress bar, print the targeting lift."""
+"""The command line's view of a control arm: the targeting lift per round and for the campaign."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-from flows.models import CampaignParams, Control, RoundSummary
 from flows.settings import GymloopSettings
 
 if TYPE_CHECKING:
-    from flows.control import PairedRound
-
-
-def run_with_progress(console: Console, campaign: str, rounds: int, overrides: dict[str, Any], control: Control,
-                      *, stop_rules: bool = False) -> list[PairedRound]:
-    """Run ``rounds`` paired rounds (targeted arm, then its control) with a progress bar."""
-    from flows.control import run_paired
-    from flows.prefect_view import tagged
-    from flows.round import next_round
-
-    def runner(params: CampaignParams) -> RoundSummary:
-        with tagged(params.campaign):
-            return next_round(params)
-
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console) as progress:
-        bar = progress.add_task(f"campaign {campaign} with a {control} control", total=rounds)
-        return run_paired(campaign, rounds, overrides, control, runner, lambda _: progress.advance(bar),
-                          stop_rules=stop_rules)
+    from flows.models import ArmComparison
 
 
 LIFT_COLUMNS = ("round", "targeted after", "control after", "targeting lift", "95% interval", "targeted weaknesses")
 """Columns of the targeting-lift table."""
 
 
-def lift_rows(paired: list[PairedRound]) -> list[list[str]]:
+def lift_rows(comparisons: list[ArmComparison]) -> list[list[str]]:
     """Targeting lift per round: targeted and control pass rates, the lift, its interval and the weaknesses."""
     rows: list[list[str]] = []
-    for p in paired:
-        c = p.comparison
-        if c is None:
-            continue
+    for c in comparisons:
         moved = ", ".join(f"{w.grain} {w.before:.2f}->{w.after:.2f}" + ("" if w.fell else " (did not fall)")
                           for w in c.weaknesses[:3]) or "none targeted"
         rows.append([str(c.round_index), f"{c.targeted_after:.3f}", f"{c.control_after:.3f}", f"{c.lift:+.3f}",

@@ -18,7 +18,7 @@ from flows.cli_output import CliError, make_console, print_json, print_line, pri
 from flows.models import Control
 
 if TYPE_CHECKING:
-    from flows.models import RoundSummary
+    from flows.models import CampaignOutcome, CampaignParams, RoundSummary
     from flows.settings import GymloopSettings
 
 console = make_console()
@@ -135,8 +135,9 @@ def invalid_cell(s: RoundSummary) -> str:
 
 
 def round_rows(summaries: list[RoundSummary]) -> list[list[str]]:
-    """The round table's cells."""
-    return [[str(s.round_index), s.model_in, s.model_out, f"{s.before:.3f}", f"{s.after:.3f}", f"{s.lift:+.3f}",
+    """The round table's cells (a control arm's rounds say which arm)."""
+    return [[str(s.round_index) + ("" if s.arm == "targeted" else f" ({s.arm})"), s.model_in, s.model_out,
+             f"{s.before:.3f}", f"{s.after:.3f}", f"{s.lift:+.3f}",
              f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", invalid_cell(s),
              f"{s.metrics.get('heldout_pass_rate_after_invalid_failed', s.after):.3f}",
              f"{s.metrics.get('tokens', 0.0):.0f}",
@@ -185,37 +186,58 @@ def _closing(name: str, settings: GymloopSettings, home: Path | None = None) -> 
         print_line(console, f"MLflow runs: {where['mlflow_runs_url']}")
 
 
-def _run_rounds(campaign_name: str, rounds: int, overrides: dict[str, Any], progress_console: Any) -> list[Any]:
+def _drive(params: CampaignParams, settings: GymloopSettings, progress_console: Any, *,
+           whole_campaign: bool) -> CampaignOutcome:
+    """Run the campaign driver (``campaign``, or ``next_round`` for one round of each arm) with a progress bar."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from flows.models import CampaignParams
+    from flows import steps
+    from flows.campaign import campaign, campaign_arms, next_round, on_round
     from flows.prefect_view import tagged
-    from flows.round import next_round
     from flows.run_guard import MeterColumn, guarded_run
 
-    summaries: list[Any] = []
+    arms = campaign_arms(steps.open_registry(settings), params, settings)
+    total = (params.rounds or settings.max_rounds if whole_campaign else 1) * len(arms)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
-    with guarded_run(_settings(**overrides), campaign_name, progress_console) as meter, \
+    with guarded_run(settings, params.campaign, progress_console) as meter, \
             Progress(*columns, MeterColumn(meter), console=progress_console, transient=True) as progress:
-        bar = progress.add_task(f"campaign {campaign_name}", total=rounds)
-        for done in range(rounds):
-            progress.update(bar, description=f"campaign {campaign_name}: {done} of {rounds} rounds done")
-            with tagged(campaign_name):
-                summary = next_round(CampaignParams(campaign=campaign_name, overrides=overrides))
-            summaries.append(summary)
+        bar = progress.add_task(f"campaign {params.campaign}", total=total)
+
+        def finished(summary: RoundSummary) -> None:
             progress.advance(bar)
-            progress_console.print(f"round {summary.round_index}: lift {summary.lift:+.3f} "
+            arm = "" if summary.arm == "targeted" else f" ({summary.arm} arm)"
+            progress_console.print(f"round {summary.round_index}{arm}: lift {summary.lift:+.3f} "
                                    f"({summary.before:.3f} -> {summary.after:.3f})", highlight=False)
-    return summaries
+
+        with on_round(finished), tagged(params.campaign):
+            return campaign(params) if whole_campaign else next_round(params)
 
 
 def _result(name: str, summaries: list[RoundSummary], settings: GymloopSettings,
-            home: Path | None = None) -> dict[str, Any]:
+            home: Path | None = None, outcome: CampaignOutcome | None = None) -> dict[str, Any]:
     data: dict[str, Any] = {"campaign": name, "rounds": [s.model_dump(mode="json") for s in summaries],
                             **_where(name, settings, home)}
-    if summaries:
+    if any(s.arm == "targeted" for s in summaries):
         data["campaign_lift"] = _campaign_lift(name, settings)
+    if outcome is not None:
+        data["arms"] = list(outcome.arms)
+        data["control"] = [c.model_dump(mode="json") for c in outcome.comparisons]
+        data["stopped"] = dict(outcome.stopped)
     return data
+
+
+def _print_outcome(outcome: CampaignOutcome, settings: GymloopSettings, title: str, home: Path | None = None) -> None:
+    """The round table, the campaign's lift, the targeting lift against each control and why arms stopped."""
+    if outcome.rounds:
+        _print_rounds(outcome.rounds, title)
+    if outcome.arm_rounds("targeted"):
+        print_line(console, _campaign_line(outcome.campaign, settings))
+    for arm in outcome.arms:
+        if arm != "targeted":
+            _print_control(outcome, settings, arm)
+    for stopped, reason in outcome.stopped.items():
+        print_line(console, f"the {stopped} arm stopped: {reason}")
+    _closing(outcome.campaign, settings, home)
 
 
 def demo_command(
@@ -225,6 +247,8 @@ def demo_command(
     as_json: JsonOption = False,
 ) -> None:
     """Run an offline campaign: reference policy, local factory, SQLite registry, local MLflow store."""
+    from flows.models import CampaignParams
+
     _quiet_prefect()
     name = f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     overrides = dict(DEMO_OVERRIDES)
@@ -233,103 +257,80 @@ def demo_command(
     settings = _settings(**overrides)
     started = time.perf_counter()
     print_line(make_console(stderr=as_json), DEMO_REGIME)
-    paired = []
-    if control != "none":
-        from flows.cli_control import run_with_progress
-
-        paired = run_with_progress(make_console(stderr=as_json), name, rounds, overrides, control)
-    summaries = [p.targeted for p in paired] or _run_rounds(name, rounds, overrides, make_console(stderr=as_json))
+    params = CampaignParams(campaign=name, rounds=rounds, control=control, overrides=overrides)
+    outcome = _drive(params, settings, make_console(stderr=as_json), whole_campaign=True)
     if as_json:
-        data = _result(name, summaries, settings, home)
+        data = _result(name, outcome.rounds, settings, home, outcome)
         data["regime"] = DEMO_REGIME
-        data["control"] = [p.comparison.model_dump(mode="json") for p in paired if p.comparison is not None]
         print_json(data)
         return
-    _print_rounds(summaries, f"{name}: held-out lift per round ({time.perf_counter() - started:.0f} s)")
-    print_line(console, _campaign_line(name, settings))
-    _print_control(paired, name, settings, control)
-    _closing(name, settings, home)
+    _print_outcome(outcome, settings, f"{name}: held-out lift per round ({time.perf_counter() - started:.0f} s)", home)
 
 
-def _print_control(paired: list[Any], name: str, settings: GymloopSettings, control: str) -> None:
-    """The targeting lift per round against the control, and for the campaign (nothing without a control)."""
-    if not paired:
-        return
+def _print_control(outcome: CampaignOutcome, settings: GymloopSettings, control: str) -> None:
+    """The targeting lift per round against a control, and for the campaign."""
     from flows.cli_control import LIFT_COLUMNS, campaign_control_line, lift_rows
 
-    print_table(console, f"{name}: targeting lift per round against the {control} control", LIFT_COLUMNS,
-                lift_rows(paired), right=("round", "targeted after", "control after", "targeting lift"))
-    print_line(console, campaign_control_line(settings, name, control))
+    comparisons = [c for c in outcome.comparisons if c.control == control]
+    if comparisons:
+        print_table(console, f"{outcome.campaign}: targeting lift per round against the {control} control",
+                    LIFT_COLUMNS, lift_rows(comparisons),
+                    right=("round", "targeted after", "control after", "targeting lift"))
+    try:
+        print_line(console, campaign_control_line(settings, outcome.campaign, control))
+    except ValueError as exc:
+        print_line(console, str(exc))
 
 
 def round_command(
-    campaign: Annotated[str, typer.Option(help="Campaign name (created on first use).")] = "default",
+    campaign: Annotated[str, typer.Option(help="Campaign name (created with its first round).")] = "default",
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Gym (repeatable).")] = None,
     strategy: Annotated[str | None, typer.Option(help="targeted, uniform or bandit.")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Run the campaign's next round now (a manual trigger)."""
+    """Run the campaign's next round now, of every arm (a manual trigger)."""
+    from flows.models import CampaignParams
+
     _quiet_prefect()
     campaign = _campaign_name(campaign, "--campaign")
     overrides = _overrides(model, domain, strategy)
     settings = _settings(**overrides)
     _check_tracking(settings)
     with _lease(campaign, overrides):
-        summaries = _run_rounds(campaign, 1, overrides, make_console(stderr=as_json))
+        outcome = _drive(CampaignParams(campaign=campaign, overrides=overrides), settings,
+                         make_console(stderr=as_json), whole_campaign=False)
     if as_json:
-        print_json(_result(campaign, summaries, settings))
+        print_json(_result(campaign, outcome.rounds, settings, outcome=outcome))
         return
-    _print_rounds(summaries, f"campaign {campaign}: round {summaries[0].round_index}")
-    _closing(campaign, settings)
+    index = outcome.rounds[0].round_index if outcome.rounds else 0
+    _print_outcome(outcome, settings, f"campaign {campaign}: round {index}")
 
 
 def campaign_command(
     name: Annotated[str, typer.Option("--name", help="Campaign name (an existing one continues).")] = "default",
-    rounds: Annotated[int | None, typer.Option(min=1, help="Rounds at most (default: max_rounds).")] = None,
+    rounds: Annotated[int | None, typer.Option(min=1, help="Rounds at most per arm (default: max_rounds).")] = None,
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Gym (repeatable).")] = None,
     strategy: Annotated[str | None, typer.Option(help="targeted, uniform or bandit.")] = None,
     control: ControlOption = "none",
     as_json: JsonOption = False,
 ) -> None:
-    """Run rounds until a stop rule fires (plateau, budget, target pass rate) or the round limit."""
+    """Run rounds of every arm until each stops (plateau, budgets, target pass rate) or the round limit."""
+    from flows.models import CampaignParams
+
     _quiet_prefect()
     name = _campaign_name(name, "--name")
     overrides = _overrides(model, domain, strategy)
     settings = _settings(**overrides)
     _check_tracking(settings)
-    from flows.models import CampaignParams
-
-    if control != "none":
-        from flows.cli_control import run_with_progress
-
-        with _lease(name, overrides):
-            paired = run_with_progress(make_console(stderr=as_json), name, rounds or settings.max_rounds, overrides,
-                                       control, stop_rules=True)
-        if as_json:
-            data = _result(name, [p.targeted for p in paired], settings)
-            data["control"] = [p.comparison.model_dump(mode="json") for p in paired if p.comparison is not None]
-            print_json(data)
-            return
-        _print_rounds([p.targeted for p in paired], f"campaign {name}")
-        print_line(console, _campaign_line(name, settings))
-        _print_control(paired, name, settings, control)
-        _closing(name, settings)
-        return
-    from flows.prefect_view import tagged
-    from flows.round import campaign
-    from flows.run_guard import guarded_run
-
-    with _lease(name, overrides), guarded_run(settings, name, make_console(stderr=as_json)), tagged(name):
-        summaries = campaign(CampaignParams(campaign=name, rounds=rounds, overrides=overrides))
+    with _lease(name, overrides):
+        outcome = _drive(CampaignParams(campaign=name, rounds=rounds, control=control, overrides=overrides),
+                         settings, make_console(stderr=as_json), whole_campaign=True)
     if as_json:
-        print_json(_result(name, summaries, settings))
+        print_json(_result(name, outcome.rounds, settings, outcome=outcome))
         return
-    _print_rounds(summaries, f"campaign {name}")
-    if summaries:
-        print_line(console, _campaign_line(name, settings))
-    _closing(name, settings)
+    _print_outcome(outcome, settings, f"campaign {name}")
 
 
 def serve_command(
@@ -360,16 +361,20 @@ def report_command(
     as_json: JsonOption = False,
 ) -> None:
     """Write the campaign's Markdown report with its plots and print where it is."""
+    from flows import steps
+    from flows.control import control_markdown
     from flows.report import campaign_summaries, write_report
     from registry import RegistryError
 
     campaign = _campaign_name(campaign, "CAMPAIGN")
     settings = _settings(**({"home": str(home)} if home else {}))
-    folder = settings.home / "campaigns" / campaign
+    folder = steps.arm_dir(settings, campaign)
     try:
-        path = write_report(folder, campaign, _campaign_line(campaign, settings))
-        summaries = campaign_summaries(folder)
-    except (FileNotFoundError, ValueError, RegistryError) as exc:
+        registry = steps.open_registry(settings)
+        summaries = campaign_summaries(registry, campaign)
+        path = write_report(registry, folder, campaign, _campaign_line(campaign, settings),
+                            extra=control_markdown(settings, registry, campaign))
+    except (ValueError, RegistryError) as exc:
         raise CliError(str(exc)) from exc
     if as_json:
         print_json({**_result(campaign, summaries, settings, home), "report": str(path),

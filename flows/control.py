@@ -1,109 +1,40 @@
-"""The control arm: the same budget from the same starting model, run beside the targeted arm.
+"""Comparing a campaign's arms: targeting lift against a control, and the targeted weaknesses before and after.
 
-A campaign with a control runs two campaigns in the registry, round by round: the targeted arm under the
-campaign's name and the control arm under ``<campaign>.<control>`` with the setting ``arm`` set to the control
+A campaign with a control has two arms in the registry, run by the campaign driver (``flows.campaign``) from the
+same registered model with the same budget and judged on the same held-out suite: ``targeted`` and the control
 (``uniform``: uniform waves over the base pool, no variants; ``random-variants``: as many untargeted variants,
-uniform waves). Both start from the same registered model, spend the same wave budget and are judged on the
-same held-out suite (same base packs, seeds and attempts). After each round the targeting lift is the targeted
-arm's held-out pass rate minus the control's, with a paired bootstrap interval over the held-out tasks; it goes
-to the round table, MLflow (both arms in one experiment, same metric names, an ``arm`` tag) and the report,
-with each targeted weakness's failures per held-out episode before and after the round.
+uniform waves). After each round both arms finished, the targeting lift is the targeted arm's held-out pass
+rate minus the control's, with a paired bootstrap interval over the held-out tasks; it goes to the round table,
+MLflow (the targeted arm's round run) and the report, with each targeted weakness's failures per held-out
+episode before and after the round.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from arena.core.metrics import compute_metrics, paired_lift
-from curriculum import RoundResult, StopRules, Wave, grain_label, should_stop
+from curriculum import grain_label
 from diagnosis import Weakness, WeaknessReport
 from flows import steps
-from flows.models import CampaignParams, Control, RoundSummary, StageResult
-from flows.settings import GymloopSettings, load_settings
-from registry import Registry
+from flows.models import ArmComparison, WeaknessChange
+from flows.report import round_report
+from flows.settings import GymloopSettings
+from registry import TARGETED_ARM, Registry, RoundInfo
 
 CONTROL_MD = "control.md"
-"""The control section of a campaign's report, written in the targeted arm's folder."""
-
-VARIANTS_JSON = "variants.json"
-"""Ids of the variant packs a round added, kept in the round's folder (a campaign's pool is its own)."""
+"""The control section of a campaign's report, written as an artifact in the campaign's folder."""
 
 
-class WeaknessChange(BaseModel):
-    """One targeted weakness's failures per held-out episode before and after a round.
-
-    Attributes:
-        grain: The weakness at its grain (``kind``, ``kind@domain`` or ``kind@domain/tool``).
-        before: Failed held-out episodes showing it, per held-out episode, before the round.
-        after: The same after the round.
-        fell: Whether the rate fell.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    grain: str
-    before: float
-    after: float
-    fell: bool
+def controls(registry: Registry, campaign: str) -> list[str]:
+    """The control arms of a campaign in the registry."""
+    info = registry.find_campaign(campaign)
+    return [a.name for a in registry.arms(info.id) if a.name != TARGETED_ARM] if info is not None else []
 
 
-class ArmComparison(BaseModel):
-    """The targeted arm against its control after one round.
-
-    Attributes:
-        round_index: Round index.
-        control: The control arm.
-        targeted_after: Targeted arm's held-out pass rate after the round.
-        control_after: Control arm's held-out pass rate after the round.
-        lift: ``targeted_after - control_after``, paired over the same held-out tasks.
-        low: Lower bound of the 95% paired bootstrap interval.
-        high: Upper bound.
-        weaknesses: The targeted weaknesses' rates before and after the round (targeted arm).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    round_index: int
-    control: str
-    targeted_after: float
-    control_after: float
-    lift: float
-    low: float
-    high: float
-    weaknesses: list[WeaknessChange] = Field(default_factory=list)
-
-
-def control_campaign(campaign: str, control: str) -> str:
-    """The registry name of a campaign's control arm."""
-    return f"{campaign}.{control}"
-
-
-def tracking_names(campaign: str, arm: str) -> tuple[str, str]:
-    """The MLflow campaign (experiment) an arm's runs go to, and the arm: both arms share the targeted one's."""
-    if arm == "targeted":
-        return campaign, arm
-    return campaign.removesuffix(f".{arm}"), arm
-
-
-def record_variants(settings: GymloopSettings, campaign: str, index: int, pack_ids: Sequence[str]) -> None:
-    """Remember the variant packs a round of a campaign added (its pool is the base packs plus these)."""
-    steps.write_json(steps.round_dir(settings, campaign, index) / VARIANTS_JSON, sorted(pack_ids))
-
-
-def campaign_pack_ids(settings: GymloopSettings, campaign: str, index: int) -> set[str]:
-    """Variant packs a campaign added up to round ``index`` (so one arm never trains on the other's)."""
-    ids: set[str] = set()
-    for i in range(index + 1):
-        path = steps.round_dir(settings, campaign, i) / VARIANTS_JSON
-        if path.is_file():
-            data = json.loads(path.read_text())
-            ids.update(str(x) for x in data if isinstance(x, str))
-    return ids
+def _finished(registry: Registry, campaign: str, arm: str) -> dict[int, RoundInfo]:
+    return {r.index: r for r in steps.finished_rounds(registry, campaign, arm)}
 
 
 def _rate(weakness: Weakness, report: WeaknessReport) -> float:
@@ -114,23 +45,22 @@ def _same_grain(a: Weakness, b: Weakness) -> bool:
     return (a.kind, a.domain, a.tool) == (b.kind, b.domain, b.tool)
 
 
-def weakness_changes(settings: GymloopSettings, registry: Registry, campaign: str, index: int) -> list[WeaknessChange]:
+def weakness_changes(settings: GymloopSettings, registry: Registry, round_info: RoundInfo) -> list[WeaknessChange]:
     """The targeted weaknesses of a round, with their failures per held-out episode before and after it.
 
     Before: the round's weakness report. After: the round's re-evaluation, diagnosed the same way.
     """
-    folder = steps.round_dir(settings, campaign, index)
-    report_path, wave_path = folder / "weakness_report.json", folder / "wave.json"
-    if not report_path.is_file() or not wave_path.is_file():
+    report, recorded = round_report(registry, round_info.id), registry.wave(round_info.id)
+    if report is None or recorded is None:
         return []
-    report = WeaknessReport.from_json(report_path.read_text())
-    wave = Wave.model_validate_json(wave_path.read_text())
+    wave = steps.recorded_wave(recorded, round_info.index)
     targeted = {e.grain or e.weakness for e in wave.entries if e.source == "targeted"}
     chosen = [w for w in report.weaknesses if grain_label(w) in targeted or w.kind in targeted]
     if not chosen:
         return []
-    round_info = next(r for r in registry.rounds(registry.campaign(campaign).id) if r.index == index)
-    records = registry.round_episodes(round_info.id, stage=steps.EVAL_AFTER)
+    records = sorted(registry.round_episodes(round_info.id, stage=steps.EVAL_AFTER,
+                                             model_id=steps.stage_model(registry, round_info.id, steps.EVAL_AFTER)),
+                     key=lambda r: (r.pack_id, r.task_id, r.seed, r.attempt))
     packs = [steps.load_pack(registry, pid) for pid in sorted({r.pack_id for r in records})]
     after = steps.diagnose_round(records, packs, report, round_info.id, settings.seed)
     out = []
@@ -149,21 +79,27 @@ def compare_round(settings: GymloopSettings, registry: Registry, campaign: str, 
     Raises:
         ValueError: One arm has not finished the round.
     """
-    after = {}
-    for arm, name in (("targeted", campaign), ("control", control_campaign(campaign, control))):
-        rounds = [r for r in registry.rounds(registry.campaign(name).id) if r.index == index and
-                  r.status == "finished"]
-        if not rounds:
-            raise ValueError(f"campaign {name!r} ({arm} arm) has not finished round {index}")
-        after[arm] = steps.outcomes(registry, rounds[0].id, steps.EVAL_AFTER)
-    lift = paired_lift(after["control"], after["targeted"], seed=settings.seed)
+    after, rounds = {}, {}
+    for arm in (TARGETED_ARM, control):
+        found = _finished(registry, campaign, arm).get(index)
+        if found is None:
+            raise ValueError(f"campaign {campaign!r} ({arm} arm) has not finished round {index}")
+        rounds[arm] = found
+        after[arm] = steps.outcomes(registry, found.id, steps.EVAL_AFTER,
+                                    steps.stage_model(registry, found.id, steps.EVAL_AFTER))
+    lift = paired_lift(after[control], after[TARGETED_ARM], seed=settings.seed)
     return ArmComparison(
         round_index=index, control=control,
-        targeted_after=compute_metrics(after["targeted"], rounds=1).pass_rate.value,
-        control_after=compute_metrics(after["control"], rounds=1).pass_rate.value,
+        targeted_after=compute_metrics(after[TARGETED_ARM], rounds=1).pass_rate.value,
+        control_after=compute_metrics(after[control], rounds=1).pass_rate.value,
         lift=lift.value, low=lift.low, high=lift.high,
-        weaknesses=weakness_changes(settings, registry, campaign, index),
+        weaknesses=weakness_changes(settings, registry, rounds[TARGETED_ARM]),
     )
+
+
+def comparable_rounds(registry: Registry, campaign: str, control: str) -> list[int]:
+    """The rounds both the targeted arm and ``control`` finished, in order."""
+    return sorted(set(_finished(registry, campaign, TARGETED_ARM)) & set(_finished(registry, campaign, control)))
 
 
 def comparison_metrics(comparison: ArmComparison) -> dict[str, float]:
@@ -203,8 +139,8 @@ def control_section(comparisons: Sequence[ArmComparison]) -> str:
 
 
 def write_control_section(settings: GymloopSettings, campaign: str, comparisons: Sequence[ArmComparison]) -> Path:
-    """Write the control section (Markdown and JSON) in the targeted campaign's folder."""
-    folder = settings.home / "campaigns" / campaign
+    """Write the control section (Markdown and JSON) in the campaign's folder, as artifacts."""
+    folder = steps.arm_dir(settings, campaign)
     folder.mkdir(parents=True, exist_ok=True)
     steps.write_json(folder / "control.json", [c.model_dump(mode="json") for c in comparisons])
     path = folder / CONTROL_MD
@@ -219,64 +155,18 @@ def log_comparison(settings: GymloopSettings, campaign: str, comparison: ArmComp
     tracker_for(settings, campaign).log_metrics(comparison.round_index, comparison_metrics(comparison))
 
 
-RoundRunner = Callable[[CampaignParams], RoundSummary]
-"""Runs a campaign's next round (``flows.round.next_round`` or a wrapper of it)."""
+def campaign_comparisons(settings: GymloopSettings, registry: Registry, campaign: str,
+                         control: str) -> list[ArmComparison]:
+    """The targeting lift after every round both arms finished."""
+    return [compare_round(settings, registry, campaign, control, i)
+            for i in comparable_rounds(registry, campaign, control)]
 
 
-class PairedRound(BaseModel):
-    """One round of both arms.
-
-    Attributes:
-        targeted: The targeted arm's round.
-        control: The control arm's round (``None`` without a control).
-        comparison: Targeting lift and targeted weaknesses (``None`` without a control).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    targeted: RoundSummary
-    control: RoundSummary | None = None
-    comparison: ArmComparison | None = None
-
-
-def run_paired(campaign: str, rounds: int, overrides: dict[str, Any], control: Control, runner: RoundRunner,
-               on_round: Callable[[PairedRound], None] | None = None, *, stop_rules: bool = False) -> list[PairedRound]:
-    """Run ``rounds`` rounds of the targeted arm and, beside each, the same round of the control arm.
-
-    Args:
-        campaign: The targeted arm's campaign name.
-        rounds: Rounds to run at most.
-        overrides: Settings of the targeted arm (the control arm gets the same, with ``arm`` set).
-        control: The control arm, or ``none``.
-        runner: Runs one round of a campaign.
-        on_round: Called after each paired round.
-        stop_rules: Stop when the settings' stop rules fire on the targeted arm's results.
-    """
-    settings = load_settings(**overrides)
-    registry = steps.open_registry(settings)
-    out: list[PairedRound] = []
-    comparisons: list[ArmComparison] = []
-    results: list[RoundResult] = []
-    rules = StopRules(plateau_rounds=settings.plateau_rounds, plateau_lift=settings.plateau_lift,
-                      target_pass_rate=settings.target_pass_rate, max_episodes=settings.episode_budget)
-    for _ in range(rounds):
-        if stop_rules and should_stop(results, rules).stop:
-            break
-        targeted = runner(CampaignParams(campaign=campaign, overrides=overrides))
-        results.append(RoundResult(round_index=targeted.round_index, pass_rate=targeted.after, lift=targeted.lift,
-                                   episodes=targeted.episodes.get(steps.TRAIN, StageResult(stage=steps.TRAIN)).planned))
-        paired = PairedRound(targeted=targeted)
-        if control != "none":
-            name = control_campaign(campaign, control)
-            paired.control = runner(CampaignParams(campaign=name, overrides={**overrides, "arm": control}))
-            paired.comparison = compare_round(settings, registry, campaign, control, targeted.round_index)
-            comparisons = [c for c in comparisons if c.round_index != targeted.round_index] + [paired.comparison]
-            write_control_section(settings, campaign, comparisons)
-            log_comparison(settings, campaign, paired.comparison)
-        out.append(paired)
-        if on_round is not None:
-            on_round(paired)
-    return out
+def control_markdown(settings: GymloopSettings, registry: Registry, campaign: str) -> str:
+    """The report's sections on every control arm of the campaign (empty without one)."""
+    sections = [control_section(campaign_comparisons(settings, registry, campaign, c))
+                for c in controls(registry, campaign)]
+    return "\n".join(s for s in sections if s)
 
 
 def campaign_comparison(settings: GymloopSettings, campaign: str, control: str) -> ArmComparison:
@@ -286,10 +176,7 @@ def campaign_comparison(settings: GymloopSettings, campaign: str, control: str) 
         ValueError: The arms have no finished round in common.
     """
     registry = steps.open_registry(settings)
-    finished = {}
-    for name in (campaign, control_campaign(campaign, control)):
-        finished[name] = {r.index for r in registry.rounds(registry.campaign(name).id) if r.status == "finished"}
-    common = finished[campaign] & finished[control_campaign(campaign, control)]
+    common = comparable_rounds(registry, campaign, control)
     if not common:
         raise ValueError(f"campaign {campaign!r} and its {control} control have no finished round in common")
-    return compare_round(settings, registry, campaign, control, max(common))
+    return compare_round(settings, registry, campaign, control, common[-1])

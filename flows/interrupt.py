@@ -2,9 +2,10 @@
 
 On the first SIGINT or SIGTERM, rollouts stop starting episodes and abandon those in flight, the
 episodes already finished are committed, the campaign's running round is marked ``interrupted`` in the
-registry, the command that resumes it is printed, the exit handlers run (stopping Prefect's temporary
-API server; child processes still running after them are killed) and the process exits (130 for SIGINT,
-143 for SIGTERM) without waiting for threads stuck on a model call. The signal is seen through a wakeup
+registry, its lease is released (the printed resume command runs at once), the flow runs of this process are
+marked Cancelled in Prefect, the command that resumes it is printed, the exit handlers run (stopping Prefect's
+temporary API server; child processes still running after them are killed) and the process exits (130 for
+SIGINT, 143 for SIGTERM) without waiting for threads stuck on a model call. The signal is seen through a wakeup
 file descriptor read by a watcher thread, so it acts even while Prefect's own SIGTERM handler is installed
 or the main thread waits on a stuck model call.
 """
@@ -32,8 +33,111 @@ GRACE_S = 3.0
 EXIT_HANDLERS_S = 4.0
 """Seconds the exit handlers get before the process ends anyway."""
 
+CANCEL_S = 5.0
+"""Seconds marking this process's Prefect runs Cancelled may take before the process ends anyway."""
+
+_EXIT_ON_STOP = threading.Event()
+"""Set while a command that exits on a stop signal runs (``stop_on_signals`` with ``exit_process``)."""
+
 _ACTIVE = 0
 _ACTIVE_LOCK = threading.Lock()
+_RUNS: dict[str, str] = {}
+"""Flow runs of this process still running: id -> the Prefect API URL they report to."""
+_RUNS_LOCK = threading.Lock()
+
+
+@contextmanager
+def flow_run_tracked() -> Iterator[None]:
+    """Within a flow's body: remember its flow run, so a signal can mark it Cancelled (forgotten when it ends)."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    run_id = str(context.flow_run.id) if context is not None and context.flow_run is not None else None
+    if run_id is None or context is None:
+        yield
+        return
+    with _RUNS_LOCK:
+        _RUNS[run_id] = str(context.client.api_url)
+    try:
+        yield
+    except BaseException as exc:
+        if not _stopping(exc):
+            _forget(run_id)
+        hold_if_stopping(exc)
+        raise
+    _forget(run_id)
+
+
+def _stopping(exc: BaseException | None) -> bool:
+    from prefect.exceptions import TerminationSignal
+
+    return STOP.is_set() or isinstance(exc, TerminationSignal)
+
+
+def hold_if_stopping(exc: BaseException | None = None) -> None:
+    """In a command being stopped by a signal, wait here for the signal's watcher to end the process.
+
+    The main thread then reports nothing more to Prefect (no Failed or Crashed after the watcher's Cancelled)
+    and starts no further work. Elsewhere (a served deployment, a test) this returns at once.
+    """
+    if _EXIT_ON_STOP.is_set() and _stopping(exc):
+        time.sleep(GRACE_S + CANCEL_S + EXIT_HANDLERS_S + 30.0)
+
+
+def tracked_runs() -> list[str]:
+    """The flow runs of this process still running (a round's, its driver's), as ids."""
+    with _RUNS_LOCK:
+        return list(_RUNS)
+
+
+def _forget(run_id: str) -> None:
+    with _RUNS_LOCK:
+        _RUNS.pop(run_id, None)
+
+
+def cancel_flow_runs(reason: str) -> list[str]:
+    """Mark this process's running flow runs (and their unfinished task runs) Cancelled; return the runs' ids.
+
+    Bounded by ``CANCEL_S``: a Prefect API that does not answer leaves them as they are.
+    """
+    with _RUNS_LOCK:
+        runs = dict(_RUNS)
+    if not runs:
+        return []
+    done: list[str] = []
+    worker = threading.Thread(target=_cancel, args=(runs, reason, done), name="gymloop-cancel", daemon=True)
+    worker.start()
+    worker.join(CANCEL_S)
+    return list(done)
+
+
+def _cancel(runs: dict[str, str], reason: str, done: list[str]) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterId,
+        TaskRunFilter,
+        TaskRunFilterState,
+        TaskRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.states import Cancelled
+
+    by_api: dict[str, list[str]] = {}
+    for run_id, api in runs.items():
+        by_api.setdefault(api, []).append(run_id)
+    for api, ids in by_api.items():
+        with temporary_settings(updates={PREFECT_API_URL: api}), get_client(sync_client=True) as client:
+            unfinished = TaskRunFilter(state=TaskRunFilterState(type=TaskRunFilterStateType(
+                any_=[StateType.RUNNING, StateType.PENDING, StateType.SCHEDULED])))
+            tasks = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=list(ids))),
+                                          task_run_filter=unfinished)
+            for task_run in tasks:
+                client.set_task_run_state(task_run.id, Cancelled(message=reason), force=True)
+            for run_id in ids:
+                client.set_flow_run_state(run_id, Cancelled(message=reason), force=True)
+                done.append(run_id)
 
 
 @contextmanager
@@ -83,6 +187,14 @@ def _kill_children() -> None:
             continue
 
 
+def _pending(reader: socket.socket) -> bool:
+    """Whether a signal's wakeup byte waits unread (the watcher has not been scheduled yet)."""
+    try:
+        return bool(reader.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except (BlockingIOError, OSError):
+        return False
+
+
 def _note_signal(signum: int, frame: FrameType | None) -> None:
     """Python-level handler: the watcher thread does the work; the main thread just keeps going."""
     STOP.set()
@@ -104,7 +216,7 @@ def stop_on_signals(on_stop: Callable[[str], str], *, exit_process: bool = True)
     writer.setblocking(False)
     previous = {sig: signal.signal(sig, _note_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    done = threading.Event()
+    done, handling = threading.Event(), threading.Event()
 
     def watch() -> None:
         try:
@@ -113,6 +225,7 @@ def stop_on_signals(on_stop: Callable[[str], str], *, exit_process: bool = True)
             return
         if not data or done.is_set():
             return
+        handling.set()
         signum = data[0]
         STOP.set()
         deadline = time.monotonic() + GRACE_S
@@ -132,9 +245,15 @@ def stop_on_signals(on_stop: Callable[[str], str], *, exit_process: bool = True)
 
     watcher = threading.Thread(target=watch, name="gymloop-signals", daemon=True)
     watcher.start()
+    if exit_process:
+        _EXIT_ON_STOP.set()
     try:
         yield
     finally:
+        _EXIT_ON_STOP.clear()
+        if handling.is_set() or _pending(reader):
+            # The signal unwound the main thread first (Prefect raises on SIGTERM): the watcher finishes the stop.
+            watcher.join(GRACE_S + CANCEL_S + EXIT_HANDLERS_S + 10.0)
         done.set()
         signal.set_wakeup_fd(previous_fd)
         for sig, handler in previous.items():

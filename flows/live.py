@@ -34,16 +34,18 @@ class EpisodeSink:
         registry: Where the episodes go.
         round_id: The round.
         stage: The stage (``eval_before``, ``train``, ``eval_after``).
+        model_id: The registered model playing the episodes.
         every: Episodes per commit at most.
         seconds: Longest wait of a finished episode before its commit.
         clock: Monotonic clock.
     """
 
-    def __init__(self, registry: Registry, round_id: int, stage: str, *, every: int = COMMIT_EVERY,
+    def __init__(self, registry: Registry, round_id: int, stage: str, model_id: int, *, every: int = COMMIT_EVERY,
                  seconds: float = COMMIT_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
         self.registry = registry
         self.round_id = round_id
         self.stage = stage
+        self.model_id = model_id
         self.every = every
         self.seconds = seconds
         self.clock = clock
@@ -64,7 +66,8 @@ class EpisodeSink:
     def flush(self) -> None:
         """Commit the waiting episodes (one transaction)."""
         if self.pending:
-            self.recorded += self.registry.record_episodes(self.round_id, self.pending, stage=self.stage)
+            self.recorded += self.registry.record_episodes(self.round_id, self.pending, stage=self.stage,
+                                                          model_id=self.model_id)
             self.commits += 1
             self.pending = []
         self._since = self.clock()

@@ -42,13 +42,17 @@ def hide_secret_overrides(data: Any) -> Any:
 Control = Literal["uniform", "random-variants", "none"]
 """Control arms a campaign may run beside its targeted arm (see ``flows.control``)."""
 
+Arm = Literal["targeted", "uniform", "random-variants"]
+"""A campaign's arms: ``targeted`` (the loop as configured) and the controls run beside it."""
+
 
 class RoundParams(BaseModel):
     """Which round to run.
 
     Attributes:
-        campaign: Campaign name (created on first use).
-        round_index: Round index within the campaign (0-based).
+        campaign: Campaign name (created with its first round).
+        round_index: Round index within the arm (0-based).
+        arm: The campaign's arm the round belongs to (its settings get ``arm`` set to it).
         overrides: Settings overriding gymloop.toml and GYMLOOP_* (never secrets).
     """
 
@@ -57,6 +61,7 @@ class RoundParams(BaseModel):
     campaign: Annotated[str, AfterValidator(check_campaign_name)] = Field(min_length=1, max_length=200,
                                                                           pattern=CAMPAIGN_NAME)
     round_index: int = Field(ge=0)
+    arm: Arm = "targeted"
     overrides: dict[str, Any] = Field(default_factory=dict)
 
     _hide_secrets = model_validator(mode="before")(hide_secret_overrides)
@@ -67,8 +72,9 @@ class CampaignParams(BaseModel):
     """A campaign: rounds until a stop rule fires.
 
     Attributes:
-        campaign: Campaign name (created on first use; an existing one continues).
-        rounds: Rounds to run at most in this call (default: the ``max_rounds`` setting).
+        campaign: Campaign name (created with its first round; an existing one continues, every arm of it).
+        rounds: Rounds to run at most in this call, per arm (default: the ``max_rounds`` setting).
+        control: A control arm to add beside the targeted one (arms already in the registry always run).
         overrides: Settings overriding gymloop.toml and GYMLOOP_* (never secrets).
     """
 
@@ -77,6 +83,7 @@ class CampaignParams(BaseModel):
     campaign: Annotated[str, AfterValidator(check_campaign_name)] = Field(min_length=1, max_length=200,
                                                                           pattern=CAMPAIGN_NAME)
     rounds: int | None = Field(default=None, ge=1)
+    control: Control = "none"
     overrides: dict[str, Any] = Field(default_factory=dict)
 
     _hide_secrets = model_validator(mode="before")(hide_secret_overrides)
@@ -110,6 +117,7 @@ class RoundSummary(BaseModel):
         campaign: Campaign name.
         round_index: Round index.
         round_id: Registry id of the round.
+        arm: The campaign's arm.
         model_in: Reference of the model evaluated and trained.
         model_out: Reference of the trained model.
         before: Held-out pass rate of ``model_in``.
@@ -129,6 +137,7 @@ class RoundSummary(BaseModel):
     campaign: str
     round_index: int
     round_id: int
+    arm: Arm = "targeted"
     model_in: str
     model_out: str
     before: float
@@ -141,3 +150,71 @@ class RoundSummary(BaseModel):
     wave_size: int = 0
     episodes: dict[str, StageResult] = Field(default_factory=dict)
     metrics: dict[str, float] = Field(default_factory=dict)
+
+
+class WeaknessChange(BaseModel):
+    """One targeted weakness's failures per held-out episode before and after a round.
+
+    Attributes:
+        grain: The weakness at its grain (``kind``, ``kind@domain`` or ``kind@domain/tool``).
+        before: Failed held-out episodes showing it, per held-out episode, before the round.
+        after: The same after the round.
+        fell: Whether the rate fell.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    grain: str
+    before: float
+    after: float
+    fell: bool
+
+
+class ArmComparison(BaseModel):
+    """The targeted arm against a control after one round.
+
+    Attributes:
+        round_index: Round index.
+        control: The control arm.
+        targeted_after: Targeted arm's held-out pass rate after the round.
+        control_after: Control arm's held-out pass rate after the round.
+        lift: ``targeted_after - control_after``, paired over the same held-out tasks.
+        low: Lower bound of the 95% paired bootstrap interval.
+        high: Upper bound.
+        weaknesses: The targeted weaknesses' rates before and after the round (targeted arm).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    round_index: int
+    control: str
+    targeted_after: float
+    control_after: float
+    lift: float
+    low: float
+    high: float
+    weaknesses: list[WeaknessChange] = Field(default_factory=list)
+
+
+class CampaignOutcome(BaseModel):
+    """What one run of the campaign driver did, every arm of it.
+
+    Attributes:
+        campaign: Campaign name.
+        arms: The campaign's arms, targeted first.
+        rounds: The rounds run now, in the order they ran (each names its arm).
+        comparisons: Targeting lift against each control after every round both arms finished.
+        stopped: Why each arm that stopped did (a stop rule, with the values it read).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    campaign: str
+    arms: list[Arm] = Field(default_factory=list)
+    rounds: list[RoundSummary] = Field(default_factory=list)
+    comparisons: list[ArmComparison] = Field(default_factory=list)
+    stopped: dict[str, str] = Field(default_factory=dict)
+
+    def arm_rounds(self, arm: str = "targeted") -> list[RoundSummary]:
+        """The rounds of one arm run now."""
+        return [r for r in self.rounds if r.arm == arm]

@@ -1,4 +1,4 @@
-"""A campaign's Markdown report: lift per round, weaknesses by round, and the plots."""
+"""A campaign's Markdown report: lift per round, weaknesses by round, and the plots, from the registry."""
 
 from __future__ import annotations
 
@@ -7,58 +7,76 @@ from pathlib import Path
 from diagnosis import WeaknessReport
 from flows.models import RoundSummary
 from flows.plots import HEATMAP_NOTE, RoundPoint, WeaknessCell, lift_plot, weakness_heatmap
+from registry import TARGETED_ARM, Registry
 
 LIFT_PNG, WEAKNESS_PNG = "lift_per_round.png", "weaknesses_by_round.png"
 """File names of the campaign's plots (in its folder and in MLflow)."""
 
-
-def campaign_summaries(folder: Path, up_to: int | None = None) -> list[RoundSummary]:
-    """Round summaries stored under a campaign's folder, by round (those up to round ``up_to`` when given).
+def campaign_summaries(registry: Registry, campaign: str, arm: str = TARGETED_ARM,
+                       up_to: int | None = None) -> list[RoundSummary]:
+    """The summaries of an arm's finished rounds, by round (those up to round ``up_to`` when given).
 
     Raises:
-        FileNotFoundError: The folder holds no finished round, naming it.
+        ValueError: The campaign is not in the registry, or the arm has no finished round, naming them.
     """
-    paths = sorted(folder.glob("round-*/summary.json"))
-    summaries = [RoundSummary.model_validate_json(p.read_text()) for p in paths]
-    summaries = [s for s in summaries if up_to is None or s.round_index <= up_to]
+    info = registry.find_campaign(campaign)
+    if info is None:
+        raise ValueError(f"campaign {campaign!r} is not in {registry.display_url} (list them: gymloop campaigns)")
+    summaries = [RoundSummary.model_validate(r.details["summary"]) for r in registry.rounds(info.id, arm=arm)
+                 if r.status == "finished" and "summary" in r.details and (up_to is None or r.index <= up_to)]
     if not summaries:
-        raise FileNotFoundError(f"no finished round under {folder}")
+        label = campaign if arm == TARGETED_ARM else f"{campaign} ({arm} arm)"
+        raise ValueError(f"campaign {label} has no finished round in {registry.display_url}")
     return summaries
 
 
-def campaign_series(folder: Path, summaries: list[RoundSummary]) -> tuple[list[RoundPoint],
-                                                                          dict[str, dict[int, WeaknessCell]]]:
+def round_report(registry: Registry, round_id: int) -> WeaknessReport | None:
+    """A round's weakness report, if one was recorded."""
+    data = registry.weakness_report(round_id)
+    return WeaknessReport.model_validate(data) if data is not None else None
+
+
+def campaign_series(registry: Registry, summaries: list[RoundSummary]) -> tuple[list[RoundPoint],
+                                                                              dict[str, dict[int, WeaknessCell]]]:
     """The lift points and weakness cells of a campaign's rounds, for its plots."""
     points = [RoundPoint(index=s.round_index, before=s.before, after=s.after, lift=s.lift, low=s.lift_low,
                          high=s.lift_high) for s in summaries]
     cells: dict[str, dict[int, WeaknessCell]] = {}
     for s in summaries:
-        path = folder / f"round-{s.round_index:03d}" / "weakness_report.json"
-        if path.is_file():
-            for w in WeaknessReport.from_json(path.read_text()).weaknesses:
-                cells.setdefault(w.kind, {})[s.round_index] = WeaknessCell(share=w.share, count=w.count)
+        report = round_report(registry, s.round_id)
+        for w in report.weaknesses if report is not None else []:
+            cells.setdefault(w.kind, {})[s.round_index] = WeaknessCell(share=w.share, count=w.count)
     return points, cells
 
 
-def write_plots(folder: Path, campaign: str, summaries: list[RoundSummary], out: Path) -> list[Path]:
+def write_plots(registry: Registry, campaign: str, summaries: list[RoundSummary], out: Path) -> list[Path]:
     """Write the lift and weakness plots of ``summaries`` into ``out``; return their paths."""
-    points, cells = campaign_series(folder, summaries)
+    points, cells = campaign_series(registry, summaries)
     return [lift_plot(points, out / LIFT_PNG, campaign), weakness_heatmap(cells, out / WEAKNESS_PNG, campaign)]
 
 
-def write_report(folder: Path, campaign: str, headline: str = "") -> Path:
-    """Write ``report.md`` (with its plots) for the campaign whose rounds are under ``folder``.
+def write_report(registry: Registry, folder: Path, campaign: str, headline: str = "",
+                 arm: str = TARGETED_ARM, extra: str = "") -> Path:
+    """Write ``report.md`` (with its plots) for a campaign's arm into ``folder``.
 
     Args:
-        folder: The campaign's folder.
+        registry: The registry holding the campaign.
+        folder: Where the report and its plots go.
         campaign: Campaign name.
         headline: A line stated under the title (e.g. the campaign's lift with its interval).
+        arm: The arm reported on.
+        extra: A Markdown section added after the rounds (e.g. the targeting lift against a control).
+
+    Raises:
+        ValueError: The campaign is not in the registry, or the arm has no finished round.
     """
-    summaries = campaign_summaries(folder)
-    lift_png, heat_png = write_plots(folder, campaign, summaries, folder)
+    summaries = campaign_summaries(registry, campaign, arm)
+    folder.mkdir(parents=True, exist_ok=True)
+    title = campaign if arm == TARGETED_ARM else f"{campaign} ({arm} arm)"
+    lift_png, heat_png = write_plots(registry, title, summaries, folder)
     first, last = summaries[0], summaries[-1]
     lines = [
-        f"# Campaign {campaign}",
+        f"# Campaign {title}",
         "",
         f"Rounds {first.round_index} to {last.round_index}; held-out pass rate {first.before:.3f} -> "
         f"{last.after:.3f} ({last.after - first.before:+.3f}). Model {first.model_in} -> {last.model_out}.",
@@ -83,9 +101,8 @@ def write_report(folder: Path, campaign: str, headline: str = "") -> Path:
     lines += ["", "Invalid episodes are those the infrastructure failed (the model's server unreachable or erroring "
               "after retries, a crash of gymloop's); they are left out of the pass rates, which the last column "
               "shows with them counted as failed" + (f". Causes: {', '.join(causes)}." if causes else ".")]
-    control = folder / "control.md"
-    if control.is_file():
-        lines += ["", control.read_text().rstrip("\n")]
+    if extra:
+        lines += ["", extra.rstrip("\n")]
     lines += ["", f"![lift per round]({lift_png.name})", "", f"![weaknesses by round]({heat_png.name})", "",
               HEATMAP_NOTE, ""]
     out = folder / "report.md"

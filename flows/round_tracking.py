@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.core.redact import redact_text
 from curriculum import Wave
@@ -20,29 +20,34 @@ from flows.report import campaign_summaries, write_plots, write_report
 from flows.settings import GymloopSettings
 from flows.store_setup import store_setup_lock
 from flows.tracking import CampaignTracker, check_reachable
-from registry import ModelInfo, Registry
+from registry import TARGETED_ARM, ModelInfo, Registry
+
+if TYPE_CHECKING:
+    from flows.context import RoundContext
 
 
-def tracker_for(settings: GymloopSettings, campaign: str) -> CampaignTracker:
-    """The campaign's tracker, after checking that an HTTP tracking server answers.
+def tracker_for(settings: GymloopSettings, campaign: str, arm: str = TARGETED_ARM) -> CampaignTracker:
+    """The tracker of a campaign's arm (every arm in the campaign's experiment), once an HTTP server answers.
 
     Raises:
         TrackingUnavailable: The tracking server does not answer.
     """
-    from flows.control import tracking_names
-
     uri = settings.resolved_mlflow_uri()
     check_reachable(uri)
-    experiment, arm = tracking_names(campaign, settings.arm)
     with store_setup_lock(uri):
-        return CampaignTracker(uri, experiment, settings.home / "mlartifacts", arm=arm)
+        return CampaignTracker(uri, campaign, settings.home / "mlartifacts", arm=arm)
 
 
-def open_round(settings: GymloopSettings, campaign: str, index: int) -> str:
-    """Open the round's run (it starts now) and log the campaign's settings once; return the run id."""
-    tracker = tracker_for(settings, campaign)
-    tracker.log_campaign_params(settings.public_dict())
-    return tracker.open_round(index)
+def registered_model_name(campaign: str, arm: str) -> str:
+    """The MLflow registered model of an arm's trained models: ``gymloop-<campaign>`` (``.<arm>`` for a control)."""
+    return f"gymloop-{campaign}" if arm == TARGETED_ARM else f"gymloop-{campaign}.{arm}"
+
+
+def open_round(ctx: RoundContext) -> str:
+    """Open the round's run (it starts now) and log the arm's settings once; return the run id."""
+    tracker = tracker_for(ctx.settings, ctx.campaign, ctx.arm)
+    tracker.log_campaign_params(ctx.settings.public_dict())
+    return tracker.open_round(ctx.index)
 
 
 def _dataset(rows: list[dict[str, Any]], source: Path, name: str) -> Any:
@@ -71,13 +76,17 @@ def _model_params(info: ModelInfo, registry: Registry) -> dict[str, Any]:
             "endpoint": info.endpoint, "parent": parent}
 
 
-def track_round(settings: GymloopSettings, registry: Registry, summary: RoundSummary, report: WeaknessReport,
-                variant_ids: list[str], model_in: ModelInfo, model_out: ModelInfo) -> str:
+def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport, variant_ids: list[str],
+                model_out: ModelInfo) -> str:
     """Log a recorded round: params, metrics, plots, datasets, and the model lineage with a registered version."""
-    campaign, index = summary.campaign, summary.round_index
-    folder = steps.round_dir(settings, campaign, index)
-    tracker = tracker_for(settings, campaign)
-    wave = Wave.model_validate_json((folder / "wave.json").read_text())
+    settings, registry, model_in = ctx.settings, ctx.registry, ctx.model_in
+    campaign, index, folder = ctx.campaign, ctx.index, ctx.folder
+    tracker = tracker_for(settings, campaign, ctx.arm)
+    recorded = registry.wave(ctx.round.id)
+    wave = steps.recorded_wave(recorded, index) if recorded is not None else Wave(strategy=settings.strategy)
+    steps.write_json(folder / "wave.json", wave.model_dump(mode="json"))
+    (folder / "weakness_report.json").write_text(report.to_json())
+    (folder / "weakness_report.md").write_text(report.to_markdown())
     mix = {s: sum(1 for e in wave.entries if e.source == s) for s in ("targeted", "replay", "explore")}
     round_params = {
         "model_in": summary.model_in, "model_out": summary.model_out, "strategy": wave.strategy,
@@ -85,14 +94,14 @@ def track_round(settings: GymloopSettings, registry: Registry, summary: RoundSum
         "eval_seeds": settings.eval_seeds, "seed": settings.seed, "variant_pack_ids": [v[:12] for v in variant_ids],
         "base_pack_ids": [p.id[:12] for p in registry.list_packs() if p.parent is None],
     }
-    plots = write_plots(folder.parent, campaign, campaign_summaries(folder.parent, up_to=index), folder)
-    suite = steps.heldout_keys(steps.base_packs(registry, settings), settings)
+    plots = write_plots(registry, campaign, campaign_summaries(registry, campaign, ctx.arm, up_to=index), folder)
+    suite = ctx.suite
     suite_path = steps.write_json(folder / "heldout_suite.json",
                                   [[k.pack_id, k.task_id, k.seed, k.attempt] for k in suite])
     artifacts = [folder / "weakness_report.json", folder / "weakness_report.md", folder / "wave.json", suite_path,
                  *plots]
     run_id = tracker.log_round(index, round_params, summary.metrics, artifacts,
-                               campaign_metrics=_campaign_metrics(registry, campaign, settings.seed))
+                               campaign_metrics=_campaign_metrics(registry, campaign, settings.seed, ctx.arm))
     domains = {p.id: p.domain for p in registry.list_packs()}
     with warnings.catch_warnings():
         # MLflow hints that integer columns cannot hold missing values (ours never miss one) and that a local
@@ -105,27 +114,28 @@ def track_round(settings: GymloopSettings, registry: Registry, summary: RoundSum
     out_id = tracker.logged_model(summary.model_out, _model_params(model_out, registry), source_run_id=run_id,
                                   artifact=Path(model_out.artifact) if model_out.artifact else None)
     tracker.log_lineage(run_id, index, in_id, out_id)
-    tracker.register_version(f"gymloop-{campaign}", out_id, run_id, summary.model_out, index)
+    name = registered_model_name(campaign, ctx.arm)
+    tracker.register_version(name, out_id, run_id, summary.model_out, index)
     tracker.log_parent_model(out_id, index, summary.model_out)
-    scores = {s.round_index: s.after for s in campaign_summaries(folder.parent, up_to=index)}
-    tracker.set_aliases(f"gymloop-{campaign}", scores)
+    scores = {s.round_index: s.after for s in campaign_summaries(registry, campaign, ctx.arm, up_to=index)}
+    tracker.set_aliases(name, scores)
     tracker.log_campaign_artifacts(plots)
     return run_id
 
 
-def _campaign_metrics(registry: Registry, campaign: str, seed: int) -> dict[str, float]:
-    """The campaign's lift so far (before its first round, after its last finished one), as MLflow metrics."""
-    before, after, lift, low, high = steps.campaign_lift(registry, campaign, seed)
+def _campaign_metrics(registry: Registry, campaign: str, seed: int, arm: str) -> dict[str, float]:
+    """An arm's lift so far (before its first round, after its last finished one), as MLflow metrics."""
+    before, after, lift, low, high = steps.campaign_lift(registry, campaign, seed, arm)
     return {"campaign_lift": lift, "campaign_lift_low": low, "campaign_lift_high": high,
             "campaign_pass_rate_before": before, "campaign_pass_rate_after": after}
 
 
-def run_link(settings: GymloopSettings, campaign: str, run_id: str) -> str:
+def run_link(settings: GymloopSettings, campaign: str, run_id: str, arm: str = TARGETED_ARM) -> str:
     """Markdown pointing at a round's MLflow run: a link on a tracking server, else where the local store is."""
     from arena.core.redact import mask_url
     from flows.tracking import run_url
 
-    tracker = tracker_for(settings, campaign)
+    tracker = tracker_for(settings, campaign, arm)
     if tracker.uri.startswith(("http://", "https://")):
         return f"[MLflow run {run_id[:8]}]({run_url(tracker.ui_address(), tracker.experiment_id, run_id)})"
     return (f"MLflow run `{run_id}` in `{mask_url(tracker.uri)}` (open it with `gymloop mlflow-ui`: "
@@ -133,29 +143,30 @@ def run_link(settings: GymloopSettings, campaign: str, run_id: str) -> str:
 
 
 def runs_url(settings: GymloopSettings, campaign: str, ui_address: str | None = None) -> str:
-    """The campaign's runs view in the MLflow UI (both arms' parent runs with their rounds)."""
+    """The campaign's runs view in the MLflow UI (every arm's parent run with its rounds)."""
     return tracker_for(settings, campaign).runs_url(ui_address)
 
 
-def close_campaign(settings: GymloopSettings, campaign: str) -> Path | None:
-    """Finish the campaign's parent run with the campaign's lift, its interval and ``report.md``.
+def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED_ARM, extra: str = "") -> Path | None:
+    """Finish an arm's parent run with its lift, the interval and ``report.md`` (with ``extra`` added to it).
 
     Returns:
-        The report's path, or ``None`` when the campaign has no finished round yet.
+        The report's path, or ``None`` when the arm has no finished round yet.
     """
-    tracker = tracker_for(settings, campaign)
+    tracker = tracker_for(settings, campaign, arm)
     registry = steps.open_registry(settings)
     try:
-        before, after, lift, low, high = steps.campaign_lift(registry, campaign, settings.seed)
+        before, after, lift, low, high = steps.campaign_lift(registry, campaign, settings.seed, arm)
     except ValueError:
         tracker.finish()
         return None
-    last = max(r.index for r in registry.rounds(registry.campaign(campaign).id) if r.status == "finished")
-    headline = campaign_headline(campaign, before, after, lift, low, high)
-    folder = settings.home / "campaigns" / campaign
-    report = write_report(folder, campaign, headline)
+    last = max(r.index for r in steps.finished_rounds(registry, campaign, arm))
+    headline = campaign_headline(campaign if arm == TARGETED_ARM else f"{campaign} ({arm} arm)", before, after, lift,
+                                 low, high)
+    folder = steps.arm_dir(settings, campaign, arm)
+    report = write_report(registry, folder, campaign, headline, arm, extra)
     tracker.log_campaign_artifacts([report, folder / "lift_per_round.png", folder / "weaknesses_by_round.png"])
-    tracker.finish(_campaign_metrics(registry, campaign, settings.seed), step=last)
+    tracker.finish(_campaign_metrics(registry, campaign, settings.seed, arm), step=last)
     return report
 
 
@@ -165,19 +176,23 @@ def campaign_headline(campaign: str, before: float, after: float, lift: float, l
             f"(95% interval [{low:+.3f}, {high:+.3f}], paired over the same held-out tasks)")
 
 
-def _fail_registry_round(settings: GymloopSettings, campaign: str, index: int, message: str) -> None:
+def _fail_registry_round(settings: GymloopSettings, campaign: str, arm: str, index: int, message: str) -> None:
     registry = steps.open_registry(settings)
-    for info in registry.rounds(registry.campaign(campaign).id):
-        if info.index == index and info.status == "running":
-            registry.fail_round(info.id, redact_text(message))
+    info = registry.find_campaign(campaign)
+    for found in registry.rounds(info.id, arm=arm) if info is not None else []:
+        if found.index == index and found.status == "running":
+            registry.fail_round(found.id, redact_text(message))
 
 
 def round_failed(flow: Any, flow_run: Any, state: Any) -> None:
     """Prefect failure hook of a round: mark the round, its MLflow run and the campaign's run failed.
 
     A round left ``running`` would look alive forever to a scheduled deployment's users; the registry round
-    gets the failure's message (a round already marked, e.g. ``interrupted``, keeps its status).
+    gets the failure's message (a round already marked, e.g. ``interrupted``, keeps its status). A round that
+    failed because the process was asked to stop is left to the signal's handler, which marks it ``interrupted``;
+    its MLflow runs are marked KILLED.
     """
+    from flows.interrupt import STOP
     from flows.settings import SettingsError, load_settings
     from flows.tracking import TrackingUnavailable
     from registry import RegistryError
@@ -186,18 +201,22 @@ def round_failed(flow: Any, flow_run: Any, state: Any) -> None:
     if hasattr(params, "model_dump"):
         params = params.model_dump()
     try:
-        settings = load_settings(**params.get("overrides", {}))
+        arm = str(params.get("arm") or TARGETED_ARM)
+        settings = load_settings(**{**params.get("overrides", {}), "arm": arm})
         campaign, index = str(params["campaign"]), int(params["round_index"])
     except (SettingsError, KeyError):
         return
+    stopped = STOP.is_set()
     try:
-        _fail_registry_round(settings, campaign, index, str(getattr(state, "message", None) or "the round failed"))
+        if not stopped:
+            _fail_registry_round(settings, campaign, arm, index,
+                                 str(getattr(state, "message", None) or "the round failed"))
     except RegistryError:
         pass
     try:
-        tracker = tracker_for(settings, campaign)
+        tracker = tracker_for(settings, campaign, arm)
     except TrackingUnavailable:
         return
     found = tracker.round_run(index)
-    tracker.client.set_terminated(found, "FAILED")
-    tracker.finish(status="FAILED")
+    tracker.client.set_terminated(found, "KILLED" if stopped else "FAILED")
+    tracker.finish(status="KILLED" if stopped else "FAILED")

@@ -2,8 +2,10 @@
 
 - Before any episode, an LLM model must answer one tiny request with a tool and a local checkpoint must load
   (``flows.preflight``); otherwise one line and exit code 2.
-- SIGINT/SIGTERM stop the run within seconds, mark the round ``interrupted`` and print the command that
-  resumes it (``flows.interrupt``).
+- SIGINT/SIGTERM stop the run within seconds, mark the round ``interrupted``, release the campaign's lease,
+  mark the run's Prefect flow runs Cancelled and print the command that resumes it (``flows.interrupt``).
+- Without a Prefect API configured, the run's temporary Prefect server is started here, tied to this process
+  (``flows.prefect_server``): it never outlives the command, even when the command is killed.
 - When the circuit breaker stops a stage (the model failed in many consecutive episodes), the round is
   marked ``failed`` with the cause, which is printed on one line; exit code 3.
 """
@@ -107,13 +109,19 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
 
     check_model(settings, console)
 
+    from flows.interrupt import cancel_flow_runs
+    from flows.lease import release_held
+    from flows.prefect_server import temporary_api
+
     def on_stop(name: str) -> str:
         marked = mark_stopped(settings, campaign, "interrupted", f"interrupted by {name}")
+        release_held()
+        cancel_flow_runs(f"gymloop was stopped by {name}; resume with: {resume_command()}")
         which = f"round {', '.join(map(str, marked))} of " if marked else ""
         return (f"{name}: stopped {which}campaign {campaign}; finished episodes are kept. "
                 f"Resume with: {resume_command()}")
 
-    with stop_on_signals(on_stop), metering() as meter:
+    with stop_on_signals(on_stop), temporary_api(), metering() as meter:
         try:
             yield meter
         except InvalidEpisodesError as exc:

@@ -49,9 +49,9 @@ def serve_campaign(campaign: str, cron: str | None, overrides: dict[str, Any], c
     """
     from prefect.deployments.runner import RunnerDeployment
 
+    from flows.campaign import next_round
     from flows.models import CampaignParams
     from flows.prefect_view import run_tags
-    from flows.round import next_round
     from flows.settings import load_settings
 
     url = api_url()

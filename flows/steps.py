@@ -1,13 +1,14 @@
-"""The work of each round step, as plain functions; ``flows.round`` wraps them in Prefect tasks and flows.
+"""The work of each round step, as plain functions; ``flows.stages`` runs them once per round, resumably.
 
-Every step reads its inputs from the registry and writes its outputs there (or to the round's folder),
-so a crashed round resumes from its last finished step and never runs a finished episode again.
+Every step reads its inputs from the registry and writes its outputs there; the round's folder under the
+gymloop home only receives artifacts (reports, plots) that nothing reads back.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import time
 from collections import defaultdict
@@ -23,7 +24,17 @@ from arena.core.episode import EpisodeRecord
 from arena.core.metrics import Metrics, Outcome, compute_metrics, metrics_by, paired_lift
 from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, run_episodes
-from curriculum import CurriculumConfig, GroupResult, History, TaskRef, Wave, coverage_ranked, plan_wave, task_refs
+from curriculum import (
+    CurriculumConfig,
+    GroupResult,
+    History,
+    TaskRef,
+    Wave,
+    WaveEntry,
+    coverage_ranked,
+    plan_wave,
+    task_refs,
+)
 from diagnosis import DiagnosisContext, WeaknessReport, detector_names, diagnose, get_detector
 from factory_client import (
     FactoryResult,
@@ -36,9 +47,10 @@ from factory_client import (
 from flows import model_spec
 from flows.interrupt import batch_running
 from flows.live import EpisodeSink, rollout_config
-from flows.settings import GymloopSettings, load_settings
+from flows.settings import CONFIG_ENV, GymloopSettings, load_settings
 from flows.store_setup import store_setup_lock
-from registry import ModelInfo, Registry, WaveEntry, WeaknessEntry
+from registry import TARGETED_ARM, EpisodeSummary, ModelInfo, Registry, WaveInfo, WeaknessEntry
+from registry import WaveEntry as RegistryWaveEntry
 from trainers import Blame, GRPOConfig, GRPOTrainer, ModelRef, TRLTrainer, get_trainer
 
 EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
@@ -57,9 +69,15 @@ def open_registry(settings: GymloopSettings) -> Registry:
     return _registry(settings.resolved_registry_url(), str(settings.home))
 
 
-def round_dir(settings: GymloopSettings, campaign: str, index: int) -> Path:
-    """Folder of a round's files (weakness report, wave manifest, plots)."""
-    path = settings.home / "campaigns" / campaign / f"round-{index:03d}"
+def arm_dir(settings: GymloopSettings, campaign: str, arm: str = TARGETED_ARM) -> Path:
+    """Folder of an arm's artifacts: the campaign's folder for the targeted arm, ``<campaign>/<arm>`` for a control."""
+    path = settings.home / "campaigns" / campaign
+    return path if arm == TARGETED_ARM else path / arm
+
+
+def round_dir(settings: GymloopSettings, campaign: str, index: int, arm: str = TARGETED_ARM) -> Path:
+    """Folder of a round's artifacts (weakness report, wave manifest, plots), created on first use."""
+    path = arm_dir(settings, campaign, arm) / f"round-{index:03d}"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -78,9 +96,38 @@ def version_label(ref: ModelRef) -> str:
 
 
 def register_ref(registry: Registry, ref: ModelRef, parent_id: int | None) -> ModelInfo:
-    """Register a trainer's model reference (idempotent for the same name, version and content)."""
+    """Register a trainer's model reference (idempotent for the same name, version and content).
+
+    A reference policy's parameters (a few KB) are kept with the model, so a machine without its file can play it.
+    """
+    details = ({"params": json.loads(Path(ref.artifact).read_text())}
+               if ref.kind == "reference" and ref.artifact and Path(ref.artifact).is_file() else {})
     return registry.register_model(ref.name, version_label(ref), kind=ref.kind, parent_id=parent_id,
-                                   artifact=ref.artifact, endpoint=ref.endpoint, params_hash=ref.params_hash)
+                                   artifact=ref.artifact, endpoint=ref.endpoint, params_hash=ref.params_hash,
+                                   details=details)
+
+
+def local_model(info: ModelInfo, settings: GymloopSettings) -> ModelInfo:
+    """The model with files this machine can read.
+
+    A reference policy's parameters missing here (it was trained on another machine) are written from the registry
+    under this home's ``models`` folder.
+
+    Raises:
+        ValueError: The registry's parameters do not hash to the model's.
+    """
+    params = info.details.get("params")
+    if info.kind != "reference" or not info.artifact or Path(info.artifact).is_file() or not params:
+        return info
+    path = settings.home / "models" / Path(info.artifact).name
+    if not path.is_file():
+        restored = PolicyParams.model_validate(params)
+        if info.params_hash and restored.content_hash() != info.params_hash:
+            raise ValueError(f"model {info.name}:{info.version}: the registry's parameters hash to "
+                             f"{restored.content_hash()}, not {info.params_hash}")
+        tmp = restored.save(path.with_suffix(".json.tmp"))
+        tmp.replace(path)
+    return info.model_copy(update={"artifact": str(path)})
 
 
 def initial_model(registry: Registry, settings: GymloopSettings) -> ModelInfo:
@@ -146,23 +193,38 @@ def batches(keys: Sequence[EpisodeKey], size: int) -> list[list[EpisodeKey]]:
     return [list(keys[i:i + size]) for i in range(0, len(keys), size)]
 
 
+@cache
+def _worker_settings(overrides_json: str, sources: str) -> GymloopSettings:
+    return load_settings(**json.loads(overrides_json))
+
+
+def worker_settings(overrides: dict[str, Any]) -> GymloopSettings:
+    """Settings of a rollout worker, loaded once per process for the same overrides, GYMLOOP_* and gymloop.toml."""
+    config = Path(os.environ.get(CONFIG_ENV, "gymloop.toml")).resolve()
+    stamp = config.stat().st_mtime_ns if config.is_file() else 0
+    sources = json.dumps([sorted((k, v) for k, v in os.environ.items() if k.startswith("GYMLOOP_")), str(config),
+                          stamp])
+    return _worker_settings(json.dumps(overrides, sort_keys=True, default=str), sources)
+
+
 def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
               overrides: dict[str, Any]) -> list[EpisodeRecord]:
-    """Run one batch of episodes not yet in the registry, record them as they finish and return them.
+    """Run one batch of episodes of one model not yet in the registry, record them as they finish, return them.
 
     The registry is found from the settings (``overrides`` over gymloop.toml and GYMLOOP_*), never
     from a URL passed in: task parameters must not carry secrets.
     """
-    settings = load_settings(**overrides)
+    settings = worker_settings(overrides)
     registry = open_registry(settings)
-    done = {(d.pack_id, d.task_id, d.seed, d.attempt) for d in registry.finished_episode_keys(round_id, stage=stage)}
+    done = {(d.pack_id, d.task_id, d.seed, d.attempt)
+            for d in registry.finished_episode_keys(round_id, stage=stage, model_id=model_id)}
     todo = [k for k in keys if (k.pack_id, k.task_id, k.seed, k.attempt) not in done]
     if not todo:
         return []
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
-    agent = make_agent(registry.model(model_id), settings)
+    agent = make_agent(local_model(registry.model(model_id), settings), settings)
     config = rollout_config(settings, agent)
-    with batch_running() as stop, EpisodeSink(registry, round_id, stage) as sink:
+    with batch_running() as stop, EpisodeSink(registry, round_id, stage, model_id) as sink:
         if settings.arena_backend == "docker":
             from arena.serve.docker_backend import run_episodes_in_docker
 
@@ -173,14 +235,14 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
 
 
 def copy_stage(registry: Registry, source_round: int, source_stage: str, round_id: int, stage: str,
-               keys: Sequence[EpisodeKey]) -> int:
-    """Reuse episodes of an earlier round (the same model on the same suite); return how many were copied."""
+               model_id: int, keys: Sequence[EpisodeKey]) -> int:
+    """Reuse an earlier round's episodes of ``model_id`` on the same suite; return how many were copied."""
     wanted = {(k.pack_id, k.task_id, k.seed, k.attempt) for k in keys}
-    records = [r for r in registry.round_episodes(source_round, stage=source_stage)
+    records = [r for r in registry.round_episodes(source_round, stage=source_stage, model_id=model_id)
                if (r.pack_id, r.task_id, r.seed, r.attempt) in wanted]
     if len(records) < len(wanted):
         return 0
-    return registry.record_episodes(round_id, records, stage=stage)
+    return registry.record_episodes(round_id, records, stage=stage, model_id=model_id)
 
 
 def diagnosis_context(packs: Sequence[Pack]) -> DiagnosisContext:
@@ -299,17 +361,17 @@ def plan_tasks(report: WeaknessReport, pool: Sequence[TaskRef], history: History
     return wave.model_copy(update={"round_index": round_index})
 
 
-def wave_entries(wave: Wave) -> list[WaveEntry]:
+def wave_entries(wave: Wave) -> list[RegistryWaveEntry]:
     """The registry's view of a wave."""
-    return [WaveEntry(pack_id=e.pack_id, task_id=e.task_id, weight=max(e.weight, 1e-9),
+    return [RegistryWaveEntry(pack_id=e.pack_id, task_id=e.task_id, weight=max(e.weight, 1e-9),
                       reason=f"{e.source}:{e.weakness}" if e.weakness else f"{e.source}: {e.reason}")
             for e in wave.entries]
 
 
-def update_history(history: History, wave: Wave, records: Sequence[EpisodeRecord]) -> History:
-    """Add the wave's group results (one group per task) to the curriculum history."""
+def update_history(history: History, wave: Wave, records: Sequence[EpisodeRecord | EpisodeSummary]) -> History:
+    """Add the wave's group results (one group per task) and the wave (with its bandit state) to the history."""
     updated = history.model_copy(deep=True)
-    groups: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[EpisodeRecord | EpisodeSummary]] = defaultdict(list)
     for r in records:
         if not r.invalid:
             groups[(r.pack_id, r.task_id)].append(r)
@@ -317,7 +379,7 @@ def update_history(history: History, wave: Wave, records: Sequence[EpisodeRecord
         rs.sort(key=lambda r: r.attempt)
         updated.record_group(pack_id, task_id, GroupResult(round_index=wave.round_index, scores=[r.score for r in rs],
                                                            passed=[r.passed for r in rs]))
-    updated.waves = [*updated.waves, wave]
+    updated.record_wave(wave)
     return updated
 
 
@@ -359,6 +421,23 @@ def train_builtin(settings: GymloopSettings, ref: ModelRef, wave: Wave, records:
     return GRPOTrainer(out_dir, config).train(ref, wave, records, blame=blame)
 
 
+def recorded_wave(info: WaveInfo, round_index: int) -> Wave:
+    """The planner's wave of a recorded round (rebuilt from its entries for a round recorded before plans were)."""
+    if info.plan is not None:
+        return Wave.model_validate(info.plan)
+    entries = []
+    for e in info.entries:
+        source, _, why = e.reason.partition(":")
+        known = source if source in ("targeted", "replay", "explore") else "explore"
+        entries.append(WaveEntry(pack_id=e.pack_id, task_id=e.task_id, weight=e.weight, source=known,
+                                 weakness=why if known == "targeted" and why and not why.startswith(" ") else None,
+                                 reason=why.strip()))
+    details = info.details
+    return Wave(round_index=round_index, strategy=str(details.get("strategy", "targeted")), entries=entries,
+                budget=int(details.get("budget", 0)), k=int(details.get("k", 1)),
+                message=str(details.get("message", "")))
+
+
 def train(settings: GymloopSettings, model: ModelInfo, wave: Wave, records: Sequence[EpisodeRecord],
           packs: Sequence[Pack], out_dir: Path) -> ModelRef:
     """Train the model on the wave's rollouts with the configured trainer."""
@@ -373,29 +452,46 @@ def train(settings: GymloopSettings, model: ModelInfo, wave: Wave, records: Sequ
                        packs=list(packs)).train(ref, wave, records)
 
 
-def outcomes(registry: Registry, round_id: int, stage: str) -> list[Outcome]:
-    """A stage's episodes as metric outcomes, read from the registry's summary columns (no trace decoding)."""
+def outcomes(registry: Registry, round_id: int, stage: str, model_id: int) -> list[Outcome]:
+    """A stage's episodes of one model as metric outcomes, from the registry's summary columns (no trace decoding)."""
     domains = {p.id: p.domain for p in registry.list_packs()}
     return [Outcome(pack_id=s.pack_id, task_id=s.task_id, domain=domains.get(s.pack_id, ""), passed=s.passed,
                     score=s.score, invalid=s.invalid, failure_boundary=s.failure_boundary,
                     failure_kind=s.failure_kind, tokens=s.tokens_in + s.tokens_out, cost=s.cost)
-            for s in registry.episode_summaries(round_id, stage=stage)]
+            for s in registry.episode_summaries(round_id, stage=stage, model_id=model_id)]
 
 
-def campaign_lift(registry: Registry, campaign: str, seed: int = 0) -> tuple[float, float, float, float, float]:
-    """Held-out pass rate before the first round and after the last, and the paired lift with its interval.
+def stage_model(registry: Registry, round_id: int, stage: str) -> int:
+    """The model a finished round's stage played: the model in, or for ``eval_after`` the model out."""
+    info = registry.round(round_id)
+    model = info.model_out_id if stage == EVAL_AFTER else info.model_in_id
+    return model if model is not None else info.model_in_id
+
+
+def finished_rounds(registry: Registry, campaign: str, arm: str = TARGETED_ARM) -> list[Any]:
+    """An arm's finished rounds, oldest first (none when the campaign is not in the registry)."""
+    info = registry.find_campaign(campaign)
+    if info is None:
+        return []
+    return [r for r in registry.rounds(info.id, arm=arm) if r.status == "finished"]
+
+
+def campaign_lift(registry: Registry, campaign: str, seed: int = 0,
+                  arm: str = TARGETED_ARM) -> tuple[float, float, float, float, float]:
+    """Held-out pass rate before an arm's first round and after its last, and the paired lift with its interval.
 
     Returns:
         ``(before, after, lift, low, high)``.
 
     Raises:
-        ValueError: The campaign has no finished round.
+        ValueError: The arm has no finished round.
     """
-    rounds = [r for r in registry.rounds(registry.campaign(campaign).id) if r.status == "finished"]
+    rounds = finished_rounds(registry, campaign, arm)
     if not rounds:
-        raise ValueError(f"campaign {campaign!r} has no finished round")
-    before = outcomes(registry, rounds[0].id, EVAL_BEFORE)
-    after = outcomes(registry, rounds[-1].id, EVAL_AFTER)
+        raise ValueError(f"campaign {campaign!r}" + ("" if arm == TARGETED_ARM else f" ({arm} arm)")
+                         + " has no finished round")
+    before = outcomes(registry, rounds[0].id, EVAL_BEFORE, rounds[0].model_in_id)
+    after = outcomes(registry, rounds[-1].id, EVAL_AFTER, stage_model(registry, rounds[-1].id, EVAL_AFTER))
     lift = paired_lift(before, after, seed=seed)
     rate_before = compute_metrics(before, rounds=1).pass_rate.value
     rate_after = compute_metrics(after, rounds=1).pass_rate.value

@@ -41,8 +41,9 @@ def invalid_share_message(episodes: int, causes: Mapping[str, int], limit: float
             f"above max_invalid_share {limit:g}: {shown}")
 
 
-def check_invalid_share(settings: GymloopSettings, registry: Registry, round_id: int, stage: str) -> int:
-    """Count a stage's invalid episodes and fail the round when their share passes ``max_invalid_share``.
+def check_invalid_share(settings: GymloopSettings, registry: Registry, round_id: int, stage: str,
+                        model_id: int) -> int:
+    """Count a stage's invalid episodes (of the model it plays) and fail the round past ``max_invalid_share``.
 
     Returns:
         The number of invalid episodes (0 to the limit's worth).
@@ -51,7 +52,7 @@ def check_invalid_share(settings: GymloopSettings, registry: Registry, round_id:
         InvalidEpisodesError: Too many invalid episodes; the message names the count, the limit and the causes.
             The round is marked failed in the registry first.
     """
-    summaries = registry.episode_summaries(round_id, stage=stage)
+    summaries = registry.episode_summaries(round_id, stage=stage, model_id=model_id)
     causes = Counter(f"{s.failure_boundary or 'unknown'}/{s.failure_kind or 'unknown'}" for s in summaries
                      if s.invalid)
     message = invalid_share_message(len(summaries), causes, settings.max_invalid_share, stage)

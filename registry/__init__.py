@@ -1,4 +1,7 @@
-"""The registry: lineage store of models, packs, tasks, rounds, episodes, weaknesses and waves.
+"""The registry: the only state of gymloop's rounds, and their lineage.
+
+Models, packs (with their files), tasks, campaigns and their arms, rounds with their stages, pools and
+weakness reports, episodes (keyed with the model that played them), weaknesses and waves.
 
 ``Registry(url=None, home=None)`` opens the database (SQLite under the gymloop
 home folder by default, any SQLAlchemy URL by setting) and applies the
@@ -11,6 +14,8 @@ from registry.errors import RegistryError
 from registry.packstore import PackStore
 from registry.records import (
     DEFAULT_STAGE,
+    TARGETED_ARM,
+    ArmInfo,
     CampaignInfo,
     EpisodeKey,
     EpisodeSummary,
@@ -19,9 +24,13 @@ from registry.records import (
     LineageStep,
     ModelInfo,
     PackInfo,
+    PoolPack,
+    PoolRole,
     RegistryStatus,
     RoundInfo,
     RoundStatus,
+    StageDone,
+    StageInfo,
     TaskKey,
     TaskRef,
     TaskRoundStats,
@@ -33,8 +42,10 @@ from registry.registry import Registry
 
 __all__ = [
     "DEFAULT_STAGE",
+    "TARGETED_ARM",
     "HOME_ENV",
     "URL_ENV",
+    "ArmInfo",
     "CampaignInfo",
     "EpisodeKey",
     "LeaseInfo",
@@ -44,11 +55,15 @@ __all__ = [
     "ModelInfo",
     "PackInfo",
     "PackStore",
+    "PoolPack",
+    "PoolRole",
     "Registry",
     "RegistryError",
     "RegistryStatus",
     "RoundInfo",
     "RoundStatus",
+    "StageDone",
+    "StageInfo",
     "TaskKey",
     "TaskRef",
     "TaskRoundStats",

@@ -13,14 +13,15 @@ from registry.errors import RegistryError
 COMPRESSION_LEVEL = 3
 
 
-def episode_row(round_id: int, stage: str, record: EpisodeRecord) -> dict[str, Any]:
-    """Return the ``episodes`` row values of ``record``."""
+def episode_row(round_id: int, stage: str, model_id: int, record: EpisodeRecord) -> dict[str, Any]:
+    """Return the ``episodes`` row values of ``record``, played by the registered model ``model_id``."""
     verdict = record.verdict
     failed = sorted({r.kind for r in verdict.results if not r.passed}) if verdict is not None else []
     failure = record.failure
     return {
         "round_id": round_id,
         "stage": stage,
+        "model_id": model_id,
         "pack_id": record.pack_id,
         "task_id": record.task_id,
         "seed": record.seed,

@@ -6,22 +6,26 @@ from datetime import UTC, datetime
 from typing import TypeVar, cast
 
 from registry.records import (
+    ArmInfo,
     CampaignInfo,
     LeaseInfo,
     ModelInfo,
     PackInfo,
     RoundInfo,
     RoundStatus,
+    StageInfo,
     TaskRef,
     WaveEntry,
     WeaknessEntry,
 )
 from registry.schema import (
+    ArmRow,
     CampaignLeaseRow,
     CampaignRow,
     ModelRow,
     PackRow,
     RoundRow,
+    RoundStageRow,
     TaskRow,
     WaveEntryRow,
     WeaknessRow,
@@ -37,10 +41,10 @@ def aware(value: _T) -> _T:
     return value
 
 
-def lease_info(row: CampaignLeaseRow, *, held: bool) -> LeaseInfo:
+def lease_info(row: CampaignLeaseRow, *, held: bool, previous: str | None = None) -> LeaseInfo:
     """A campaign lease row as a record."""
     return LeaseInfo(campaign=row.campaign, holder=row.holder, acquired_at=aware(row.acquired_at),
-                     expires_at=aware(row.expires_at), held=held)
+                     expires_at=aware(row.expires_at), held=held, previous=previous)
 
 
 def model_info(row: ModelRow) -> ModelInfo:
@@ -74,11 +78,24 @@ def campaign_info(row: CampaignRow) -> CampaignInfo:
     return CampaignInfo(id=row.id, name=row.name, settings=dict(row.settings), created_at=aware(row.created_at))
 
 
+def arm_info(row: ArmRow) -> ArmInfo:
+    """Return the record of an ``arms`` row."""
+    return ArmInfo(id=row.id, campaign_id=row.campaign_id, name=row.name, settings=dict(row.settings),
+                   created_at=aware(row.created_at))
+
+
+def stage_info(row: RoundStageRow) -> StageInfo:
+    """Return the record of a ``round_stages`` row."""
+    return StageInfo(round_id=row.round_id, stage=row.stage, model_id=row.model_id, details=dict(row.details),
+                     finished_at=aware(row.finished_at))
+
+
 def round_info(row: RoundRow) -> RoundInfo:
     """Return the record of a ``rounds`` row."""
     return RoundInfo(
-        id=row.id, campaign_id=row.campaign_id, index=row.index, status=cast(RoundStatus, row.status),
-        model_in_id=row.model_in_id, model_out_id=row.model_out_id, started_at=aware(row.started_at),
+        id=row.id, campaign_id=row.campaign_id, arm_id=row.arm_id, index=row.index,
+        status=cast(RoundStatus, row.status), model_in_id=row.model_in_id, model_out_id=row.model_out_id,
+        started_at=aware(row.started_at),
         finished_at=aware(row.finished_at), error=row.error, details=dict(row.details or {}),
     )
 

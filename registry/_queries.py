@@ -64,7 +64,8 @@ def wave(s: Session, round_id: int) -> WaveInfo | None:
         return None
     entries = s.scalars(select(WaveEntryRow).where(WaveEntryRow.wave_id == row.id).order_by(WaveEntryRow.position))
     return WaveInfo(id=row.id, round_id=round_id, entries=[conv.wave_entry(e) for e in entries],
-                    details=dict(row.details), created_at=conv.aware(row.created_at))
+                    details=dict(row.details), plan=dict(row.plan) if row.plan is not None else None,
+                    created_at=conv.aware(row.created_at))
 
 
 def _packs_with_ancestors(s: Session, pack_ids: set[str]) -> list[PackInfo]:

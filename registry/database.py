@@ -72,6 +72,13 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _sqlite_foreign_keys(conn: Connection, *, on: bool) -> None:
+    """Switch SQLite's foreign keys on or off for a connection (outside any transaction, where it takes effect)."""
+    driver = conn.connection.driver_connection
+    if driver is not None:
+        driver.execute(f"PRAGMA foreign_keys = {'ON' if on else 'OFF'}")
+
+
 def _sqlite_on_begin(conn: Connection) -> None:
     mode = "BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN"
     conn.exec_driver_sql(mode)
@@ -181,18 +188,33 @@ class Migrator:
         if target != "head" and target not in self.revisions():
             raise RegistryError(f"unknown registry schema revision {target!r}; known: {', '.join(self.revisions())}")
         with connect(self._write_engine, self._url) as conn:
-            with conn.begin():
-                if conn.dialect.name == "postgresql":
-                    conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
-                before = self._current(conn)
-                wanted = self.head if target == "head" else target
-                if before != wanted:
-                    try:
-                        command.upgrade(self._config(conn), wanted)
-                    except DBAPIError as exc:
-                        raise RegistryError(
-                            f"migrating the registry database {safe_url(self._url)} from {before!r} to {wanted!r} "
-                            f"failed (nothing was changed): {exc.orig}"
-                        ) from exc
-                after = MigrationContext.configure(conn).get_current_revision()
+            sqlite = conn.dialect.name == "sqlite"
+            if sqlite:
+                # SQLite rebuilds a table to change its constraints: the old one is dropped while other tables
+                # still point at it. Foreign keys are checked once, before the migration commits.
+                _sqlite_foreign_keys(conn, on=False)
+            try:
+                with conn.begin():
+                    if conn.dialect.name == "postgresql":
+                        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+                    before = self._current(conn)
+                    wanted = self.head if target == "head" else target
+                    if before != wanted:
+                        self._run(conn, before, wanted, check_foreign_keys=sqlite)
+                    after = MigrationContext.configure(conn).get_current_revision()
+            finally:
+                if sqlite:
+                    _sqlite_foreign_keys(conn, on=True)
         return before, after
+
+    def _run(self, conn: Connection, before: str | None, wanted: str, *, check_foreign_keys: bool) -> None:
+        where = f"migrating the registry database {safe_url(self._url)} from {before!r} to {wanted!r} failed"
+        try:
+            command.upgrade(self._config(conn), wanted)
+        except DBAPIError as exc:
+            raise RegistryError(f"{where} (nothing was changed): {exc.orig}") from exc
+        if check_foreign_keys:
+            broken = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
+            if broken:
+                shown = ", ".join(f"{row[0]} row {row[1]} -> {row[2]}" for row in broken[:5])
+                raise RegistryError(f"{where} (nothing was changed): {len(broken)} rows point at no row ({shown})")

@@ -166,6 +166,84 @@ class CampaignInfo(BaseModel):
     created_at: datetime
 
 
+TARGETED_ARM = "targeted"
+"""The arm every campaign has: the loop as configured (control arms run beside it)."""
+
+
+class ArmInfo(BaseModel):
+    """An arm of a campaign: ``targeted``, or a control run beside it with the same budget.
+
+    Attributes:
+        id: Registry id.
+        campaign_id: Campaign id.
+        name: The arm's name, unique within its campaign.
+        settings: The arm's settings (the campaign's, with ``arm`` set).
+        created_at: When it was created (UTC).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    campaign_id: int
+    name: str
+    settings: dict[str, Any]
+    created_at: datetime
+
+
+class StageInfo(BaseModel):
+    """A finished stage of a round.
+
+    Attributes:
+        round_id: Round id.
+        stage: Stage name (e.g. ``eval_before``, ``diagnose``, ``generate``, ``plan``, ``train``, ``eval_after``).
+        model_id: The model the stage played (or, for a training step, produced).
+        details: What the stage left (counts, ids).
+        finished_at: When it finished (UTC).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    round_id: int
+    stage: str
+    model_id: int
+    details: dict[str, Any]
+    finished_at: datetime
+
+
+class StageDone(BaseModel):
+    """A stage to mark finished in the same transaction as the write that completes it.
+
+    Attributes:
+        stage: Stage name.
+        model_id: The model the stage played (or produced).
+        details: What the stage left (counts, ids).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    stage: str = Field(min_length=1, max_length=32)
+    model_id: int
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+PoolRole = Literal["base", "variant", "added"]
+"""How a pack is in a round's pool: a base pack, a variant of an earlier round of the arm, or one this round added."""
+
+
+class PoolPack(BaseModel):
+    """A pack of a round's pool.
+
+    Attributes:
+        pack_id: Content id of the pack.
+        role: ``base``, ``variant`` (added by an earlier round of the arm) or ``added`` (by this round).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    pack_id: str
+    role: PoolRole
+
+
 class LeaseInfo(BaseModel):
     """Who holds a campaign's lease (the right to advance it), and until when.
 
@@ -175,6 +253,7 @@ class LeaseInfo(BaseModel):
         acquired_at: When it was taken (UTC).
         expires_at: When it lapses unless renewed (UTC).
         held: Whether the caller now holds it (``False``: another holder does).
+        previous: The holder the caller just took the lease over from (its lease lapsed, or it was found dead).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -184,6 +263,7 @@ class LeaseInfo(BaseModel):
     acquired_at: datetime
     expires_at: datetime
     held: bool
+    previous: str | None = None
 
 
 class RoundInfo(BaseModel):
@@ -192,7 +272,8 @@ class RoundInfo(BaseModel):
     Attributes:
         id: Registry id.
         campaign_id: Campaign id.
-        index: Position in the campaign, from 0.
+        arm_id: The campaign's arm the round belongs to.
+        index: Position in the arm, from 0.
         status: ``running``, ``finished``, ``failed`` or ``interrupted`` (stopped by a signal; resumable).
         model_in_id: Model evaluated and trained from.
         model_out_id: Model the round produced, once finished.
@@ -206,6 +287,7 @@ class RoundInfo(BaseModel):
 
     id: int
     campaign_id: int
+    arm_id: int
     index: int
     status: RoundStatus
     model_in_id: int
@@ -223,6 +305,7 @@ class EpisodeSummary(BaseModel):
         episode_id: Stable id from the record.
         round_id: Round id.
         stage: Stage within the round.
+        model_id: The registered model that played it.
         pack_id: Content id of the pack.
         task_id: Task id.
         seed: Episode seed.
@@ -245,6 +328,7 @@ class EpisodeSummary(BaseModel):
     episode_id: str
     round_id: int
     stage: str
+    model_id: int
     pack_id: str
     task_id: str
     seed: int
@@ -319,6 +403,7 @@ class WaveInfo(BaseModel):
         round_id: Round id.
         entries: Tasks with weights and reasons, in planned order.
         details: Free-form planning details.
+        plan: The planner's whole wave as JSON (sources, weaknesses, state the next plan reads), when recorded.
         created_at: When it was recorded (UTC).
     """
 
@@ -328,6 +413,7 @@ class WaveInfo(BaseModel):
     round_id: int
     entries: list[WaveEntry]
     details: dict[str, Any]
+    plan: dict[str, Any] | None = None
     created_at: datetime
 
 

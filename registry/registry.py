@@ -1,17 +1,19 @@
-"""The registry: lineage of models, packs, rounds, episodes, weaknesses and waves.
+"""The registry: lineage of models, packs, campaigns and their arms, rounds, episodes, weaknesses and waves.
 
 ``Registry(url=None, home=None)`` opens (and on first use migrates) the
-database and the pack store under ``<home>/packs``. Writes run in one
-transaction each, so a failed write changes nothing; episode writes are
-idempotent on (round, stage, pack, task, seed, attempt), so re-running a
-crashed round's evaluation only adds the episodes it had not finished.
+database and the pack store under ``<home>/packs`` (a cache of the packs'
+files, which the database holds too). Writes run in one transaction each, so a
+failed write changes nothing; episode writes are idempotent on (round, stage,
+model, pack, task, seed, attempt), so re-running a crashed round's evaluation
+only adds the episodes it had not finished, and never credits one model with
+another's episodes.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+import zlib
+from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
 from types import TracebackType
@@ -19,19 +21,21 @@ from typing import Any, Literal
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, defer
 
 from arena.core.episode import EpisodeRecord
-from arena.core.pack import Pack, pack_files, read_pack
+from arena.core.pack import Pack, PackError, pack_files, parse_pack, read_pack
 from registry import _convert as conv
 from registry import _queries as queries
 from registry._codec import decode_record, episode_row, split_kinds
+from registry._round_state import RoundState, missing_tasks
 from registry.database import Migrator, open_engine, resolve_home, resolve_url, safe_url
 from registry.errors import RegistryError
 from registry.packstore import PackStore
 from registry.records import (
     DEFAULT_STAGE,
+    TARGETED_ARM,
+    ArmInfo,
     CampaignInfo,
     EpisodeKey,
     EpisodeSummary,
@@ -44,36 +48,40 @@ from registry.records import (
     TaskKey,
     TaskRef,
     TaskRoundStats,
-    WaveEntry,
-    WaveInfo,
-    WeaknessEntry,
 )
 from registry.schema import (
+    ArmRow,
     Base,
     CampaignLeaseRow,
     CampaignRow,
     EpisodeRow,
     ModelRow,
+    PackFileRow,
     PackRow,
     RoundRow,
     TaskRow,
-    WaveEntryRow,
-    WaveRow,
-    WeaknessRow,
     utcnow,
 )
 
-_EPISODE_KEY = ("round_id", "stage", "pack_id", "task_id", "seed", "attempt")
+_EPISODE_KEY = ("round_id", "stage", "model_id", "pack_id", "task_id", "seed", "attempt")
 _INSERT_CHUNK = 1000
 
 
-def _missing_tasks(s: Session, pairs: set[tuple[str, str]]) -> list[tuple[str, str]]:
-    pack_ids = sorted({p for p, _ in pairs})
-    known = set(s.execute(select(TaskRow.pack_id, TaskRow.task_id).where(TaskRow.pack_id.in_(pack_ids))))
-    return sorted(pairs - known)
+def _add_files(s: Session, pack_id: str, files: dict[str, bytes]) -> None:
+    s.add_all(PackFileRow(pack_id=pack_id, path=path, data=zlib.compress(data, 3)) for path, data in files.items())
 
 
-class Registry:
+def _arm_row(s: Session, campaign_id: int, name: str, settings: dict[str, Any] | None) -> ArmRow:
+    """The campaign's arm ``name``, added when it is not there."""
+    row = s.scalars(select(ArmRow).where(ArmRow.campaign_id == campaign_id, ArmRow.name == name)).first()
+    if row is None:
+        row = ArmRow(campaign_id=campaign_id, name=name, settings=dict(settings or {}), created_at=utcnow())
+        s.add(row)
+        s.flush()
+    return row
+
+
+class Registry(RoundState):
     """The lineage store of a gymloop installation.
 
     Args:
@@ -124,11 +132,6 @@ class Registry:
         self._engine.dispose()
 
     @property
-    def display_url(self) -> str:
-        """The database URL with any password hidden."""
-        return safe_url(self.url)
-
-    @property
     def current_revision(self) -> str | None:
         """The database's schema revision."""
         return self._migrator.current()
@@ -141,21 +144,6 @@ class Registry:
     def upgrade(self) -> tuple[str | None, str | None]:
         """Apply pending migrations; return the (before, after) revisions."""
         return self._migrator.upgrade()
-
-    @contextmanager
-    def _read(self) -> Iterator[Session]:
-        with Session(self._engine) as session, session.begin():
-            yield session
-
-    @contextmanager
-    def _write(self, what: str) -> Iterator[Session]:
-        try:
-            with Session(self._write_engine) as session, session.begin():
-                yield session
-        except IntegrityError as exc:
-            raise RegistryError(f"{what} was refused by {self.display_url} (nothing was written): {exc.orig}") from exc
-        except DBAPIError as exc:
-            raise RegistryError(f"{what} failed on {self.display_url} (nothing was written): {exc.orig}") from exc
 
     # Models -----------------------------------------------------------------
 
@@ -216,7 +204,9 @@ class Registry:
     # Packs and tasks ----------------------------------------------------------
 
     def add_pack(self, pack: Pack) -> PackInfo:
-        """Store ``pack`` (content-addressed) and record it and its tasks; adding it again is a no-op.
+        """Store ``pack`` (content-addressed) and record it, its tasks and its files; adding it again is a no-op.
+
+        A pack recorded by a release that kept its files only on disk gets them in the database now.
 
         Raises:
             RegistryError: The pack's id does not match its content.
@@ -226,6 +216,8 @@ class Registry:
         with self._write(f"adding pack {pack_id}") as s:
             row = s.get(PackRow, pack_id)
             if row is not None:
+                if s.scalars(select(PackFileRow.path).where(PackFileRow.pack_id == pack_id).limit(1)).first() is None:
+                    _add_files(s, pack_id, files)
                 return conv.pack_info(row)
             m = pack.manifest
             row = PackRow(
@@ -242,6 +234,7 @@ class Registry:
                 )
                 for t in pack.tasks
             )
+            _add_files(s, pack_id, files)
             return conv.pack_info(row)
 
     def import_pack(self, folder: str | Path) -> PackInfo:
@@ -265,8 +258,33 @@ class Registry:
             return conv.pack_info(row)
 
     def load_pack(self, pack_id: str) -> Pack:
-        """Return the pack ``pack_id`` from the store, hash-verified and validated."""
-        return self.packs.get(pack_id)
+        """Return the pack ``pack_id``, hash-verified and validated: from the local store, else from the database.
+
+        A pack another machine added is written to this home's store from the database on first use; a copy in the
+        store that no longer matches its id is replaced by the database's.
+
+        Raises:
+            RegistryError: The pack is in neither, or its content does not match its id.
+            PackError: The content is intact but does not validate (e.g. its domain is not installed).
+        """
+        try:
+            return self.packs.get(pack_id)
+        except RegistryError:  # not in this home's store, or its copy was altered: the database has it
+            pass
+        with self._read() as s:
+            rows = s.execute(select(PackFileRow.path, PackFileRow.data).where(PackFileRow.pack_id == pack_id)).all()
+        if not rows:
+            raise RegistryError(f"pack {pack_id} is neither in the pack store at {self.packs.root} nor in "
+                                f"{self.display_url}")
+        try:
+            pack = parse_pack({path: zlib.decompress(data) for path, data in rows}, f"{self.display_url} (pack files)")
+        except zlib.error as exc:
+            raise RegistryError(f"pack {pack_id}: its files in {self.display_url} are damaged: {exc}") from exc
+        if pack.id != pack_id:
+            raise PackError(f"{self.display_url} (pack files)", "manifest.json",
+                            f"id {pack.id!r} differs from the pack it was stored as ({pack_id})", "id")
+        self.packs.put(pack)
+        return pack
 
     def list_packs(self, domain: str | None = None) -> list[PackInfo]:
         """Return the registered packs (of ``domain``), oldest first."""
@@ -304,7 +322,8 @@ class Registry:
         A lease whose holder stopped renewing it lapses after ``ttl_s`` seconds and can be taken over.
 
         Returns:
-            The lease; ``held`` says whether ``holder`` now holds it (else it names the other holder).
+            The lease; ``held`` says whether ``holder`` now holds it (else it names the other holder), ``previous``
+            names the holder whose lapsed lease it took.
         """
         now = utcnow()
         try:
@@ -312,14 +331,16 @@ class Registry:
                 row = s.get(CampaignLeaseRow, campaign, with_for_update=True)
                 if row is not None and row.holder != holder and conv.aware(row.expires_at) > now:
                     return conv.lease_info(row, held=False)
+                previous = None
                 if row is None:
                     row = CampaignLeaseRow(campaign=campaign, holder=holder, acquired_at=now, expires_at=now)
                     s.add(row)
                 elif row.holder != holder:
+                    previous = row.holder
                     row.holder, row.acquired_at = holder, now
                 row.expires_at = now + timedelta(seconds=ttl_s)
                 s.flush()
-                return conv.lease_info(row, held=True)
+                return conv.lease_info(row, held=True, previous=previous)
         except RegistryError:
             # Another process inserted the lease between our read and our insert (PostgreSQL): it holds it.
             with self._read() as s:
@@ -336,6 +357,32 @@ class Registry:
                 return False
             s.delete(row)
             return True
+
+    def lease(self, campaign: str) -> LeaseInfo | None:
+        """Return who holds the lease on ``campaign`` (``held`` is always false: the caller is not named)."""
+        with self._read() as s:
+            row = s.get(CampaignLeaseRow, campaign)
+            return conv.lease_info(row, held=False) if row is not None else None
+
+    def take_over_lease(self, campaign: str, previous: str, holder: str, ttl_s: float) -> LeaseInfo:
+        """Take the lease on ``campaign`` from ``previous`` (a holder found dead), unless it changed hands meanwhile.
+
+        Returns:
+            The lease; ``held`` says whether ``holder`` now holds it (else it names whoever does).
+        """
+        now = utcnow()
+        with self._write(f"taking over the lease on campaign {campaign!r}") as s:
+            row = s.get(CampaignLeaseRow, campaign, with_for_update=True)
+            if row is None:
+                row = CampaignLeaseRow(campaign=campaign, holder=holder, acquired_at=now, expires_at=now)
+                s.add(row)
+            elif row.holder not in (previous, holder):
+                return conv.lease_info(row, held=False)
+            elif row.holder != holder:
+                row.holder, row.acquired_at = holder, now
+            row.expires_at = now + timedelta(seconds=ttl_s)
+            s.flush()
+            return conv.lease_info(row, held=True, previous=previous)
 
     def create_campaign(
         self, name: str, settings: dict[str, Any] | None = None, *, exist_ok: bool = False
@@ -368,8 +415,32 @@ class Registry:
                 raise RegistryError(f"campaign {name!r} is not in {self.display_url}")
             return conv.campaign_info(row)
 
-    def start_round(self, campaign_id: int, index: int, model_in_id: int) -> RoundInfo:
-        """Start round ``index`` of a campaign, or resume it when it exists and has not finished.
+    def find_campaign(self, name: str) -> CampaignInfo | None:
+        """Return the campaign ``name``, if there is one."""
+        with self._read() as s:
+            row = s.scalars(select(CampaignRow).where(CampaignRow.name == name)).first()
+            return conv.campaign_info(row) if row is not None else None
+
+    def add_arm(self, campaign_id: int, name: str, settings: dict[str, Any] | None = None) -> ArmInfo:
+        """Add the arm ``name`` to a campaign, or return it when it is there.
+
+        Raises:
+            RegistryError: Unknown campaign.
+        """
+        with self._write(f"adding arm {name!r} to campaign {campaign_id}") as s:
+            if s.get(CampaignRow, campaign_id) is None:
+                raise RegistryError(f"campaign id {campaign_id} is not in {self.display_url}")
+            return conv.arm_info(_arm_row(s, campaign_id, name, settings))
+
+    def arms(self, campaign_id: int) -> list[ArmInfo]:
+        """Return a campaign's arms: ``targeted`` first, then the controls in the order they were added."""
+        with self._read() as s:
+            rows = list(s.scalars(select(ArmRow).where(ArmRow.campaign_id == campaign_id).order_by(ArmRow.id)))
+            return [conv.arm_info(r) for r in sorted(rows, key=lambda r: (r.name != TARGETED_ARM, r.id))]
+
+    def start_round(self, campaign_id: int, index: int, model_in_id: int, *, arm: str = TARGETED_ARM,
+                    arm_settings: dict[str, Any] | None = None) -> RoundInfo:
+        """Start round ``index`` of a campaign's arm (added if new), or resume it when it has not finished.
 
         Raises:
             RegistryError: Unknown campaign or model, the round already finished, or it started from another model.
@@ -377,30 +448,49 @@ class Registry:
         with self._write(f"starting round {index} of campaign {campaign_id}") as s:
             if s.get(CampaignRow, campaign_id) is None:
                 raise RegistryError(f"campaign id {campaign_id} is not in {self.display_url}")
-            if s.get(ModelRow, model_in_id) is None:
-                raise RegistryError(f"round {index}: model id {model_in_id} is not registered")
-            stmt = select(RoundRow).where(RoundRow.campaign_id == campaign_id, RoundRow.index == index)
-            row = s.scalars(stmt).first()
-            if row is None:
-                row = RoundRow(campaign_id=campaign_id, index=index, status="running", model_in_id=model_in_id,
-                               started_at=utcnow(), details={})
-                s.add(row)
-            else:
-                if row.status == "finished":
-                    raise RegistryError(f"round {index} of campaign {campaign_id} (id {row.id}) already finished")
-                if row.model_in_id != model_in_id:
-                    raise RegistryError(
-                        f"round {index} of campaign {campaign_id} (id {row.id}) started from model {row.model_in_id}, "
-                        f"not {model_in_id}"
-                    )
-                row.status, row.started_at, row.finished_at, row.error = "running", utcnow(), None, None
-            s.flush()
-            return conv.round_info(row)
+            return conv.round_info(self._start(s, _arm_row(s, campaign_id, arm, arm_settings), index, model_in_id))
 
-    def _round_row(self, s: Session, round_id: int) -> RoundRow:
-        row = s.get(RoundRow, round_id)
+    def open_round(self, campaign: str, arm: str, index: int, model_in_id: int, *,
+                   settings: dict[str, Any] | None = None) -> RoundInfo:
+        """Start (or resume) round ``index`` of a campaign's arm, creating the campaign and the arm with it.
+
+        One transaction: a campaign and an arm exist only with a round, so a run stopped before its first
+        round leaves no empty campaign.
+
+        Args:
+            campaign: Campaign name.
+            arm: The arm's name.
+            index: Round index within the arm.
+            model_in_id: The model the round starts from.
+            settings: Settings recorded with a new campaign and arm.
+
+        Raises:
+            RegistryError: Unknown model, the round already finished, or it started from another model.
+        """
+        with self._write(f"starting round {index} of campaign {campaign!r} ({arm})") as s:
+            row = s.scalars(select(CampaignRow).where(CampaignRow.name == campaign)).first()
+            if row is None:
+                row = CampaignRow(name=campaign, settings=dict(settings or {}), created_at=utcnow())
+                s.add(row)
+                s.flush()
+            return conv.round_info(self._start(s, _arm_row(s, row.id, arm, settings), index, model_in_id))
+
+    def _start(self, s: Session, arm: ArmRow, index: int, model_in_id: int) -> RoundRow:
+        if s.get(ModelRow, model_in_id) is None:
+            raise RegistryError(f"round {index}: model id {model_in_id} is not registered")
+        row = s.scalars(select(RoundRow).where(RoundRow.arm_id == arm.id, RoundRow.index == index)).first()
+        where = f"round {index} of campaign {arm.campaign_id}" + ("" if arm.name == TARGETED_ARM else f" ({arm.name})")
         if row is None:
-            raise RegistryError(f"round id {round_id} is not in {self.display_url}")
+            row = RoundRow(campaign_id=arm.campaign_id, arm_id=arm.id, index=index, status="running",
+                           model_in_id=model_in_id, started_at=utcnow(), details={})
+            s.add(row)
+        else:
+            if row.status == "finished":
+                raise RegistryError(f"{where} (id {row.id}) already finished")
+            if row.model_in_id != model_in_id:
+                raise RegistryError(f"{where} (id {row.id}) started from model {row.model_in_id}, not {model_in_id}")
+            row.status, row.started_at, row.finished_at, row.error = "running", utcnow(), None, None
+        s.flush()
         return row
 
     def finish_round(
@@ -417,6 +507,18 @@ class Registry:
                 raise RegistryError(f"round {round_id}: model id {model_out_id} is not registered")
             row.status, row.model_out_id, row.finished_at, row.error = "finished", model_out_id, utcnow(), None
             row.details = {**(row.details or {}), **(details or {})}
+            s.flush()
+            return conv.round_info(row)
+
+    def update_round(self, round_id: int, details: dict[str, Any]) -> RoundInfo:
+        """Merge ``details`` into a round's details, leaving its status as it is.
+
+        Raises:
+            RegistryError: Unknown round.
+        """
+        with self._write(f"updating round {round_id}") as s:
+            row = self._round_row(s, round_id)
+            row.details = {**(row.details or {}), **details}
             s.flush()
             return conv.round_info(row)
 
@@ -438,11 +540,14 @@ class Registry:
         with self._read() as s:
             return conv.round_info(self._round_row(s, round_id))
 
-    def rounds(self, campaign_id: int) -> list[RoundInfo]:
-        """Return the rounds of a campaign, by index."""
+    def rounds(self, campaign_id: int, *, arm: str | None = None) -> list[RoundInfo]:
+        """Return the rounds of a campaign (of one arm when ``arm`` is given), by index (then arm)."""
         with self._read() as s:
-            rows = s.scalars(select(RoundRow).where(RoundRow.campaign_id == campaign_id).order_by(RoundRow.index))
-            return [conv.round_info(r) for r in rows]
+            stmt = select(RoundRow).where(RoundRow.campaign_id == campaign_id).order_by(RoundRow.index,
+                                                                                       RoundRow.arm_id)
+            if arm is not None:
+                stmt = stmt.join(ArmRow, ArmRow.id == RoundRow.arm_id).where(ArmRow.name == arm)
+            return [conv.round_info(r) for r in s.scalars(stmt)]
 
     def campaigns(self) -> list[CampaignInfo]:
         """Return every campaign, oldest first."""
@@ -466,16 +571,23 @@ class Registry:
                     for round_id, stage, row_id, blob in s.execute(stmt)]
 
     def record_episodes(
-        self, round_id: int, records: Iterable[EpisodeRecord], *, stage: str = DEFAULT_STAGE
+        self, round_id: int, records: Iterable[EpisodeRecord], *, stage: str = DEFAULT_STAGE,
+        model_id: int | None = None,
     ) -> int:
         """Write episodes of a round in one transaction; return how many were new.
 
-        Episodes whose (pack, task, seed, attempt) the round already holds for
-        ``stage`` are skipped (the first of duplicates within ``records`` wins),
-        also when another process writes the same keys at the same time.
+        Episodes whose (pack, task, seed, attempt) the round already holds for ``stage`` and the same model are
+        skipped (the first of duplicates within ``records`` wins), also when another process writes the same keys
+        at the same time.
+
+        Args:
+            round_id: Round id.
+            records: The episodes.
+            stage: Stage within the round.
+            model_id: The registered model that played them (default: the round's model in).
 
         Raises:
-            RegistryError: Unknown round, or a task not registered (add its pack first); nothing is written.
+            RegistryError: Unknown round or model, or a task not registered (add its pack first); nothing is written.
         """
         batch: dict[tuple[str, str, int, int], EpisodeRecord] = {}
         for record in records:
@@ -484,25 +596,28 @@ class Registry:
             return 0
         pack_ids = sorted({k[0] for k in batch})
         with self._write(f"recording {len(batch)} episodes of round {round_id}") as s:
-            self._round_row(s, round_id)
+            model = self._round_row(s, round_id).model_in_id if model_id is None else model_id
+            if model_id is not None and s.get(ModelRow, model_id) is None:
+                raise RegistryError(f"round {round_id}: model id {model_id} is not registered (nothing was written)")
             existing = set(
                 s.execute(
                     select(EpisodeRow.pack_id, EpisodeRow.task_id, EpisodeRow.seed, EpisodeRow.attempt).where(
-                        EpisodeRow.round_id == round_id, EpisodeRow.stage == stage, EpisodeRow.pack_id.in_(pack_ids)
+                        EpisodeRow.round_id == round_id, EpisodeRow.stage == stage, EpisodeRow.model_id == model,
+                        EpisodeRow.pack_id.in_(pack_ids),
                     )
                 )
             )
             new = [r for k, r in batch.items() if k not in existing]
             if not new:
                 return 0
-            missing = _missing_tasks(s, {(r.pack_id, r.task_id) for r in new})
+            missing = missing_tasks(s, {(r.pack_id, r.task_id) for r in new})
             if missing:
                 shown = ", ".join(f"{p[:12]}/{t}" for p, t in missing[:5])
                 raise RegistryError(
                     f"round {round_id}: {len(missing)} episode task(s) are not registered ({shown}); add their packs "
                     "first (nothing was written)"
                 )
-            return self._insert_episodes(s, [episode_row(round_id, stage, r) for r in new])
+            return self._insert_episodes(s, [episode_row(round_id, stage, model, r) for r in new])
 
     def _insert_episodes(self, s: Session, rows: list[dict[str, Any]]) -> int:
         dialect = s.get_bind().dialect.name
@@ -520,44 +635,66 @@ class Registry:
             written += len(conn.execute(stmt, rows[start:start + _INSERT_CHUNK]).all())
         return written
 
-    def finished_episode_keys(self, round_id: int, *, stage: str = DEFAULT_STAGE) -> set[EpisodeKey]:
-        """Return the keys of the episodes a round already holds for ``stage`` (to skip on resume)."""
+    def finished_episode_keys(self, round_id: int, *, stage: str = DEFAULT_STAGE,
+                              model_id: int | None = None) -> set[EpisodeKey]:
+        """Return the keys of the episodes a round holds for ``stage`` and one model (to skip on resume).
+
+        Args:
+            round_id: Round id.
+            stage: Stage within the round.
+            model_id: The model that played them (default: the round's model in).
+        """
         with self._read() as s:
+            model = self._round_row(s, round_id).model_in_id if model_id is None else model_id
             rows = s.execute(
                 select(EpisodeRow.pack_id, EpisodeRow.task_id, EpisodeRow.seed, EpisodeRow.attempt).where(
-                    EpisodeRow.round_id == round_id, EpisodeRow.stage == stage
+                    EpisodeRow.round_id == round_id, EpisodeRow.stage == stage, EpisodeRow.model_id == model
                 )
             )
             return {EpisodeKey(pack_id=p, task_id=t, seed=sd, attempt=a) for p, t, sd, a in rows}
 
-    def round_episodes(self, round_id: int, *, stage: str | None = DEFAULT_STAGE) -> list[EpisodeRecord]:
+    def round_episodes(self, round_id: int, *, stage: str | None = DEFAULT_STAGE,
+                       model_id: int | None = None) -> list[EpisodeRecord]:
         """Return a round's episode records (traces and verdicts), in the order written.
 
         Args:
             round_id: Round id.
             stage: Stage to read; ``None`` for every stage.
+            model_id: Only the episodes this model played; ``None`` for every model.
         """
         with self._read() as s:
             stmt = select(EpisodeRow.id, EpisodeRow.record).where(EpisodeRow.round_id == round_id)
             if stage is not None:
                 stmt = stmt.where(EpisodeRow.stage == stage)
+            if model_id is not None:
+                stmt = stmt.where(EpisodeRow.model_id == model_id)
             rows = s.execute(stmt.order_by(EpisodeRow.id))
             return [decode_record(blob, f"row {row_id} of round {round_id}") for row_id, blob in rows]
 
-    def episode_summaries(self, round_id: int, *, stage: str | None = DEFAULT_STAGE) -> list[EpisodeSummary]:
-        """Return a round's episodes' verdict columns without decoding traces, in the order written."""
+    def episode_summaries(self, round_id: int, *, stage: str | None = DEFAULT_STAGE,
+                          model_id: int | None = None) -> list[EpisodeSummary]:
+        """Return a round's episodes' verdict columns without decoding traces, in the order written.
+
+        Args:
+            round_id: Round id.
+            stage: Stage to read; ``None`` for every stage.
+            model_id: Only the episodes this model played; ``None`` for every model.
+        """
         with self._read() as s:
             stmt = (select(EpisodeRow).options(defer(EpisodeRow.record)).where(EpisodeRow.round_id == round_id)
                     .order_by(EpisodeRow.id))
             if stage is not None:
                 stmt = stmt.where(EpisodeRow.stage == stage)
+            if model_id is not None:
+                stmt = stmt.where(EpisodeRow.model_id == model_id)
             return [
                 EpisodeSummary(
-                    episode_id=r.episode_id, round_id=r.round_id, stage=r.stage, pack_id=r.pack_id, task_id=r.task_id,
-                    seed=r.seed, attempt=r.attempt, agent=r.agent, model_ref=r.model_ref, passed=r.passed,
-                    score=r.score, invalid=r.invalid, failure_boundary=r.failure_boundary,
-                    failure_kind=r.failure_kind, failed_kinds=split_kinds(r.failed_kinds), tokens_in=r.tokens_in,
-                    tokens_out=r.tokens_out, cost=r.cost,
+                    episode_id=r.episode_id, round_id=r.round_id, stage=r.stage, model_id=r.model_id,
+                    pack_id=r.pack_id, task_id=r.task_id, seed=r.seed, attempt=r.attempt, agent=r.agent,
+                    model_ref=r.model_ref, passed=r.passed, score=r.score, invalid=r.invalid,
+                    failure_boundary=r.failure_boundary, failure_kind=r.failure_kind,
+                    failed_kinds=split_kinds(r.failed_kinds), tokens_in=r.tokens_in, tokens_out=r.tokens_out,
+                    cost=r.cost,
                 )
                 for r in s.scalars(stmt)
             ]
@@ -574,64 +711,6 @@ class Registry:
         """
         with self._read() as s:
             return queries.task_history(s, None if keys is None else set(keys), campaign_id, stage)
-
-    # Weaknesses and waves ------------------------------------------------------
-
-    def record_weaknesses(self, round_id: int, entries: Sequence[WeaknessEntry]) -> int:
-        """Replace a round's weaknesses with ``entries``; return how many were stored.
-
-        Raises:
-            RegistryError: Unknown round, or two entries share a rank.
-        """
-        ranks = [e.rank for e in entries]
-        dupes = sorted({r for r in ranks if ranks.count(r) > 1})
-        if dupes:
-            raise RegistryError(f"round {round_id}: weaknesses share rank(s) {dupes}")
-        with self._write(f"recording weaknesses of round {round_id}") as s:
-            self._round_row(s, round_id)
-            for old in s.scalars(select(WeaknessRow).where(WeaknessRow.round_id == round_id)):
-                s.delete(old)
-            s.flush()
-            s.add_all(WeaknessRow(round_id=round_id, **e.model_dump()) for e in entries)
-        return len(entries)
-
-    def weaknesses(self, round_id: int) -> list[WeaknessEntry]:
-        """Return a round's weaknesses, by rank."""
-        with self._read() as s:
-            rows = s.scalars(select(WeaknessRow).where(WeaknessRow.round_id == round_id).order_by(WeaknessRow.rank))
-            return [conv.weakness_entry(r) for r in rows]
-
-    def record_wave(
-        self, round_id: int, entries: Sequence[WaveEntry], details: dict[str, Any] | None = None
-    ) -> WaveInfo:
-        """Replace a round's wave with ``entries`` (in planned order) and ``details``.
-
-        Raises:
-            RegistryError: Unknown round, or an entry's task is not registered.
-        """
-        with self._write(f"recording the wave of round {round_id}") as s:
-            self._round_row(s, round_id)
-            missing = _missing_tasks(s, {(e.pack_id, e.task_id) for e in entries})
-            if missing:
-                shown = ", ".join(f"{p[:12]}/{t}" for p, t in missing[:5])
-                raise RegistryError(f"round {round_id}: wave names {len(missing)} unregistered task(s) ({shown})")
-            old = s.scalars(select(WaveRow).where(WaveRow.round_id == round_id)).first()
-            if old is not None:
-                for entry in s.scalars(select(WaveEntryRow).where(WaveEntryRow.wave_id == old.id)):
-                    s.delete(entry)
-                s.delete(old)
-                s.flush()
-            wave = WaveRow(round_id=round_id, details=dict(details or {}), created_at=utcnow())
-            s.add(wave)
-            s.flush()
-            s.add_all(WaveEntryRow(wave_id=wave.id, position=i, **e.model_dump()) for i, e in enumerate(entries))
-            return WaveInfo(id=wave.id, round_id=round_id, entries=list(entries), details=dict(wave.details),
-                            created_at=conv.aware(wave.created_at))
-
-    def wave(self, round_id: int) -> WaveInfo | None:
-        """Return a round's wave, if one was recorded."""
-        with self._read() as s:
-            return queries.wave(s, round_id)
 
     # Lineage and status ---------------------------------------------------------
 

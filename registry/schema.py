@@ -1,8 +1,10 @@
 """SQLAlchemy 2 ORM models of the registry's tables (the schema at the newest migration).
 
-Tables: ``models``, ``packs``, ``tasks``, ``campaigns``, ``rounds``,
-``episodes`` (summary columns plus the whole record as a zlib-compressed JSON
-blob), ``weaknesses``, ``waves`` and ``wave_entries``. The Alembic migrations in
+Tables: ``models``, ``packs`` (and ``pack_files``, their content), ``tasks``,
+``campaigns``, ``arms``, ``campaign_leases``, ``rounds`` (with ``round_stages``,
+``round_packs`` and ``weakness_reports``), ``episodes`` (summary columns plus the
+whole record as a zlib-compressed JSON blob, keyed with the model that played
+them), ``weaknesses``, ``waves`` and ``wave_entries``. The Alembic migrations in
 ``registry/migrations/versions`` create exactly this schema; a test compares them.
 """
 
@@ -84,6 +86,16 @@ class PackRow(Base):
     added_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class PackFileRow(Base):
+    """One file of a pack, zlib-compressed: any machine with the registry can rebuild the pack's folder."""
+
+    __tablename__ = "pack_files"
+
+    pack_id: Mapped[str] = mapped_column(ForeignKey("packs.id"), primary_key=True)
+    path: Mapped[str] = mapped_column(String(300), primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 class TaskRow(Base):
     """A task of a registered pack."""
 
@@ -110,6 +122,19 @@ class CampaignRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class ArmRow(Base):
+    """An arm of a campaign: ``targeted`` or a control run beside it with the same budget."""
+
+    __tablename__ = "arms"
+    __table_args__ = (UniqueConstraint("campaign_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"))
+    name: Mapped[str] = mapped_column(String(64))
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class CampaignLeaseRow(Base):
     """Which process is advancing a campaign, until when (renewed while it works)."""
 
@@ -125,10 +150,11 @@ class RoundRow(Base):
     """A round: model in, model out, status and timings."""
 
     __tablename__ = "rounds"
-    __table_args__ = (UniqueConstraint("campaign_id", "index"),)
+    __table_args__ = (UniqueConstraint("arm_id", "index"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"))
+    arm_id: Mapped[int] = mapped_column(ForeignKey("arms.id"))
     index: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String(16))
     model_in_id: Mapped[int] = mapped_column(ForeignKey("models.id"))
@@ -139,12 +165,49 @@ class RoundRow(Base):
     details: Mapped[dict[str, Any]] = mapped_column(JSON, server_default=text("'{}'"))
 
 
+class RoundStageRow(Base):
+    """A finished stage of a round: the model it played (or produced) and what it left, so a resume skips it."""
+
+    __tablename__ = "round_stages"
+    __table_args__ = (UniqueConstraint("round_id", "stage"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"))
+    stage: Mapped[str] = mapped_column(String(32))
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id"))
+    details: Mapped[dict[str, Any]] = mapped_column(JSON)
+    finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RoundPackRow(Base):
+    """A pack in a round's pool: a base pack, or a variant the round (or an earlier one of its arm) added."""
+
+    __tablename__ = "round_packs"
+    __table_args__ = (UniqueConstraint("round_id", "pack_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"))
+    pack_id: Mapped[str] = mapped_column(ForeignKey("packs.id"))
+    role: Mapped[str] = mapped_column(String(16))
+
+
+class WeaknessReportRow(Base):
+    """A round's whole weakness report (the next round's diagnosis reads it for trends)."""
+
+    __tablename__ = "weakness_reports"
+
+    round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), primary_key=True)
+    report: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class EpisodeRow(Base):
-    """An episode: summary columns and the whole record, compressed."""
+    """An episode: summary columns and the whole record, compressed, keyed with the model that played it."""
 
     __tablename__ = "episodes"
     __table_args__ = (
-        UniqueConstraint("round_id", "stage", "pack_id", "task_id", "seed", "attempt"),
+        UniqueConstraint("round_id", "stage", "model_id", "pack_id", "task_id", "seed", "attempt",
+                         name="uq_episodes_round_stage_model_key"),
         ForeignKeyConstraint(["pack_id", "task_id"], ["tasks.pack_id", "tasks.task_id"]),
         Index("ix_episodes_pack_id_task_id", "pack_id", "task_id"),
     )
@@ -152,6 +215,7 @@ class EpisodeRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"))
     stage: Mapped[str] = mapped_column(String(32))
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id"))
     pack_id: Mapped[str] = mapped_column(String(64))
     task_id: Mapped[str] = mapped_column(String(80))
     seed: Mapped[int] = mapped_column(Integer)
@@ -203,6 +267,7 @@ class WaveRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     round_id: Mapped[int] = mapped_column(ForeignKey("rounds.id"), unique=True)
     details: Mapped[dict[str, Any]] = mapped_column(JSON)
+    plan: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 

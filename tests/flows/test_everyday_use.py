@@ -127,6 +127,12 @@ def mlflow_ui(world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         _stop(proc)
 
 
+def _rounds(world: World) -> dict[int, dict[str, object]]:
+    """The targeted arm's round summaries by round, as ``gymloop report --json`` reads them from the registry."""
+    report = json.loads(gymloop(["report", world.campaign, "--json"], world.env()).stdout)
+    return {int(s["round_index"]): s for s in report["rounds"]}
+
+
 def _no_cut_value(out: str) -> None:
     """Nothing in ``out`` was cut without saying how much (rich's ellipsis marks a cut cell)."""
     for line in out.splitlines():
@@ -159,7 +165,7 @@ def test_json_is_the_only_stdout_on_success_and_failure(world: World, tmp_path: 
         "eval": ["eval", "--domain", "tracker", "--k", "1", "--out", str(episodes), "--json"],
         "diagnose": ["diagnose", "--episodes", str(episodes), "--out", str(tmp_path / "w.json"), "--json"],
         "campaigns": ["campaigns", "--json"],
-        "compare": ["compare", world.campaign, f"{world.campaign}.uniform", "--json"],
+        "compare": ["compare", world.campaign, f"{world.campaign}/uniform", "--json"],
         "report": ["report", world.campaign, "--json"],
     }
     for name, args in succeed.items():
@@ -199,7 +205,7 @@ def test_every_table_keeps_every_value_at_80_columns(world: World, tmp_path: Pat
     episodes = tmp_path / "episodes.jsonl"
     runs = {
         "gyms list": ["gyms", "list"], "gyms show": ["gyms", "show", "helpdesk"], "registry": ["registry", "status"],
-        "campaigns": ["campaigns"], "compare": ["compare", world.campaign, f"{world.campaign}.uniform"],
+        "campaigns": ["campaigns"], "compare": ["compare", world.campaign, f"{world.campaign}/uniform"],
         "eval": ["eval", "--domain", "tracker", "--k", "1", "--out", str(episodes)],
         "diagnose": ["diagnose", "--episodes", str(episodes), "--out", str(tmp_path / "w.json")],
     }
@@ -226,7 +232,7 @@ def test_episode_shows_one_play_per_model_and_arm_with_round_numbers(world: Worl
     copies = registry.find_episodes(cited)
     data = json.loads(gymloop(["episode", cited[:10], "--json"], env).stdout)
     plays = data["plays"]
-    assert len(plays) == len({(registry.round(rid).campaign_id, r.model_ref) for rid, _, r in copies})
+    assert len(plays) == len({(registry.round(rid).arm_id, r.model_ref) for rid, _, r in copies})
     assert len(plays) < len(copies), "a re-eval copied into the next round is one play, not two"
     assert {p["arm"] for p in plays} == {"targeted", "uniform"}
     for play in plays:
@@ -238,7 +244,8 @@ def test_episode_shows_one_play_per_model_and_arm_with_round_numbers(world: Worl
     _no_cut_value(text.stdout)
     assert f"{len(plays)} plays, one per model and arm" in text.stdout
     assert text.stdout.count("\ntrace\n") == len(plays) and "round 0 re-eval, round 1 held-out eval" in text.stdout
-    only = json.loads(gymloop(["episode", cited, "--campaign", f"{world.campaign}.uniform", "--json"], env).stdout)
+    only = json.loads(gymloop(["episode", cited, "--campaign", world.campaign, "--arm", "uniform", "--json"],
+                              env).stdout)
     assert {p["arm"] for p in only["plays"]} == {"uniform"}
 
 
@@ -251,7 +258,7 @@ def test_report_on_screen_renders_markdown_with_images_as_links(world: World) ->
     assert f"weaknesses by round: {(folder / 'weaknesses_by_round.png').as_uri()}" in out
     assert "!(" not in out and "](" not in out and "| ---" not in out
     _no_cut_value(out)
-    summary = json.loads((folder / "round-000" / "summary.json").read_text())
+    summary = _rounds(world)[0]
     assert summary["model_out"] in out.split() and "Targeting against the uniform control" in out
 
 
@@ -266,7 +273,7 @@ def test_mlflow_holds_arms_apart_campaign_lift_first_and_aliases(world: World) -
         [experiment.experiment_id], filter_string="tags.gymloop_kind = 'campaign'")}
     assert parents["targeted"].info.run_name == f"targeted: {world.campaign}"
     assert parents["uniform"].info.run_name == f"uniform control: {world.campaign}"
-    summary = json.loads((world.home / "campaigns" / world.campaign / "round-001" / "summary.json").read_text())
+    summary = _rounds(world)[1]
     targeted = client.get_run(parents["targeted"].info.run_id)
     assert next(iter(targeted.data.metrics)) == "campaign_lift"
     outputs = sorted(targeted.outputs.model_outputs, key=lambda o: o.step)
@@ -278,8 +285,7 @@ def test_mlflow_holds_arms_apart_campaign_lift_first_and_aliases(world: World) -
     model = client.get_registered_model(f"gymloop-{world.campaign}")
     assert set(model.aliases) == {"best", "current"}
     assert client.get_model_version_by_alias(model.name, "current").tags["gymloop_model"] == summary["model_out"]
-    afters = {i: json.loads((world.home / "campaigns" / world.campaign / f"round-00{i}" / "summary.json")
-                            .read_text())["after"] for i in (0, 1)}
+    afters = {i: s["after"] for i, s in _rounds(world).items()}
     best = max(afters, key=lambda i: (afters[i], i))
     assert client.get_model_version_by_alias(model.name, "best").tags["gymloop_round"] == str(best)
     assert targeted.data.tags["best_round"] == str(best)
@@ -351,8 +357,9 @@ def test_every_prefect_run_is_tagged_and_the_browser_finds_a_manual_rounds_logs_
     runs = [r for r in every if r["name"] == f"{world.campaign}-round-1"]
     assert len(runs) == 1 and len(every) >= 6  # each arm's next-round parents and rounds, the manual round
     for run in every:
-        tag = f"campaign:{world.campaign}" + (".uniform" if ".uniform" in run["name"] else "")
-        assert tag in run["tags"], (run["name"], run["tags"])
+        assert f"campaign:{world.campaign}" in run["tags"], (run["name"], run["tags"])
+        if run["name"].startswith(f"{world.campaign}-uniform-round-"):
+            assert "arm:uniform" in run["tags"], (run["name"], run["tags"])
     assert tasks and all(f"campaign:{world.campaign}" in " ".join(t["tags"]) for t in tasks)
     logs = httpx.post(f"{world.api}/logs/filter", json={"logs": {"flow_run_id": {"any_": [runs[0]["id"]]}}},
                       timeout=30).json()

@@ -5,8 +5,8 @@ import pytest
 from conftest import SMALL
 from mlflow.tracking import MlflowClient
 
+from flows.campaign import campaign
 from flows.models import CampaignParams
-from flows.round import campaign
 from flows.settings import load_settings
 from registry import Registry
 
@@ -22,7 +22,7 @@ def two_rounds(prefect_harness, tmp_path_factory):
         mp.setenv("GYMLOOP_HOME", str(root / "home"))
         mp.setenv("GYMLOOP_API_KEY", "sk-secret-never-logged")
         mp.chdir(root)
-        summaries = campaign(CampaignParams(campaign="c2", rounds=2, overrides=SMALL))
+        summaries = campaign(CampaignParams(campaign="c2", rounds=2, overrides=SMALL)).rounds
         yield summaries, load_settings(**SMALL)
 
 

@@ -8,6 +8,7 @@ batches over two workers.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -22,9 +23,11 @@ from prefect.context import FlowRunContext
 
 from arena.agents.scripted_server import Cue, ErrorCue, ReplyCue, ScriptedModelServer, ToolCallCue
 from arena.core.episode import EpisodeRecord
-from flows import steps
+from flows import stages
+from flows.context import open_round
 from flows.live import metering
-from flows.round import run_stage
+from flows.models import RoundParams
+from flows.round import run_batches
 from flows.settings import SettingsError, load_settings
 from flows.task_runners import task_runner
 
@@ -58,21 +61,23 @@ def scripted_model(messages: list[dict[str, Any]]) -> Cue:
 @flow(name="engine-rollouts")
 def engine_rollouts(campaign: str, overrides: dict[str, Any]) -> dict[str, Any]:
     """Play the held-out suite with the reference policy and the LLM (litellm, direct) on the settings' runner."""
-    settings = load_settings(**overrides)
-    registry = steps.open_registry(settings)
-    reference = steps.initial_model(registry, settings)
+    ctx = open_round(RoundParams(campaign=campaign, round_index=0, overrides=overrides))
+    registry, reference, keys, round_id = ctx.registry, ctx.model_in, ctx.suite, ctx.round.id
     llm = registry.register_model(LLM_MODEL, "0", kind="litellm", endpoint=LLM_MODEL)
-    info = registry.create_campaign(campaign, settings.public_dict())
-    round_id = registry.start_round(info.id, 0, reference.id).id
-    keys = steps.heldout_keys(steps.base_packs(registry, settings), settings)
     once = [k for k in keys if k.attempt == 0]
-    returned = {}
+    returned: dict[str, list[EpisodeRecord]] = {}
     for stage, model, stage_keys, client in (("reference", reference, keys, "litellm"), ("llm", llm, once, "litellm"),
                                              ("llm-openai", llm, once, "openai")):
-        result, ran = run_stage(settings, registry, round_id, stage, model, stage_keys,
-                                {**overrides, "model_client": client})
+        params = ctx.params.model_copy(update={"overrides": {**overrides, "model_client": client}})
+        played = returned.setdefault(stage, [])
+
+        def run(c: Any, s: str, m: Any, k: list[Any], played: list[EpisodeRecord] = played) -> list[EpisodeRecord]:
+            ran = run_batches(c, s, m, k)
+            played.extend(ran)
+            return ran
+
+        result = stages.episodes(dataclasses.replace(ctx, params=params), stage, model, stage_keys, run)
         assert result.ran == len(stage_keys) and result.reused == 0
-        returned[stage] = ran
     context = FlowRunContext.get()
     handler = signal.getsignal(signal.SIGTERM)
     return {"runner": type(context.task_runner).__name__ if context else "",

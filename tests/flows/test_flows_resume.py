@@ -1,82 +1,151 @@
-import json
-import os
-import signal
-import subprocess
-import sys
+"""A ``gymloop round`` SIGKILLed in each stage in turn and resumed each time ends as the same round run whole.
+
+One round is killed in ``eval_before``, resumed and killed in ``generate``, resumed and killed in the training
+rollouts, resumed and killed in ``eval_after``, then resumed to its end, on SQLite and on PostgreSQL. It must
+hold the same episodes, packs, pool, wave, weaknesses, models and lift as the same round run without a stop
+(same seed), never two models in one stage, and no resume may redo a stage that had finished.
+"""
+
+from __future__ import annotations
+
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from flows.models import RoundParams
-from flows.round import curriculum_round
-from registry import Registry, RegistryError
+from registry import Registry
+from tests.flows.gymloop_child import child_env, kill_group, run, start
 
-SETTINGS = {"domains": ["procurement", "helpdesk"], "batch_size": 4, "workers": 1, "wave_budget": 600,
-            "variants_per_round": 0, "eval_k": 2}
+SETTINGS = {"domains": ["procurement"], "eval_k": 1, "batch_size": 1, "workers": 1, "variants_per_round": 1,
+            "tasks_per_variant": 4, "wave_budget": 60, "lease_wait_s": 0}
+"""A small round whose stages last long enough to be caught: one episode per Prefect task."""
 
+KILL_IN = ("eval_before", "generate", "train", "eval_after")
 
-def _counts(registry, campaign):
-    try:
-        info = registry.campaign(campaign)
-    except RegistryError:
-        return None, {}
-    rounds = registry.rounds(info.id)
-    if not rounds:
-        return None, {}
-    rid = rounds[0].id
-    return rid, {s: len(registry.finished_episode_keys(rid, stage=s)) for s in ("eval_before", "train", "eval_after")}
+pytestmark = [pytest.mark.timeout(1500), pytest.mark.xdist_group("prefect-server")]
 
 
-def test_killed_round_resumes_without_rerunning_finished_episodes(prefect_harness, gymloop_home, tmp_path,
-                                                                   monkeypatch):
-    env = dict(os.environ)
-    for key, value in SETTINGS.items():
-        env[f"GYMLOOP_{key.upper()}"] = json.dumps(value) if isinstance(value, list) else str(value)
-        monkeypatch.setenv(f"GYMLOOP_{key.upper()}", env[f"GYMLOOP_{key.upper()}"])
-    env["PREFECT_HOME"] = str(tmp_path / "prefect-child")
-    env.pop("PREFECT_API_URL", None)
-    env["PREFECT_LOGGING_LEVEL"] = "WARNING"
-    child = subprocess.Popen([sys.executable, "-c", "from flows.cli import app; app()", "round", "--campaign", "r"],
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    registry = Registry(f"sqlite:///{gymloop_home / 'registry.db'}")
-    planned_eval = 2 * (22 + 22)
-    killed_in = None
-    deadline = time.monotonic() + 240
+def _round(registry: Registry, campaign: str) -> Any:
+    info = registry.find_campaign(campaign)
+    rounds = registry.rounds(info.id) if info is not None else []
+    return rounds[0] if rounds else None
+
+
+def _in_stage(registry: Registry, campaign: str, stage: str, suite: int) -> bool:
+    """Whether the round is part-way through ``stage`` (some of its work recorded, not all)."""
+    found = _round(registry, campaign)
+    if found is None:
+        return False
+    done = registry.stages(found.id)
+    if stage == "generate":
+        return "diagnose" in done and "generate" not in done
+    before = {"train": "plan", "eval_after": "train_model"}.get(stage)
+    if stage in done or (before is not None and before not in done):
+        return False
+    planned = suite
+    if stage == "train":
+        wave = registry.wave(found.id)
+        planned = len(wave.entries) * 6 if wave is not None else 0
+    recorded = sum(registry.stage_models(found.id, stage).values())
+    return 0 < recorded < planned
+
+
+def snapshot(registry: Registry, campaign: str) -> dict[str, Any]:
+    """Everything a round leaves, by content (ids of rows differ between registries)."""
+    found = _round(registry, campaign)
+    assert found is not None and found.status == "finished"
+
+    def model(model_id: int | None) -> tuple[str, str, str | None]:
+        assert model_id is not None
+        info = registry.model(model_id)
+        return info.name, info.version, info.params_hash
+
+    out: dict[str, Any] = {"model_in": model(found.model_in_id), "model_out": model(found.model_out_id),
+                           "models": registry.status().counts["models"], "packs": sorted(p.id for p in
+                                                                                         registry.list_packs())}
+    for stage in ("eval_before", "train", "eval_after"):
+        summaries = registry.episode_summaries(found.id, stage=stage)
+        out[f"{stage}/models"] = sorted({model(s.model_id) for s in summaries})
+        out[stage] = sorted((s.pack_id, s.task_id, s.seed, s.attempt, s.episode_id, s.passed, round(s.score, 9))
+                            for s in summaries)
+    out["pool"] = [(p.pack_id, p.role) for p in registry.pool(found.id)]
+    wave = registry.wave(found.id)
+    assert wave is not None
+    out["wave"] = [(e.pack_id, e.task_id, round(e.weight, 9), e.reason) for e in wave.entries]
+    out["weaknesses"] = [(w.kind, w.rank, round(w.score, 9), round(w.share, 9)) for w in registry.weaknesses(found.id)]
+    summary = found.details["summary"]
+    out["lift"] = {k: summary[k] for k in ("before", "after", "lift", "lift_low", "lift_high", "variants", "wave_size")}
+    return out
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(prefect_server, tmp_path_factory) -> dict[str, Any]:
+    """The same round run without a stop, in a registry of its own."""
+    root = tmp_path_factory.mktemp("uninterrupted")
+    env = child_env(root / "home", SETTINGS, prefect_api=prefect_server.api, prefect_home=root / "prefect")
+    done = run(["round", "--campaign", "k"], env, timeout_s=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    with Registry(None, root / "home") as registry:
+        return snapshot(registry, "k")
+
+
+def _kill_in(stage: str, env: dict[str, str], registry: Registry, suite: int, log: Path) -> None:
+    child = start(["round", "--campaign", "k"], env, log)
+    deadline = time.monotonic() + 600
     try:
         while time.monotonic() < deadline and child.poll() is None:
-            rid, counts = _counts(registry, "r")
-            if rid is not None:
-                wave = registry.wave(rid)
-                planned_train = len(wave.entries) * 6 if wave else None
-                if 0 < counts["eval_before"] < planned_eval:
-                    killed_in = "eval_before"
-                elif planned_train and 0 < counts["train"] < planned_train:
-                    killed_in = "train"
-                if killed_in:
-                    os.killpg(child.pid, signal.SIGKILL)
-                    break
-            time.sleep(0.01)
+            if _in_stage(registry, "k", stage, suite):
+                kill_group(child)
+                return
+            time.sleep(0.005)
     finally:
         if child.poll() is None:
-            os.killpg(child.pid, signal.SIGKILL)
-        child.wait(timeout=30)
-    if killed_in is None:
-        pytest.fail(f"never caught the round part-way (exit {child.returncode}): {child.stderr.read()[-2000:]!r}")
-    rid, before_kill = _counts(registry, "r")
-    assert planned_eval == 2 * (len(registry.heldout_suite("procurement")) + len(registry.heldout_suite("helpdesk")))
-    kept = {r.episode_id: r.verdict for r in registry.round_episodes(rid, stage=killed_in)}
-    assert registry.round(rid).status == "running"
+            kill_group(child)
+    pytest.fail(f"never caught the round in {stage} (exit {child.returncode}): {log.read_text()[-3000:]}")
 
-    summary = curriculum_round(RoundParams(campaign="r", round_index=0, overrides={}))
 
-    _, after = _counts(registry, "r")
-    assert after["eval_before"] == planned_eval == after["eval_after"]
-    resumed = {r.episode_id: r.verdict for r in registry.round_episodes(rid, stage=killed_in)}
-    assert all(resumed[e] == v for e, v in kept.items()), "episodes finished before the kill were rewritten"
-    if killed_in == "eval_before":
-        stage = summary.episodes["eval_before"]
-        assert stage.reused == before_kill["eval_before"] and stage.ran == planned_eval - before_kill["eval_before"]
-    else:
-        assert summary.episodes["eval_before"].ran == 0
-        assert after["train"] == len(registry.wave(rid).entries) * 6
-    assert registry.round(rid).status == "finished"
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_a_round_killed_in_every_stage_resumes_to_the_uninterrupted_round(request, backend, uninterrupted,
+                                                                          prefect_server, tmp_path):
+    settings = dict(SETTINGS)
+    if backend == "postgresql":
+        settings["registry_url"] = request.getfixturevalue("pg_server").create_database()
+    env = child_env(tmp_path / "home", settings, prefect_api=prefect_server.api, prefect_home=tmp_path / "prefect")
+    registry = Registry(settings.get("registry_url"), tmp_path / "home")
+    suite = len(uninterrupted["eval_before"])
+    finished: dict[str, Any] = {}
+    kept: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for n, stage in enumerate(KILL_IN):
+        log = tmp_path / f"run-{n}.log"
+        _kill_in(stage, env, registry, suite, log)
+        found = _round(registry, "k")
+        assert found is not None and found.status == "running", f"killed in {stage}: {found}"
+        for name, info in registry.stages(found.id).items():
+            assert finished.setdefault(name, info.finished_at) == info.finished_at, \
+                f"the resume before the kill in {stage} redid the finished stage {name}"
+        for s in ("eval_before", "train", "eval_after"):
+            assert len(registry.stage_models(found.id, s)) <= 1, f"{s} holds two models after the kill in {stage}"
+            for e in registry.episode_summaries(found.id, stage=s):
+                key = (s, e.model_id, e.pack_id, e.task_id, e.seed, e.attempt)
+                assert kept.setdefault(key, (e.episode_id, e.passed, e.score)) == (e.episode_id, e.passed, e.score)
+        if n > 0:
+            assert "took over the lease" in log.read_text(), "the resume waited for the killed holder's lease"
+    last = tmp_path / "run-last.log"
+    done = run(["round", "--campaign", "k"], env, timeout_s=900)
+    last.write_text(done.stdout + done.stderr)
+    assert done.returncode == 0, last.read_text()[-3000:]
+    found = _round(registry, "k")
+    assert found is not None
+    assert all(registry.stages(found.id)[name].finished_at == at for name, at in finished.items())
+    resumed = snapshot(registry, "k")
+    assert all(len(resumed[f"{s}/models"]) == 1 for s in ("eval_before", "train", "eval_after"))
+    differing = sorted(k for k in uninterrupted if uninterrupted[k] != resumed[k])
+    assert not differing, f"the resumed round differs in {differing}"
+    now = {(e.stage, e.model_id, e.pack_id, e.task_id, e.seed, e.attempt): (e.episode_id, e.passed, e.score)
+           for e in registry.episode_summaries(found.id, stage=None)}
+    assert all(now.get(key) == value for key, value in kept.items()), "an episode recorded before a kill changed"
+    states = [(r.name, r.state_type.value) for r in prefect_server.flow_runs() if r.name.startswith("k-")]
+    assert not [s for s in states if s[1] in ("RUNNING", "PENDING")], f"a killed run still shows running: {states}"
+    assert [s for _, s in states].count("CRASHED") >= 2 * len(KILL_IN), states
+    registry.close()

@@ -16,8 +16,8 @@ from arena.agents.hider import MODEL_FORMS, GoldPlayer
 from arena.agents.scripted_server import ScriptedModelServer
 from arena.core.pack import build_pack
 from arena.core.task import Task
+from flows.campaign import next_round
 from flows.models import CampaignParams, RoundSummary
-from flows.round import next_round
 from flows.settings import load_settings
 from flows.validity import InvalidEpisodesError
 
@@ -35,7 +35,8 @@ def _round(campaign: str, form: str | None, **more: object) -> tuple[RoundSummar
     with ScriptedModelServer(player) as server:
         overrides = {**SMALL, "model": "openai/hider", "api_base": server.base_url + "/v1", "model_client": "openai",
                      **more}
-        return next_round(CampaignParams(campaign=campaign, overrides=overrides)), overrides
+        outcome = next_round(CampaignParams(campaign=campaign, overrides=overrides))
+        return outcome.rounds[0], overrides
 
 
 def _honest_rate() -> float:

@@ -9,8 +9,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from arena.agents.scripted_server import DelayCue, ErrorCue, ReplyCue, ScriptedModelServer, ToolCallCue
+from flows.campaign import campaign, next_round
 from flows.models import CampaignParams
-from flows.round import campaign, next_round
 from flows.settings import load_settings
 from registry import Registry
 
@@ -46,7 +46,7 @@ def _overrides(server, **more):
 
 def test_a_round_with_an_llm_and_the_export_trainer(prefect_harness, gymloop_home, llm_server):
     overrides = _overrides(llm_server, trainer="export")
-    summary = next_round(CampaignParams(campaign="llm-export", overrides=overrides))
+    (summary,) = next_round(CampaignParams(campaign="llm-export", overrides=overrides)).rounds
     settings = load_settings(**overrides)
     registry = Registry(settings.resolved_registry_url())
     info = registry.round(summary.round_id)
@@ -71,7 +71,7 @@ def test_a_two_round_campaign_with_an_llm_and_the_command_trainer(prefect_harnes
                "endpoint": "hosted_vllm/scripted-trained"}
     command = [sys.executable, "-c", f"import json; print(json.dumps({trained!r}))"]
     overrides = _overrides(llm_server, trainer="command", trainer_command=command)
-    summaries = campaign(CampaignParams(campaign="llm-command", rounds=2, overrides=overrides))
+    summaries = campaign(CampaignParams(campaign="llm-command", rounds=2, overrides=overrides)).rounds
     assert [s.round_index for s in summaries] == [0, 1]
     registry = Registry(load_settings(**overrides).resolved_registry_url())
     rounds = registry.rounds(registry.campaign("llm-command").id)

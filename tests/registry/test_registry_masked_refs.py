@@ -48,7 +48,7 @@ def _old_registry(db_url: str) -> None:
                      {"error": f"model hosted_vllm/m at {ENDPOINT} failed"})
         columns = {c["name"] for c in inspect(conn).get_columns("episodes")}
         for record in records:
-            values = {k: v for k, v in episode_row(1, "eval_before", record).items() if k in columns}
+            values = {k: v for k, v in episode_row(1, "eval_before", 1, record).items() if k in columns}
             conn.execute(insert(table("episodes", *[column(k) for k in values])).values(**values))
     engine.dispose()
 
@@ -75,3 +75,4 @@ def test_the_upgrade_masks_endpoints_recorded_before_masking(db_url: str, home: 
         everything = repr(rows) + repr([rec.model_dump_json() for _, rec in stored]) + error
         assert PASSWORD not in everything and QUERY_TOKEN not in everything
         assert [r.model_ref for r in reg.round_episodes(1, stage="eval_before")][:2] == [masked, masked]
+        assert {s.model_id for s in reg.episode_summaries(1, stage="eval_before")} == {1}

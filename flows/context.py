@@ -1,0 +1,145 @@
+"""One round's context, opened once and handed to every step: settings, registry, the round, its model and suite.
+
+``open_round`` loads the settings (the arm's), opens the registry, finds the model the round starts from (the
+previous round's model out, or the campaign's starting model) and starts or resumes the round in the registry
+(creating the campaign and the arm with their first round). Steps read everything else through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.core.pack import Pack
+from arena.rollout import EpisodeKey
+from flows import steps
+from flows.models import RoundParams
+from flows.settings import GymloopSettings, load_settings
+from registry import TARGETED_ARM, ModelInfo, Registry, RoundInfo, StageInfo
+
+
+@dataclass
+class RoundContext:
+    """Everything a round's steps share.
+
+    Attributes:
+        params: Which round.
+        settings: The arm's settings (``arm`` set to the round's arm).
+        registry: The registry.
+        round: The round's registry record (as it was when opened).
+        model_in: The model the round starts from.
+        base: The campaign's base packs (their held-out tasks are the suite).
+        suite: The held-out suite's episodes.
+        say: Where the round's progress lines go (the flow's logger).
+    """
+
+    params: RoundParams
+    settings: GymloopSettings
+    registry: Registry
+    round: RoundInfo
+    model_in: ModelInfo
+    base: list[Pack]
+    suite: list[EpisodeKey]
+    say: Callable[[str], None] = field(default=print)
+
+    @property
+    def campaign(self) -> str:
+        """Campaign name."""
+        return self.params.campaign
+
+    @property
+    def arm(self) -> str:
+        """The round's arm."""
+        return self.params.arm
+
+    @property
+    def index(self) -> int:
+        """The round's index within its arm."""
+        return self.params.round_index
+
+    @property
+    def where(self) -> str:
+        """The round, as lines name it: ``campaign c round 2`` (and the arm when it is a control)."""
+        arm = "" if self.arm == TARGETED_ARM else f" ({self.arm} arm)"
+        return f"campaign {self.campaign}{arm} round {self.index}"
+
+    @property
+    def folder(self) -> Path:
+        """The round's artifact folder under the gymloop home (plots, reports; never state a resume reads)."""
+        return steps.round_dir(self.settings, self.campaign, self.index, self.arm)
+
+    def stage(self, name: str) -> StageInfo | None:
+        """The stage ``name`` of the round, if it finished."""
+        return self.registry.stages(self.round.id).get(name)
+
+    def previous_round(self) -> RoundInfo | None:
+        """The arm's round before this one (``None`` for round 0)."""
+        if self.index == 0:
+            return None
+        rounds = self.registry.rounds(self.round.campaign_id, arm=self.arm)
+        return next((r for r in rounds if r.index == self.index - 1), None)
+
+    def earlier_rounds(self) -> list[RoundInfo]:
+        """The arm's finished rounds before this one, oldest first."""
+        return [r for r in self.registry.rounds(self.round.campaign_id, arm=self.arm)
+                if r.index < self.index and r.status == "finished"]
+
+    def pack(self, pack_id: str) -> Pack:
+        """A registered pack (read once per process)."""
+        return steps.load_pack(self.registry, pack_id)
+
+
+def arm_settings(params: RoundParams) -> GymloopSettings:
+    """The settings of a round's arm: the overrides over gymloop.toml and GYMLOOP_*, with ``arm`` set."""
+    return load_settings(**{**params.overrides, "arm": params.arm})
+
+
+def open_round(params: RoundParams, say: Callable[[str], None] = print) -> RoundContext:
+    """Open a round: start it, or resume it when it has not finished.
+
+    Raises:
+        ValueError: The arm's previous round has not finished, or produced no model.
+        RegistryError: The registry refused the round (e.g. it already finished).
+    """
+    settings = arm_settings(params)
+    registry = steps.open_registry(settings)
+    model_in = steps.local_model(_model_in(registry, settings, params), settings)
+    info = registry.open_round(params.campaign, params.arm, params.round_index, model_in.id,
+                               settings=settings.public_dict())
+    base = steps.base_packs(registry, settings)
+    return RoundContext(params=params, settings=settings, registry=registry, round=info, model_in=model_in,
+                        base=base, suite=steps.heldout_keys(base, settings), say=say)
+
+
+def _model_in(registry: Registry, settings: GymloopSettings, params: RoundParams) -> ModelInfo:
+    """The model the round starts from: the arm's previous model out, or the campaign's starting model."""
+    campaign = registry.find_campaign(params.campaign)
+    rounds = registry.rounds(campaign.id, arm=params.arm) if campaign is not None else []
+    existing = next((r for r in rounds if r.index == params.round_index), None)
+    if existing is not None and existing.status != "finished":
+        return registry.model(existing.model_in_id)
+    label = f"campaign {params.campaign!r}" + ("" if params.arm == TARGETED_ARM else f" ({params.arm} arm)")
+    previous = [r for r in rounds if r.index < params.round_index]
+    if params.round_index > 0 and not previous:
+        raise ValueError(f"{label} has no round {params.round_index - 1}")
+    if previous and (previous[-1].status != "finished" or previous[-1].index != params.round_index - 1):
+        raise ValueError(f"{label}: round {params.round_index - 1} has not finished; run or resume it first")
+    if not previous:
+        return steps.initial_model(registry, settings)
+    if previous[-1].model_out_id is None:
+        raise ValueError(f"{label}: round {params.round_index - 1} produced no model")
+    return registry.model(previous[-1].model_out_id)
+
+
+def next_index(registry: Registry, campaign: str, arm: str) -> int:
+    """The index of an arm's next round: its unfinished round, else one past its last."""
+    info = registry.find_campaign(campaign)
+    rounds = registry.rounds(info.id, arm=arm) if info is not None else []
+    return next((r.index for r in rounds if r.status != "finished"), len(rounds))
+
+
+def sorted_records(records: list[Any]) -> list[Any]:
+    """Episodes in their key's order (pack, task, seed, attempt): the same input whatever order they finished in."""
+    return sorted(records, key=lambda r: (r.pack_id, r.task_id, r.seed, r.attempt))
