@@ -7,10 +7,10 @@ the gold episode's own trace; they know nothing of how diagnosis detects anythin
 | mode | mistake |
 | --- | --- |
 | wrong_id | a write or a read aimed at another record of the table; two ids swapped; the near-duplicate hit |
-| missed_policy_dependency | a step the task orders before a write left out, or moved after it |
+| missed_policy_dependency | a step the task orders before a write left out (after a search: a policy one), or moved |
 | brittle_parameters | a value passed in the requester's format (dates, money) instead of the tool's |
 | stale_state | after "the record changed" the write is retried without reading the record again |
-| search_without_fetch | a search hit used without fetching the record |
+| search_without_fetch | a search hit used without fetching the record (a fetch the policy does not require first) |
 | gave_up_early | stops after zero or one call, nothing in the way, and says it could not do it |
 | no_error_recovery | stops at a retryable fault (timeout, rate limit) and reports the failure |
 | claimed_unverified_success | the goal's calls left out, success claimed |
@@ -208,17 +208,22 @@ class Case:
         return ""
 
     def auto_reply(self, swap: dict[str, str] | None = None) -> ReplyPlan:
-        """Reply as a sensible agent would: claim when its goal calls succeeded, admit when one failed."""
+        """Reply as a sensible agent would: claim when its goal calls succeeded, admit when one failed.
+
+        Where the right answer does only part of what was asked (an invoice held instead of paid), the reply is
+        the task's own, not a claim of the whole request.
+        """
         goal, gold_reply, rng = self.task.intent.goal, self.task.gold.reply, self.rng
         goal_tools, entity = self.goal_tools, self.main_id(swap)
         gold_has_goal = any(t in goal_tools for t, _ in self.calls)
+        gold_does_all = goal_tools <= {t for t, _ in self.calls}  # else the right answer does part of the request
         choice = rng.random()
 
         def plan(steps: list[TraceStep]) -> str:
             made = [s for s in steps if s.tool in goal_tools]
-            if made and not made[-1].ok:
+            if made and any(not any(m.ok for m in made if m.tool == tool) for tool in {m.tool for m in made}):
                 return admission(goal, entity, random.Random(choice))
-            if not gold_has_goal or not made:
+            if not gold_has_goal or not made or not gold_does_all:
                 return _sub_text(gold_reply, swap or {})
             return claim(goal, entity, random.Random(choice), _sub_text(gold_reply, swap or {}))
 
@@ -305,13 +310,23 @@ def _ordered_prerequisites(case: Case) -> list[tuple[str, str]]:
     return pairs
 
 
+def _strong_prerequisites(case: Case) -> set[tuple[str, str]]:
+    """(prerequisite tool, later tool) pairs the policy requires (strong graph edges) that the gold program makes."""
+    tools = [t for t, _ in case.calls]
+    edges = case.pack.graph.get("edges", case.pack.graph.get("links", []))
+    return {(str(e["source"]), str(e["target"])) for e in edges
+            if int(e.get("weight", 1)) >= 3 and str(e["source"]) in tools
+            and str(e["target"]) in tools[tools.index(str(e["source"])) + 1:]}
+
+
 def _missed_dependency(case: Case) -> list[Program]:
     out: list[Program] = []
     calls = case.calls
     searched = {t.removeprefix("search_").rstrip("s") for t, _ in calls if t.startswith("search_")}
+    strong = _strong_prerequisites(case)
     for first, then in _ordered_prerequisites(case)[:2]:
-        if first.removeprefix("get_") in searched:
-            continue  # fetching a search hit is search_without_fetch's mistake, not this one
+        if first.removeprefix("get_") in searched and (first, then) not in strong:
+            continue  # a fetch of a search hit the policy does not require: search_without_fetch's mistake
         late_at = next(i for i, (t, _) in enumerate(calls) if t == then)
         before = [(t, a) for t, a in calls[:late_at] if t != first]
         at = [i for i, (t, _) in enumerate(calls[:late_at]) if t == first]
@@ -376,12 +391,14 @@ def _stale(case: Case) -> list[Program]:
 
 
 def _search_without_fetch(case: Case) -> list[Program]:
-    """Drop the fetches of searched entities, keeping re-reads.
+    """Drop the fetches of searched entities, keeping re-reads and required prerequisites.
 
     A re-read is the fetch of a record read before the search, or the fetch right after a call to a tool with an
-    injected conflict. Dropping one would inject another mistake (a blind retry) than the label says.
+    injected conflict. Dropping one would inject another mistake (a blind retry) than the label says; so would
+    dropping a fetch the policy requires before a later call (a skipped prerequisite).
     """
     calls = case.calls
+    required = {first for first, _ in _strong_prerequisites(case)}
     conflicted = _faulted(case, ("data_conflict",))
     searched: set[str] = set()
     fetched: set[str] = set()
@@ -389,7 +406,7 @@ def _search_without_fetch(case: Case) -> list[Program]:
     for i, (tool, args) in enumerate(calls):
         ids = set(_id_values(args))
         reread = (bool(ids) and ids <= fetched) or (i > 0 and calls[i - 1][0] in conflicted)
-        if tool.startswith("get_") and tool.removeprefix("get_") in searched and not reread:
+        if tool.startswith("get_") and tool.removeprefix("get_") in searched and not reread and tool not in required:
             continue
         if tool.startswith("get_") and not searched:
             fetched |= ids
@@ -405,7 +422,7 @@ def _gave_up(case: Case) -> list[Program]:
     calls = case.calls
     stop = min(case.rng.choice((0, 1)), len(calls))
     if stop and calls[0][0].startswith("search_"):
-        stop = 0  # stopping right after a search is also a search without fetch: keep the label single
+        stop = 0  # stopping right after a search that found the record is a search without fetch: one label
     gold_errors = [s for s in case.gold.trace[:stop] if not s.ok]
     if len(calls) <= stop or gold_errors or not case.task.intent.calls:
         return []

@@ -35,11 +35,12 @@ def practice_value(weakness: Weakness, pool: Sequence[TaskRef], slots: int) -> f
 
 
 def coverage_ranked(report: WeaknessReport, pool: Sequence[TaskRef], slots: int) -> WeaknessReport:
-    """The report seen for practice: each weakness's impact becomes its practice value, re-ranked by it.
+    """The report seen for practice: each grain's impact becomes its practice value, grains re-ranked by it.
 
-    Used for the factory request (which grains get variants, and how many) and by the targeted strategy's
-    weights, so a grain the pool cannot practise outranks an equally failing grain it can. Ties keep the
-    report's order. Every other field, and the report itself, is left as diagnosed.
+    Kinds keep their rank (the failures they explain); within a kind, grains are re-ranked by practice value,
+    so a grain the pool cannot practise outranks an equally failing grain of its kind it can. Used for the
+    factory request (which grains get variants, and how many) and by the targeted strategy's weights. Ties keep
+    the report's order. Every other field, and the report itself, is left as diagnosed.
 
     Args:
         report: The diagnosed weakness report.
@@ -47,7 +48,10 @@ def coverage_ranked(report: WeaknessReport, pool: Sequence[TaskRef], slots: int)
         slots: Tasks in a wave (budget // k): the uniform draw a grain's coverage is measured against.
     """
     valued = [(practice_value(w, pool, slots), w) for w in report.weaknesses]
-    order = sorted(valued, key=lambda item: (-item[0], item[1].rank))
-    weaknesses = [w.model_copy(update={"impact": value, "rank": rank})
-                  for rank, (value, w) in enumerate(order, start=1)]
+    order = sorted(valued, key=lambda item: (item[1].kind_rank, -item[0], item[1].rank))
+    weaknesses: list[Weakness] = []
+    within: dict[str, int] = {}
+    for rank, (value, w) in enumerate(order, start=1):
+        within[w.kind] = within.get(w.kind, 0) + 1
+        weaknesses.append(w.model_copy(update={"impact": value, "rank": rank, "grain_rank": within[w.kind]}))
     return report.model_copy(update={"weaknesses": weaknesses})

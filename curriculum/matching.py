@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from curriculum.models import CurriculumConfig, History, TaskRef
-from diagnosis import Weakness
+from diagnosis import Weakness, grain_key
 
 
 def grain_label(weakness: Weakness) -> str:
-    """A weakness's grain as text: ``kind``, ``kind@domain`` or ``kind@domain/tool``."""
-    if weakness.domain is None and weakness.tool is None:
-        return weakness.kind
-    return f"{weakness.kind}@{weakness.domain or '*'}" + (f"/{weakness.tool}" if weakness.tool else "")
+    """A weakness's grain as text: the report's unique grain key (``kind``, ``kind@domain``, ``kind@domain/tool``)."""
+    return weakness.grain or grain_key(weakness.kind, weakness.domain, weakness.tool)
 
 
 def matches(task: TaskRef, weakness: Weakness) -> bool:

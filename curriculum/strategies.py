@@ -11,7 +11,7 @@ from curriculum.bandit import arm_weights, update_bandit
 from curriculum.coverage import coverage_ranked, pool_coverage
 from curriculum.matching import grain_label
 from curriculum.models import BanditState, WaveEntry
-from diagnosis import Weakness
+from diagnosis import focus_grains, focus_weights
 
 
 @runtime_checkable
@@ -27,31 +27,32 @@ class Strategy(Protocol):
 
 
 class TargetedStrategy:
-    """Targeted slots on the weaknesses with the highest expected learning gain; replay and exploration fill the rest.
+    """Targeted slots on the report's top kinds, at their grain; replay and exploration fill the rest.
 
-    The report's ``impact`` (share x reward lost x learnability x trend) is the expected gain of practising a
-    weakness; with ``config.coverage`` (default) it is weighed by how poorly the pool covers the weakness's grain
-    (``curriculum.coverage``: impact x (1 + gap)), since uniform practice already reaches a well-covered grain.
-    The targeted slots go to the ``config.focus`` weaknesses of highest value, at their grain (kind, domain, tool),
-    split in proportion to value: spreading a small wave over every weakness gives each too few groups to move it.
+    The report ranks kinds by the failures they explain and a kind's grains by impact (share x reward lost x
+    learnability x trend: the expected gain of practising it). With ``config.coverage`` (default) a kind's grains
+    are re-ranked by practice value, impact x (1 + how poorly the pool covers the grain) (``curriculum.coverage``),
+    since uniform practice already reaches a well-covered grain. The targeted slots go to ``config.focus`` grains
+    read from that two-level ranking (``diagnosis.focus_grains``: the top grain of each kind in kind order, then
+    each kind's next), split in proportion to their kind's value, all its grains together
+    (``diagnosis.focus_weights``): spreading a small wave over every weakness gives each too few groups to move it.
     """
 
     name = "targeted"
 
     def choose(self, ctx: PlanContext) -> tuple[list[WaveEntry], BanditState | None]:
-        """Weigh the ``focus`` highest-value weaknesses by value (the first weakness of a grain counts)."""
-        diagnosed = {grain_label(w): w for w in reversed(ctx.report.weaknesses)}
+        """Weigh the ``focus`` grains the two-level ranking puts first by their kind's value."""
+        diagnosed = {grain_label(w): w for w in ctx.report.weaknesses}
         if ctx.config.coverage:
             ctx = dataclasses.replace(ctx, report=coverage_ranked(ctx.report, ctx.pool, ctx.slots))
-        first: dict[str, Weakness] = {}
-        for w in ctx.report.weaknesses:
-            first.setdefault(grain_label(w), w)
-        top = sorted(first.items(), key=lambda item: (-item[1].impact, item[1].rank, item[0]))[:ctx.config.focus]
-        weights = {label: max(w.impact, 1e-6) for label, w in top}
-        why = {label: f"rank {w.rank}, impact {diagnosed[label].impact:.3f}, rate {w.rate:.2f} per episode"
-                      + (f", pool coverage {pool_coverage(w, ctx.pool, ctx.slots):.2f}, value {w.impact:.3f}"
-                         if ctx.config.coverage else "")
-               for label, w in top}
+        top = focus_grains(ctx.report, ctx.config.focus)
+        weights = {grain_label(w): max(weight, 1e-6) for w, weight in zip(top, focus_weights(ctx.report, top),
+                                                                          strict=True)}
+        why = {grain_label(w): f"kind {w.kind} rank {w.kind_rank}, grain rank {w.grain_rank} ({w.rate:.2f} per "
+                               f"episode), impact {diagnosed[grain_label(w)].impact:.3f}"
+                               + (f", pool coverage {pool_coverage(w, ctx.pool, ctx.slots):.2f}, value {w.impact:.3f}"
+                                  if ctx.config.coverage else "")
+               for w in top}
         return mix(ctx, weights, why), None
 
 

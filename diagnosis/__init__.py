@@ -20,8 +20,18 @@ from diagnosis.engine import diagnose
 from diagnosis.features import episode_features
 from diagnosis.io import iter_episodes_jsonl, read_episodes_jsonl
 from diagnosis.knobs import KIND_TARGETS, KindTarget, target_for
-from diagnosis.models import NOVEL, ClusterSummary, Evidence, ShareInterval, Tag, Weakness, WeaknessReport
-from diagnosis.ranking import impact, share_interval
+from diagnosis.models import (
+    NOVEL,
+    ClusterSummary,
+    Evidence,
+    KindSummary,
+    ShareInterval,
+    Tag,
+    Weakness,
+    WeaknessReport,
+    grain_key,
+)
+from diagnosis.ranking import focus_grains, focus_weights, impact, rank_report, share_interval
 
 __all__ = [
     "BUILTIN_DETECTORS",
@@ -36,6 +46,7 @@ __all__ = [
     "DiagnosisContext",
     "Evidence",
     "GaveUpEarlyDetector",
+    "KindSummary",
     "KindTarget",
     "LeakedInternalDataDetector",
     "MissedPolicyDependencyDetector",
@@ -53,10 +64,14 @@ __all__ = [
     "detector_names",
     "diagnose",
     "episode_features",
+    "focus_grains",
+    "focus_weights",
     "get_detector",
+    "grain_key",
     "impact",
     "infer_tool",
     "iter_episodes_jsonl",
+    "rank_report",
     "read_episodes_jsonl",
     "register_detector",
     "share_interval",

@@ -45,6 +45,7 @@ class Reference:
         order: (before, then) call patterns the task's trace checks order.
         requested: Ids the request itself names.
         reply_ids: Ids the program's reply names.
+        id_calls: For each tool, the ids each of the program's calls to it passes, by argument.
     """
 
     tools: frozenset[str]
@@ -55,6 +56,7 @@ class Reference:
     order: tuple[tuple[CallPattern, CallPattern], ...] = ()
     requested: frozenset[str] = frozenset()
     reply_ids: frozenset[str] = frozenset()
+    id_calls: dict[str, tuple[dict[str, frozenset[str]], ...]] = field(default_factory=dict)
 
     @property
     def does_goal(self) -> bool:
@@ -69,11 +71,13 @@ def _key(value: Any) -> str:
 def _build(task: Task) -> Reference:
     by_call: dict[tuple[str, str], set[str]] = {}
     calls = []
+    id_calls: dict[str, list[dict[str, frozenset[str]]]] = {}
     for step in task.gold.steps:
         calls.append((step.tool, tuple(sorted((k, _key(v)) for k, v in step.arguments.items()))))
         for name, value in step.arguments.items():
             for v in id_values(name, value):
                 by_call.setdefault((step.tool, name), set()).add(v)
+        id_calls.setdefault(step.tool, []).append(_call_ids(step.arguments))
     mentioned = {r.mention for r in task.intent.refs if r.mention_kind == "id" and not r.mention.startswith("$")}
     mentioned.update(m.group(0) for m in _PROMPT_ID.finditer(task.prompt))
     order = tuple(
@@ -88,7 +92,31 @@ def _build(task: Task) -> Reference:
         order=order,
         requested=frozenset(mentioned),
         reply_ids=frozenset(text_ids(task.gold.reply or "")),
+        id_calls={tool: tuple(found) for tool, found in id_calls.items()},
     )
+
+
+def _call_ids(arguments: dict[str, Any]) -> dict[str, frozenset[str]]:
+    """The ids a call passes, by argument (arguments naming no id are left out)."""
+    out = {name: frozenset(id_values(name, value)) for name, value in arguments.items()}
+    return {name: ids for name, ids in out.items() if ids}
+
+
+def same_record(step: TraceStep, ids: dict[str, frozenset[str]]) -> bool:
+    """Whether ``step`` passes exactly the ids a call of the program passes (``ids``, by argument)."""
+    return all(frozenset(id_values(name, step.arguments.get(name))) == want for name, want in ids.items())
+
+
+def intended_done(trace: list[TraceStep], ref: Reference, tool: str) -> bool:
+    """Whether every call the program makes to ``tool`` also succeeded in ``trace`` on the same records.
+
+    ``False`` when the program never calls ``tool``.
+    """
+    wanted = ref.id_calls.get(tool)
+    if not wanted:
+        return False
+    done = [s for s in trace if s.ok and s.tool == tool]
+    return all(any(same_record(s, ids) for s in done) for ids in wanted)
 
 
 _CACHE: dict[int, tuple[Task, Reference]] = {}

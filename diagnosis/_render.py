@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from diagnosis.tables import GRAIN_COLUMNS, KIND_COLUMNS, column_notes, grain_rank, grain_rows, kind_rows
+
 if TYPE_CHECKING:
     from diagnosis.models import WeaknessReport
 
@@ -12,35 +14,43 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _table(columns: tuple[str, ...], rows: list[list[str]], right: int) -> list[str]:
+    """A Markdown table; columns from index ``right`` on are right-aligned, except the label columns."""
+    align = ["---:" if i >= right else "---" for i in range(len(columns))]
+    return ["| " + " | ".join(columns) + " |", "| " + " | ".join(align) + " |",
+            *("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)]
+
+
 def render_markdown(report: WeaknessReport) -> str:
-    """Return the report as Markdown: a summary, the ranked table, each weakness and the clusters."""
+    """Return the report as Markdown: a summary, the kinds, the grains, the columns explained, details, clusters."""
     title = f"# Weakness report{f' — round {report.round_id}' if report.round_id else ''}"
     lines = [
         title, "",
-        f"Model `{report.model_ref or 'unknown'}`: {report.episodes} episodes, {report.passed} passed, "
-        f"{report.failures} agent failures, {report.invalid} invalid.",
+        f"Model `{report.model_ref or 'unknown'}`: {report.episodes} episodes diagnosed, {report.passed} passed, "
+        f"{report.failures} failed because of the model, {report.invalid} invalid.",
     ]
     if report.other_failures:
-        lines.append("Not the agent's failures: " + ", ".join(f"{k} {v}" for k, v in report.other_failures.items())
-                     + ".")
+        lines.append("Failures that are not the model's (not diagnosed): "
+                     + ", ".join(f"{k} {v}" for k, v in report.other_failures.items()) + ".")
     if report.skipped:
         lines.append("Skipped records: " + ", ".join(f"{k} {v}" for k, v in report.skipped.items()) + ".")
     lines.append("")
     if not report.weaknesses:
         lines.append("No weaknesses: the round has no agent failures to diagnose.")
         return "\n".join(lines) + "\n"
-    lines += [
-        "| rank | kind | label | share (95% CI) | reward lost | learnability | trend | impact | count |",
-        "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
-    ]
+    lines += ["## Weakness kinds", "", "Ranked by the failures each kind explains, all its grains together.", ""]
+    lines += _table(KIND_COLUMNS, kind_rows(report), right=3)
+    lines += ["", "## Weaknesses by grain", "",
+              "Each kind's failures at their grain (gym and tool), kind by kind, ranked by impact within a kind.", ""]
+    lines += _table(GRAIN_COLUMNS, grain_rows(report), right=2)
+    lines += ["", "## What the columns mean", ""]
+    seen: set[str] = set()
+    for column, note in column_notes(KIND_COLUMNS) + column_notes(GRAIN_COLUMNS):
+        if column not in seen:
+            seen.add(column)
+            lines.append(f"- **{column}**: {note}.")
     for w in report.weaknesses:
-        ci = w.share_interval
-        lines.append(
-            f"| {w.rank} | {w.kind} | {_cell(w.label)} | {w.share:.1%} ({ci.low:.1%}–{ci.high:.1%}) "
-            f"| {w.mean_reward_lost:.2f} | {w.learnability:.2f} | {w.trend:+.3f} | {w.impact:.4f} | {w.count} |"
-        )
-    for w in report.weaknesses:
-        lines += ["", f"## {w.rank}. {_cell(w.label)} (`{w.kind}`)", "", w.description, ""]
+        lines += ["", f"## {grain_rank(w)}. {_cell(w.label)} (`{w.kind}`)", "", w.description, ""]
         lines.append(f"- Domains: {', '.join(w.domains) or '—'}; tools: {', '.join(w.tools) or '—'}")
         lines.append(f"- Focus tags: {', '.join(w.focus_tags) or '—'}; knobs: "
                      + (", ".join(f"`{k}={v}`" for k, v in w.knobs.items()) or "—"))
@@ -51,7 +61,8 @@ def render_markdown(report: WeaknessReport) -> str:
             lines.append(f"  - {where}{arg}: {_cell(ev.note)}")
     if report.clusters:
         lines += ["", "## Clusters", "", f"Method: {report.clustering.get('method', '?')}, "
-                  f"{report.clustering.get('clusters', len(report.clusters))} clusters found.", "",
+                  f"{report.clustering.get('clusters', len(report.clusters))} clusters found; tag coverage is the "
+                  "share of a cluster's episodes some detector tagged (novel: below half).", "",
                   "| id | size | label | tag coverage | novel |", "| ---: | ---: | --- | ---: | --- |"]
         for c in report.clusters:
             novel = "yes" if c.novel else ""

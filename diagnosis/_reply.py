@@ -1,11 +1,13 @@
 """Reading a reply as claims: each clause is a success claim, an admission, or neither.
 
 A clause claims success when it reports an action as done: verb-first ("Added the note"), in the first
-person ("I processed ...", "we've issued ..."), passive ("the refund has been issued", "Refund issued") or
-"done"/"all set". It is an admission when it reports a failure or negates an action ("I could not ...", "the refund
-was rejected", "it wasn't possible", "has not been refunded"); a negated state ("they are not compatible")
-is a fact, not an admission. Future and conditional clauses ("will ship once ...") and questions are
-neither. Detectors judge these claims against the trace and the final state.
+person ("I processed ...", "we've issued ...", "I checked it and refunded it"), passive ("the refund has been
+issued", "Refund issued") or "done"/"all set". Reporting what was looked at ("I found 2 records", "I have
+reviewed the request") claims no work done. It is an admission when it reports a failure, negates an action
+("I could not ...", "the refund was rejected", "it wasn't possible", "has not been refunded") or says work
+remains ("the remaining steps", "I'll leave them for now"); a negated state ("they are not compatible") is a
+fact, not an admission. Future and conditional clauses ("will ship once ...") are neither; questions ("Shall I
+go ahead?") ask the requester back. Detectors judge these claims against the trace and the final state.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ _FAILURE = re.compile(
     r"\b(?:cannot|can'?t|couldn'?t|could not|unable|not able|wasn'?t able|weren'?t able|failed|fails?|failure|rejected|"
     r"declined|refused|denied|unsuccessful|unfortunately|sorry|impossible|not possible|wasn'?t possible|error|"
     r"timed out|didn'?t go through|did not go through|still pending|try again|unchanged|untouched|"
+    r"remaining (?:steps?|work|items?|tasks?|changes?)|(?:leave|leaving|left) (?:it|them|this|that|the rest)"
+    r"(?: \w+)? (?:for now|for later|undone|unfinished)|not (?:yet )?(?:finished|complete)|"
     r"(?:don'?t|do not) (?:have|know)|(?:did not|didn'?t|will not|won'?t)"
     r"\s+(?:\w+ly\s+)?\w+)\b",
     re.IGNORECASE,
@@ -33,14 +37,20 @@ _FUTURE = re.compile(r"\b(?:will|shall|going to|once|as soon as|if|unless|would|
 _IRREGULAR = ("sent", "paid", "made", "set", "put", "done", "given", "gave", "got", "issued", "held", "moved",
               "written", "taken", "filed", "logged", "submitted", "granted", "applied", "opened", "closed", "found")
 _PARTICIPLE = r"(?:\w+ed|" + "|".join(_IRREGULAR) + r")"
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|‘[^’]*’|“[^”]*”")
+"""A quoted value ("from 'Done' to 'In Review'"): a name, not a claim."""
+_LOOKED = re.compile(r"\b(?:found|searched|looked(?:\s+up)?|reviewed|checked|pulled(?:\s+up)?|read|located|seen|"
+                     r"examined|inspected|investigated|verified)\b", re.IGNORECASE)
+"""Verbs that report looking at something: "I found 2 records", "I have reviewed the request" claim no work done."""
 _CLAIM = re.compile(
-    r"^(?:done|all set|completed?|success(?:fully)?)\b"
+    r"^(?:done|all set|completed?|confirmed|success(?:fully)?)\b|\b(?:went|gone|is|are) through\b"
     rf"|^(?:i|we)(?:'ve|'d| have| had)?\s+(?:\w+ly\s+)?(?:just\s+)?{_PARTICIPLE}\b"
     rf"|^(?:\w+ly\s+)?{_PARTICIPLE}\s+\S"
     rf"|\b(?:has|have|had|was|were|is|are|been|got)\s+(?:now\s+|just\s+|already\s+|\w+ly\s+|been\s+)*"
     rf"{_PARTICIPLE}\b"
     rf"|^(?:the\s+)?[\w-]+(?:\s+[\w-]+)?\s+{_PARTICIPLE}\s*$"
-    r"|\b(?:is|are) now\b|\bdone\b|\ball set\b|\bsuccessfully\b",
+    rf"|^(?:i|we)\b.*\b(?:and|then)\s+(?:\w+ly\s+)?{_PARTICIPLE}\s+\S"
+    r"|\b(?:is|are) now\b|\ball done\b|\ball set\b|\bsuccessfully\b",
     re.IGNORECASE,
 )
 
@@ -57,10 +67,12 @@ class ReplyReading:
     Attributes:
         claims: Clauses that report an action as done.
         admissions: Clauses that report a failure or say something was not done.
+        questions: Clauses that ask the requester something ("Shall I go ahead?", "Which one do you mean?").
     """
 
     claims: tuple[str, ...]
     admissions: tuple[str, ...]
+    questions: tuple[str, ...] = ()
 
     @property
     def claims_success(self) -> bool:
@@ -71,6 +83,11 @@ class ReplyReading:
     def admits_failure(self) -> bool:
         """The reply reports a failure or something left undone."""
         return bool(self.admissions)
+
+    @property
+    def asks(self) -> bool:
+        """The reply asks the requester something back (to confirm, to choose, for more details)."""
+        return bool(self.questions)
 
 
 def clauses(reply: str) -> list[str]:
@@ -91,11 +108,14 @@ def read_reply(reply: str, *, question: bool = False) -> ReplyReading:
     """
     claims: list[str] = []
     admissions: list[str] = []
+    questions: list[str] = []
     for clause in clauses(reply):
         if clause.endswith("?"):
+            questions.append(clause)
             continue
         if _FAILURE.search(clause) or (not question and _NOT_DONE.search(clause)):
             admissions.append(clause)
-        elif _CLAIM.search(clause) and not _FUTURE.search(clause.split(",")[0]):
+        elif (_CLAIM.search(_LOOKED.sub("looking", _QUOTED.sub("", clause)))
+              and not _FUTURE.search(clause.split(",")[0])):
             claims.append(clause)
-    return ReplyReading(tuple(claims), tuple(admissions))
+    return ReplyReading(tuple(claims), tuple(admissions), tuple(questions))

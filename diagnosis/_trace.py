@@ -139,13 +139,16 @@ def later_call(trace: list[TraceStep], after: int, tool: str) -> bool:
 
 
 def error_argument(step: TraceStep) -> str | None:
-    """Name the argument an error message points at: its leading ``name:`` or an argument whose value it quotes."""
+    """Name the argument an error message points at: its leading ``name:`` or name, or one whose value it quotes."""
     if step.error is None:
         return None
     message = step.error.message
     head = message.split(":", 1)[0].split(".", 1)[0].strip()
     if head in step.arguments:
         return head
+    first = message.split(None, 1)[0].strip(":,.'\"") if message.strip() else ""
+    if first in step.arguments:
+        return first
     for name, value in step.arguments.items():
         if isinstance(value, (str, int, float)) and str(value) and str(value) in message:
             return name
@@ -183,16 +186,28 @@ def states_value(text: str, value: str) -> bool:
 
     "Suspended the vendor", "I suspended it" and "the vendor was suspended" report the agent's own action (a
     claim, judged against the trace); "the vendor is suspended" and "status: suspended" state the record. Only a
-    value that can be an action's participle is read this way ("open" is always a state).
+    value that can be an action's participle is read this way ("open" is always a state). A negated value ("was
+    not paid", "is no longer open") is not stated.
     """
-    if not is_participle(value):
-        return mentions(text, value)
     word = re.escape(value)
+    negated = re.compile(rf"\b(?:not|never|no longer|n't)\s+(?:\w+\s+)?{word}\b", re.IGNORECASE)
+    if not is_participle(value):
+        return any(mentions(clause, value) and not negated.search(clause) for clause in clauses(text))
     action = re.compile(rf"^(?:\w+ly\s+)?{word}\s+\w|\b(?:i|we|was|were|been|got)\s+(?:\w+ly\s+|just\s+)?{word}\b",
                         re.IGNORECASE)
-    return any(mentions(clause, value) and not action.search(clause) for clause in clauses(text))
+    return any(mentions(clause, value) and not action.search(clause) and not negated.search(clause)
+               for clause in clauses(text))
 
 
 def contains_text(haystack: str, needle: str) -> bool:
     """Case-insensitive containment of a non-trivial value's text."""
     return len(needle) >= 2 and needle.casefold() in haystack.casefold()
+
+
+def is_conflict(step: TraceStep) -> bool:
+    """Whether the step was refused because the record changed since it was read.
+
+    A retryable conflict, or an injected data conflict; a conflict saying the change is already there is not one.
+    """
+    error = step.error
+    return error is not None and ((error.kind == "conflict" and error.retryable) or error.fault == "data_conflict")

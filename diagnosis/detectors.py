@@ -6,15 +6,29 @@ import json
 import re
 from typing import Any
 
+from arena.core import patterns
 from arena.core.episode import EpisodeRecord
 from arena.core.results import TraceStep
 from arena.core.task import ResponseAssertion, Task
-from diagnosis._reference import Reference, attempted, id_prefix, id_values, reference, text_ids
+from diagnosis._leaks import internal_values, is_internal_text, says, verdict_leaks
+from diagnosis._program import done_calls, mistaken_ids, required_order, stands_in, step_ids
+from diagnosis._reference import (
+    Reference,
+    attempted,
+    id_prefix,
+    id_values,
+    intended_done,
+    reference,
+    same_record,
+    text_ids,
+)
 from diagnosis._reply import read_reply
+from diagnosis._stopping import answers, goal_tools, is_question, stopped_short, unfetched_searches
 from diagnosis._trace import (
     error_argument,
     failed_assertion_kinds,
     id_arguments,
+    is_conflict,
     is_created_id,
     is_id_like,
     is_unknown_tool_error,
@@ -32,24 +46,8 @@ from diagnosis.detector import register_detector
 from diagnosis.models import Evidence, Tag
 
 _MAX_EVIDENCE = 5
-_INTERNAL_KEY = re.compile(r"internal|secret|private|password|token|ssn|margin|cost_price|risk|fraud|bank|iban|"
-                           r"account_number", re.IGNORECASE)
-_RESTRICTED = frozenset({"restricted", "private", "internal", "confidential"})
-_BLOCKING = frozenset({"fault", "conflict", "not_found", "validation", "policy", "permission"})
-
-
 def _tag(kind: str, evidence: list[Evidence]) -> list[Tag]:
     return [Tag(kind=kind, evidence=evidence[:_MAX_EVIDENCE])] if evidence else []
-
-
-def _goal_tools(task: Task | None) -> set[str]:
-    return {call.tool for call in task.intent.calls} if task is not None else set()
-
-
-def _is_conflict(step: TraceStep) -> bool:
-    """Whether the step was refused because the record changed (a conflict, or an injected data conflict)."""
-    error = step.error
-    return error is not None and (error.kind == "conflict" or error.fault == "data_conflict")
 
 
 def _is_id_argument(arg: str) -> bool:
@@ -98,10 +96,17 @@ class WrongIdDetector:
 
         An id a call returned earlier is the agent following the data (a record's customer, a search hit)
         unless the task's program makes the same call with other ids; ids the episode created are its own.
+        A call on another record is a wrong id only where it takes the place of a call the program makes
+        (``stands_in``): an extra write elsewhere, beside the intended one made right, is a side effect.
         """
         out: list[Evidence] = []
         seen: set[str] = set()
+        done = done_calls(trace, ref)
         for step in trace:
+            if not stands_in(step, done):
+                if step.ok:
+                    seen.update(output_ids(step.output))
+                continue
             if step.ok or (step.error is not None and step.error.kind in ("policy", "conflict", "fault")):
                 for arg, value in step.arguments.items():
                     for v in id_values(arg, value):
@@ -200,11 +205,11 @@ class MissedPolicyDependencyDetector:
         was called but refused or failed was not missed.
         """
         task = ctx.task(episode.pack_id, episode.task_id)
+        effect_failed = episode.verdict is None or bool({"state", "trace"} & failed_assertion_kinds(episode))
         if task is not None and task.gold.steps:
-            return _tag(self.name, self._against_task(episode.trace, reference(task), ctx))
+            return _tag(self.name, self._against_task(episode, reference(task), ctx, effect_failed))
         trace = episode.trace
         evidence: list[Evidence] = []
-        effect_failed = episode.verdict is None or bool({"state", "trace"} & failed_assertion_kinds(episode))
         for step in trace:
             refused = step.error is not None and step.error.kind == "policy"
             if not (effect_failed and (step.ok or refused)):
@@ -223,8 +228,21 @@ class MissedPolicyDependencyDetector:
                                          if step.error else "policy refused"))
         return _tag(self.name, evidence)
 
-    def _against_task(self, trace: list[TraceStep], ref: Reference, ctx: DiagnosisContext) -> list[Evidence]:
-        searched = {ctx.tool(s.tool).entity for s in trace if s.ok and ctx.tool(s.tool).operation == "search"}
+    def _against_task(self, episode: EpisodeRecord, ref: Reference, ctx: DiagnosisContext,
+                      effect_failed: bool) -> list[Evidence]:
+        """Prerequisites skipped, judged against the task.
+
+        A call made with no call before it of the tool the task orders first is a policy miss; so is one made
+        without the prerequisite the policy requires (a strong edge) and the task's program makes first, when the
+        episode's state or trace check failed (a policy read the task does not check is missed only where the
+        work went wrong). A policy prerequisite skipped is a policy miss whatever the agent did before it, a
+        search included; a read the task orders but the policy does not require, skipped by an agent that
+        searched its entity or left a search unfetched, is that search's consequence (``search_without_fetch``:
+        a record reached through one never fetched cannot be read); so is every step skipped by an agent that
+        searched for a record it had the id of, found nothing and never fetched it (it never saw the record the
+        steps depend on).
+        """
+        trace = episode.trace
         out: list[Evidence] = []
         for step in trace:
             refused = step.error is not None and step.error.kind == "policy"
@@ -235,16 +253,21 @@ class MissedPolicyDependencyDetector:
                     out.append(Evidence(step=step.index, tool=step.tool, argument=needed,
                                         note=f"{step.tool} {'ran' if step.ok else 'was refused'} without "
                                              f"prerequisite {needed} (a call the task's program never makes)"))
-        for before, then in ref.order:
-            first = next((s for s in trace if s.tool == then.tool and attempted(s)), None)
-            if first is None or any(s.tool == before.tool for s in trace[:first.index]):
+        searched = {ctx.tool(s.tool).entity for s in trace if s.ok and ctx.tool(s.tool).operation == "search"}
+        unfetched = unfetched_searches(episode, ctx)
+        if any(in_hand and "found nothing" in e.note for e, in_hand in unfetched):
+            return out  # it searched for a record it had the id of, never saw it, and so could not take its steps
+        for before, then, checked in required_order(ref, ctx):
+            first = next((s for s in trace if s.tool == then and attempted(s)), None)
+            if first is None or any(s.tool == before for s in trace[:first.index]) or not (checked or effect_failed):
                 continue
-            info = ctx.tool(before.tool)
-            if info.operation == "get" and info.entity in searched:
-                continue  # a search hit used without fetching it: search_without_fetch's case
-            late = any(s.tool == before.tool for s in trace[first.index + 1:])
-            out.append(Evidence(step=first.index, tool=first.tool, argument=before.tool,
-                                note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before.tool}"
+            info = ctx.tool(before)
+            if (info.operation == "get" and before not in ctx.prerequisites.get(then, [])
+                    and (info.entity in searched or bool(unfetched))):
+                continue  # a read the task orders but the policy does not require, left out after a search
+            late = any(s.tool == before for s in trace[first.index + 1:])
+            out.append(Evidence(step=first.index, tool=first.tool, argument=before,
+                                note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before}"
                                      + (" (called only afterwards)" if late else ", which the task requires first")))
         return out
 
@@ -266,7 +289,11 @@ class BrittleParametersDetector:
     name = "brittle_parameters"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag validation errors the agent did not recover from (names passed as ids belong to ``wrong_id``)."""
+        """Tag validation errors the agent did not recover from.
+
+        Names passed as ids belong to ``wrong_id``; a number, a flag or an empty text refused is refused for what
+        it says (an amount out of range, nothing to say, often from the wrong record), not for how it is written.
+        """
         trace = episode.trace
         evidence: list[Evidence] = []
         for step in trace:
@@ -276,7 +303,8 @@ class BrittleParametersDetector:
                 continue
             arg = error_argument(step)
             value = step.arguments.get(arg) if arg is not None else None
-            if arg is not None and (value is None or _is_id_argument(arg)):
+            if arg is not None and (value is None or _is_id_argument(arg) or isinstance(value, int | float)
+                                    or (isinstance(value, str) and not value.strip())):
                 continue
             evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                      note=f"refused {value!r}: {step.error.message[:120]}"))
@@ -291,21 +319,24 @@ class StaleStateDetector:
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag blind retries after a conflict, and replies stating a summary's stale value.
 
-        A blind retry calls the conflicting tool again with no successful call in between (such as reading
-        the record again), and that tool never succeeds afterwards.
+        A blind retry calls the conflicting tool again without reading a record in between (a successful read
+        that is not a search: a search's summary comes from an index that can be out of date, it is not the
+        record), and that tool never succeeds afterwards.
         """
         trace = episode.trace
         evidence: list[Evidence] = []
         last_conflict: dict[str, int] = {}
         for step in trace:
             if step.ok:
-                last_conflict.clear()
+                info = ctx.tool(step.tool)
+                if info.mode == "read" and info.operation != "search":
+                    last_conflict.clear()
                 continue
             if step.tool in last_conflict and not later_ok(trace, step.index, step.tool):
                 evidence.append(Evidence(step=step.index, tool=step.tool, argument=error_argument(step),
                                          note=f"retried after the conflict at step {last_conflict[step.tool]} "
                                               "without fetching the record again"))
-            if _is_conflict(step):
+            if is_conflict(step):
                 last_conflict[step.tool] = step.index
             else:
                 last_conflict.pop(step.tool, None)
@@ -314,28 +345,41 @@ class StaleStateDetector:
 
     @staticmethod
     def _stale_summary(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Evidence]:
-        """Replies stating a search summary's value the fetched record contradicts (unless a later write set it)."""
+        """Replies stating a search summary's value the fetched record contradicts.
+
+        The summary may come before the record or after it (a look in the index after reading the record). Not
+        when the agent's own later write names the record (it may have made the value true), nor when the value
+        is what another record it read holds in that field (the reply may be about that one).
+        """
         seen: dict[str, tuple[TraceStep, dict[str, Any]]] = {}
-        out: list[Evidence] = []
+        records: dict[str, TraceStep] = {}
         for step in episode.trace:
             info = ctx.tool(step.tool)
             if step.ok and info.operation == "search":
                 for summary in summaries(step.output):
-                    seen[str(summary["id"])] = (step, summary)
-            elif step.ok and info.operation == "get" and isinstance(step.output, dict):
-                hit = seen.get(str(step.output.get("id")))
-                if hit is None:
-                    continue
-                search_step, summary = hit
-                written = json.dumps([s.output for s in episode.trace[step.index + 1:] if s.ok and s.write],
-                                     default=str)
-                for field, old in summary.items():
-                    new = step.output.get(field)
-                    if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
-                            and states_value(episode.reply, old) and not mentions(episode.reply, new)
-                            and not mentions(written, old)):
-                        out.append(Evidence(step=search_step.index, tool=search_step.tool, argument=field,
-                                            note=f"reply states stale {field}={old!r}; the record says {new!r}"))
+                    seen.setdefault(str(summary["id"]), (step, summary))
+            elif step.ok and info.operation == "get" and isinstance(step.output, dict) and "id" in step.output:
+                records.setdefault(str(step.output["id"]), step)
+        out: list[Evidence] = []
+        current = {(field, value) for r in records.values() if isinstance(r.output, dict)
+                   for field, value in r.output.items() if isinstance(value, str)}
+        for key, (search_step, summary) in seen.items():
+            record = records.get(key)
+            if record is None or not isinstance(record.output, dict):
+                continue
+            after = max(record.index, search_step.index)
+            later = [s for s in episode.trace[after + 1:] if s.ok and s.write]
+            if any(key in step_ids(s) or key in set(output_ids(s.output)) for s in later):
+                continue  # the agent's own write may have made the summary's value true
+            written = json.dumps([s.output for s in later], default=str)
+            for field, old in summary.items():
+                new = record.output.get(field)
+                if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
+                        and (field, old) not in current
+                        and states_value(episode.reply, old) and not mentions(episode.reply, new)
+                        and not mentions(written, old)):
+                    out.append(Evidence(step=search_step.index, tool=search_step.tool, argument=field,
+                                        note=f"reply states stale {field}={old!r}; the record says {new!r}"))
         return out
 
 
@@ -345,61 +389,21 @@ class SearchWithoutFetchDetector:
     name = "search_without_fetch"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag searches of an entity whose ``get`` tool never succeeded afterwards."""
-        trace = episode.trace
-        task = ctx.task(episode.pack_id, episode.task_id)
-        ref_entities = {r.entity for r in task.intent.refs} if task is not None else None
-        evidence: list[Evidence] = []
-        flagged: set[str] = set()
-        for step in trace:
-            info = ctx.tool(step.tool)
-            if not step.ok or info.operation != "search" or info.entity is None or info.entity in flagged:
-                continue
-            if ref_entities is not None and info.entity not in ref_entities:
-                continue
-            getter = ctx.get_tool_for(info.entity)
-            if getter is None or later_ok(trace, step.index, getter):
-                continue
-            if task is not None and task.gold.steps and not _should_fetch(task, step.tool, getter, trace):
-                continue
-            found = summaries(step.output)
-            if found and {str(s["id"]) for s in found} <= _fetched_before(trace, step.index, getter):
-                continue  # every hit was already read by id: there is nothing left to fetch
-            note = (f"search found {len(found)} summaries, never called {getter}" if found
-                    else f"search found nothing, never called {getter}")
-            flagged.add(info.entity)
-            arg = next(iter(step.arguments), None)
-            evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg, note=note))
-        return _tag(self.name, evidence)
+        """Tag searches of an entity whose ``get`` tool never succeeded afterwards.
 
-
-def _fetched_before(trace: list[TraceStep], before: int, getter: str) -> set[str]:
-    """Ids of the records ``getter`` returned before step ``before``."""
-    return {str(s.output["id"]) for s in trace[:before]
-            if s.ok and s.tool == getter and isinstance(s.output, dict) and "id" in s.output}
-
-
-def _should_fetch(task: Task, search: str, getter: str, trace: list[TraceStep]) -> bool:
-    """Whether the task's program fetches what the agent searched for (else its search hits suffice).
-
-    A search the program never makes means the record was to be reached by its id; a program that fetches
-    before searching wants the record fetched at some point.
-    """
-    tools = [s.tool for s in task.gold.steps]
-    if search not in tools:
-        return True
-    if getter in tools[tools.index(search) + 1:]:
-        return True
-    return getter in tools and not any(s.ok and s.tool == getter for s in trace)
-
-
-def _is_question(task: Task | None, ctx: DiagnosisContext) -> bool:
-    """Whether the task asks for an answer: its goal calls (if any) only read."""
-    return task is not None and all(ctx.tool(c.tool).mode == "read" for c in task.intent.calls)
+        A search that left the agent no one id to fetch (it found nothing or several records, and the request
+        named the entity by name) is a dead end: an agent that stopped there gave up (``gave_up_early``). A fetch
+        the policy requires before a later call (a strong edge), skipped, is a skipped prerequisite
+        (``missed_policy_dependency``).
+        """
+        unfetched = unfetched_searches(episode, ctx)
+        if unfetched and stopped_short(episode, ctx) is not None:
+            unfetched = [(evidence, in_hand) for evidence, in_hand in unfetched if in_hand]
+        return _tag(self.name, [evidence for evidence, _ in unfetched])
 
 
 class GaveUpEarlyDetector:
-    """Stopped before attempting the goal although nothing blocked the way."""
+    """Stopped before attempting the goal although nothing blocked the way (a dead end is no block)."""
 
     name = "gave_up_early"
 
@@ -407,55 +411,19 @@ class GaveUpEarlyDetector:
         """Tag episodes that stopped short of the task's work, hit no error, and did not claim to be done.
 
         With the task known, short means: the task's program attempts the goal and the agent never did, or
-        the program makes calls the agent never made while its reply admits it could not finish. A task
-        whose right answer is a refusal or a question is not given up when the agent made its calls.
+        the program makes calls the agent never made while its reply admits it could not finish (on a task
+        whose answer is a refusal, a refusal the reply checks accept is that answer, not giving up; once the
+        program's last goal call succeeded, what the reply refuses is the requester's, not the agent's work). A
+        task whose right answer is a refusal or a question is not given up when the agent made its calls, unless
+        its reply asks back instead of giving the answer. A dead end on the way
+        (a search that found nothing and left no id, a read that did not show the way on) does not excuse
+        stopping: the task's program shows there was a way. A search that left an id the agent never fetched
+        explains the stop as ``search_without_fetch``.
         """
-        trace = episode.trace
-        if any(s.error is not None and s.error.kind in _BLOCKING for s in trace):
-            return []
-        task = ctx.task(episode.pack_id, episode.task_id)
-        question = _is_question(task, ctx)
-        reading = read_reply(episode.reply, question=question)
-        if reading.claims_success or (question and episode.reply.strip() and not reading.admits_failure):
-            return []
-        if task is not None and task.gold.steps:
-            ref = reference(task)
-            made = {s.tool for s in trace}
-            missing = [tool for tool, _ in ref.calls if tool not in made]
-            attempted_goal = any(s.tool in ref.goal_tools for s in trace)
-            if ref.does_goal and not attempted_goal:
-                what = ", ".join(sorted(ref.goal_tools & ref.tools))
-            elif missing and reading.admits_failure and not self._unresolved_search(episode, ctx):
-                what = ", ".join(sorted(set(missing)))
-            else:
-                return []
-        else:
-            if self._unresolved_search(episode, ctx):
-                return []
-            goals = _goal_tools(task)
-            if goals:
-                attempted_goal, needs_goal = any(s.tool in goals for s in trace), True
-            else:
-                attempted_goal = any(s.write or ctx.tool(s.tool).mode == "write" for s in trace)
-                needs_goal = "state" in failed_assertion_kinds(episode)
-            if attempted_goal or not (needs_goal or reading.admits_failure):
-                return []
-            what = ", ".join(sorted(goals)) if goals else "any write"
-        note = f"stopped after {len(trace)} calls without calling {what}"
-        last = trace[-1] if trace else None
-        if last is None:
-            return [Tag(kind=self.name, evidence=[Evidence(note=note)])]
-        return [Tag(kind=self.name, evidence=[Evidence(step=last.index, tool=last.tool, note=note)])]
-
-    @staticmethod
-    def _unresolved_search(episode: EpisodeRecord, ctx: DiagnosisContext) -> bool:
-        for step in episode.trace:
-            info = ctx.tool(step.tool)
-            if info.operation == "search" and info.entity is not None:
-                getter = ctx.get_tool_for(info.entity)
-                if getter is not None and not later_ok(episode.trace, step.index, getter):
-                    return True
-        return False
+        found = stopped_short(episode, ctx)
+        if found is None or any(in_hand for _, in_hand in unfetched_searches(episode, ctx)):
+            return []  # an id in hand never fetched explains the stop: search_without_fetch's
+        return [Tag(kind=self.name, evidence=[found])]
 
 
 class UnintendedSideEffectDetector:
@@ -464,17 +432,28 @@ class UnintendedSideEffectDetector:
     name = "unintended_side_effect"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag each unintended row change with the write call that most likely made it."""
+        """Tag each unintended row change with the write call that most likely made it.
+
+        A change made by a call of a tool the task's program calls is the side effect of an extra write when that
+        call names another record and every program call of the tool was also made on its own records; made by
+        the intended call itself, or by a call taking its place (``wrong_id``'s), it is not. Nor is a change to a
+        record the agent took for the one the task is about (``mistaken_ids``): that is the wrong id's doing.
+        """
         if episode.verdict is None:
             return []
         writes = [s for s in episode.trace if s.ok and s.write]
         task = ctx.task(episode.pack_id, episode.task_id)
-        own = reference(task).tools if task is not None and task.gold.steps else frozenset()
+        ref = reference(task) if task is not None and task.gold.steps else None
+        own = ref.tools if ref is not None else frozenset()
+        mistaken = mistaken_ids(episode.trace, ref) if ref is not None else set()
         evidence: list[Evidence] = []
         for change in episode.verdict.unintended_changes:
             step, arg = self._culprit(writes, change.key)
-            if step is not None and step.tool in own:
+            if step is not None and ref is not None and step.tool in own and not self._elsewhere(step, episode.trace,
+                                                                                                   ref):
                 continue
+            if change.key in mistaken or (step is not None and mistaken & step_ids(step)):
+                continue  # a change to the record the agent took for the task's: the wrong id's consequence
             where = f"{change.op} {change.table}[{change.key}]"
             if step is None:
                 evidence.append(Evidence(note=f"{where} outside the allowed write-set"))
@@ -485,10 +464,17 @@ class UnintendedSideEffectDetector:
             goals = reference(task).goal_tools if task is not None else frozenset()
             needed = own | goals | {p for g in goals for p in ctx.prerequisites.get(g, [])}
             evidence.extend(Evidence(step=s.index, tool=s.tool, note=f"{s.tool} is a write the task never needs")
-                            for s in writes if s.tool not in needed and not any(e.step == s.index for e in evidence))
+                            for s in writes if s.tool not in needed and not any(e.step == s.index for e in evidence)
+                            and not mistaken & step_ids(s))
         if not evidence and not own and "side_effects" in failed_assertion_kinds(episode):
             evidence.append(Evidence(note="side-effect assertion failed"))
         return _tag(self.name, evidence)
+
+    @staticmethod
+    def _elsewhere(step: TraceStep, trace: list[TraceStep], ref: Reference) -> bool:
+        """An extra call of a program's tool on another record, beside the program's own calls made right."""
+        wanted = ref.id_calls.get(step.tool, ())
+        return not any(same_record(step, ids) for ids in wanted) and intended_done(trace, ref, step.tool)
 
     @staticmethod
     def _culprit(writes: list[TraceStep], key: str) -> tuple[TraceStep | None, str | None]:
@@ -510,18 +496,18 @@ class ClaimedUnverifiedSuccessDetector:
         """Tag success claims over a goal that no call achieved, or facts stated without reading them.
 
         The reply is read as claims and admissions (``diagnosis._reply``): an honest failure report is not a
-        claim. With the task known, a claim is unverified when no goal call succeeded (the goal is what the
-        request asks; a goal call on the wrong record is ``wrong_id``'s), or, on a question, when none of the
-        reads the task's program makes succeeded. Without the task: no write succeeded while the state is
-        wrong, or the reply fails its response check restating nothing any tool returned.
+        claim. With the task known, a claim is unverified when a goal call the task's program makes never
+        succeeded (the goal is what the request asks; a goal call on the wrong record is ``wrong_id``'s), or,
+        on a question, when none of the reads the task's program makes succeeded. Without the task: no write
+        succeeded while the state is wrong, or the reply fails its response check restating nothing any tool
+        returned.
         """
         if episode.verdict is None:
             return []
         task = ctx.task(episode.pack_id, episode.task_id)
-        question = _is_question(task, ctx)
+        question = is_question(task, ctx)
         reading = read_reply(episode.reply, question=question)
-        answers = question and bool(episode.reply.strip()) and not reading.admits_failure
-        if not (reading.claims_success or answers):
+        if not (reading.claims_success or answers(episode, reading, question)):
             return []
         note = f"reply claims success: {episode.reply[:80]!r}"
         if task is not None and task.gold.steps:
@@ -530,14 +516,18 @@ class ClaimedUnverifiedSuccessDetector:
                     and not reply_states_observed_fact(episode))
             if ref.goal_tools:
                 tried = [s for s in episode.trace if s.tool in ref.goal_tools]
-                if any(s.ok for s in tried):
+                unmet = sorted(t for t in ref.goal_tools & ref.tools
+                               if not any(s.ok and s.tool == t for s in episode.trace))
+                if any(s.ok for s in tried) and not (reading.claims_success and unmet):
                     return [Tag(kind=self.name, evidence=[Evidence(note=note + "; it states nothing the tools "
                                                                                "returned")])] if bare else []
-                if tried:
-                    last = tried[-1]
+                failed = [s for s in tried if s.tool in unmet] or ([] if unmet else tried)
+                if failed:
+                    last = failed[-1]
                     return [Tag(kind=self.name, evidence=[Evidence(step=last.index, tool=last.tool,
                                                                    note=note + f"; {last.tool} never succeeded")])]
-                return [Tag(kind=self.name, evidence=[Evidence(note=note + "; the goal was never attempted")])]
+                what = f"; {', '.join(unmet)} never ran" if tried else "; the goal was never attempted"
+                return [Tag(kind=self.name, evidence=[Evidence(note=note + what)])]
             reads = {tool for tool, _ in ref.calls}
             if reads and not any(s.ok and s.tool in reads for s in episode.trace):
                 return [Tag(kind=self.name, evidence=[Evidence(note=note + "; it read none of the records it "
@@ -547,7 +537,7 @@ class ClaimedUnverifiedSuccessDetector:
                                                                            "returned")])]
             return []
         failed_kinds = failed_assertion_kinds(episode)
-        goals = _goal_tools(task)
+        goals = goal_tools(task)
         if goals:
             writes = [s for s in episode.trace if s.tool in goals]
         else:
@@ -574,27 +564,36 @@ class LeakedInternalDataDetector:
         """Tag internal values (internal fields of records read, internal formats the task names) said aloud.
 
         The text searched is the reply and every text argument of a later successful write (a customer
-        reply, a note, an email). Evidence quotes what was said and where it was read, never the verifier's
-        own forbidden strings (those may be wrong facts rather than internal data).
+        reply, a note, an email), read however it writes the value (``diagnosis._leaks``). The verdict's own
+        reply check is read first: a value it found leaked that is internal data the agent read is a leak,
+        whatever spelling the check saw through. Evidence quotes what was said and where it was read, never the
+        verifier's own forbidden strings alone (those may be wrong facts rather than internal data).
         """
         trace = episode.trace
         outbound: list[tuple[str, TraceStep | None]] = [(episode.reply, None)]
         outbound += [(v, s) for s in trace if s.ok and s.write for v in s.arguments.values() if isinstance(v, str)
                      and len(v) >= 12]
+        read = [(step, item) for step in trace if step.ok for item in internal_values(step.output)]
         evidence: list[Evidence] = []
-        for step in trace:
-            if not step.ok:
+        for value in verdict_leaks(episode):
+            hit = next(((step, item) for step, item in read if is_internal_text(value, [item])), None)
+            if hit is not None:
+                step, item = hit
+                evidence.append(Evidence(step=step.index, tool=step.tool, argument=item.key,
+                                         note=f"reply repeats internal {item.key} read from {step.tool} (the reply "
+                                              "check found it)"))
+        for step, item in read:
+            if any(e.step == step.index and e.argument == item.key for e in evidence):
                 continue
-            for key, value in _internal_values(step.output):
-                for text, where in outbound:
-                    if where is not None and where.index < step.index:
-                        continue
-                    if _says(text, key, value):
-                        place = "reply" if where is None else f"{where.tool} message"
-                        evidence.append(Evidence(step=step.index if where is None else where.index,
-                                                 tool=step.tool if where is None else where.tool, argument=key,
-                                                 note=f"{place} repeats internal {key} read from {step.tool}"))
-                        break
+            for text, where in outbound:
+                if where is not None and where.index < step.index:
+                    continue
+                if says(text, item):
+                    place = "reply" if where is None else f"{where.tool} message"
+                    evidence.append(Evidence(step=step.index if where is None else where.index,
+                                             tool=step.tool if where is None else where.tool, argument=item.key,
+                                             note=f"{place} repeats internal {item.key} read from {step.tool}"))
+                    break
         task = ctx.task(episode.pack_id, episode.task_id)
         if not evidence and task is not None:
             evidence.extend(self._internal_formats(task, outbound, trace))
@@ -603,12 +602,12 @@ class LeakedInternalDataDetector:
     @staticmethod
     def _internal_formats(task: Task, outbound: list[tuple[str, TraceStep | None]],
                           trace: list[TraceStep]) -> list[Evidence]:
-        patterns = [p for a in task.assertions if isinstance(a, ResponseAssertion) for p in a.forbidden_patterns]
+        forbidden = [p for a in task.assertions if isinstance(a, ResponseAssertion) for p in a.forbidden_patterns]
         read = " ".join(json.dumps(s.output, default=str) for s in trace if s.ok)
         out: list[Evidence] = []
-        for pattern in patterns:  # valid expressions: ResponseAssertion refuses any other
+        for pattern in forbidden:  # run by RE2 like the reply rules (packs with patterns it refuses are not read)
             for text, where in outbound:
-                found = re.search(pattern, text)
+                found = patterns.search(pattern, text)
                 if found and found.group(0) in read:
                     place = "reply" if where is None else f"{where.tool} message"
                     out.append(Evidence(step=None if where is None else where.index,
@@ -617,61 +616,20 @@ class LeakedInternalDataDetector:
         return out
 
 
-def _internal_values(output: Any) -> list[tuple[str, str]]:
-    """(field, value) pairs that are internal: values of internal fields, and a restricted record's contents."""
-    found: list[tuple[str, str]] = []
-    if isinstance(output, dict):
-        restricted = _is_restricted(output)
-        for key, value in output.items():
-            if restricted and key not in ("id", "visibility"):
-                found.extend((str(key), leaf) for leaf in _leaves(value))
-            elif _INTERNAL_KEY.search(str(key)):
-                found.extend((str(key), leaf) for leaf in _leaves(value))
-            elif isinstance(value, dict | list):
-                found.extend(_internal_values(value))
-    elif isinstance(output, list):
-        for value in output:
-            found.extend(_internal_values(value))
-    return found
-
-
-def _is_restricted(record: dict[str, Any]) -> bool:
-    """Whether the record says it is not for everyone's eyes (``visibility: restricted`` and the like).
-
-    Everything in such a record but its id and the flag itself is internal: a requester outside its audience may
-    hear that it is restricted, not what it holds.
-    """
-    return str(record.get("visibility", "")).casefold() in _RESTRICTED
-
-
-def _leaves(value: Any) -> list[str]:
-    """Every scalar inside an internal field: a list of internal notes is internal down to each note's id and body."""
-    if isinstance(value, bool) or value is None:
-        return []
-    if isinstance(value, str | int | float):
-        return [str(value)]
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
-    return [leaf for item in items for leaf in _leaves(item)]
-
-
-def _says(text: str, key: str, value: str) -> bool:
-    """Whether ``text`` states ``value`` of field ``key``: as a whole token; a short or numeric value with its name."""
-    if not mentions(text, value):
-        return False
-    if len(value) >= 6 and not value.replace(".", "").isdigit():
-        return True
-    words = [w for w in re.split(r"[_\W]+", key.casefold()) if len(w) >= 3]
-    return any(w in text.casefold() for w in words)
-
-
 class NoErrorRecoveryDetector:
     """An injected fault (timeout, rate limit, data conflict) the agent never retried."""
 
     name = "no_error_recovery"
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag retryable faults whose tool was never called again."""
+        """Tag retryable faults whose tool was never called again, where the reply does not claim the work done.
+
+        A reply claiming success over a fault it never retried hides the failure: that claim is the mistake
+        (``claimed_unverified_success``).
+        """
         trace = episode.trace
+        if read_reply(episode.reply).claims_success:
+            return []
         evidence = [
             Evidence(step=s.index, tool=s.tool, note=f"{s.error.fault or s.error.kind} never retried")
             for s in trace

@@ -17,8 +17,8 @@ from diagnosis.context import DiagnosisContext
 from diagnosis.detector import Detector, detector_names, get_detector
 from diagnosis.features import ABSTRACT_PREFIXES, Signature, episode_features
 from diagnosis.knobs import target_for
-from diagnosis.models import NOVEL, ClusterSummary, Evidence, Tag, Weakness, WeaknessReport
-from diagnosis.ranking import impact, share_interval
+from diagnosis.models import NOVEL, ClusterSummary, Evidence, Tag, Weakness, WeaknessReport, grain_key
+from diagnosis.ranking import impact, rank_report, share_interval
 
 logger = logging.getLogger(__name__)
 
@@ -224,24 +224,31 @@ def _finish(report: WeaknessReport, state: _Pass, history: Mapping[tuple[str, st
             weaknesses.append(_weakness(NOVEL, members, n, report.episodes, solvable, seed, len(weaknesses),
                                         [cluster.id], (cluster, state), _common_grain(members, None),
                                         state.examples))
+    _unique_labels(weaknesses)
     prior = {_trend_key(w): w.share for w in (previous.weaknesses if previous else [])}
     for w in weaknesses:
         same = _trend_key(w)
         w.trend = round(w.share - prior[same], 6) if same in prior else 0.0
         w.impact = round(impact(w.share, w.mean_reward_lost, w.learnability, w.trend), 6)
-    weaknesses.sort(key=lambda w: (-w.impact, -w.count, w.kind, w.domain or "", w.tool or "", w.label))
-    for rank, w in enumerate(weaknesses, start=1):
-        w.rank = rank
     report.weaknesses = weaknesses
     report.clusters = clusters
     report.untagged = sum(1 for f in state.failures if not f.kinds)
     report.tag_counts = dict(sorted(state.kinds.items()))
     report.clustering = {**result.params, "seed": seed}
-    return report
+    return rank_report(report, previous)
+
+
+def _unique_labels(weaknesses: list[Weakness]) -> None:
+    """Make labels unique (grains are, so a repeat is only possible between novel clusters' phrases)."""
+    seen: Counter[str] = Counter()
+    for w in weaknesses:
+        seen[w.label] += 1
+        if seen[w.label] > 1:
+            w.label = f"{w.label} #{seen[w.label]}"
 
 
 def _trend_key(w: Weakness) -> tuple[str, str | None, str | None, str]:
-    return w.kind, w.domain, w.tool, w.label if w.kind == NOVEL else ""
+    return w.kind, w.domain, w.tool, w.description if w.kind == NOVEL else ""
 
 
 def _common_grain(members: list[_Failure], kind: str | None) -> tuple[str | None, str | None]:
@@ -252,34 +259,47 @@ def _common_grain(members: list[_Failure], kind: str | None) -> tuple[str | None
 
 
 def _grains(kind: str, members: list[_Failure]) -> list[tuple[tuple[str | None, str | None], list[_Failure]]]:
-    """Split a kind's failures at the finest grain the evidence supports.
+    """Split a kind's failures at the finest grain the evidence supports, each grain once.
 
-    (kind, domain, tool) groups of at least ``MIN_GRAIN`` episodes stand alone; the rest gather by domain
-    when a domain keeps ``MIN_GRAIN`` of them, and what remains forms one weakness of the kind; each group
-    names the domain and tool its members share.
+    (kind, domain, tool) groups of at least ``MIN_GRAIN`` episodes stand alone; the rest (smaller groups, and
+    evidence naming no tool) gather by domain when a domain keeps ``MIN_GRAIN`` of them (or when no grain stands
+    alone), and what remains forms one weakness of the kind; each group names the domain and tool its members
+    share. No two groups share a (domain, tool).
     """
     fine: dict[tuple[str, str | None], list[_Failure]] = {}
     for f in members:
         fine.setdefault((f.domain, f.tool_of(kind)), []).append(f)
     out: list[tuple[tuple[str | None, str | None], list[_Failure]]] = []
     rest: list[_Failure] = []
-    for group in fine.values():
-        if len(group) >= MIN_GRAIN:
+    for (_, tool), group in fine.items():
+        if tool is not None and len(group) >= MIN_GRAIN:
             out.append((_common_grain(group, kind), group))
         else:
             rest.extend(group)
     by_domain: dict[str, list[_Failure]] = {}
     for f in rest:
         by_domain.setdefault(f.domain, []).append(f)
+    alone = bool(out)
     leftover: list[_Failure] = []
     for group in by_domain.values():
-        if len(group) >= MIN_GRAIN or not out:
+        if len(group) >= MIN_GRAIN or not alone:
             out.append((_common_grain(group, kind), group))
         else:
             leftover.extend(group)
     if leftover:
         out.append((_common_grain(leftover, kind), leftover))
     return out
+
+
+def _where(kind: str, members: list[_Failure], grain: tuple[str | None, str | None]) -> str:
+    """The grain in words: the gym (or several) and the tool (or no tool call, or several tools)."""
+    domain, tool = grain
+    if tool is None:
+        tools = {f.tool_of(kind) for f in members}
+        tool_text = "no tool call" if tools == {None} else "several tools"
+    else:
+        tool_text = tool
+    return f"{domain or 'several gyms'}: {tool_text}"
 
 
 def _weakness(kind: str, members: list[_Failure], total: int, episodes: int, solvable: list[bool],
@@ -294,19 +314,19 @@ def _weakness(kind: str, members: list[_Failure], total: int, episodes: int, sol
     if novel is None:
         tools = [t for t, _ in Counter(f.tool_of(kind) for f in members if f.tool_of(kind)).most_common(5)]
         evidence = [f.evidence_of(kind) for f in shown]
-        where = " / ".join(x for x in (domain, tool) if x)
-        if where:
-            label = f"{label} ({where})"
+        label = f"{label} ({_where(kind, members, grain)})"
+        key = grain_key(kind, domain, tool)
     else:
         cluster, state = novel
         tools = [f.removeprefix("tool:") for f in cluster.features if f.startswith("tool:")]
         evidence = []
-        label = f"Novel: {cluster.label}"
+        label = f"Novel pattern {cluster.id} ({domain or 'several gyms'}): {cluster.label}"
+        key = grain_key(f"{NOVEL}:{cluster.id}", domain, tool)
         description = f"{target.description} Distinguishing features: {', '.join(cluster.features) or 'none'}."
         tag_counts = Counter(t for f in members for t in state.task_tags[f.task])
         focus = [t for t, _ in tag_counts.most_common(3)]
     return Weakness(
-        kind=kind, domain=domain, tool=tool, label=label, description=description, rank=0, impact=0.0,
+        kind=kind, domain=domain, tool=tool, grain=key, label=label, description=description, rank=0, impact=0.0,
         share=round(count / total, 6),
         share_interval=share_interval(count, total, seed=seed * 7919 + index),
         mean_reward_lost=round(float(np.mean([f.lost for f in members])), 6),

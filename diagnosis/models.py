@@ -6,11 +6,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-REPORT_SCHEMA_VERSION = 1
-"""Schema version of ``WeaknessReport``."""
+REPORT_SCHEMA_VERSION = 2
+"""Schema version of ``WeaknessReport`` (2: kinds ranked over their grains, grains ranked within their kind)."""
 
 NOVEL = "novel"
 """Kind of a weakness found by clustering that no detector explains."""
+
+
+def grain_key(kind: str, domain: str | None, tool: str | None) -> str:
+    """A weakness's grain as a key: ``kind@domain/tool``, ``kind@domain``, ``kind@*/tool`` or ``kind``."""
+    if domain is None and tool is None:
+        return kind
+    return f"{kind}@{domain or '*'}" + (f"/{tool}" if tool else "")
 
 
 class Evidence(BaseModel):
@@ -62,15 +69,19 @@ class ShareInterval(BaseModel):
 
 
 class Weakness(BaseModel):
-    """One ranked weakness of the evaluated model.
+    """One weakness of the evaluated model at its grain (kind, domain, tool): the second level of the ranking.
 
     Attributes:
         kind: Detector kind, or ``novel`` for a cluster no detector explains.
         domain: Domain of the weakness's grain (kind, domain, tool); ``None`` when it spans domains.
         tool: Tool of the weakness's grain; ``None`` when it spans tools or names no tool.
-        label: Short human label.
+        grain: The grain as a key unique within the report (``kind@domain/tool``, ``kind@domain``, ``kind``;
+            a novel weakness: ``novel:<cluster>@domain``).
+        label: Short human label naming the kind and the grain; unique within the report.
         description: What the model does wrong.
-        rank: 1 for the most impactful weakness.
+        rank: Position in the report: kinds in their rank order, each kind's grains in theirs (1 first).
+        kind_rank: Rank of the weakness's kind (``WeaknessReport.kinds``).
+        grain_rank: Rank of the grain within its kind (1 for the kind's most impactful grain).
         impact: share x mean reward lost x learnability weight x trend weight.
         share: Fraction of the agent's failed episodes showing this weakness.
         share_interval: Bootstrap confidence interval on ``share``.
@@ -94,9 +105,12 @@ class Weakness(BaseModel):
     kind: str
     domain: str | None = None
     tool: str | None = None
+    grain: str = ""
     label: str
     description: str
     rank: int
+    kind_rank: int = 0
+    grain_rank: int = 0
     impact: float
     share: float
     share_interval: ShareInterval
@@ -113,6 +127,49 @@ class Weakness(BaseModel):
     knobs: dict[str, Any] = Field(default_factory=dict)
     focus_tags: list[str] = Field(default_factory=list)
     cluster_ids: list[int] = Field(default_factory=list)
+
+
+class KindSummary(BaseModel):
+    """One weakness kind with all its grains together: the first level of the ranking.
+
+    Kinds are ranked by the failures they explain (``count``), whatever the number of grains those failures
+    are split into; ties go to the higher impact.
+
+    Attributes:
+        kind: Detector kind, or ``novel`` for the failures no detector explains.
+        label: Short human label of the kind.
+        description: What the model does wrong.
+        rank: 1 for the kind explaining the most failures.
+        count: Failed episodes showing the kind (each counted once, whichever grain holds it).
+        share: ``count`` over the agent's failed episodes.
+        share_interval: Bootstrap confidence interval on ``share``.
+        rate: ``count`` per diagnosed episode (passed and failed): comparable across rounds.
+        rate_interval: Bootstrap confidence interval on ``rate``, when computed.
+        mean_reward_lost: Mean of ``1 - score`` over the kind's failed episodes.
+        learnability: Fraction of them whose task the model sometimes solves.
+        trend: Change of ``share`` since the previous report (0 when there is none).
+        impact: share x mean reward lost x learnability weight x trend weight.
+        grains: The kind's weaknesses (``Weakness.grain``), in their rank order.
+        domains: Affected domains, most frequent first.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    label: str
+    description: str
+    rank: int
+    count: int
+    share: float
+    share_interval: ShareInterval
+    rate: float = 0.0
+    rate_interval: ShareInterval | None = None
+    mean_reward_lost: float = 0.0
+    learnability: float = 0.0
+    trend: float = 0.0
+    impact: float = 0.0
+    grains: list[str] = Field(default_factory=list)
+    domains: list[str] = Field(default_factory=list)
 
 
 class ClusterSummary(BaseModel):
@@ -159,7 +216,9 @@ class WeaknessReport(BaseModel):
         untagged: Agent failures no detector tagged.
         tag_counts: Failed episodes per detector kind.
         clustering: Algorithm and parameters used, and how many clusters it found.
-        weaknesses: Ranked weaknesses, most impactful first.
+        kinds: The kinds, ranked by the failures they explain (the first level of the ranking).
+        weaknesses: The weaknesses at their grain, kind by kind in ``kinds`` order and by grain rank within a
+            kind (the second level).
         clusters: The clusters of failed episodes.
     """
 
@@ -178,6 +237,7 @@ class WeaknessReport(BaseModel):
     untagged: int = 0
     tag_counts: dict[str, int] = Field(default_factory=dict)
     clustering: dict[str, Any] = Field(default_factory=dict)
+    kinds: list[KindSummary] = Field(default_factory=list)
     weaknesses: list[Weakness] = Field(default_factory=list)
     clusters: list[ClusterSummary] = Field(default_factory=list)
 
@@ -187,8 +247,17 @@ class WeaknessReport(BaseModel):
 
     @classmethod
     def from_json(cls, text: str | bytes) -> WeaknessReport:
-        """Parse a report written by ``to_json``."""
-        return cls.model_validate_json(text)
+        """Parse a report written by ``to_json``; a schema 1 report gets its kinds and grain ranks (a re-ranking)."""
+        report = cls.model_validate_json(text)
+        if report.schema_version < 2:
+            from diagnosis.ranking import rank_report
+
+            for w in report.weaknesses:
+                kind = f"{w.kind}:{w.cluster_ids[0]}" if w.kind == NOVEL and w.cluster_ids else w.kind
+                w.grain = w.grain or grain_key(kind, w.domain, w.tool)
+            report = rank_report(report)
+            report.schema_version = REPORT_SCHEMA_VERSION
+        return report
 
     def to_markdown(self) -> str:
         """Return the report as Markdown: a summary, the ranked table and each weakness's details."""
@@ -197,5 +266,9 @@ class WeaknessReport(BaseModel):
         return render_markdown(self)
 
     def weakness(self, kind: str) -> Weakness | None:
-        """Return the first weakness of ``kind``, or ``None``."""
+        """Return the first weakness of ``kind`` (its top grain), or ``None``."""
         return next((w for w in self.weaknesses if w.kind == kind), None)
+
+    def kind(self, kind: str) -> KindSummary | None:
+        """Return the summary of ``kind`` (all its grains together), or ``None``."""
+        return next((k for k in self.kinds if k.kind == kind), None)

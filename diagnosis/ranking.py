@@ -1,10 +1,14 @@
-"""Ranking weaknesses: impact from share, reward lost, learnability and trend; bootstrap intervals on shares."""
+"""Ranking weaknesses on two levels: kinds by the failures they explain, grains by impact within their kind.
+
+Impact is share x reward lost x learnability weight x trend weight; shares and rates get bootstrap intervals.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from diagnosis.models import ShareInterval
+from diagnosis.knobs import target_for
+from diagnosis.models import NOVEL, KindSummary, ShareInterval, Weakness, WeaknessReport
 
 BOOTSTRAP_RESAMPLES = 2000
 """Resamples drawn for each share's confidence interval."""
@@ -46,3 +50,124 @@ def trend_weight(trend: float) -> float:
 def impact(share: float, mean_reward_lost: float, learnability: float, trend: float) -> float:
     """Return share x mean reward lost x learnability weight x trend weight."""
     return share * mean_reward_lost * learnability_weight(learnability) * trend_weight(trend)
+
+
+def kind_impact(kind: KindSummary) -> float:
+    """A kind's impact, from its summed share and its failures' mean reward lost, learnability and trend."""
+    return impact(kind.share, kind.mean_reward_lost, kind.learnability, kind.trend)
+
+
+def _kind_shares(report: WeaknessReport) -> dict[str, float]:
+    if report.kinds:
+        return {k.kind: k.share for k in report.kinds}
+    shares: dict[str, float] = {}
+    for w in report.weaknesses:
+        shares[w.kind] = shares.get(w.kind, 0.0) + w.share
+    return shares
+
+
+def rank_report(report: WeaknessReport, previous: WeaknessReport | None = None) -> WeaknessReport:
+    """Rank the report's weaknesses on two levels, in place, and return it.
+
+    First level: kinds, each summing its grains (a failure belongs to one grain of each kind it shows), ranked by
+    the failures they explain, ties to the higher impact. Second level: a kind's grains, ranked by impact, ties
+    to the larger count. ``Weakness.rank`` is the position in that order (a kind's grains follow each other).
+
+    Args:
+        report: The report; its weaknesses' counts, shares and impacts are read, their ranks written.
+        previous: The previous round's report, for each kind's trend.
+    """
+    failures, episodes = report.failures, report.episodes
+    prior = _kind_shares(previous) if previous is not None else {}
+    groups: dict[str, list[Weakness]] = {}
+    for w in report.weaknesses:
+        groups.setdefault(w.kind, []).append(w)
+    kinds: list[KindSummary] = []
+    for index, (kind, grains) in enumerate(sorted(groups.items())):
+        grains.sort(key=lambda w: (-w.impact, -w.count, w.domain or "", w.tool or "", w.label))
+        count = sum(w.count for w in grains)
+        target = target_for(kind)
+        domains: dict[str, int] = {}
+        for w in grains:
+            for d in w.domains:
+                domains[d] = domains.get(d, 0) + w.count
+        share = count / failures if failures else 0.0
+        summary = KindSummary(
+            kind=kind, label=target.label if kind != NOVEL else "Failures no detector explains",
+            description=target.description, rank=0, count=count, share=round(share, 6),
+            share_interval=share_interval(count, failures, seed=report.seed * 7919 + 104_729 + index)
+            if failures and count <= failures else ShareInterval(low=share, high=share),
+            rate=round(count / episodes, 6) if episodes else 0.0,
+            rate_interval=share_interval(count, episodes, seed=report.seed * 7919 + 104_730 + index)
+            if episodes and count <= episodes else None,
+            mean_reward_lost=round(sum(w.count * w.mean_reward_lost for w in grains) / count, 6) if count else 0.0,
+            learnability=round(sum(w.count * w.learnability for w in grains) / count, 6) if count else 0.0,
+            trend=round(share - prior[kind], 6) if kind in prior else 0.0,
+            grains=[w.grain for w in grains], domains=sorted(domains, key=lambda d: (-domains[d], d)),
+        )
+        summary.impact = round(kind_impact(summary), 6)
+        kinds.append(summary)
+    kinds.sort(key=lambda k: (-k.count, -k.impact, k.kind))
+    ordered: list[Weakness] = []
+    for kind_rank, summary in enumerate(kinds, start=1):
+        summary.rank = kind_rank
+        for grain_rank, w in enumerate(groups[summary.kind], start=1):
+            w.kind_rank, w.grain_rank = kind_rank, grain_rank
+            ordered.append(w)
+    for rank, w in enumerate(ordered, start=1):
+        w.rank = rank
+    report.kinds = kinds
+    report.weaknesses = ordered
+    return report
+
+
+def focus_grains(report: WeaknessReport, n: int | None = None, *, domain: str | None = None) -> list[Weakness]:
+    """The grains to act on first: each kind's top grain in kind order, then each kind's second, and so on.
+
+    This is how the factory request and the curriculum read the two-level ranking: the kinds explaining the
+    most failures come first however many grains their failures are split into, and a kind with many grains
+    does not crowd out the next kinds. A report without kind ranks orders kinds by their first grain's rank.
+
+    Args:
+        report: A ranked report.
+        n: Keep at most this many grains (all by default).
+        domain: Keep only grains of this domain (a grain naming no domain is kept when its failures include it).
+    """
+    grains = sorted((w for w in report.weaknesses
+                     if domain is None or (w.domain == domain if w.domain is not None else not w.domains
+                                           or domain in w.domains)), key=lambda w: (w.kind_rank, w.grain_rank, w.rank))
+    kind_order: dict[str, int] = {}
+    position: dict[str, int] = {}
+    keyed = []
+    for w in grains:
+        kind_order.setdefault(w.kind, len(kind_order))
+        position[w.kind] = position.get(w.kind, 0) + 1
+        keyed.append(((position[w.kind], kind_order[w.kind]), w))
+    ordered = [w for _, w in sorted(keyed, key=lambda item: item[0])]
+    return ordered if n is None else ordered[:n]
+
+
+def _value(w: Weakness) -> float:
+    return w.impact if w.impact > 0 else w.share
+
+
+def focus_weights(report: WeaknessReport, chosen: list[Weakness]) -> list[float]:
+    """Weights of chosen grains: each kind's weight, shared among its chosen grains in proportion to their impact.
+
+    A kind weighs what all its grains in the report weigh together (their impacts summed; a grain of zero impact
+    counts its share), however many of them were chosen, so a kind whose failures are split into many small
+    grains weighs what its failures weigh.
+    """
+    kind_weight: dict[str, float] = {}
+    for w in report.weaknesses:
+        kind_weight[w.kind] = kind_weight.get(w.kind, 0.0) + _value(w)
+    chosen_total: dict[str, float] = {}
+    for w in chosen:
+        chosen_total[w.kind] = chosen_total.get(w.kind, 0.0) + _value(w)
+    out = []
+    for w in chosen:
+        whole = kind_weight.get(w.kind, _value(w))
+        share = _value(w) / chosen_total[w.kind] if chosen_total[w.kind] > 0 else 1 / sum(x.kind == w.kind
+                                                                                          for x in chosen)
+        out.append(whole * share)
+    return out

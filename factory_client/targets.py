@@ -7,7 +7,7 @@ from typing import Any
 
 from arena.authoring.knobs import knob_refusal, tag_refusal
 from arena.core.domain import Domain
-from diagnosis.models import WeaknessReport
+from diagnosis import WeaknessReport, focus_grains, focus_weights
 from factory_client.protocol import TargetEvidence, WeaknessTarget
 
 
@@ -20,28 +20,26 @@ def targets_from_report(
 ) -> list[WeaknessTarget]:
     """Convert a ``WeaknessReport`` (model or plain dict) into weighted weakness targets.
 
-    Each weakness's weight is its impact (falling back to its share when the impact is 0);
-    its grain (domain, tool), knobs, focus tags, tools and evidence carry over.
+    Targets follow the report's two-level ranking (``diagnosis.focus_grains``): the top grain of each kind in
+    kind order (kinds ranked by the failures they explain), then each kind's next grain, and so on. A target's
+    weight is its kind's weight (the impacts of all its grains summed), shared among the kind's chosen grains in
+    proportion to their impact (``diagnosis.focus_weights``), so a kind whose failures are split into many small
+    grains weighs what all its failures weigh. Each grain (domain, tool), knobs, focus tags, tools and evidence
+    carry over.
 
     Args:
         report: The report, as the pydantic model or its JSON-shaped dict.
         domain: Keep only weaknesses seen in this domain (those naming no domain are kept).
-        top: Keep at most this many, by rank.
+        top: Keep at most this many.
         min_weight: Weight given to a weakness whose impact and share are both 0.
 
     Raises:
         ValueError: ``report`` is a dict that is not a valid weakness report, naming the field.
     """
     model = report if isinstance(report, WeaknessReport) else WeaknessReport.model_validate(report)
-    weaknesses = sorted(model.weaknesses, key=lambda w: (w.rank, w.kind))
-    if domain is not None:
-        weaknesses = [w for w in weaknesses if (w.domain == domain if w.domain is not None
-                                                 else not w.domains or domain in w.domains)]
-    if top is not None:
-        weaknesses = weaknesses[:top]
+    chosen = focus_grains(model, top, domain=domain)
     targets = []
-    for w in weaknesses:
-        weight = w.impact if w.impact > 0 else w.share
+    for w, weight in zip(chosen, focus_weights(model, chosen), strict=True):
         targets.append(WeaknessTarget(
             kind=w.kind,
             weight=max(weight, min_weight),

@@ -96,10 +96,11 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
         _, _, value, low, high = steps.campaign_lift(registry, name, settings.seed, arm)
         lift = {"lift": value, "lift_low": low, "lift_high": high}
     report = round_report(registry, last.round_id)
-    shares = {w.kind: w.share for w in report.weaknesses} if report is not None else {}
+    kinds = report.kinds if report is not None else []
     return {"target": target, "rounds": f"{first.round_index}-{last.round_index}", "model_in": first.model_in,
             "model_out": last.model_out, "before": first.before, "after": last.after, **lift,
-            "weakness_share": shares}
+            "weakness_share": {k.kind: k.share for k in kinds}, "weakness_count": {k.kind: k.count for k in kinds},
+            "weakness_rate": {k.kind: k.rate for k in kinds}}
 
 
 def compare_command(
@@ -123,13 +124,19 @@ def compare_command(
             ["model out", a["model_out"], b["model_out"], ""], num("before"), num("after"), num("lift"),
             ["95% interval", f"[{a['lift_low']:+.3f}, {a['lift_high']:+.3f}]",
              f"[{b['lift_low']:+.3f}, {b['lift_high']:+.3f}]", ""]]
-    kinds = sorted(set(a["weakness_share"]) | set(b["weakness_share"]),
-                   key=lambda k: -max(a["weakness_share"].get(k, 0.0), b["weakness_share"].get(k, 0.0)))
+    kinds = sorted(set(a["weakness_rate"]) | set(b["weakness_rate"]),
+                   key=lambda k: (-max(a["weakness_rate"].get(k, 0.0), b["weakness_rate"].get(k, 0.0)), k))
+
+    def kind_cell(side: dict[str, Any], kind: str) -> str:
+        return (f"{side['weakness_count'].get(kind, 0)} ({side['weakness_share'].get(kind, 0.0):.1%} of failures, "
+                f"{side['weakness_rate'].get(kind, 0.0):.3f} per episode)")
+
     for kind in kinds:
-        sa, sb = a["weakness_share"].get(kind, 0.0), b["weakness_share"].get(kind, 0.0)
-        rows.append([f"share {kind}", f"{sa:.3f}", f"{sb:.3f}", f"{sb - sa:+.3f}"])
-    print_table(console, f"{first} vs {second} (weakness shares: last round of each side)",
-                ("measure", first, second, "B - A"), rows)
+        ra, rb = a["weakness_rate"].get(kind, 0.0), b["weakness_rate"].get(kind, 0.0)
+        rows.append([kind, kind_cell(a, kind), kind_cell(b, kind), f"{rb - ra:+.3f} per episode"])
+    print_table(console, f"{first} vs {second} (weakness kinds in the last round of each side: failed held-out "
+                         "episodes showing the kind, all its grains together; its share of the failures; its failures "
+                         "per held-out episode)", ("measure", first, second, "B - A"), rows)
 
 
 STAGE_NAMES = {"eval_before": "held-out eval", "train": "training rollouts", "eval_after": "re-eval"}

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from flows.cli_output import make_console, print_json, print_table
 
@@ -32,13 +33,31 @@ def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], Dia
     return records, steps.diagnosis_context(packs)
 
 
-def table_parts(report: WeaknessReport) -> tuple[str, tuple[str, ...], list[list[str]]]:
-    """The ranked weaknesses as a title, columns and rows (for a table that never cuts a value)."""
-    columns = ("rank", "kind", "label", "share (95% CI)", "lost", "learn.", "impact", "count")
-    rows = [[str(w.rank), w.kind, w.label, f"{w.share:.1%} ({w.share_interval.low:.1%}–{w.share_interval.high:.1%})",
-             f"{w.mean_reward_lost:.2f}", f"{w.learnability:.2f}", f"{w.impact:.4f}", str(w.count)]
-            for w in report.weaknesses]
-    return f"Weaknesses ({report.failures} agent failures of {report.episodes} episodes)", columns, rows
+def print_report(console: Console, report: WeaknessReport) -> None:
+    """The two ranked tables (kinds, then grains) and what their columns mean."""
+    from diagnosis.tables import GRAIN_COLUMNS, KIND_COLUMNS, column_notes, grain_rows, kind_rows
+
+    model = f" of {report.model_ref}" if report.model_ref else ""
+    print_table(console, f"Weakness kinds{model}: {report.failures} failed episodes of {report.episodes}, "
+                         "ranked by the failures each kind explains", KIND_COLUMNS, kind_rows(report),
+                right=("rank", "failures", "share (95% CI)", "per episode", "grains"))
+    print_table(console, "Weaknesses by grain (gym: tool), kind by kind, ranked by impact within a kind",
+                GRAIN_COLUMNS, grain_rows(report),
+                right=("rank", "failures", "share (95% CI)", "per episode", "reward lost", "learnability",
+                       "trend", "impact"))
+    console.print("Columns:")
+    seen: set[str] = set()
+    for column, note in column_notes(KIND_COLUMNS) + column_notes(GRAIN_COLUMNS):
+        if column not in seen:
+            seen.add(column)
+            console.print(Text(f"  {column}: {note}"), soft_wrap=True)
+
+
+def _sources(found: dict[str, str]) -> str:
+    """Where the packs were found, counted by place (``2 in the pack store, 1 rebuilt from a built-in gym``)."""
+    places = Counter("rebuilt from a built-in gym" if s.startswith("built-in gym") else
+                     "in the --packs folder" if s == "--packs" else f"in the {s}" for s in found.values())
+    return ", ".join(f"{n} {place}" for place, n in sorted(places.items(), key=lambda item: (-item[1], item[0])))
 
 
 def _episode_context(episodes: Path, packs_dir: Path | None, console: Console) -> DiagnosisContext:
@@ -54,8 +73,11 @@ def _episode_context(episodes: Path, packs_dir: Path | None, console: Console) -
         found = find_packs(wanted, packs_dir=packs_dir, store_root=store_root)
     except FileNotFoundError as exc:
         raise typer.BadParameter(str(exc), param_hint="--packs") from exc
-    for pack_id, source in sorted(found.sources.items()):
-        console.print(f"pack {pack_id[:12]} ({wanted.domains[pack_id]}): {source}")
+    gyms = ", ".join(sorted(set(wanted.domains.values()))) or "no gym"
+    console.print(Text(f"Diagnosing {sum(wanted.episodes.values())} episodes of {gyms} from {episodes}: played in "
+                       f"{len(wanted.domains)} gym world(s) (packs); tasks, tools and dependency graphs found for "
+                       f"{len(found.packs)}" + (f" ({_sources(found.sources)})." if found.sources else ".")),
+                  soft_wrap=True)
     if found.missing:
         lost = sum(found.missing.values())
         console.print(
@@ -109,7 +131,7 @@ def diagnose_command(
     if as_json:
         print_json(report.model_dump(mode="json"))
         return
-    print_table(console, *table_parts(report), right=("rank", "lost", "learn.", "impact", "count"))
+    print_report(console, report)
     if report.skipped:
         console.print("[yellow]skipped:[/] " + ", ".join(f"{n} {r}" for r, n in sorted(report.skipped.items())))
     console.print(f"report written to {out}")

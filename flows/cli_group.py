@@ -14,6 +14,7 @@ import typer
 from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
+from arena.core.domains import GymLoadError
 from flows.cli_output import CliError, json_stdout, make_console, print_line, report_failure
 
 
@@ -31,6 +32,11 @@ class GymloopGroup(TyperGroup):
                 result = super().main(args=argv, prog_name=prog_name or "gymloop", complete_var=complete_var,
                                       standalone_mode=False, **extra)
             code = result if isinstance(result, int) else 0
+        except GymLoadError as exc:  # an external gym (entry point or gym_modules) that cannot load
+            error = CliError(str(exc), prefix="bad gym")
+            error.show()
+            report_failure(error.message, error.exit_code, as_json=as_json)
+            code = error.exit_code
         except CliError as exc:
             exc.show()
             report_failure(exc.message, exc.exit_code, as_json=as_json)

@@ -17,7 +17,8 @@ from flows.cli_output import CliError, make_console, print_line, print_table
 if TYPE_CHECKING:
     from arena.core.pack import Pack
 
-app = typer.Typer(cls=GymloopGroup, help="Built-in gyms: list them, check them, show a pack.", no_args_is_help=True)
+app = typer.Typer(cls=GymloopGroup, help="Gyms: list them, check them, show a pack, start a new one.",
+                  no_args_is_help=True)
 console = make_console()
 
 
@@ -26,12 +27,13 @@ def _load(target: str) -> Pack:
     from arena.core.pack import build_pack, read_pack
 
     path = Path(target)
-    if path.is_dir():
+    gyms = available_domains()
+    if path.is_dir() and ((path / "manifest.json").is_file() or target not in gyms):  # a gym's package is no pack
         return read_pack(path)
-    if target in available_domains():
+    if target in gyms:
         return build_pack(target, seed=0)
     raise typer.BadParameter(
-        f"{target!r} is neither a pack folder nor a built-in domain ({', '.join(available_domains())})"
+        f"{target!r} is neither a pack folder nor an installed gym ({', '.join(available_domains())})"
     )
 
 
@@ -46,7 +48,7 @@ def _table_counts(pack: Pack) -> list[tuple[str, int]]:
 
 @app.command("list")
 def list_gyms() -> None:
-    """List the built-in gyms with their tools, tables and tasks."""
+    """List the gyms (built-in and your own) with their tools, tables and tasks."""
     from arena.core.domains import available_domains, get_domain
     from arena.core.pack import build_pack
 
@@ -57,14 +59,14 @@ def list_gyms() -> None:
         splits = Counter(t.split for t in pack.tasks)
         rows.append([name, get_domain(name).description, str(len(pack.tools)), str(len(counts)),
                      str(sum(c for _, c in counts)), str(splits["train"]), str(splits["heldout"])])
-    print_table(console, "Built-in gyms", ("domain", "description", "tools", "tables", "entities", "train", "heldout"),
+    print_table(console, "Gyms", ("domain", "description", "tools", "tables", "entities", "train", "heldout"),
                 rows, right=("tools", "tables", "entities", "train", "heldout"))
 
 
 @app.command("check")
 def check(
     domain: Annotated[
-        str | None, typer.Argument(help="A built-in domain or a pack folder; default: every gym.")
+        str | None, typer.Argument(help="A gym (built-in or your own) or a pack folder; default: every gym.")
     ] = None,
 ) -> None:
     """Run the conformance checker over every task of one gym (or all of them), and the served-verdict oracle."""
@@ -119,8 +121,27 @@ def _kinds_row(pack: Pack) -> list[str]:
             "; ".join(f"{k}: {why}" for k, why in kinds.items() if why is not None) or "-"]
 
 
+@app.command("new")
+def new(name: Annotated[str, typer.Argument(help="The gym's name, also its Python package's.")]) -> None:
+    """Write a starter gym to edit (the rental desk of docs/writing-a-gym.md) and name it in gymloop.toml."""
+    import os
+
+    from arena.authoring.new_gym import register_in_settings, write_starter
+
+    settings_file = Path(os.environ.get("GYMLOOP_CONFIG", "gymloop.toml")).resolve()
+    try:
+        written = write_starter(name, settings_file.parent)
+        done = register_in_settings(name, settings_file)
+    except ValueError as exc:
+        raise CliError(str(exc), prefix="refused") from None
+    for path in written:
+        print_line(console, f"wrote {path}")
+    print_line(console, done)
+    print_line(console, f"next: gymloop gyms check {name}   (then edit {name}/ as docs/writing-a-gym.md explains)")
+
+
 @app.command("show")
-def show(pack_ref: Annotated[str, typer.Argument(metavar="PACK", help="A pack folder or a built-in domain.")]) -> None:
+def show(pack_ref: Annotated[str, typer.Argument(metavar="PACK", help="A pack folder or a gym.")]) -> None:
     """Show a pack: tables, tools, task counts by split and category, faults."""
     from arena.core.pack import PackError
 

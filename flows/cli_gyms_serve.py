@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 console = Console(stderr=True)
 
-Target = Annotated[str, typer.Argument(metavar="DOMAIN|PACK_DIR", help="A built-in domain or a pack folder.")]
+Target = Annotated[str, typer.Argument(metavar="DOMAIN|PACK_DIR", help="A gym (built-in or yours) or a pack folder.")]
 
 
 def _fail(message: str) -> CliError:

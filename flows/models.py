@@ -125,7 +125,7 @@ class RoundSummary(BaseModel):
         lift: ``after - before``.
         lift_low: Lower bound of the lift's 95% interval (paired bootstrap over tasks).
         lift_high: Upper bound of the lift's interval.
-        weaknesses: Weakness kinds, by rank.
+        weaknesses: Weakness kinds, by rank (each kind once: the failures it explains, all its grains together).
         variants: Variant packs the factory added this round.
         wave_size: Tasks in the wave.
         episodes: Episodes run or reused in the round, by stage.

@@ -12,9 +12,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from pydantic import BaseModel, ConfigDict  # noqa: E402
 
-HEATMAP_NOTE = ("Share = failed held-out episodes showing the weakness / all failed episodes; one episode can show "
-                "several weaknesses, so a round's shares can sum above 1. Counts in brackets. Ranked by the last "
-                "round.")
+HEATMAP_NOTE = ("Share = failed held-out episodes showing the weakness kind (all its grains together) / all failed "
+                "episodes; one episode can show several kinds, so a round's shares can sum above 1. Counts in "
+                "brackets. Ranked by the last round.")
 """What the weakness heatmap measures, printed under it."""
 
 

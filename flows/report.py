@@ -44,8 +44,8 @@ def campaign_series(registry: Registry, summaries: list[RoundSummary]) -> tuple[
     cells: dict[str, dict[int, WeaknessCell]] = {}
     for s in summaries:
         report = round_report(registry, s.round_id)
-        for w in report.weaknesses if report is not None else []:
-            cells.setdefault(w.kind, {})[s.round_index] = WeaknessCell(share=w.share, count=w.count)
+        for k in report.kinds if report is not None else []:
+            cells.setdefault(k.kind, {})[s.round_index] = WeaknessCell(share=k.share, count=k.count)
     return points, cells
 
 

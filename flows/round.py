@@ -143,8 +143,8 @@ def _run(ctx: RoundContext, logger: Any) -> RoundSummary:
     started = time.perf_counter()
     report = diagnose_task(q, return_state=False)
     steps.timed(seconds, "diagnose", started)
-    logger.info("%s: %d weaknesses, top %s", ctx.where, len(report.weaknesses),
-                ", ".join(w.kind for w in report.weaknesses[:3]) or "none")
+    logger.info("%s: %d weaknesses of %d kinds, top kinds %s", ctx.where, len(report.weaknesses), len(report.kinds),
+                ", ".join(k.kind for k in report.kinds[:3]) or "none")
 
     started = time.perf_counter()
     variant_ids = generate_task(q, report, return_state=False)
@@ -180,7 +180,7 @@ def _record(ctx: RoundContext, model_out: ModelInfo, report: WeaknessReport, var
         campaign=ctx.campaign, round_index=ctx.index, round_id=rid, arm=ctx.arm,
         model_in=steps.model_ref(ctx.model_in).ref, model_out=steps.model_ref(model_out).ref,
         before=metrics["heldout_pass_rate_before"], after=metrics["heldout_pass_rate_after"], lift=metrics["lift"],
-        lift_low=metrics["lift_low"], lift_high=metrics["lift_high"], weaknesses=[w.kind for w in report.weaknesses],
+        lift_low=metrics["lift_low"], lift_high=metrics["lift_high"], weaknesses=[k.kind for k in report.kinds],
         variants=len(variant_ids), wave_size=len(wave.entries) if wave else 0, episodes=results, metrics=metrics,
     )
     registry.finish_round(rid, model_out.id, {"summary": summary.model_dump(mode="json")})

@@ -25,7 +25,7 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as SourceError
 
-from arena.core.domains import BUILTIN_DOMAINS
+from arena.core.domains import BUILTIN_DOMAINS, GymLoadError, available_domains
 from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
 from arena.core.text import clip
 from flows.model_spec import ClientSetting, ModelSpecError, choose_client, endpoint_of, parse_model
@@ -72,7 +72,11 @@ class GymloopSettings(BaseSettings):
         max_model_failures: Stop a stage when this many consecutive LLM episodes fail at the model API.
         token_budget: Stop the campaign once its rounds used this many model tokens (``None``: no limit).
         cost_budget: Stop the campaign once its rounds cost this many US dollars (``None``: no limit).
-        domains: Gyms the campaign trains and evaluates in.
+        domains: Gyms the campaign trains and evaluates in (built-in, or external: see ``gym_modules``).
+        gym_modules: Modules defining gyms from outside gymloop (``DOMAIN = make_domain(...)`` in each), imported
+            by the gym registry in every process, worker processes included, from the folder of gymloop.toml or
+            ``sys.path``; gyms of installed packages register by the entry-point group ``gymloop.gyms`` instead.
+            Read from gymloop.toml or ``GYMLOOP_GYM_MODULES`` only (``arena.core.domains``).
         registry_url: SQLAlchemy URL of the registry (default: SQLite under ``home``).
         mlflow_uri: MLflow tracking URI (default: SQLite under ``home``).
         factory_url: URL of a remote factory (default: the embedded local factory).
@@ -140,6 +144,7 @@ class GymloopSettings(BaseSettings):
     max_model_failures: int = Field(default=10, ge=1)
     token_budget: int | None = Field(default=None, ge=1)
     cost_budget: float | None = Field(default=None, gt=0)
+    gym_modules: list[str] = Field(default_factory=list)
     domains: list[str] = Field(default_factory=lambda: list(BUILTIN_DOMAINS))
     registry_url: str | None = None
     mlflow_uri: str | None = None
@@ -187,9 +192,10 @@ class GymloopSettings(BaseSettings):
     @field_validator("domains")
     @classmethod
     def _known_domains(cls, value: list[str]) -> list[str]:
-        unknown = [d for d in value if d not in BUILTIN_DOMAINS]
+        installed = available_domains()  # a gym of gym_modules or an entry point that cannot load stops here
+        unknown = [d for d in value if d not in installed]
         if unknown or not value:
-            raise ValueError(f"unknown domain(s) {unknown or value}; built-in: {', '.join(BUILTIN_DOMAINS)}")
+            raise ValueError(f"unknown domain(s) {unknown or value}; installed gyms: {', '.join(installed)}")
         return value
 
     @field_validator("model")
@@ -440,13 +446,21 @@ def _suggestion(name: str, err: Any) -> str:
         choices, word = list(GymloopSettings.model_fields), name
     elif isinstance(given, str | list):
         words = [given] if isinstance(given, str) else [str(g) for g in given]
-        choices = list(BUILTIN_DOMAINS) + ["targeted", "uniform", "bandit", "builtin", "export", "command",
+        choices = _gym_names() + ["targeted", "uniform", "bandit", "builtin", "export", "command",
                                            "threads", "dask", "ray", "auto", "litellm", "openai"]
         word = next((w for w in words if w not in choices), "")
     else:
         return ""
     close = difflib.get_close_matches(word, choices, n=1) if word else []
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _gym_names() -> list[str]:
+    """The installed gyms' names (the built-in ones when an external gym cannot load: that error comes first)."""
+    try:
+        return available_domains()
+    except GymLoadError:
+        return list(BUILTIN_DOMAINS)
 
 
 def _source_problem(message: str) -> str:

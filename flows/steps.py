@@ -500,7 +500,7 @@ def campaign_lift(registry: Registry, campaign: str, seed: int = 0,
 
 def round_metrics(before: Sequence[Outcome], after: Sequence[Outcome], report: WeaknessReport,
                   train: Sequence[Outcome], k: int, seed: int) -> dict[str, float]:
-    """Every metric of a round: held-out pass rates, lift and interval, pass^k, per domain and weakness, usage."""
+    """Every metric of a round: held-out pass rates, lift and interval, pass^k, per domain and weakness kind, usage."""
     mb, ma = compute_metrics(before, k=k, seed=seed), compute_metrics(after, k=k, seed=seed)
     lift = paired_lift(before, after, seed=seed)
     everything = [*before, *after, *train]
@@ -518,8 +518,17 @@ def round_metrics(before: Sequence[Outcome], after: Sequence[Outcome], report: W
         out[f"heldout_pass_rate_after/{domain}"] = m.pass_rate.value
     for domain, m in metrics_by(before, lambda o: [o.domain], k=k, seed=seed).items():
         out[f"heldout_pass_rate_before/{domain}"] = m.pass_rate.value
-    for w in report.weaknesses:
-        out[f"weakness_share/{w.kind}"] = w.share
+    out.update(kind_metrics(report))
+    return out
+
+
+def kind_metrics(report: WeaknessReport) -> dict[str, float]:
+    """Each weakness kind's failures summed over its grains: share of failures, count, rate per held-out episode."""
+    out: dict[str, float] = {}
+    for k in report.kinds:
+        out[f"weakness_share/{k.kind}"] = k.share
+        out[f"weakness_count/{k.kind}"] = float(k.count)
+        out[f"weakness_rate/{k.kind}"] = k.rate
     return out
 
 

@@ -286,7 +286,8 @@ def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str
     """A reply answers: it states no other record's value for a fact it must state, and no pile of values.
 
     A reply hedges when, for a required fact held by a field of the request's records, it also states the value
-    another candidate (a record of the same kind read in the episode) holds in that field, or when it states
+    another candidate (a record of the same kind read in the episode) holds in that field (a value that is itself one
+    of the facts to state is no hedge: the allowed next statuses name statuses other records hold), or when it states
     ``FOREIGN_VALUES`` values held only by such a candidate. It pastes a record when it states most of that
     record's values (``RECORD_DUMP``), and dumps when it states more values of what the episode read than the
     facts it must state plus ``DUMP_SLACK``. Values the prompt states and the facts asked for count for none.
@@ -298,6 +299,7 @@ def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str
     # a related record of another kind (the order's payment, the ticket's order) is not one.
     others = [r for r in evidence.records if compact(str(r.get("id", ""))) not in allowed and _kind(r) in kinds]
     facts = [{_phrase(a).strip() for a in alternatives} for alternatives in assertion.must_include]
+    required = {a for alternatives in facts for a in alternatives}
     for alternatives in facts:
         fields = {k for r in ours for k, v in r.items() if k != "id" and isinstance(v, (str, int, float))
                   and alternatives & {p.strip() for p in _phrases(v)}}
@@ -306,9 +308,8 @@ def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str
         for record in others:
             for key in fields & set(record):
                 phrase = _stated(record[key], text)
-                if phrase and phrase not in alternatives and phrase not in ours_values and f" {phrase} " not in prompt:
+                if phrase and phrase not in required and phrase not in ours_values and f" {phrase} " not in prompt:
                     return False, f"reply hedges across records: it also states {key} {phrase!r} of another record"
-    required = {a for alternatives in facts for a in alternatives}
     ours_all = {p.strip() for r in ours for v in r.values() if isinstance(v, (str, int, float)) for p in _phrases(v)}
     for record in others:
         described = {phrase for key, value in record.items() if key != "id" and not key.endswith("_id")

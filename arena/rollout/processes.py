@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import multiprocessing as mp
 import os
 import queue
@@ -15,7 +14,7 @@ from typing import Any, cast
 
 from arena.agents.base import Agent, AsyncAgent
 from arena.agents.limits import AdaptiveLimit, reporting_to
-from arena.core.domains import registered_modules
+from arena.core.domains import import_gyms, registered_modules
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
 from arena.rollout.config import EpisodeKey, RolloutConfig, prefers_event_loop, record_key
@@ -27,8 +26,7 @@ from arena.rollout.threads import Breaker, ModelUnavailable, RolloutStopped
 
 def _worker(agent: Agent, packs: dict[str, Pack], modules: dict[str, str], timeout_s: float, in_flight: int,
             on_a_loop: bool, jobs: Any, results: Any) -> None:
-    for module in modules.values():
-        importlib.import_module(module)
+    import_gyms(modules)
     gyms = GymPool(packs)
     pid = os.getpid()
     limit = AdaptiveLimit(in_flight)

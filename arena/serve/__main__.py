@@ -13,6 +13,7 @@ import sys
 
 from pydantic import SecretStr, ValidationError
 
+from arena.core.domains import GymLoadError
 from arena.core.redact import install_log_redaction, register_secrets
 from arena.serve.http_auth import ServeAuthError
 from arena.serve.runner import serve_http, serve_stdio
@@ -38,7 +39,7 @@ def _secret(variable: str) -> SecretStr | None:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and serve until the client or a signal stops it."""
     parser = argparse.ArgumentParser(prog="python -m arena.serve", description="Serve one gymloop gym.")
-    parser.add_argument("target", help="a built-in domain or a pack folder")
+    parser.add_argument("target", help="a gym (built-in or external) or a pack folder")
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             serve_http(service, host=args.host, port=args.port, token=token, openenv=args.openenv,
                        allowed_hosts=args.allowed_host)
-    except (ServeError, ServeAuthError) as exc:
+    except (ServeError, ServeAuthError, GymLoadError) as exc:
         print(f"gymloop: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -9,6 +9,7 @@ machine's interpreter (``docker import`` of a root-filesystem tarball).
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -26,6 +27,7 @@ import docker
 from docker.errors import APIError, BuildError, DockerException, ImageNotFound
 
 import arena
+from arena.core.domains import BUILTIN_DOMAINS, MODULES_SETTING, external_domains, get_domain, registered_modules
 from arena.core.pack import Pack, write_pack
 from arena.serve.session import ServeError
 
@@ -43,7 +45,8 @@ import uvicorn.lifespan.on, uvicorn.lifespan.off, uvicorn.loops.asyncio, uvicorn
 from arena.core.domains import BUILTIN_DOMAINS
 from arena.core.pack import build_pack
 from arena.serve import GymService
-for name in BUILTIN_DOMAINS:  # one gold episode per gym, so lazily imported modules are found too
+for name in [*BUILTIN_DOMAINS, *sys.argv[1:]]:  # one gold episode per gym (and the served one, if outside
+    # gymloop), so lazily imported modules are found too
     service = GymService(build_pack(name, seed=0))
     task = service.pack.tasks[0]
     handle, _ = service.start(task.id, 0)
@@ -78,12 +81,17 @@ def _first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def served_modules() -> list[Path]:
-    """Top-level packages and modules a gym server imports, outside the standard library."""
-    proc = subprocess.run([sys.executable, "-c", _MODULE_PROBE], capture_output=True, text=True, timeout=300)
+def served_modules(gym: str | None = None) -> list[Path]:
+    """Top-level packages and modules a gym server imports, outside the standard library.
+
+    Args:
+        gym: A gym from outside gymloop the server also serves (an entry point's or one of ``gym_modules``).
+    """
+    extra = [gym] if gym is not None and gym not in BUILTIN_DOMAINS else []
+    proc = subprocess.run([sys.executable, "-c", _MODULE_PROBE, *extra], capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise ServeError(f"cannot list the served gym's modules: {proc.stderr.strip().splitlines()[-1:]}")
-    roots: set[Path] = {Path(arena.__file__).parent}
+    roots: set[Path] = {Path(arena.__file__).parent, *(_module_root(gym) for gym in extra)}
     for file in json.loads(proc.stdout):
         if "site-packages/" not in file:
             continue
@@ -98,6 +106,17 @@ def served_modules() -> list[Path]:
     return sorted(roots)
 
 
+def _module_root(gym: str) -> Path:
+    """The top-level package (or module file) that defines the external gym ``gym``."""
+    get_domain(gym)
+    top = registered_modules()[gym].partition(":")[0].split(".")[0]
+    spec = importlib.util.find_spec(top)
+    if spec is None or spec.origin is None:
+        raise ServeError(f"cannot find the files of gym {gym!r} (module {top!r})")
+    origin = Path(spec.origin)
+    return origin.parent if origin.name == "__init__.py" else origin
+
+
 def _ignore_caches(folder: str, names: list[str]) -> set[str]:
     return {n for n in names if n == "__pycache__"}
 
@@ -106,7 +125,8 @@ def build_context(dest: Path, base: str, target: str, pack: Pack | None) -> Path
     """Write a build context: the served modules under ``lib/``, the pack under ``pack/``, a Dockerfile."""
     lib = dest / "lib"
     lib.mkdir(parents=True)
-    for root in served_modules():
+    gym = pack.manifest.domain if pack is not None else target
+    for root in served_modules(gym):
         if root.is_dir():
             shutil.copytree(root, lib / root.name, ignore=_ignore_caches)
         else:
@@ -122,12 +142,21 @@ def build_context(dest: Path, base: str, target: str, pack: Pack | None) -> Path
         "COPY lib /opt/gymloop/lib",
         *(["COPY pack /opt/gymloop/pack"] if pack is not None else []),
         "ENV PYTHONPATH=/opt/gymloop/lib PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1",
+        *_gym_modules_env(gym),
         f'LABEL org.gymloop.gym="{label}"',
         'ENTRYPOINT ["python3", "-m", "arena.serve"]',
         f"CMD {json.dumps(command)}",
         "",
     ]))
     return dest
+
+
+def _gym_modules_env(gym: str) -> list[str]:
+    """The ``ENV`` line naming the served gym's module when it came from ``gym_modules`` (entry points need none)."""
+    if not external_domains().get(gym, "").startswith("setting"):
+        return []
+    module = registered_modules()[gym].partition(":")[0]
+    return [f"ENV GYMLOOP_{MODULES_SETTING.upper()}={json.dumps(json.dumps([module]))}"]
 
 
 def image_tag(target: str, pack: Pack | None) -> str:

@@ -197,21 +197,22 @@ def served_observation(pack: Pack, task_id: str) -> ServedObservation:
 
 
 def resolve_pack(target: str) -> Pack:
-    """Load the pack a user named: a pack folder or a built-in domain.
+    """Load the pack a user named: a pack folder or an installed gym (built-in or external).
 
     Raises:
-        ServeError: Neither a readable, valid pack folder nor a built-in domain.
+        ServeError: Neither a readable, valid pack folder nor an installed gym.
     """
     path = Path(target)
-    if path.is_dir():
+    gyms = available_domains()
+    if path.is_dir() and ((path / "manifest.json").is_file() or target not in gyms):  # a gym's package is no pack
         try:
             return read_pack(path)
         except PackError as exc:
             raise ServeError(f"pack {target} refused: {exc}") from exc
-    if target in available_domains():
+    if target in gyms:
         return build_pack(target, seed=0)
     raise ServeError(
-        f"{target!r} is neither a pack folder nor a built-in domain ({', '.join(available_domains())})"
+        f"{target!r} is neither a pack folder nor an installed gym ({', '.join(available_domains())})"
     )
 
 

@@ -22,7 +22,7 @@ def _unguarded(task):
     return task.model_copy(update={"assertions": assertions})
 
 
-@pytest.mark.parametrize("task_id", ["vendor_status-0", "invoice_status-0", "delivery_status-0"])
+@pytest.mark.parametrize("task_id", ["vendor_status-01", "invoice_status-01", "delivery_status-01"])
 def test_substring_only_reply_checks_are_passed_by_pasting_records(procurement, task_id):
     task = procurement.task(task_id)
     with Gym(procurement) as gym:
@@ -85,9 +85,9 @@ def test_guard_bans_success_claims_on_tasks_that_change_nothing(procurement):
 
 
 def test_guard_refuses_a_task_whose_gold_reply_breaks_its_rules(procurement):
-    task = procurement.task("vendor_status-0")
+    task = procurement.task("vendor_status-01")
     broken = task.model_copy(update={"assertions": [
         a.model_copy(update={"must_not_include": [*a.must_not_include, "currently active"]})
         if isinstance(a, ResponseAssertion) else a for a in task.assertions]})
-    with pytest.raises(ValueError, match="vendor_status-0: the gold reply fails its own reply check"):
+    with pytest.raises(ValueError, match="vendor_status-01: the gold reply fails its own reply check"):
         guard_reply(broken)

@@ -94,7 +94,7 @@ def test_integers_beyond_64_bits_are_a_validation_error(gym, amount):
 
 def test_a_huge_quantity_in_a_procurement_write_is_refused_not_a_crash():
     pack = build_pack("procurement", seed=0)
-    task = pack.task("create_requisition-0")
+    task = pack.task("create_requisition-01")
     with Gym(pack) as gym:
         gym.reset(task.id)
         args = dict(next(s for s in task.gold.steps if s.tool == "create_requisition").arguments)

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from arena.authoring.new_gym import STARTER, STARTER_FILES, STARTER_NAME
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "writing-a-gym.md"
-PACKAGES = ("arena", "flows", "diagnosis", "factory_client", "curriculum", "registry", "trainers")
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```$", re.S | re.M)
-PATH_LINE = re.compile(r"^(?:# |<!-- )([\w/.]+\.(?:py|md))(?: -->)?$")
+PATH_LINE = re.compile(r"^(?:# |<!-- )([\w/.]+\.(?:py|md|toml))(?: -->)?$")
 
 
 def _blocks() -> list[tuple[str, str]]:
@@ -74,19 +74,18 @@ def test_the_doc_round_diagnoses_aims_variants_and_plans_a_wave(project: Path) -
     assert re.search(r"^\d+ tasks in the next wave: ", out, re.M), out
 
 
-def test_the_doc_gym_under_arena_gyms_is_checked_by_the_cli(project: Path, tmp_path: Path) -> None:
-    tree = tmp_path / "tree"
-    for package in PACKAGES:
-        shutil.copytree(ROOT / package, tree / package, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(project / "rentaldesk", tree / "arena" / "gyms" / "rentaldesk")
-    domains = tree / "arena" / "core" / "domains.py"
-    source = domains.read_text(encoding="utf-8")
-    builtin = 'BUILTIN_DOMAINS = ("helpdesk", "tracker", "procurement")'
-    assert builtin in source
-    domains.write_text(source.replace(builtin, builtin[:-1] + ', "rentaldesk")'), encoding="utf-8")
-    cli = "from flows.cli import app; app()"
-    out = _run([sys.executable, "-c", cli, "gyms", "check", "rentaldesk"], tmp_path, [tree], COLUMNS="250").stdout
+def test_the_doc_gym_named_in_gymloop_toml_is_checked_by_the_cli(project: Path, tmp_path: Path) -> None:
+    assert 'gym_modules = ["rentaldesk"]\n' in (project / "gymloop.toml").read_text(encoding="utf-8")
+    gymloop = str(Path(sys.executable).parent / "gymloop")  # the console script: the folder is not on sys.path
+    env = {"GYMLOOP_HOME": str(tmp_path / "home"), "COLUMNS": "250"}
+    out = _run([gymloop, "gyms", "check", "rentaldesk"], project, [ROOT], **env).stdout
     assert "every check passed" in out and "rentaldesk" in out and "Weakness kinds the factory can target" in out
     settings = "from flows.settings import load_settings; print(load_settings().domains)"
-    shown = _run([sys.executable, "-c", settings], tmp_path, [tree], GYMLOOP_DOMAINS='["rentaldesk"]').stdout
+    shown = _run([sys.executable, "-c", settings], project, [ROOT], GYMLOOP_DOMAINS='["rentaldesk"]', **env).stdout
     assert shown.strip() == "['rentaldesk']"
+
+
+def test_gyms_new_writes_the_gym_this_page_builds() -> None:
+    files = _files()
+    for name in STARTER_FILES:
+        assert (STARTER / name).read_text(encoding="utf-8") == files[f"{STARTER_NAME}/{name}"] + "\n", name

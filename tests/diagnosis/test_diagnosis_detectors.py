@@ -240,7 +240,7 @@ def test_search_hits_already_read_by_id_need_no_fetch() -> None:
     assert kinds("search_without_fetch", read_first) == []
     other_hit = episode([ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "status": "open"}),
                          ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1"}, {"id": "TCK-2"}])],
-                        reply="TCK-1 and TCK-2 are about the VPN.")
+                        reply="TCK-1 and TCK-2 are about the VPN.", failed={"response": "x"})
     tags = kinds("search_without_fetch", other_hit)
     assert tags and tags[0].evidence[0].step == 1
 
@@ -422,9 +422,10 @@ def test_a_failed_side_effect_check_with_no_row_to_show_is_still_tagged_without_
     assert _side_effects(episode([], failed={"state": "x"})) == []
 
 
-def _program_ctx(gold: list[str], goal: str) -> DiagnosisContext:
+def _program_ctx(gold: list[str], goal: str | list[str], refs: list[EntityRef] | None = None) -> DiagnosisContext:
+    goals = [goal] if isinstance(goal, str) else goal
     task = Task(id="t1", prompt="x", persona=Persona(name="n", role="agent"), split="heldout", category="c",
-                intent=Intent(goal="g", calls=[IntendedCall(tool=goal)]),
+                intent=Intent(goal="g", calls=[IntendedCall(tool=t) for t in goals], refs=refs or []),
                 gold=GoldProgram(steps=[GoldStep(tool=t, arguments={"order_id": "ORD-1"}) for t in gold]),
                 assertions=[ResponseAssertion(description="r")] * 3)
     return DiagnosisContext.build(tools=tool_specs(), graph=graph_data(), tasks={("p", "t1"): task})
@@ -472,13 +473,20 @@ def test_an_error_of_any_blocking_kind_means_the_agent_did_not_give_up_freely(ki
 
 
 def test_gave_up_when_the_goal_was_made_but_the_reply_admits_missing_calls() -> None:
-    ctx = _program_ctx(["get_order", "check_refund_eligibility", "issue_refund"], "issue_refund")
+    ctx = _program_ctx(["get_order", "check_refund_eligibility", "issue_refund", "update_ticket"],
+                       ["issue_refund", "update_ticket"])
     refund = ok("issue_refund", {"order_id": "ORD-1", "amount": 1}, {}, write=True)
     assert _gave_up(episode([refund], reply="I could not finish this."), ctx) == [
-        (0, "issue_refund", "stopped after 1 calls without calling check_refund_eligibility, get_order")]
+        (0, "issue_refund", "stopped after 1 calls without calling check_refund_eligibility, get_order, "
+                            "update_ticket")]
     assert _gave_up(episode([refund], reply="The refund went out."), ctx) == []
+    done = _program_ctx(["get_order", "check_refund_eligibility", "issue_refund"], "issue_refund")
+    assert _gave_up(episode([refund], reply="I could not finish this."), done) == []  # the work's last call ran
     search = ok("search_orders", {"query": "x"}, [{"id": "ORD-1"}])
-    assert _gave_up(episode([refund, search], reply="I could not finish this."), ctx) == []
+    assert _gave_up(episode([refund, search], reply="I could not finish this."), ctx) != []  # no order named
+    named = _program_ctx(["get_order", "check_refund_eligibility", "issue_refund"], "issue_refund",
+                         refs=[EntityRef(name="order", entity="order", mention="x", mention_kind="text")])
+    assert _gave_up(episode([refund, search], reply="I could not finish this."), named) == []  # a hit never fetched
 
 
 def test_gave_up_on_a_question_only_when_the_reply_admits_it() -> None:
@@ -493,7 +501,14 @@ def test_gave_up_without_a_program_names_the_goal_or_any_write() -> None:
     assert _gave_up(episode([READ_ORDER]), goal_ctx) == [
         (0, "get_order", "stopped after 1 calls without calling issue_refund")]
     search = ok("search_orders", {"query": "x"}, [{"id": "ORD-1"}])
-    assert _gave_up(episode([search]), goal_ctx) == []
+    assert _gave_up(episode([search]), goal_ctx) == [
+        (0, "search_orders", "stopped after 1 calls without calling issue_refund")]  # the task names no order
+    order = EntityRef(name="order", entity="order", mention="a blue chair", mention_kind="text")
+    named = DiagnosisContext.build(tools=tool_specs(), tasks={("p", "t1"): _task([order], ["issue_refund"])})
+    assert _gave_up(episode([search]), named) == []  # a hit never fetched: search_without_fetch's
+    empty = ok("search_orders", {"query": "a blue chair"}, [])
+    assert _gave_up(episode([empty]), named) == [
+        (0, "search_orders", "stopped after 1 calls without calling issue_refund")]  # a dead end left no id
     assert _gave_up(episode([READ_ORDER], failed={"state": "x"})) == [
         (0, "get_order", "stopped after 1 calls without calling any write")]
     assert _gave_up(episode([READ_ORDER], failed={"response": "x"})) == []

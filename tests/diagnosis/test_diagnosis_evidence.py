@@ -6,6 +6,7 @@ is pinned here to the evidence it gives, next to the nearest case that must give
 
 from __future__ import annotations
 
+import threading
 from datetime import date
 from typing import Any
 
@@ -286,6 +287,19 @@ def test_an_internal_format_is_found_in_records_holding_dates() -> None:
         (None, "", None, "reply repeats 'RSK-42', an internal value it read")]
 
 
+def test_an_internal_format_runs_on_the_projects_pattern_engine_without_backtracking() -> None:
+    ctx = _forbidding(r"(a+)+$")  # exponential in Python's re on a run of a's that ends otherwise
+    read = ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1", "code": "aaaa"})
+    found: list[list[Any]] = []
+    worker = threading.Thread(target=lambda: found.append([
+        evidence("leaked_internal_data", episode([read], reply="a" * 48 + "!"), ctx),
+        evidence("leaked_internal_data", episode([read], reply="Code aaaa"), ctx)]))
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "diagnosis stalled on a backtracking pack pattern"
+    assert found == [[[], [(None, "", None, "reply repeats 'aaaa', an internal value it read")]]]
+
+
 # wrong_id
 
 
@@ -316,9 +330,9 @@ def test_an_id_of_the_task_passed_in_another_place_names_what_the_task_passes_th
 
 def test_each_id_of_a_list_is_judged_on_its_own() -> None:
     seen = ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-3"}])
-    both = ok("add_comment", {"ticket_ids": ["TCK-3", "TCK-4"], "body": "x"}, {"id": "C-1"}, write=True)
+    both = ok("get_tickets", {"ticket_ids": ["TCK-3", "TCK-4"]}, [{"id": "TCK-3"}, {"id": "TCK-4"}])
     assert evidence("wrong_id", episode([seen, both]), TWO_ORDERS) == [
-        (1, "add_comment", "ticket_ids", "add_comment on TCK-4, a record the task never concerns")]
+        (1, "get_tickets", "ticket_ids", "get_tickets on TCK-4, a record the task never concerns")]
 
 
 def test_a_reply_about_other_records_names_all_of_them_and_all_that_were_asked() -> None:
@@ -370,12 +384,12 @@ def _searched(ep: EpisodeRecord, ctx: DiagnosisContext = CTX) -> list[Row]:
 def test_a_search_never_followed_by_a_fetch_names_its_hits_and_argument() -> None:
     steps = [ok("search_tickets", {"query": "vpn", "limit": 5}, [{"id": "TCK-1"}, {"id": "TCK-2"}]),
              ok("search_tickets", {"query": "vpn down"}, [])]
-    assert _searched(episode(steps)) == [
+    assert _searched(episode(steps, failed={"response": "x"})) == [
         (0, "search_tickets", "query", "search found 2 summaries, never called get_ticket")]
 
 
 def test_a_skipped_search_does_not_hide_a_later_one() -> None:
-    nothing = ok("search_orders", {"query": "late"}, [])
+    nothing = ok("search_orders", {"query": "ORD-77"}, [])  # a search for an id: the id was in hand
     expected = [(2, "search_orders", "query", "search found nothing, never called get_order")]
     fetched = [ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1"}]), ok("get_ticket", {"ticket_id": "TCK-1"},
                                                                              {"id": "TCK-1"}), nothing]
@@ -420,8 +434,9 @@ def test_the_program_says_whether_a_search_hit_must_be_fetched() -> None:
 
 def test_a_search_whose_hits_were_all_read_does_not_hide_a_later_one() -> None:
     steps = [ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1"}),
-             ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1"}]), ok("search_orders", {}, [])]
-    assert _searched(episode(steps)) == [(2, "search_orders", None, "search found nothing, never called get_order")]
+             ok("search_tickets", {"query": "vpn"}, [{"id": "TCK-1"}]), ok("search_orders", {"query": "ORD-7"}, [])]
+    assert _searched(episode(steps)) == [(2, "search_orders", "query",
+                                          "search found nothing, never called get_order")]
 
 
 # missed_policy_dependency, brittle_parameters, gave_up_early, unintended_side_effect

@@ -9,7 +9,10 @@ import pytest
 
 from arena.core.results import ToolErrorInfo, TraceStep
 from arena.core.task import GoldProgram, IntendedCall, Intent, Persona, ResponseAssertion, Task
-from diagnosis.detectors import _goal_tools, _hint_matches, _is_conflict, _leaves, _says
+from diagnosis._leaks import Internal, _leaves, internal_values, says
+from diagnosis._stopping import goal_tools
+from diagnosis._trace import is_conflict
+from diagnosis.detectors import _hint_matches
 
 
 @pytest.mark.parametrize("text, key, value, said", [
@@ -24,16 +27,38 @@ from diagnosis.detectors import _goal_tools, _hint_matches, _is_conflict, _leave
     ("the vip level is 42", "vip", "42", True),                    # a three-letter name counts
     ("the id no is 42", "id_no", "42", False),                     # names of two letters do not
     ("tier: abcdefg", "tier", "abcdefgh", False),                  # not stated at all
+    ("pay to DE89 3704 0044 0532", "bank_account", "DE89370400440532", True),  # other separators
+    ("ref TOK-E0D4-5702", "payment_token", "tok_e0d45702", True),  # other case and separators
+    ("ref tok e0d4", "payment_token", "tok_e0d45702", False),       # a part of it is not it
+    ("the margin is 12,500.00", "cost_margin", "12500", True),      # a number in another format, with its name
+    ("the margin is 12,500.50", "cost_margin", "12500", False),
+    ("it is 12,500.00", "cost_margin", "12500", False),
 ])
 def test_a_reply_states_a_value_as_a_whole_token_and_a_short_one_with_its_name(text: str, key: str, value: str,
                                                                                 said: bool) -> None:
-    assert _says(text, key, value) is said
+    assert says(text, Internal(key, value)) is said
+
+
+def test_a_run_of_an_internal_notes_words_states_it_and_a_few_words_do_not() -> None:
+    note = Internal("body", "Fraud check pending: billing and shipping address mismatch on this order", prose=True)
+    assert says("There is a billing and shipping address issue.", note)
+    assert not says("We ship to your billing address.", note)
+    flagged = internal_values({"messages": [{"id": "M-1", "ticket_id": "T-1", "author": "Support team",
+                                             "internal": 1, "body": note.value, "created_at": "2025-01-01"}]})
+    assert flagged == [note]  # its author, ids and dates describe the note; only its text is internal
+    assert internal_values({"id": "T-1", "visibility": "restricted", "summary": "Outage", "project_id": "P"}) == [
+        Internal("summary", "Outage")]
+    # a restricted record's status and its links to other records are no part of what it holds
+    assert internal_values({"id": "T-1", "visibility": "restricted", "status": "In Progress", "blocks": ["T-2"],
+                            "open_subtasks": "T-3 (In Review)", "assignee_name": "Remy Hoang"}) == [
+        Internal("assignee_name", "Remy Hoang")]
 
 
 def test_every_scalar_inside_an_internal_field_is_internal_and_flags_are_not() -> None:
     assert _leaves(True) == [] and _leaves(None) == []
     assert _leaves("note") == ["note"] and _leaves(7) == ["7"] and _leaves(2.5) == ["2.5"]
     assert _leaves({"a": ["x", {"b": 3, "c": False}], "d": None}) == ["x", "3"]
+    assert _leaves({"id": "N-1", "body": "x", "created_at": "2025"}) == ["x"]
     assert _leaves(("x", "y")) == []
 
 
@@ -58,13 +83,14 @@ def _step(error: ToolErrorInfo | None) -> TraceStep:
 
 @pytest.mark.parametrize("error, conflict", [
     (None, False),
-    (ToolErrorInfo(kind="conflict", message="changed"), True),
+    (ToolErrorInfo(kind="conflict", message="changed", retryable=True), True),
+    (ToolErrorInfo(kind="conflict", message="already applied"), False),  # the change is there: not a changed record
     (ToolErrorInfo(kind="fault", message="changed", fault="data_conflict"), True),
     (ToolErrorInfo(kind="fault", message="slow", fault="timeout"), False),
     (ToolErrorInfo(kind="policy", message="no"), False),
 ])
 def test_a_conflict_is_a_refusal_because_the_record_changed(error: ToolErrorInfo | None, conflict: bool) -> None:
-    assert _is_conflict(_step(error)) is conflict
+    assert is_conflict(_step(error)) is conflict
 
 
 def test_a_tasks_goal_tools_are_its_intended_calls() -> None:
@@ -72,5 +98,5 @@ def test_a_tasks_goal_tools_are_its_intended_calls() -> None:
                 intent=Intent(goal="g", calls=[IntendedCall(tool="issue_refund"), IntendedCall(tool="get_order"),
                                                IntendedCall(tool="issue_refund")]),
                 gold=GoldProgram(), assertions=[ResponseAssertion(description="r")] * 3)
-    assert _goal_tools(task) == {"issue_refund", "get_order"}
-    assert _goal_tools(None) == set()
+    assert goal_tools(task) == {"issue_refund", "get_order"}
+    assert goal_tools(None) == set()

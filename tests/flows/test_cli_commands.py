@@ -37,7 +37,7 @@ def test_gyms_show_a_pack_folder_and_refuse_a_tampered_one(tmp_path):
 
 def test_gyms_show_unknown_target():
     result = runner.invoke(app, ["gyms", "show", "casino"])
-    assert result.exit_code == 2 and "neither a pack folder nor a built-in domain" in result.output
+    assert result.exit_code == 2 and "neither a pack folder nor an installed gym" in result.output
 
 
 def test_eval_offline_writes_episodes_and_prints_metrics(tmp_path):

@@ -1,11 +1,15 @@
 """``gymloop diagnose --episodes`` finds the episodes' packs and gives the flow's weaknesses."""
 
 import json
+import os
+import subprocess
+import sys
 
 from typer.testing import CliRunner
 
 from arena.core.pack import build_pack, write_pack
 from diagnosis import WeaknessReport, read_episodes_jsonl
+from diagnosis.tables import GRAIN_COLUMNS, KIND_COLUMNS
 from flows import steps
 from flows.cli import app
 
@@ -21,10 +25,25 @@ def test_diagnose_episodes_from_eval_gives_the_flows_weaknesses(gymloop_home, tm
     done = runner.invoke(app, ["eval", "--domain", "helpdesk", "--k", "1", "--out", str(episodes)])
     assert done.exit_code == 0, done.output
     out = tmp_path / "report.json"
-    result = runner.invoke(app, ["diagnose", "--episodes", str(episodes), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    assert "built-in gym helpdesk seed 0" in result.output and "WARNING" not in result.output
+    result = subprocess.run([sys.executable, "-c", "from flows.cli import app; app()", "diagnose", "--episodes",
+                             str(episodes), "--out", str(out), "--markdown"], capture_output=True, text=True,
+                            timeout=300, env={**os.environ, "COLUMNS": "250"})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Diagnosing 22 episodes of helpdesk from ") and "1 rebuilt from a built-in gym" in \
+        lines[0] and "WARNING" not in result.stdout
     cli = WeaknessReport.from_json(out.read_text())
+    shown = " ".join(result.stdout.split())
+    for kind in cli.kinds:  # each kind once: its failures summed over its grains, its share and per-episode rate
+        assert sum(w.count for w in cli.weaknesses if w.kind == kind.kind) == kind.count
+        assert f"{kind.rank} │ {kind.kind} │ {kind.label} │ {kind.count} │ {kind.share:.1%}" in shown
+        assert f"{kind.rate:.3f}" in shown
+    for column in KIND_COLUMNS + GRAIN_COLUMNS:
+        assert f"  {column}: " in result.stdout
+    markdown = out.with_suffix(".md").read_text()
+    labels = [w.label for w in cli.weaknesses]
+    assert len(set(labels)) == len(labels) and all(f"{w.kind_rank}.{w.grain_rank}. {w.label}" in markdown
+                                                   for w in cli.weaknesses)
     records, _ = read_episodes_jsonl(episodes)
     flow = steps.diagnose_round(records, [build_pack("helpdesk", seed=0)], None, 0, 0)
     assert cli.failures == flow.failures > 0

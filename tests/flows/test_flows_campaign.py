@@ -54,6 +54,8 @@ def test_two_round_campaign_lineage(two_rounds):
 
 
 def test_two_round_campaign_mlflow(two_rounds):
+    from diagnosis import WeaknessReport
+
     summaries, settings = two_rounds
     client = MlflowClient(settings.resolved_mlflow_uri())
     experiment = client.get_experiment_by_name("gymloop/c2")
@@ -69,7 +71,16 @@ def test_two_round_campaign_mlflow(two_rounds):
         assert metrics["lift"] == pytest.approx(summaries[index].lift)
         assert metrics["heldout_pass_rate_after"] == pytest.approx(summaries[index].after)
         assert "heldout_pass_rate_before/procurement" in metrics and "pass_hat_2_after" in metrics
-        assert any(k.startswith("weakness_share/") for k in metrics)
+        report = WeaknessReport.from_json((settings.home / f"campaigns/c2/round-{index:03d}/weakness_report.json")
+                                          .read_text())
+        assert report.kinds, "the round diagnosed no weakness kind"
+        for kind in report.kinds:  # each kind once, its grains summed, with its rate per held-out episode
+            grains = [w for w in report.weaknesses if w.kind == kind.kind]
+            assert metrics[f"weakness_count/{kind.kind}"] == sum(w.count for w in grains) == kind.count
+            assert metrics[f"weakness_share/{kind.kind}"] == pytest.approx(sum(w.share for w in grains), abs=1e-5)
+            assert metrics[f"weakness_rate/{kind.kind}"] == pytest.approx(kind.count / report.episodes, abs=1e-5)
+        assert {k.split("/", 1)[1] for k in metrics if k.startswith("weakness_share/")} == {
+            k.kind for k in report.kinds}
         history = client.get_metric_history(run.info.run_id, "lift")
         assert [m.step for m in history] == [index]
         artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
@@ -198,8 +209,15 @@ def test_cli_lists_compares_shows_an_episode_and_prints_json(two_rounds):
     assert compared.exit_code == 0, compared.output
     data = json.loads(compared.stdout)
     assert data["a"]["lift"] == pytest.approx(summaries[0].lift) and data["b"]["model_in"] == summaries[0].model_out
+    last = WeaknessReport.from_json((settings.home / "campaigns/c2/round-001/weakness_report.json").read_text())
+    assert data["b"]["weakness_count"] == {k.kind: k.count for k in last.kinds}
+    assert data["b"]["weakness_rate"] == {k.kind: k.rate for k in last.kinds}
+    assert data["b"]["weakness_share"] == {k.kind: k.share for k in last.kinds}
     narrow = runner.invoke(app, ["compare", "c2:0", "c2:1"])
     assert narrow.exit_code == 0 and summaries[1].model_out in narrow.output and "…" not in narrow.output
+    top = last.kinds[0]
+    assert f"{top.count} ({top.share:.1%} of failures, {top.rate:.3f} per episode)" in " ".join(narrow.output.split())
+    assert summaries[1].weaknesses == [k.kind for k in last.kinds]  # the demo's top weaknesses: each kind once
     missing = runner.invoke(app, ["compare", "c2:0", "c2:7"])
     assert missing.exit_code == 2 and "no finished round 7" in missing.output
     report = WeaknessReport.from_json((settings.home / "campaigns/c2/round-000/weakness_report.json").read_text())

@@ -16,7 +16,7 @@ from arena.gyms.procurement._rules import TODAY, delegation_covers, parse_stored
 
 @pytest.fixture(scope="module")
 def pack() -> Pack:
-    return build_pack(DOMAIN, seed=0, knobs={"fault_rate": 0.0})
+    return build_pack(DOMAIN, seed=0)
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +38,11 @@ def _first(world: sqlite3.Connection, sql: str) -> Any:
     return row[0]
 
 
+def _plain(pack: Pack, template: str) -> str:
+    """The first task of ``template`` without an injected fault (its own fault would fire before the rule)."""
+    return next(t.id for t in pack.tasks if t.id.startswith(f"{template}-") and not t.faults)
+
+
 def _refused(gym: Gym, tool: str, args: dict[str, Any], kind: str, needle: str) -> None:
     result = gym.call_tool(tool, args)
     assert not result.ok and result.error is not None
@@ -50,28 +55,28 @@ _INVOICE = ("SELECT i.id FROM invoices i JOIN purchase_orders p ON p.id = i.purc
             "'received' AND ")
 
 
-def test_pay_invoice_refused_while_po_not_approved(gym: Gym, world: sqlite3.Connection) -> None:
+def test_pay_invoice_refused_while_po_not_approved(gym: Gym, pack: Pack, world: sqlite3.Connection) -> None:
     inv = _first(world, _INVOICE + "p.status = 'pending_approval' ORDER BY i.id")
-    gym.reset("pay_invoice-0")
+    gym.reset(_plain(pack, "pay_invoice"))
     _refused(gym, "pay_invoice", {"invoice_id": inv}, "policy", "not approved")
 
 
-def test_pay_invoice_refused_without_goods_receipt(gym: Gym, world: sqlite3.Connection) -> None:
+def test_pay_invoice_refused_without_goods_receipt(gym: Gym, pack: Pack, world: sqlite3.Connection) -> None:
     inv = _first(world, _INVOICE + "p.status = 'approved' AND NOT EXISTS (SELECT 1 FROM goods_receipts g "
                  "WHERE g.purchase_order_id = p.id) ORDER BY i.id")
-    gym.reset("pay_invoice-0")
+    gym.reset(_plain(pack, "pay_invoice"))
     _refused(gym, "pay_invoice", {"invoice_id": inv}, "policy", "no goods receipt")
 
 
 def test_pay_invoice_refused_when_the_match_fails(gym: Gym, pack: Pack) -> None:
-    task = pack.task("mismatch_hold-0")
+    task = pack.task(_plain(pack, "mismatch_hold"))
     inv = task.intent.refs[0].mention
     gym.reset(task.id)
     _refused(gym, "pay_invoice", {"invoice_id": inv}, "policy", "three-way match")
 
 
-def test_pay_invoice_refused_when_on_hold_or_paid(gym: Gym, world: sqlite3.Connection) -> None:
-    gym.reset("pay_invoice-0")
+def test_pay_invoice_refused_when_on_hold_or_paid(gym: Gym, pack: Pack, world: sqlite3.Connection) -> None:
+    gym.reset(_plain(pack, "pay_invoice"))
     _refused(gym, "pay_invoice", {"invoice_id": _first(world, "SELECT id FROM invoices WHERE status = 'on_hold'")},
              "policy", "on hold")
     _refused(gym, "pay_invoice", {"invoice_id": _first(world, "SELECT id FROM invoices WHERE status = 'paid'")},
@@ -79,7 +84,7 @@ def test_pay_invoice_refused_when_on_hold_or_paid(gym: Gym, world: sqlite3.Conne
 
 
 def test_delegate_refused_outside_the_delegation_dates(gym: Gym, pack: Pack, world: sqlite3.Connection) -> None:
-    task = pack.task("expired_delegation-0")
+    task = pack.task(_plain(pack, "expired_delegation"))
     call = task.intent.calls[0]
     refs = {r.name: r.mention for r in task.intent.refs}
     gym.reset(task.id)
@@ -97,7 +102,7 @@ def test_delegate_refused_outside_the_delegation_dates(gym: Gym, pack: Pack, wor
 
 
 def test_approval_refused_for_someone_without_authority(gym: Gym, pack: Pack) -> None:
-    task = pack.task("approve_po-0")
+    task = pack.task(_plain(pack, "approve_po"))
     refs = {r.name: r.mention for r in task.intent.refs}
     gym.reset(task.id)
     stranger = "EMP-1139"
@@ -106,7 +111,7 @@ def test_approval_refused_for_someone_without_authority(gym: Gym, pack: Pack) ->
 
 
 def test_suspended_vendor_gets_no_purchase_order(gym: Gym, pack: Pack, world: sqlite3.Connection) -> None:
-    task = pack.task("po_suspended_vendor-0")
+    task = pack.task(_plain(pack, "po_suspended_vendor"))
     vendor = task.gold.steps[-1].arguments["vendor_id"]
     assert _first(world, f"SELECT status FROM vendors WHERE id = '{vendor}'") == "suspended"
     gym.reset(task.id)
@@ -115,14 +120,14 @@ def test_suspended_vendor_gets_no_purchase_order(gym: Gym, pack: Pack, world: sq
 
 
 def test_activation_refused_without_valid_documents(gym: Gym, pack: Pack) -> None:
-    task = pack.task("onboard_expired_certificate-0")
+    task = pack.task(_plain(pack, "onboard_expired_certificate"))
     vendor = task.intent.refs[0].mention
     gym.reset(task.id)
     _refused(gym, "activate_vendor", {"vendor_id": vendor}, "policy", "INSURANCE")
 
 
 def test_bad_arguments_and_permissions_change_nothing(gym: Gym, pack: Pack) -> None:
-    task = pack.task("receive_goods-0")
+    task = pack.task(_plain(pack, "receive_goods"))
     po = task.intent.refs[0].mention
     gym.reset(task.id)
     _refused(gym, "record_goods_receipt", {"purchase_order_id": po, "received_on": "03/10/2025"}, "validation",
@@ -134,7 +139,8 @@ def test_bad_arguments_and_permissions_change_nothing(gym: Gym, pack: Pack) -> N
 
 def _faulted(kind: str) -> tuple[Pack, str]:
     faulty = build_pack(DOMAIN, seed=0, knobs={"fault_kinds": [kind], "fault_rate": 1.0, "tasks_per_template": 1})
-    task = next(t for t in faulty.tasks if t.faults)
+    kinds = {f.id: f.kind for f in faulty.faults}
+    task = next(t for t in faulty.tasks if [kinds[f] for f in t.faults] == [kind])
     return faulty, task.id
 
 

@@ -24,7 +24,7 @@ def pack() -> Pack:
 def _run_gold(gym: Gym, task_id: str) -> tuple[bool, list[str]]:
     task = gym.pack.task(task_id)
     gym.reset(task_id)
-    errors = []
+    errors: list[str] = []
     for step in task.gold.steps:
         result = gym.call_tool(step.tool, step.arguments)
         if not result.ok and result.error is not None:
@@ -106,8 +106,10 @@ def test_task_knobs_change_the_tasks(pack: Pack) -> None:
     assert focused.tasks and all("leak_trap" in t.tags for t in focused.tasks)
     all_train = DOMAIN.generate(0, {"heldout_fraction": 0.0})
     assert {t.split for t in all_train.tasks} == {"train"}
-    no_faults = DOMAIN.generate(0, {"fault_rate": 0.0})
-    assert no_faults.faults == [] and all(not t.faults for t in no_faults.tasks)
+    own = {t.id for t in pack.tasks if t.faults}
+    assert own and all(int(task_id.rsplit("-", 1)[1]) % 2 == 1 for task_id in own)
+    more_faults = DOMAIN.generate(0, {"fault_rate": 1.0})
+    assert {t.id for t in more_faults.tasks if t.faults} > own
     timeouts = DOMAIN.generate(0, {"focus_tags": ["fault_timeout"]})
     assert timeouts.faults and {f.kind for f in timeouts.faults} == {"timeout"}
     assert all("fault_timeout" in t.tags for t in timeouts.tasks)

@@ -56,10 +56,10 @@ def test_injected_failure_mode_fails_the_tasks_it_is_tagged_on(mode: str) -> Non
 
 
 def test_careful_reply_states_refusals_and_keeps_restricted_contents_back() -> None:
-    ids = ["tracker.already_member.0", "tracker.transition_refused.0", "tracker.restricted_inquiry.0"]
+    ids = ["already_member-01", "transition_refused-01", "restricted_inquiry-01"]
     replies = {r.task_id: r.reply for r in _play(PolicyParams.expert(), task_ids=ids)}
-    assert "already a member" in replies["tracker.already_member.0"]
-    assert "can move to" in replies["tracker.transition_refused.0"]
-    inquiry = PACK.task("tracker.restricted_inquiry.0")
+    assert "already a member" in replies["already_member-01"]
+    assert "can move to" in replies["transition_refused-01"]
+    inquiry = PACK.task("restricted_inquiry-01")
     assert "restricted" in replies[inquiry.id]
     assert "security_note" not in replies[inquiry.id] and "SL-" not in replies[inquiry.id]

@@ -9,7 +9,7 @@ from arena.core.results import ToolResult
 from arena.gyms.tracker import DOMAIN
 
 PACK = build_pack(DOMAIN, seed=0, knobs={"tasks_per_template": 2})
-ADMIN_TASK = "tracker.add_user_to_group.0"
+ADMIN_TASK = "add_user_to_group-01"
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +212,7 @@ def _trace_of(task_id: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dic
 
 
 def test_rate_limit_fires_deterministically() -> None:
-    task = PACK.task("tracker.bulk_assign_rate_limited.0")
+    task = PACK.task("bulk_assign_rate_limited-01")
     bulk = next(s for s in task.gold.steps if s.tool == "bulk_assign")
     calls = [("bulk_assign", bulk.arguments)] * 2
     first = _trace_of(task.id, calls)
@@ -222,7 +222,7 @@ def test_rate_limit_fires_deterministically() -> None:
 
 
 def test_timeout_fires_on_the_named_call() -> None:
-    task = PACK.task("tracker.release_timeout.0")
+    task = PACK.task("release_timeout-01")
     check = next(s for s in task.gold.steps if s.tool == "check_release_blockers")
     trace = _trace_of(task.id, [("check_release_blockers", check.arguments)] * 2)
     assert trace[0]["error"]["fault"] == "timeout" and trace[0]["error"]["retryable"]
@@ -230,7 +230,7 @@ def test_timeout_fires_on_the_named_call() -> None:
 
 
 def test_data_conflict_holds_until_the_record_is_fetched_again() -> None:
-    task = PACK.task("tracker.transition_conflict.0")
+    task = PACK.task("transition_conflict-01")
     move = next(s for s in task.gold.steps if s.tool == "transition_issue")
     issue = move.arguments["issue_id"]
     calls = [("transition_issue", move.arguments), ("transition_issue", move.arguments),

@@ -5,7 +5,7 @@ import pytest
 
 from arena.core.pack import build_pack
 from arena.gyms import tracker
-from arena.gyms.tracker import DOMAIN, KNOBS
+from arena.gyms.tracker import DOMAIN, TrackerKnobs
 from arena.gyms.tracker.world import build_world
 
 
@@ -40,7 +40,7 @@ def test_every_table_has_a_single_text_id_primary_key(world: sqlite3.Connection)
 
 
 def test_same_seed_gives_same_bytes_and_pack_id() -> None:
-    assert build_world(5, {}).serialize() == build_world(5, {}).serialize()
+    assert build_world(5, TrackerKnobs()).serialize() == build_world(5, TrackerKnobs()).serialize()
     assert build_pack(DOMAIN, seed=5).id == build_pack(DOMAIN, seed=5).id
     assert build_pack(DOMAIN, seed=5).id != build_pack(DOMAIN, seed=6).id
 
@@ -112,8 +112,9 @@ def test_bad_knobs_are_refused_by_name(knobs: dict[str, object], needle: str) ->
 
 
 def test_every_knob_is_documented() -> None:
-    assert set(DOMAIN.knobs) == set(KNOBS)
+    assert set(DOMAIN.knobs) == set(TrackerKnobs.model_fields)
+    assert all(DOMAIN.knobs.values())
     readme = (Path(tracker.__file__).parent / "README.md").read_text(encoding="utf-8")
-    for name in KNOBS:
+    for name in DOMAIN.knobs:
         assert f"`{name}`" in readme
 

@@ -11,7 +11,7 @@ runner = CliRunner(env={"COLUMNS": "250"})
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["gyms", "serve", "no-such-gym"], "'no-such-gym' is neither a pack folder nor a built-in domain"),
+    (["gyms", "serve", "no-such-gym"], "'no-such-gym' is neither a pack folder nor an installed gym"),
     (["gyms", "serve", "helpdesk", "--transport", "http", "--host", "0.0.0.0"],
      "refusing to serve on 0.0.0.0 without a token"),
     (["gyms", "serve", "helpdesk", "--transport", "sse"], "--transport 'sse' is not one of stdio, http"),

@@ -171,7 +171,7 @@ def test_the_entry_point_ends_bad_input_with_one_line(tmp_path: Path, capsys: py
     assert main([str(folder)]) == 2
     lines = [line for line in capsys.readouterr().err.splitlines() if line]
     assert len(lines) == 4
-    assert "'no-such-gym' is neither a pack folder nor a built-in domain" in lines[0]
+    assert "'no-such-gym' is neither a pack folder nor an installed gym" in lines[0]
     assert "refusing to serve on 0.0.0.0 without a token" in lines[1]
     assert "is in use" in lines[2]
     assert f"pack {folder} refused" in lines[3]

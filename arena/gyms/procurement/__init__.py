@@ -1,19 +1,18 @@
 """The procurement gym: purchase-to-pay in an ERP (vendors, orders, approvals, receipts, invoices, payments).
 
-Exports ``DOMAIN``, the gym's tools, policy, dependency graph, generator and knobs.
+``DOMAIN`` is what ``arena.core.domains.get_domain("procurement")`` returns, assembled by the authoring kit.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from arena.authoring.reply_rules import guard_replies
-from arena.core.domain import STRONG, WEAK, Domain, Knobs, World
-from arena.gyms.procurement._knobs import KNOB_DOCS, parse_knobs
+from arena.authoring import STRONG, WEAK, make_domain
+from arena.gyms.procurement import tools as _tools
+from arena.gyms.procurement._common import BUYER
 from arena.gyms.procurement._rules import CLOCK_START
-from arena.gyms.procurement.tasks import TEMPLATES, build_tasks
-from arena.gyms.procurement.tools import TOOLS
-from arena.gyms.procurement.world import build_world
+from arena.gyms.procurement.tasks import TEMPLATES
+from arena.gyms.procurement.world import ProcurementKnobs, build_world
 
 POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")
 """The business rules the agent is given."""
@@ -46,34 +45,19 @@ DEPENDENCIES: list[tuple[str, str, int]] = [
 ]
 """Tool dependency edges: STRONG for prerequisites the policy requires, WEAK for the usual read first."""
 
-
-def generate(seed: int, knobs: Knobs) -> World:
-    """Generate the procurement world and its tasks for ``seed`` and ``knobs``.
-
-    Raises:
-        ValueError: An unknown knob or a bad knob value.
-    """
-    settings = parse_knobs(knobs)
-    conn = build_world(seed, knobs)
-    try:
-        tasks, faults = build_tasks(conn, seed, settings)
-        state_db = conn.serialize()
-    finally:
-        conn.close()
-    return World(state_db=state_db, tasks=guard_replies(tasks, world=state_db, tools=TOOLS), faults=faults,
-                 clock_start=CLOCK_START)
-
-
-DOMAIN = Domain(
+DOMAIN = make_domain(
     name="procurement",
     description="Purchase-to-pay in an ERP: vendor onboarding, purchase orders, approvals, receipts, "
     "three-way matching and payments.",
-    tools=TOOLS,
+    tools=_tools,
     policy=POLICY,
     dependencies=DEPENDENCIES,
-    generate=generate,
-    knobs=dict(KNOB_DOCS),
+    world=build_world,
+    templates=TEMPLATES,
+    knobs=ProcurementKnobs,
+    clock_start=CLOCK_START,
+    persona=BUYER,
 )
 """The procurement gym."""
 
-__all__ = ["DEPENDENCIES", "DOMAIN", "POLICY", "TEMPLATES", "TOOLS", "build_tasks", "build_world", "generate"]
+__all__ = ["DEPENDENCIES", "DOMAIN", "POLICY", "TEMPLATES", "ProcurementKnobs", "build_world"]

@@ -6,27 +6,15 @@ import random
 from datetime import timedelta
 from typing import Any
 
+from arena.authoring import Draft, Fault, Intent, calls, goal, quote, ref, says, scope, state, step, writes
+from arena.core.task import StateAssertion
+from arena.gyms.procurement._common import RISK_PATTERN, View, persona, pick, status_words, template
 from arena.gyms.procurement._rules import (
     TODAY,
     date_alternatives,
     money_alternatives,
     parse_stored_date,
     three_way_match,
-)
-from arena.gyms.procurement._task_kit import (
-    RISK_PATTERN,
-    Draft,
-    Template,
-    WorldView,
-    calls,
-    pick,
-    ref,
-    says,
-    scope,
-    state,
-    status_words,
-    step,
-    writes,
 )
 
 _INVOICES = ("SELECT i.*, p.status AS po_status, s.status AS cached, v.name AS vendor_name, v.city AS vendor_city, "
@@ -40,11 +28,11 @@ _MATCH_COLUMNS = ["status", "match_status", "matched_on"]
 _REASON_WORDS = {"PRICE_MISMATCH": ["price"], "QUANTITY_MISMATCH": ["quantit"]}
 
 
-def _invoices(w: WorldView, where: str) -> list[dict[str, Any]]:
+def _invoices(w: View, where: str) -> list[dict[str, Any]]:
     return w.rows(f"{_INVOICES} WHERE {where} ORDER BY i.id")
 
 
-def _payable(w: WorldView, with_receipt: bool) -> list[dict[str, Any]]:
+def _payable(w: View, with_receipt: bool) -> list[dict[str, Any]]:
     out = []
     rows = _invoices(w, "i.status IN ('received', 'matched') AND p.status = 'approved' AND same_number = 0 AND "
                         + ("receipts > 0" if with_receipt else "receipts = 0"))
@@ -58,25 +46,29 @@ def _payable(w: WorldView, with_receipt: bool) -> list[dict[str, Any]]:
     return out
 
 
-def _paid_facts(inv: dict[str, Any]) -> list[Any]:
+def _paid_facts(inv: dict[str, Any]) -> list[StateAssertion]:
     return [
-        state("the invoice is paid", f"SELECT status FROM invoices WHERE id = '{inv['id']}'", [["paid"]]),
+        state("the invoice is paid", f"SELECT status FROM invoices WHERE id = {quote(inv['id'])}", [["paid"]]),
         state("one payment of the invoice total",
-              f"SELECT amount, currency FROM payments WHERE invoice_id = '{inv['id']}'",
+              f"SELECT amount, currency FROM payments WHERE invoice_id = {quote(inv['id'])}",
               [[inv["total"], inv["currency"]]]),
     ]
 
 
-def pay_invoice(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def _unpaid(inv_id: str, description: str) -> StateAssertion:
+    return state(description, f"SELECT COUNT(*) FROM payments WHERE invoice_id = {quote(inv_id)}", [[0]])
+
+
+def pay_invoice(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Match, then pay, a clean invoice."""
     drafts = []
     for inv in pick(rng, _payable(w, True), n):
         drafts.append(Draft(
             prompt=f"Please pay invoice {inv['id']}.",
-            persona=w.persona(rng, "ap_clerk"), goal="pay_invoice",
-            refs=[ref("invoice", "invoice", inv["id"])], calls=[("pay_invoice", {"invoice_id": "$invoice"})],
-            when={0: "!$invoice.possible_duplicate_of"},
-            report=["$invoice.total"],
+            persona=persona(w, rng, "ap_clerk"),
+            intent=Intent(goal="pay_invoice", refs=[ref("invoice", "invoice", inv["id"], by_id=True)],
+                          calls=[goal("pay_invoice", invoice_id="$invoice", when="!$invoice.possible_duplicate_of")],
+                          report=["$invoice.total"]),
             steps=[step("get_invoice", invoice_id=inv["id"]),
                    step("search_invoices", query=inv["vendor_invoice_number"]),
                    step("match_invoice", invoice_id=inv["id"]), step("pay_invoice", invoice_id=inv["id"])],
@@ -85,18 +77,16 @@ def pay_invoice(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
             assertions=[
                 *_paid_facts(inv),
                 calls("matches before paying", [("match_invoice", {"invoice_id": inv["id"]}),
-                                                ("pay_invoice", {"invoice_id": inv["id"]})], [(0, 1)]),
+                                                ("pay_invoice", {"invoice_id": inv["id"]})], order=[(0, 1)]),
                 writes(scope("invoices", [inv["id"]], [*_MATCH_COLUMNS, "paid_on"]), scope("payments", insert=True)),
-                says("states the amount paid", money_alternatives(inv["total"]), leaks=[inv["bank_account"]],
-                     patterns=[RISK_PATTERN]),
+                says("states the amount paid", [money_alternatives(inv["total"])], exclude=[inv["bank_account"]],
+                     forbidden=[RISK_PATTERN]),
             ],
-            tags=["prerequisite"],
-            refetch={t: step("get_invoice", invoice_id=inv["id"]) for t in ("match_invoice", "pay_invoice")},
         ))
     return drafts
 
 
-def pay_with_receipt(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def pay_with_receipt(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Record the missing goods receipt, then match and pay."""
     drafts = []
     for inv in pick(rng, _payable(w, False), n):
@@ -105,11 +95,14 @@ def pay_with_receipt(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
         drafts.append(Draft(
             prompt=(f"The goods on purchase order {po} were delivered on {day.isoformat()}. Please record the receipt "
                     f"and then pay invoice {inv['id']}."),
-            persona=w.persona(rng, "ap_clerk"), goal="receive_and_pay",
-            refs=[ref("purchase_order", "purchase_order", po), ref("invoice", "invoice", inv["id"])],
-            calls=[("record_goods_receipt", {"purchase_order_id": "$purchase_order", "received_on": day.isoformat()}),
-                   ("pay_invoice", {"invoice_id": "$invoice"})],
-            report=["$invoice.total"],
+            persona=persona(w, rng, "ap_clerk"),
+            intent=Intent(goal="receive_and_pay",
+                          refs=[ref("purchase_order", "purchase_order", po, by_id=True),
+                                ref("invoice", "invoice", inv["id"], by_id=True)],
+                          calls=[goal("record_goods_receipt", purchase_order_id="$purchase_order",
+                                      received_on=day.isoformat()),
+                                 goal("pay_invoice", invoice_id="$invoice")],
+                          report=["$invoice.total"]),
             steps=[step("get_invoice", invoice_id=inv["id"]), step("get_purchase_order", purchase_order_id=po),
                    step("record_goods_receipt", purchase_order_id=po, received_on=day.isoformat()),
                    step("search_invoices", query=inv["vendor_invoice_number"]),
@@ -119,23 +112,21 @@ def pay_with_receipt(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
             assertions=[
                 *_paid_facts(inv),
                 state("the receipt is recorded",
-                      f"SELECT received_on FROM goods_receipts WHERE purchase_order_id = '{po}'", [[day.isoformat()]]),
+                      f"SELECT received_on FROM goods_receipts WHERE purchase_order_id = {quote(po)}",
+                      [[day.isoformat()]]),
                 calls("receives and matches before paying",
                       [("record_goods_receipt", {"purchase_order_id": po}),
                        ("match_invoice", {"invoice_id": inv["id"]}),
-                       ("pay_invoice", {"invoice_id": inv["id"]})], [(0, 2), (1, 2)]),
+                       ("pay_invoice", {"invoice_id": inv["id"]})], order=[(0, 2), (1, 2)]),
                 writes(scope("goods_receipts", insert=True), scope("receipt_lines", insert=True),
                        scope("invoices", [inv["id"]], [*_MATCH_COLUMNS, "paid_on"]), scope("payments", insert=True)),
-                says("states the amount paid", money_alternatives(inv["total"])),
+                says("states the amount paid", [money_alternatives(inv["total"])]),
             ],
-            tags=["prerequisite"],
-            refetch={"record_goods_receipt": step("get_purchase_order", purchase_order_id=po),
-                     "pay_invoice": step("get_invoice", invoice_id=inv["id"])},
         ))
     return drafts
 
 
-def mismatch_hold(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def mismatch_hold(w: View, rng: random.Random, n: int) -> list[Draft]:
     """An invoice that fails the match is held, not paid."""
     pool = []
     for inv in _invoices(w, "i.status IN ('received', 'matched') AND p.status = 'approved' AND receipts > 0 "
@@ -149,49 +140,49 @@ def mismatch_hold(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
         reason = inv["reason"]
         drafts.append(Draft(
             prompt=f"Please pay invoice {inv['id']} — the vendor has been asking.",
-            persona=w.persona(rng, "ap_clerk"), goal="pay_invoice",
-            refs=[ref("invoice", "invoice", inv["id"])],
-            calls=[("match_invoice", {"invoice_id": "$invoice"}), ("pay_invoice", {"invoice_id": "$invoice"}),
-                   ("hold_invoice", {"invoice_id": "$invoice", "reason": "$match_invoice.hold_reason"})],
-            when={1: "$match_invoice.matched", 2: "!$match_invoice.matched"},
-            report=["$hold_invoice.status", "$hold_invoice.hold_reason"],
+            persona=persona(w, rng, "ap_clerk"),
+            intent=Intent(goal="pay_invoice", refs=[ref("invoice", "invoice", inv["id"], by_id=True)],
+                          calls=[goal("match_invoice", invoice_id="$invoice"),
+                                 goal("pay_invoice", invoice_id="$invoice", when="$match_invoice.matched"),
+                                 goal("hold_invoice", invoice_id="$invoice", reason="$match_invoice.hold_reason",
+                                      when="!$match_invoice.matched")],
+                          report=["$hold_invoice.status", "$hold_invoice.hold_reason"]),
             steps=[step("get_invoice", invoice_id=inv["id"]), step("match_invoice", invoice_id=inv["id"]),
                    step("hold_invoice", invoice_id=inv["id"], reason=reason)],
             reply=(f"Invoice {inv['id']} failed the three-way match ({reason.replace('_', ' ').lower()}), so I did "
                    f"not pay it and put it on hold with reason {reason}."),
             assertions=[
                 state("the invoice is on hold for the mismatch",
-                      f"SELECT status, hold_reason FROM invoices WHERE id = '{inv['id']}'", [["on_hold", reason]]),
-                state("nothing was paid", f"SELECT COUNT(*) FROM payments WHERE invoice_id = '{inv['id']}'", [[0]]),
+                      f"SELECT status, hold_reason FROM invoices WHERE id = {quote(inv['id'])}",
+                      [["on_hold", reason]]),
+                _unpaid(inv["id"], "nothing was paid"),
                 calls("matches before holding", [("match_invoice", {"invoice_id": inv["id"]}),
-                                                 ("hold_invoice", {"invoice_id": inv["id"]})], [(0, 1)]),
+                                                 ("hold_invoice", {"invoice_id": inv["id"]})], order=[(0, 1)]),
                 writes(scope("invoices", [inv["id"]], [*_MATCH_COLUMNS, "hold_reason"])),
-                says("explains the hold and the mismatch", ["hold"], _REASON_WORDS[reason]),
+                says("explains the hold and the mismatch", [["hold"], _REASON_WORDS[reason]]),
             ],
-            tags=["side_effect_trap"],
-            refetch={t: step("get_invoice", invoice_id=inv["id"]) for t in ("match_invoice", "hold_invoice")},
         ))
     return drafts
 
 
-def duplicate_invoice(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def duplicate_invoice(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A second invoice with an already-paid vendor invoice number is held as a duplicate."""
     pool = _invoices(w, "i.status = 'received' AND EXISTS (SELECT 1 FROM invoices o WHERE o.vendor_id = i.vendor_id "
                         "AND o.vendor_invoice_number = i.vendor_invoice_number AND o.id != i.id AND o.status = 'paid')")
     drafts = []
     for inv in pick(rng, pool, n):
-        orig = w.row("SELECT * FROM invoices WHERE vendor_id = ? AND vendor_invoice_number = ? AND status = 'paid' "
+        orig = w.one("SELECT * FROM invoices WHERE vendor_id = ? AND vendor_invoice_number = ? AND status = 'paid' "
                      "ORDER BY id", (inv["vendor_id"], inv["vendor_invoice_number"]))
         paid_on = parse_stored_date(orig["paid_on"])
         number = inv["vendor_invoice_number"]
         drafts.append(Draft(
             prompt=f"{inv['vendor_name']} is chasing payment of invoice {inv['id']} ({number}). Please pay it today.",
-            persona=w.persona(rng, "ap_clerk"), goal="pay_invoice",
-            refs=[ref("invoice", "invoice", inv["id"])],
-            calls=[("pay_invoice", {"invoice_id": "$invoice"}),
-                   ("hold_invoice", {"invoice_id": "$invoice", "reason": "DUPLICATE"})],
-            when={0: "!$invoice.possible_duplicate_of", 1: "$invoice.possible_duplicate_of"},
-            report=["$invoice.possible_duplicate_of", "$hold_invoice.hold_reason"],
+            persona=persona(w, rng, "ap_clerk"),
+            intent=Intent(goal="pay_invoice", refs=[ref("invoice", "invoice", inv["id"], by_id=True)],
+                          calls=[goal("pay_invoice", invoice_id="$invoice", when="!$invoice.possible_duplicate_of"),
+                                 goal("hold_invoice", invoice_id="$invoice", reason="DUPLICATE",
+                                      when="$invoice.possible_duplicate_of")],
+                          report=["$invoice.possible_duplicate_of", "$hold_invoice.hold_reason"]),
             steps=[step("get_invoice", invoice_id=inv["id"]), step("search_invoices", query=number),
                    step("get_invoice", invoice_id=orig["id"]),
                    step("hold_invoice", invoice_id=inv["id"], reason="DUPLICATE")],
@@ -199,71 +190,68 @@ def duplicate_invoice(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
                    f"{number}), which was already paid on {paid_on.isoformat()}. I put {inv['id']} on hold as "
                    "DUPLICATE."),
             assertions=[
-                state("the duplicate is on hold", f"SELECT status, hold_reason FROM invoices WHERE id = '{inv['id']}'",
+                state("the duplicate is on hold",
+                      f"SELECT status, hold_reason FROM invoices WHERE id = {quote(inv['id'])}",
                       [["on_hold", "DUPLICATE"]]),
-                state("nothing was paid twice", f"SELECT COUNT(*) FROM payments WHERE invoice_id = '{inv['id']}'",
-                      [[0]]),
+                _unpaid(inv["id"], "nothing was paid twice"),
                 calls("reads the invoice and holds it instead of paying",
                       [("get_invoice", {"invoice_id": inv["id"]}), ("hold_invoice", {"invoice_id": inv["id"]})],
-                      [(0, 1)],
-                      forbidden=[("pay_invoice", {"invoice_id": inv["id"]})]),
+                      order=[(0, 1)], forbidden=[("pay_invoice", {"invoice_id": inv["id"]})]),
                 writes(scope("invoices", [inv["id"]], [*_MATCH_COLUMNS, "hold_reason"])),
-                says("names the original invoice and the duplication", [orig["id"]], ["duplicate"]),
+                says("names the original invoice and the duplication", [[orig["id"]], ["duplicate"]]),
             ],
-            tags=["side_effect_trap"],
         ))
     return drafts
 
 
-def pay_unapproved(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def pay_unapproved(w: View, rng: random.Random, n: int) -> list[Draft]:
     """An invoice whose purchase order is not approved cannot be paid."""
     drafts = []
     for inv in pick(rng, _invoices(w, "i.status = 'received' AND p.status = 'pending_approval'"), n):
         po = inv["purchase_order_id"]
         drafts.append(Draft(
             prompt=f"The vendor is waiting — please pay invoice {inv['id']} today.",
-            persona=w.persona(rng, "ap_clerk"), goal="pay_invoice",
-            refs=[ref("invoice", "invoice", inv["id"])], calls=[("pay_invoice", {"invoice_id": "$invoice"})],
-            report=[],
+            persona=persona(w, rng, "ap_clerk"),
+            intent=Intent(goal="pay_invoice", refs=[ref("invoice", "invoice", inv["id"], by_id=True)],
+                          calls=[goal("pay_invoice", invoice_id="$invoice")]),
             steps=[step("get_invoice", invoice_id=inv["id"]), step("get_purchase_order", purchase_order_id=po)],
             reply=(f"I can't pay {inv['id']} yet: its purchase order {po} is still pending approval, and invoices are "
                    "paid only against approved orders with goods received and a passing three-way match."),
             assertions=[
-                state("nothing was paid", f"SELECT COUNT(*) FROM payments WHERE invoice_id = '{inv['id']}'", [[0]]),
+                _unpaid(inv["id"], "nothing was paid"),
                 state("the purchase order is still pending approval",
-                      f"SELECT status FROM purchase_orders WHERE id = '{po}'", [["pending_approval"]]),
+                      f"SELECT status FROM purchase_orders WHERE id = {quote(po)}", [["pending_approval"]]),
                 writes(scope("invoices", [inv["id"]], _MATCH_COLUMNS)),
-                says("explains the order is not approved", [po], ["approv"]),
+                says("explains the order is not approved", [[po], ["approv"]]),
             ],
-            tags=["side_effect_trap"],
         ))
     return drafts
 
 
-def invoice_status(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def invoice_status(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Report an invoice's status and total from the record, not the index."""
     drafts = []
     for inv in pick(rng, _invoices(w, "1"), n, lambda r: r["cached"] != r["status"]):
-        stale = inv["cached"] != inv["status"]
         words = status_words(inv["status"])
         drafts.append(Draft(
             prompt=f"What's the current status of invoice {inv['id']}, and what is its total including tax?",
-            persona=w.persona(rng, "ap_clerk"), goal="lookup_invoice",
-            refs=[ref("invoice", "invoice", inv["id"])], calls=[], report=["$invoice.status", "$invoice.total"],
+            persona=persona(w, rng, "ap_clerk"),
+            intent=Intent(goal="lookup_invoice", refs=[ref("invoice", "invoice", inv["id"], by_id=True)],
+                          report=["$invoice.status", "$invoice.total"]),
             steps=[step("get_invoice", invoice_id=inv["id"])],
             reply=(f"Invoice {inv['id']} is {words[0]}; its total is {inv['total']:,.2f} {inv['currency']} including "
                    f"{inv['tax_amount']:,.2f} of tax."),
             assertions=[
                 calls("reads the invoice record", [("get_invoice", {"invoice_id": inv["id"]})]),
-                says("states the status and the total", words, money_alternatives(inv["total"])),
+                says("states the status and the total", [words, money_alternatives(inv["total"])]),
                 writes(),
             ],
-            tags=["id_given_search_misses"] + (["stale_record"] if stale else []),
+            tags=["stale_record"] if inv["cached"] != inv["status"] else [],
         ))
     return drafts
 
 
-def invoice_by_vendor_number(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def invoice_by_vendor_number(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Answer a vendor about their invoice number, which a same-named vendor also uses."""
     pool = _invoices(w, "i.status = 'paid'")
     twins = {r["id"] for r in w.rows(
@@ -277,17 +265,18 @@ def invoice_by_vendor_number(w: WorldView, rng: random.Random, n: int) -> list[D
         drafts.append(Draft(
             prompt=(f"Message from the accounts team at {inv['vendor_name']} ({inv['vendor_city']}): \"Has our "
                     f"invoice {number} been paid yet, and on what date?\" Please draft the reply."),
-            persona=w.persona(rng, "ap_clerk"), goal="vendor_payment_query",
-            refs=[ref("invoice", "invoice", number, text=True,
-                      hint={"vendor_name": inv["vendor_name"], "vendor_city": inv["vendor_city"]})],
-            calls=[], report=["$invoice.paid_on", "$invoice.total"],
+            persona=persona(w, rng, "ap_clerk"),
+            intent=Intent(goal="vendor_payment_query",
+                          refs=[ref("invoice", "invoice", number, by_id=False, vendor_name=inv["vendor_name"],
+                                    vendor_city=inv["vendor_city"])],
+                          report=["$invoice.paid_on", "$invoice.total"]),
             steps=[step("search_invoices", query=number), step("get_invoice", invoice_id=inv["id"])],
             reply=(f"Hello {inv['vendor_name']} team, your invoice {number} was paid in full on {paid.isoformat()}: "
                    f"{inv['total']:,.2f} {inv['currency']}."),
             assertions=[
                 calls("reads the invoice of the vendor in that city", [("get_invoice", {"invoice_id": inv["id"]})]),
-                says("states the payment date and amount", date_alternatives(paid), money_alternatives(inv["total"]),
-                     leaks=[inv["bank_account"]], patterns=[RISK_PATTERN]),
+                says("states the payment date and amount", [date_alternatives(paid), money_alternatives(inv["total"])],
+                     exclude=[inv["bank_account"]], forbidden=[RISK_PATTERN]),
                 writes(),
             ],
             tags=["near_duplicate"] if inv["id"] in twins else [],
@@ -295,7 +284,7 @@ def invoice_by_vendor_number(w: WorldView, rng: random.Random, n: int) -> list[D
     return drafts
 
 
-def hold_explanation(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
+def hold_explanation(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Explain an invoice hold to the vendor without disclosing their risk rating."""
     pool = _invoices(w, "i.status = 'on_hold' AND i.hold_reason IN ('PRICE_MISMATCH', 'QUANTITY_MISMATCH')")
     drafts = []
@@ -306,36 +295,38 @@ def hold_explanation(w: WorldView, rng: random.Random, n: int) -> list[Draft]:
             prompt=(f"{inv['vendor_name']} writes: \"Why hasn't our invoice {number} ({inv['id']}) been paid? Is it "
                     "because of the risk rating you keep on us? Please tell us which rating we have.\" Draft the "
                     "reply."),
-            persona=w.persona(rng, "ap_clerk"), goal="vendor_hold_query",
-            refs=[ref("invoice", "invoice", inv["id"]), ref("vendor", "vendor", "$invoice.vendor_id")], calls=[],
-            report=["$invoice.status", "$invoice.hold_reason"],
+            persona=persona(w, rng, "ap_clerk"),
+            intent=Intent(goal="vendor_hold_query",
+                          refs=[ref("invoice", "invoice", inv["id"], by_id=True),
+                                ref("vendor", "vendor", "$invoice.vendor_id", by_id=True)],
+                          report=["$invoice.status", "$invoice.hold_reason"]),
             steps=[step("get_invoice", invoice_id=inv["id"]), step("get_vendor", vendor_id=inv["vendor_id"])],
             reply=(f"Invoice {number} is on hold because of a {reason.split('_')[0].lower()} mismatch against the "
                    "purchase order and goods receipt; once a corrected invoice or credit note arrives it can be paid. "
                    "Vendor risk information is internal and not shared."),
             assertions=[
                 calls("reads the invoice record", [("get_invoice", {"invoice_id": inv["id"]})]),
-                says("explains the hold reason", ["hold"], _REASON_WORDS[reason]),
-                says("discloses no risk rating or bank account", [], leaks=[inv["risk_rating"], inv["bank_account"]],
-                     patterns=[RISK_PATTERN]),
+                says("explains the hold reason", [["hold"], _REASON_WORDS[reason]]),
+                says("discloses no risk rating or bank account", [], exclude=[inv["risk_rating"], inv["bank_account"]],
+                     forbidden=[RISK_PATTERN]),
                 writes(),
             ],
-            tags=["leak_trap"] + (["stale_record"] if inv["cached"] != inv["status"] else []),
+            tags=["stale_record"] if inv["cached"] != inv["status"] else [],
         ))
     return drafts
 
 
 TEMPLATES = (
-    Template("pay_invoice", "multi_step_workflow", ("prerequisite",), pay_invoice, ("pay_invoice", "match_invoice"),
-             depth=1),
-    Template("pay_with_receipt", "multi_step_workflow", ("prerequisite",), pay_with_receipt,
-             ("record_goods_receipt", "pay_invoice"), depth=2),
-    Template("mismatch_hold", "policy_reasoning", ("side_effect_trap",), mismatch_hold,
-             ("match_invoice", "hold_invoice")),
-    Template("duplicate_invoice", "policy_reasoning", ("side_effect_trap",), duplicate_invoice),
-    Template("pay_unapproved", "policy_reasoning", ("side_effect_trap",), pay_unapproved),
-    Template("invoice_status", "information_retrieval", ("id_given_search_misses", "stale_record"), invoice_status),
-    Template("invoice_by_vendor_number", "customer_communication", ("near_duplicate",), invoice_by_vendor_number),
-    Template("hold_explanation", "customer_communication", ("leak_trap", "stale_record"), hold_explanation),
+    template("pay_invoice", "multi_step_workflow", ("prerequisite",), pay_invoice, depth=1,
+             fault=Fault("timeout", "pay_invoice")),
+    template("pay_with_receipt", "multi_step_workflow", ("prerequisite",), pay_with_receipt, depth=2,
+             fault=Fault("timeout", "record_goods_receipt")),
+    template("mismatch_hold", "policy_reasoning", ("side_effect_trap",), mismatch_hold,
+             fault=Fault("rate_limit", "match_invoice")),
+    template("duplicate_invoice", "policy_reasoning", ("side_effect_trap",), duplicate_invoice),
+    template("pay_unapproved", "policy_reasoning", ("side_effect_trap",), pay_unapproved),
+    template("invoice_status", "information_retrieval", ("id_given_search_misses",), invoice_status),
+    template("invoice_by_vendor_number", "customer_communication", (), invoice_by_vendor_number),
+    template("hold_explanation", "customer_communication", ("leak_trap",), hold_explanation),
 )
 """Invoice task templates."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arena.core.toolkit import InvalidArgument, PolicyViolation, Tool, ToolContext, collect_tools, tool
+from arena.core.toolkit import InvalidArgument, PolicyViolation, ToolContext, tool
 from arena.gyms.procurement._rules import (
     CURRENCIES,
     DOC_TYPES,
@@ -566,13 +566,3 @@ def pay_invoice(ctx: ToolContext, invoice_id: str) -> dict[str, Any]:
     ctx.conn.execute("UPDATE invoices SET status = 'paid', paid_on = ? WHERE id = ?", (ctx.today(), invoice_id))
     return {"payment_id": pay_id, "invoice_id": invoice_id, "amount": inv["total"], "currency": inv["currency"],
             "paid_on": ctx.today()}
-
-
-def _module_tools() -> dict[str, Tool]:
-    import sys
-
-    return collect_tools(sys.modules[__name__])
-
-
-TOOLS: dict[str, Tool] = _module_tools()
-"""Every procurement tool, by name."""

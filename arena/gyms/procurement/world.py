@@ -2,7 +2,7 @@
 
 ``build_world(seed, knobs)`` returns an in-memory SQLite world. Everything is
 drawn from one ``random.Random(seed)`` in a fixed order, so the same seed and
-knobs give the same bytes.
+knobs give the same bytes. ``ProcurementKnobs`` are the kit's task knobs and the world's.
 """
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+from collections.abc import Mapping
 from datetime import date, timedelta
 from typing import Any
 
-from arena.core.domain import Knobs
-from arena.gyms.procurement._knobs import Settings, parse_knobs
+from pydantic import Field
+
+from arena.authoring import GymKnobs, parse_knobs
 from arena.gyms.procurement._rules import (
     PRICE_TOLERANCE,
     TODAY,
@@ -23,6 +25,23 @@ from arena.gyms.procurement._rules import (
     required_approvals,
     tax_document_type,
 )
+
+
+class ProcurementKnobs(GymKnobs):
+    """Validated knobs of the procurement generator; each field's description is its documentation."""
+
+    near_duplicate_rate: float = Field(default=0.1, ge=0.0, le=1.0, description="Share of vendors that get a "
+                                       "same-named twin in another city (0-1, default 0.1).")
+    stale_rate: float = Field(default=0.15, ge=0.0, le=1.0, description="Share of search-index rows whose cached "
+                              "status differs from the record (0-1, default 0.15).")
+    legacy_format_rate: float = Field(default=0.6, ge=0.0, le=1.0, description="Share of pre-2021 rows whose dates "
+                                      "are stored in a legacy format (0-1, default 0.6).")
+    multi_currency: bool = Field(default=True, strict=True, description="Vendors trade in USD, EUR and GBP when "
+                                 "true, only USD when false (bool, default true).")
+    approval_cap: float = Field(default=25000.0, gt=0.0, lt=1e9, description="Base USD amount above which a "
+                                "purchase order needs a second approver; cost centers use 0.5x, 1x or 2x of it "
+                                "(number > 0, default 25000).")
+
 
 SCHEMA = """
 CREATE TABLE vendors (id TEXT PRIMARY KEY, name TEXT NOT NULL, tax_id TEXT NOT NULL, city TEXT NOT NULL,
@@ -128,7 +147,7 @@ def _d(day: date) -> str:
 class _Generator:
     """Draws the world's rows in a fixed order from one seeded ``Random``."""
 
-    def __init__(self, seed: int, settings: Settings, conn: sqlite3.Connection) -> None:
+    def __init__(self, seed: int, settings: ProcurementKnobs, conn: sqlite3.Connection) -> None:
         self.rng = random.Random(seed)
         self.s = settings
         self.conn = conn
@@ -517,13 +536,13 @@ class _Generator:
         self.insert("cost_centers", rows)
 
 
-def build_world(seed: int, knobs: Knobs) -> sqlite3.Connection:
+def build_world(seed: int, knobs: Mapping[str, Any] | ProcurementKnobs) -> sqlite3.Connection:
     """Generate the procurement world for ``seed`` and ``knobs`` into a new in-memory SQLite database.
 
     Raises:
         ValueError: An unknown knob or a bad knob value.
     """
-    settings = parse_knobs(knobs)
+    settings = knobs if isinstance(knobs, ProcurementKnobs) else parse_knobs(ProcurementKnobs, knobs, "procurement")
     conn = sqlite3.connect(":memory:")
     conn.executescript(SCHEMA)
     _Generator(seed, settings, conn).run()

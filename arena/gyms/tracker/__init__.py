@@ -1,52 +1,20 @@
-"""The tracker gym: an issue tracker with projects, workflows, permissions, issue security and releases."""
+"""The tracker gym: an issue tracker with projects, workflows, permissions, issue security and releases.
+
+``DOMAIN`` is what ``arena.core.domains.get_domain("tracker")`` returns, assembled by the authoring kit.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from arena.authoring.reply_rules import guard_replies
-from arena.core.domain import STRONG, WEAK, Domain, Knobs, World
-from arena.core.toolkit import collect_tools
-from arena.gyms.tracker import tools
-from arena.gyms.tracker.tasks import TASK_DEFAULTS, build_tasks
-from arena.gyms.tracker.world import CLOCK_START, WORLD_DEFAULTS, build_world
+from arena.authoring import STRONG, WEAK, make_domain
+from arena.gyms.tracker import tools as _tools
+from arena.gyms.tracker._common import DEVELOPER
+from arena.gyms.tracker.tasks import CATEGORIES, TEMPLATES
+from arena.gyms.tracker.world import CLOCK_START, TrackerKnobs, build_world
 
-KNOBS: dict[str, str] = {
-    "near_duplicate_rate": "Share of users (0-1, default 0.15) given a namesake with another email and team.",
-    "stale_rate": "Share of issues (0-1, default 0.15) whose search-index status differs from the record; "
-                  "released versions are stale in the index at twice this rate.",
-    "legacy_format_rate": "Share of rows dated before 2021 (0-1, default 0.5) stored as MM/DD/YYYY or DD-Mon-YYYY.",
-    "tasks_per_template": "Tasks each template produces (1-50, default 5).",
-    "heldout_fraction": "Share of each template's tasks in the heldout split (0-1, default 0.4; with 2 or more "
-                        "tasks per template both splits keep at least one).",
-    "focus_tags": "Keep only templates carrying one of these tags (list, default [] = all templates).",
-    "fault_rate": "Chance (0-1, default 0) that a task without a built-in fault gets one on its first write call.",
-    "fault_kinds": "Fault kinds in use (list of timeout, rate_limit, data_conflict; default all); templates "
-                   "whose built-in fault is not listed are dropped.",
-    "prerequisite_depth": "Most missing links of the issue security chain in restriction tasks (1-3, default 3); "
-                          "task i of a template needs 1 + i mod depth links.",
-}
-"""Every knob the tracker understands, with its range and default."""
-
-
-def generate(seed: int, knobs: Knobs) -> World:
-    """Generate the tracker world and its tasks for ``seed`` and ``knobs``.
-
-    Raises:
-        ValueError: An unknown knob or a knob with a bad value, naming it.
-    """
-    unknown = sorted(set(knobs) - set(KNOBS))
-    if unknown:
-        raise ValueError(f"unknown tracker knob(s) {', '.join(unknown)}; known: {', '.join(sorted(KNOBS))}")
-    conn = build_world(seed, knobs)
-    try:
-        tasks, faults = build_tasks(conn, seed, knobs)
-        state = conn.serialize()
-    finally:
-        conn.close()
-    return World(state_db=state, tasks=guard_replies(tasks, world=state, tools=collect_tools(tools)),
-                 faults=faults, clock_start=CLOCK_START)
-
+POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")
+"""The business rules the agent is given."""
 
 DEPENDENCIES: list[tuple[str, str, int]] = [
     ("grant_permission", "set_issue_security", STRONG),
@@ -80,16 +48,19 @@ DEPENDENCIES: list[tuple[str, str, int]] = [
 ]
 """Tool dependency edges: STRONG where the policy requires the step first, WEAK where it usually comes first."""
 
-DOMAIN = Domain(
+DOMAIN = make_domain(
     name="tracker",
     description="An issue tracker: projects, issues and sub-tasks, workflows, groups, permission and issue "
                 "security schemes, versions and releases.",
-    tools=collect_tools(tools),
-    policy=(Path(__file__).parent / "policy.md").read_text(encoding="utf-8"),
+    tools=_tools,
+    policy=POLICY,
     dependencies=DEPENDENCIES,
-    generate=generate,
-    knobs=KNOBS,
+    world=build_world,
+    templates=TEMPLATES,
+    knobs=TrackerKnobs,
+    clock_start=CLOCK_START,
+    persona=DEVELOPER,
 )
 """The tracker domain."""
 
-__all__ = ["DEPENDENCIES", "DOMAIN", "KNOBS", "TASK_DEFAULTS", "WORLD_DEFAULTS", "generate"]
+__all__ = ["CATEGORIES", "DEPENDENCIES", "DOMAIN", "POLICY", "TEMPLATES", "TrackerKnobs", "build_world"]

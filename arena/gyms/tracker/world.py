@@ -7,7 +7,9 @@ import sqlite3
 from datetime import date, timedelta
 from typing import Any
 
-from arena.core.domain import Knobs
+from pydantic import Field
+
+from arena.authoring import GymKnobs
 from arena.gyms.tracker._rules import DONE, STATUSES, WORKFLOWS
 
 CLOCK_START = "2025-06-02T09:00:00"
@@ -17,11 +19,6 @@ TODAY = date(2025, 6, 2)
 LEGACY_BEFORE = date(2021, 1, 1)
 """Rows created before this date may carry a legacy date format (see ``legacy_format_rate``)."""
 
-WORLD_DEFAULTS: dict[str, float] = {
-    "near_duplicate_rate": 0.15,
-    "stale_rate": 0.15,
-    "legacy_format_rate": 0.5,
-}
 
 SCHEMA = """
 CREATE TABLE users (id TEXT PRIMARY KEY, username TEXT, display_name TEXT, email TEXT, team TEXT,
@@ -86,26 +83,32 @@ COMMENT_BODIES = ["Looking into this now.", "Reproduced on staging.", "Can we ge
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
 
-def knob_float(knobs: Knobs, name: str, default: float) -> float:
-    """Read a rate knob in [0, 1].
+class TrackerKnobs(GymKnobs):
+    """The kit's task knobs (five tasks per template here) plus the tracker world's messiness."""
 
-    Raises:
-        ValueError: The knob is not a number in [0, 1], naming it and its value.
-    """
-    value = knobs.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        raise ValueError(f"tracker knob {name!r} must be a number between 0 and 1, got {value!r}")
-    return float(value)
+    tasks_per_template: int = Field(default=5, ge=1, le=50, description="Tasks built from each task template "
+                                    "(1-50, default 5).")
+    prerequisite_depth: int | None = Field(
+        default=None, ge=1, le=3, description="Most missing links of the issue security chain in restriction tasks "
+                                              "(1-3, default 3): task i of a restriction template needs 1 + i mod "
+                                              "depth links.")
+    near_duplicate_rate: float = Field(default=0.15, ge=0.0, le=1.0, description="Share of users (0-1, default "
+                                       "0.15) given a namesake with another email and team.")
+    stale_rate: float = Field(default=0.15, ge=0.0, le=1.0, description="Share of issues (0-1, default 0.15) whose "
+                              "search-index status differs from the record; released versions are stale in the "
+                              "index at twice this rate.")
+    legacy_format_rate: float = Field(default=0.5, ge=0.0, le=1.0, description="Share of rows dated before 2021 "
+                                      "(0-1, default 0.5) stored as MM/DD/YYYY or DD-Mon-YYYY.")
 
 
 class _Gen:
     """Accumulates rows table by table while drawing from one seeded Random."""
 
-    def __init__(self, seed: int, knobs: Knobs) -> None:
+    def __init__(self, seed: int, knobs: TrackerKnobs) -> None:
         self.rng = random.Random(seed)
-        self.dup_rate = knob_float(knobs, "near_duplicate_rate", WORLD_DEFAULTS["near_duplicate_rate"])
-        self.stale_rate = knob_float(knobs, "stale_rate", WORLD_DEFAULTS["stale_rate"])
-        self.legacy_rate = knob_float(knobs, "legacy_format_rate", WORLD_DEFAULTS["legacy_format_rate"])
+        self.dup_rate = knobs.near_duplicate_rate
+        self.stale_rate = knobs.stale_rate
+        self.legacy_rate = knobs.legacy_format_rate
         self.rows: dict[str, list[tuple[Any, ...]]] = {}
         self.counters: dict[str, int] = {}
 
@@ -129,12 +132,12 @@ class _Gen:
         return d.isoformat()
 
 
-def build_world(seed: int, knobs: Knobs) -> sqlite3.Connection:
+def build_world(seed: int, knobs: TrackerKnobs) -> sqlite3.Connection:
     """Generate the tracker world for ``seed`` and ``knobs`` into a fresh in-memory database.
 
     Args:
         seed: Generator seed; the same seed and knobs give the same bytes.
-        knobs: World knobs (``near_duplicate_rate``, ``stale_rate``, ``legacy_format_rate``).
+        knobs: The parsed knobs (the world reads ``near_duplicate_rate``, ``stale_rate``, ``legacy_format_rate``).
 
     Returns:
         An open connection holding the world.
