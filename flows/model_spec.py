@@ -266,10 +266,23 @@ def _registered_agent(spec: ModelSpec, settings: GymloopSettings, params_path: P
 
 def _transformers_agent(spec: ModelSpec, settings: GymloopSettings, params_path: Path | None,
                         registry: Registry | None) -> Agent:
+    return local_checkpoint_agent(spec.name, settings)
+
+
+def local_checkpoint_agent(checkpoint: str, settings: GymloopSettings, *, sampled: bool = False) -> Agent:
+    """The agent playing a local transformers checkpoint folder.
+
+    Args:
+        checkpoint: The checkpoint folder.
+        settings: Generation limits, sampling settings and the seed.
+        sampled: The agent plays training rollouts (or the gate's baseline attempts): it samples with
+            ``local_train_sampling``; otherwise it decodes with ``local_eval_sampling`` (greedy by default).
+    """
     from arena.agents.transformers_agent import TransformersAgent, TransformersConfig
 
-    return TransformersAgent(TransformersConfig(checkpoint=spec.name, max_new_tokens=settings.local_max_new_tokens,
-                                                max_steps=settings.local_max_steps, seed=settings.seed))
+    return TransformersAgent(TransformersConfig(
+        checkpoint=checkpoint, max_new_tokens=settings.local_max_new_tokens, max_steps=settings.local_max_steps,
+        sampling=settings.local_train_sampling if sampled else settings.local_eval_sampling, seed=settings.seed))
 
 
 def _llm_agent(spec: ModelSpec, settings: GymloopSettings, params_path: Path | None,
@@ -308,8 +321,13 @@ def registered_spec(info: ModelInfo) -> ModelSpec:
                      params_hash=info.params_hash)
 
 
-def agent_for_model(info: ModelInfo, settings: GymloopSettings) -> Agent:
+def agent_for_model(info: ModelInfo, settings: GymloopSettings, *, sampled: bool = False) -> Agent:
     """The agent playing a registered model (a round's model in or out).
+
+    Args:
+        info: The registered model.
+        settings: The campaign's settings.
+        sampled: The agent plays training rollouts or the gate's baseline attempts (a local checkpoint samples).
 
     Raises:
         ValueError: A reference model without its parameters artifact.
@@ -318,7 +336,7 @@ def agent_for_model(info: ModelInfo, settings: GymloopSettings) -> Agent:
     if spec.form == "llm":  # the endpoint is where the settings send requests; the registry never stores it
         return agent_for(spec.model_copy(update={"endpoint": settings.api_base}), settings)
     if spec.form == "transformers":
-        return agent_for(spec, settings)
+        return local_checkpoint_agent(spec.name, settings, sampled=sampled)
     if not info.artifact:
         raise ValueError(f"reference model {spec.label} has no parameters artifact")
     from arena.agents.reference import PolicyParams, ReferencePolicy

@@ -25,6 +25,7 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as SourceError
 
+from arena.agents.transformers_agent import Sampling
 from arena.core.domains import BUILTIN_DOMAINS, GymLoadError, available_domains
 from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
 from arena.core.text import clip
@@ -113,6 +114,10 @@ class GymloopSettings(BaseSettings):
         trl: Settings of the ``trl`` trainer (method, steps, LoRA, ...; ``[trl]`` in gymloop.toml).
         local_max_new_tokens: Tokens a local checkpoint generates per turn in evaluation and rollouts.
         local_max_steps: Model turns of a local checkpoint in one episode.
+        local_train_sampling: How a local checkpoint samples its training rollouts and the factory gate's baseline
+            attempts (temperature, top-p, top-k; each rollout draws from its own seed, so a task's attempts differ
+            and each repeats exactly).
+        local_eval_sampling: How a local checkpoint decodes on the held-out suite (greedy by default).
         max_rounds: Stop after this many rounds.
         plateau_rounds: Stop when lift stayed under ``plateau_lift`` this many rounds.
         plateau_lift: Lift under which a round counts as a plateau.
@@ -175,6 +180,8 @@ class GymloopSettings(BaseSettings):
     trl: TRLConfig = Field(default_factory=TRLConfig)
     local_max_new_tokens: int = Field(default=256, ge=1)
     local_max_steps: int = Field(default=8, ge=1)
+    local_train_sampling: Sampling = Field(default_factory=lambda: Sampling(temperature=1.0))
+    local_eval_sampling: Sampling = Field(default_factory=Sampling)
     max_rounds: int = Field(default=3, ge=1, le=1000)
     plateau_rounds: int = Field(default=2, ge=1)
     plateau_lift: float = Field(default=0.005, ge=0)

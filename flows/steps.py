@@ -19,6 +19,7 @@ from typing import Any
 
 from arena.agents.base import Agent
 from arena.agents.reference import PolicyParams
+from arena.agents.transformers_agent import LOCAL_PREFIX
 from arena.core.domains import get_domain
 from arena.core.episode import EpisodeRecord
 from arena.core.metrics import Metrics, Outcome, compute_metrics, metrics_by, paired_lift
@@ -135,9 +136,16 @@ def initial_model(registry: Registry, settings: GymloopSettings) -> ModelInfo:
     return model_spec.register_start(registry, settings)
 
 
-def make_agent(info: ModelInfo, settings: GymloopSettings) -> Agent:
-    """The agent playing a registered model."""
-    return model_spec.agent_for_model(info, settings)
+def make_agent(info: ModelInfo, settings: GymloopSettings, *, sampled: bool = False) -> Agent:
+    """The agent playing a registered model.
+
+    Args:
+        info: The model.
+        settings: The campaign's settings.
+        sampled: The agent plays training rollouts (or the gate's baseline attempts): a local checkpoint samples
+            with ``local_train_sampling``; otherwise it decodes with ``local_eval_sampling`` (greedy by default).
+    """
+    return model_spec.agent_for_model(info, settings, sampled=sampled)
 
 
 @cache
@@ -222,7 +230,7 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
     if not todo:
         return []
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
-    agent = make_agent(local_model(registry.model(model_id), settings), settings)
+    agent = make_agent(local_model(registry.model(model_id), settings), settings, sampled=stage == TRAIN)
     config = rollout_config(settings, agent)
     with batch_running() as stop, EpisodeSink(registry, round_id, stage, model_id) as sink:
         if settings.arena_backend == "docker":
@@ -273,7 +281,8 @@ def weakness_entries(report: WeaknessReport) -> list[WeaknessEntry]:
 
 
 def variant_requests(settings: GymloopSettings, report: WeaknessReport, base: Sequence[Pack], round_index: int,
-                     pool: Sequence[TaskRef], baseline: PolicyParams | None, key: str) -> list[VariantRequest]:
+                     pool: Sequence[TaskRef], baseline: PolicyParams | None, key: str,
+                     baseline_model: str = "reference") -> list[VariantRequest]:
     """The factory requests of a round: one per domain, aimed at the report's weaknesses.
 
     The weaknesses are ranked and weighted by practice value (``curriculum.coverage_ranked``: failures explained
@@ -290,6 +299,8 @@ def variant_requests(settings: GymloopSettings, report: WeaknessReport, base: Se
             (``None`` for another kind of model).
         key: What identifies the campaign and its model in the requests' idempotency keys (two campaigns
             starting from the same model ask for different variants, so their keys must differ).
+        baseline_model: The gate's baseline as the factory names it (``reference``, or a local checkpoint
+            ``local:<name>@<version>`` the embedded factory plays sampled).
     """
     untargeted = settings.arm == "random-variants"
     if settings.variants_per_round == 0 or settings.arm == "uniform" or not (report.weaknesses or untargeted):
@@ -311,7 +322,7 @@ def variant_requests(settings: GymloopSettings, report: WeaknessReport, base: Se
         requests.append(VariantRequest(
             domain=pack.manifest.domain, targets=targets, variants=settings.variants_per_round,
             tasks_per_variant=settings.tasks_per_variant, seed=settings.seed * 1000 + round_index,
-            parent_pack_id=pack.id, baseline_model="reference", baseline_params=inline, gate=gate,
+            parent_pack_id=pack.id, baseline_model=baseline_model, baseline_params=inline, gate=gate,
             idempotency_key=f"{pack.manifest.domain}-{round_index}-{key}"
                             + ("-untargeted" if untargeted else ""),
         ))
@@ -333,12 +344,17 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
         campaign: The campaign's name (part of the requests' idempotency keys).
     """
     baseline = PolicyParams.load(model.artifact) if model.kind == "reference" and model.artifact else None
+    # A local checkpoint plays in the embedded factory as it plays its training rollouts (sampled), named in the
+    # request by name and version; reference parameters go inline.
+    local = model.kind == "transformers" and bool(model.artifact) and not settings.factory_url
     requests = variant_requests(settings, report, base, round_index, task_refs(pool if pool is not None else base),
                                 baseline, f"{campaign}/{model.params_hash or model.id}" if campaign
-                                else model.params_hash or str(model.id))
+                                else model.params_hash or str(model.id),
+                                f"{LOCAL_PREFIX}{model.name}@{model.version}" if local else "reference")
     if not requests:
         return []
-    client = make_factory_client(settings.factory_url, token=settings.factory_token)
+    options = {"baseline": make_agent(model, settings, sampled=True)} if local else {}
+    client = make_factory_client(settings.factory_url, token=settings.factory_token, **options)
     return [client.request(request, timeout=600.0) for request in requests]
 
 

@@ -2,8 +2,9 @@
 
 Files written under ``out_dir``:
 
-- ``sft.jsonl``: one OpenAI chat fine-tuning row per verified successful episode
-  (``messages`` with the assistant's tool calls and the tool results, and ``tools``);
+- ``sft.jsonl``: one chat row per verified successful episode (``messages`` with the assistant's tool calls and
+  the tool results, and ``tools``), rendered exactly as a local checkpoint reads the episode when it plays
+  (``arena.agents.transcript``: the same system prompt, tool-call messages and tool-result JSON);
 - ``dpo.jsonl``: preference pairs in the conversational prompt/chosen/rejected form, the chosen
   episode passed and the rejected one failed on the same task;
 - ``grpo.jsonl``: one row per task group: ``prompt``, the k ``completions`` and their ``rewards``;
@@ -21,10 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.agents import transcript
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
 from curriculum import Wave
-from trainers._chat import completion_messages, prompt_messages, tool_schemas
 from trainers.base import register_trainer
 from trainers.models import ModelRef, TrainerError
 
@@ -86,7 +87,7 @@ Rollouts of model `{model_ref.ref}` on the tasks of curriculum wave {wave.round_
 
 | file | rows | content |
 | --- | --- | --- |
-| `{SFT_FILE}` | {summary.sft} | verified successful episodes as OpenAI chat rows (`messages`, `tools`) |
+| `{SFT_FILE}` | {summary.sft} | verified successful episodes as chat rows (`messages`, `tools`) |
 | `{DPO_FILE}` | {summary.dpo} | preference pairs (`prompt`, `chosen`, `rejected`): passed vs failed on the same task |
 | `{GRPO_FILE}` | {summary.grpo} | task groups (`prompt`, `completions`, `rewards`) |
 
@@ -101,10 +102,13 @@ Rollouts read: {summary.rollouts} ({summary.invalid} invalid, skipped); tasks: {
 
 ## Format notes
 
-- A trajectory is rebuilt from the episode's trace: each tool call is an assistant message with one
-  `tool_calls` entry (id `call_<step>`), followed by a `tool` message with the same `tool_call_id`
-  holding the JSON result or error; the last message is the assistant's reply.
-- The system message is the pack's policy and the persona; the user message is the task prompt.
+- A trajectory is rebuilt from the episode's trace exactly as gymloop's agents read it: each tool call is an
+  assistant message (empty `content`) with one `tool_calls` entry whose `arguments` is a JSON object (the
+  Hugging Face chat-template convention TRL reads; the OpenAI fine-tuning API wants it as a JSON string),
+  followed by a `tool` message (`name`, the JSON result or error as `content`); the last message is the
+  assistant's reply.
+- The system message is the persona, the rules of the conversation and the pack's policy; the user message is
+  the task prompt.
 - Rewards are the verdict's score (fraction of assertions held).
 """
 
@@ -169,20 +173,23 @@ def export_dataset(out_dir: str | Path, model_ref: ModelRef, wave: Wave, rollout
             raise TrainerError(f"pack {key[0]!r} has no task {key[1]!r} (named by a rollout)") from exc
         summary.packs[pack.id] = pack.manifest.domain
         members = sorted(groups[key], key=lambda r: (r.seed, r.attempt, r.episode_id))
-        prompt = prompt_messages(pack, task)
-        tools = tool_schemas(pack)
+        observation = transcript.observation_of(pack, task.id)
+        prompt = transcript.opening_messages(observation)
+        tools = [spec.openai_schema() for spec in pack.tools]
+        completion = {r.episode_id: transcript.episode_messages(observation, r.trace, r.reply)[len(prompt):]
+                      for r in members}
         winners = [r for r in members if _verified(r)]
         losers = [r for r in members if not r.passed]
         for r in winners:
-            sft.append({"messages": prompt + completion_messages(r), "tools": tools})
+            sft.append({"messages": prompt + completion[r.episode_id], "tools": tools})
             manifest["sft"].append(r.episode_id)
         for chosen, rejected in zip(winners, losers, strict=False):
-            dpo.append({"prompt": prompt, "chosen": completion_messages(chosen),
-                        "rejected": completion_messages(rejected)})
+            dpo.append({"prompt": prompt, "chosen": completion[chosen.episode_id],
+                        "rejected": completion[rejected.episode_id]})
             manifest["dpo"].append([chosen.episode_id, rejected.episode_id])
         if len(members) >= 2:
             grpo.append({"pack_id": key[0], "task_id": key[1], "prompt": prompt, "tools": tools,
-                         "completions": [completion_messages(r) for r in members],
+                         "completions": [completion[r.episode_id] for r in members],
                          "rewards": [r.score for r in members], "passed": [r.passed for r in members]})
             manifest["grpo"].append([r.episode_id for r in members])
     summary.sft, summary.dpo, summary.grpo, summary.tasks = len(sft), len(dpo), len(grpo), len(groups)

@@ -38,7 +38,7 @@ from arena.core.results import Verdict
 from curriculum import Wave
 from trainers.base import register_trainer
 from trainers.models import ModelRef, TrainerError
-from trainers.trl_data import episode_messages, successful_episodes, wave_rows
+from trainers.trl_data import episode_messages, masked_example, successful_episodes, wave_rows
 
 STAGING_PREFIX = ".staging-"
 """Folders under the output folder that a training step is still writing (never a model)."""
@@ -301,18 +301,8 @@ class TRLTrainer:
                  stats: TRLStats) -> Any:
         from datasets import Dataset
         from trl import SFTConfig, SFTTrainer
-        from trl.chat_template_utils import get_training_chat_template
 
-        template = get_training_chat_template(tokenizer)
-        rows = []
-        for episode in episodes:
-            pack = self.packs[episode.pack_id]
-            encoded = tokenizer.apply_chat_template(
-                episode_messages(pack, episode), tools=[s.openai_schema() for s in pack.tools],
-                chat_template=template, return_assistant_tokens_mask=template is not None, return_dict=True)
-            ids = list(encoded["input_ids"])
-            mask = list(encoded.get("assistant_masks") or [1] * len(ids))
-            rows.append({"input_ids": ids, "assistant_masks": mask})
+        rows = sft_examples(tokenizer, self.packs, episodes)
         guard = _NaNGuard()
         args = SFTConfig(**{**self._common_args(staging), **self.config.extra})
         trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
@@ -393,6 +383,66 @@ class TRLTrainer:
             os.replace(folder, final)
         return ModelRef(name=parent.name, version=version, kind="transformers", artifact=str(final),
                         parent=parent.ref, params_hash=digest)
+
+
+def training_template(tokenizer: Any) -> str:
+    """The chat template SFT renders with, one that marks the assistant's tokens.
+
+    The tokenizer's own template when its ``{% generation %}`` markers make the assistant's tokens known, else TRL's
+    training variant of it.
+
+    Raises:
+        TrainerError: The template has no generation markers and TRL knows no training variant of it, so the loss
+            could not be limited to the assistant's tokens.
+    """
+    from trl.chat_template_utils import get_training_chat_template
+
+    try:
+        patched = get_training_chat_template(tokenizer)
+    except ValueError as exc:
+        raise TrainerError("the checkpoint's chat template has no {% generation %} markers and TRL has no training "
+                           "variant of it: add the markers around the assistant's messages so that the loss covers "
+                           "the assistant's tokens only") from exc
+    template = patched if patched is not None else tokenizer.chat_template
+    return str(template["default"] if isinstance(template, dict) else template)
+
+
+def sft_examples(tokenizer: Any, packs: Mapping[str, Pack], episodes: Sequence[EpisodeRecord]) -> list[dict[str, Any]]:
+    """Tokenized SFT examples of episodes, each rendered as the agent reads it, the loss on the assistant's tokens.
+
+    Raises:
+        TrainerError: An episode's pack is not given, or the template cannot mark the assistant's tokens.
+    """
+    template = training_template(tokenizer)
+    rows = []
+    for episode in episodes:
+        pack = packs.get(episode.pack_id)
+        if pack is None:
+            raise TrainerError(f"episode {episode.episode_id} ran on pack {episode.pack_id[:12]}, which the trainer "
+                               "was not given")
+        rows.append(conversation_example(tokenizer, episode_messages(pack, episode),
+                                         [s.openai_schema() for s in pack.tools], template=template,
+                                         where=f"episode {episode.episode_id}"))
+    return rows
+
+
+def conversation_example(tokenizer: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *,
+                         template: str, where: str) -> dict[str, list[int]]:
+    """One conversation tokenized for SFT, labels on the assistant's tokens only.
+
+    Args:
+        tokenizer: The checkpoint's tokenizer.
+        messages: The conversation (``trainers.trl_data.episode_messages`` renders episodes).
+        tools: The tool schemas the agent renders with.
+        template: A chat template that marks the assistant's tokens (``training_template``).
+        where: What the conversation is, for error messages.
+
+    Raises:
+        TrainerError: The template marks none of the assistant's tokens.
+    """
+    encoded = tokenizer.apply_chat_template(messages, tools=tools, chat_template=template,
+                                            return_assistant_tokens_mask=True, return_dict=True)
+    return masked_example(encoded["input_ids"], encoded["assistant_masks"], where)
 
 
 def _quiet(trainer: Any) -> Any:

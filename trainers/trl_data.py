@@ -1,6 +1,7 @@
 """A wave as TRL data: environment rows for GRPO and tool-calling conversations of verified successes for SFT.
 
-Nothing here imports torch: rows are plain dicts that ``trainers.trl`` hands to ``datasets``.
+Nothing here imports torch: rows are plain dicts that ``trainers.trl`` hands to ``datasets``. Conversations are the
+episode's one rendering (``arena.agents.transcript``), the text a local checkpoint reads when it plays.
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from arena.adapters.trl_env import episode_prompt
-from arena.agents.litellm_agent import tool_message_content
+from arena.agents import transcript
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
-from arena.core.results import ToolResult
 from curriculum import Wave
 from trainers.models import TrainerError
 
@@ -48,17 +48,36 @@ def wave_rows(wave: Wave, packs: Mapping[str, Pack], *, rows: int, seed: int) ->
 def episode_messages(pack: Pack, episode: EpisodeRecord) -> list[Message]:
     """An episode as the conversation the model had: prompt, each tool call and its result, the reply.
 
-    Tool results are rendered exactly as the environment and the agents return them, so a model fine-tuned on
-    these conversations sees the same text at evaluation.
+    Raises:
+        TrainerError: The pack has no task of the episode's id.
     """
-    messages = episode_prompt(pack, episode.task_id)
-    for step in episode.trace:
-        messages.append({"role": "assistant", "content": "", "tool_calls": [
-            {"type": "function", "function": {"name": step.tool, "arguments": dict(step.arguments)}}]})
-        result = ToolResult.model_construct(ok=step.ok, output=step.output, error=step.error)
-        messages.append({"role": "tool", "name": step.tool, "content": tool_message_content(result)})
-    messages.append({"role": "assistant", "content": episode.reply})
-    return messages
+    try:
+        observation = transcript.observation_of(pack, episode.task_id)
+    except KeyError as exc:
+        raise TrainerError(f"pack {pack.id[:12]} has no task {episode.task_id!r} (named by episode "
+                           f"{episode.episode_id})") from exc
+    return transcript.episode_messages(observation, episode.trace, episode.reply)
+
+
+def masked_example(input_ids: Sequence[int], assistant_mask: Sequence[int], where: str) -> dict[str, list[int]]:
+    """A tokenized SFT example whose loss covers the assistant's tokens only (``-100`` labels elsewhere).
+
+    Args:
+        input_ids: The rendered conversation's tokens.
+        assistant_mask: 1 on the tokens the assistant wrote (the chat template's ``{% generation %}`` spans).
+        where: What the example is, for the error message.
+
+    Raises:
+        TrainerError: The mask does not match the tokens, or marks no assistant token (the chat template's
+            generation markers do not cover the assistant's messages).
+    """
+    if len(assistant_mask) != len(input_ids):
+        raise TrainerError(f"{where}: assistant mask of {len(assistant_mask)} tokens for {len(input_ids)} tokens")
+    if not any(assistant_mask):
+        raise TrainerError(f"{where}: the chat template marks none of the assistant's tokens, so the loss would "
+                           "cover nothing (its {% generation %} markers must wrap the assistant messages)")
+    ids = [int(t) for t in input_ids]
+    return {"input_ids": ids, "labels": [t if m else -100 for t, m in zip(ids, assistant_mask, strict=True)]}
 
 
 def successful_episodes(wave: Wave, rollouts: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:

@@ -25,8 +25,9 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.adapters.tool_methods import tool_method
-from arena.agents.litellm_agent import system_prompt, tool_message_content
-from arena.core.gym import EnvironmentFailure, Gym, Observation
+from arena.agents.litellm_agent import tool_message_content
+from arena.agents.transcript import observation_of, opening_messages
+from arena.core.gym import EnvironmentFailure, Gym
 from arena.core.pack import Pack
 from arena.core.results import Verdict
 
@@ -72,11 +73,8 @@ class EnvironmentTimings(BaseModel):
 
 
 def episode_prompt(pack: Pack, task_id: str) -> list[Message]:
-    """The conversation an episode starts from: the same system prompt and request the LLM agents get."""
-    task = pack.task(task_id)
-    observation = Observation(task=task.public_view(), policy=pack.policy, tools=pack.tools, graph=pack.graph)
-    return [{"role": "system", "content": system_prompt(observation)},
-            {"role": "user", "content": task.prompt}]
+    """The conversation an episode starts from: the opening every agent and trainer renders (``transcript``)."""
+    return opening_messages(observation_of(pack, task_id))
 
 
 class GymEnvironment:

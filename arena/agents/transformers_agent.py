@@ -2,12 +2,19 @@
 
 For small checkpoints and tests: no server, no network. The checkpoint's chat template renders the pack's tools
 and the conversation; its response template (``response_template`` saved with the tokenizer, as
-``trainers.trl`` writes it) parses each generation into a reply or tool calls. Large models keep going through
-an OpenAI-compatible server (vLLM) and ``LiteLLMAgent``. torch and transformers are imported on first use.
+``trainers.trl`` writes it) parses each generation into a reply or tool calls. The conversation is the episode's
+one rendering (``arena.agents.transcript``): one assistant message per tool call, each followed by its result, so
+the model reads exactly what the trainers train it on (text written beside a tool call is not kept).
+
+Decoding is greedy unless ``Sampling`` says otherwise (training rollouts sample); a sampled episode draws from a
+seed derived from the agent's seed, the episode's seed (task, world seed and attempt) and the turn, so the same
+episode repeats exactly and the attempts of one task differ. Large models keep going through an
+OpenAI-compatible server (vLLM) and ``LiteLLMAgent``. torch and transformers are imported on first use.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from pathlib import Path
@@ -16,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.agents.base import AgentRun, CallTool, ModelAPIError
-from arena.agents.litellm_agent import system_prompt, tool_message_content
+from arena.agents.transcript import call_message, opening_messages, result_message
 from arena.core.gym import Observation
 
 LOCAL_PREFIX = "transformers:"
@@ -27,6 +34,27 @@ class CheckpointError(ValueError):
     """A checkpoint folder cannot be used (missing, does not load, or its chat template cannot call tools)."""
 
 
+class Sampling(BaseModel):
+    """How a local checkpoint picks each token (``[local_train_sampling]`` / ``[local_eval_sampling]`` settings).
+
+    Attributes:
+        temperature: Softmax temperature; 0 decodes greedily (the other fields are then unused).
+        top_p: Nucleus sampling: keep the smallest set of tokens whose probability reaches this (1 keeps all).
+        top_k: Keep only the k most likely tokens (0 keeps all).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = Field(default=0.0, ge=0, le=10)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    top_k: int = Field(default=0, ge=0)
+
+    @property
+    def greedy(self) -> bool:
+        """Whether decoding is greedy."""
+        return self.temperature == 0
+
+
 class TransformersConfig(BaseModel):
     """Which checkpoint the agent runs and how it generates.
 
@@ -34,8 +62,8 @@ class TransformersConfig(BaseModel):
         checkpoint: Folder of a transformers checkpoint (model and tokenizer).
         max_steps: Most model turns in one episode (``step_limit`` beyond).
         max_new_tokens: Tokens generated per turn.
-        temperature: Sampling temperature; 0 decodes greedily.
-        seed: Base of the sampling seed (the episode seed is added).
+        sampling: Greedy (the default, for evaluation) or sampled decoding (training rollouts).
+        seed: The agent's own seed, mixed into every sampled episode's seed.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -43,7 +71,7 @@ class TransformersConfig(BaseModel):
     checkpoint: str = Field(min_length=1)
     max_steps: int = Field(default=8, ge=1)
     max_new_tokens: int = Field(default=256, ge=1)
-    temperature: float = Field(default=0.0, ge=0)
+    sampling: Sampling = Field(default_factory=Sampling)
     seed: int = 0
 
 
@@ -81,6 +109,10 @@ def load_checkpoint(path: str | Path) -> tuple[Any, Any]:
     except Exception as exc:  # every loader failure is reported as an unusable checkpoint
         raise CheckpointError(f"checkpoint {str(folder)!r} does not load: {type(exc).__name__}: {exc}") from exc
     check_tool_template(tokenizer, str(folder))
+    import torch
+
+    if torch.cuda.is_available():
+        model.to("cuda")
     model.eval()
     return model, tokenizer
 
@@ -150,7 +182,12 @@ class TransformersAgent:
         _cached(self.config.checkpoint)
 
     def __repr__(self) -> str:
-        return f"TransformersAgent(checkpoint={self.config.checkpoint!r})"
+        return f"TransformersAgent(checkpoint={self.config.checkpoint!r}, sampling={self.config.sampling!r})"
+
+    def turn_seed(self, seed: int, turn: int) -> int:
+        """The sampling seed of one turn of the episode the rollout engine seeded with ``seed`` (63 bits)."""
+        digest = hashlib.sha256(f"transformers|{self.config.seed}|{seed}|{turn}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") >> 1
 
     def run_episode(self, observation: Observation, call_tool: CallTool, *, seed: int) -> AgentRun:
         """Play one episode and return the final reply and usage.
@@ -164,15 +201,13 @@ class TransformersAgent:
         except CheckpointError as exc:
             raise ModelAPIError("configuration", str(exc)) from exc
         run = AgentRun()
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": system_prompt(observation)},
-            {"role": "user", "content": str(observation.task.get("prompt", ""))},
-        ]
+        messages = opening_messages(observation)
         tools = [spec.openai_schema() for spec in observation.tools]
         while run.turns < self.config.max_steps:
             started = time.perf_counter()
             try:
-                message, tokens_in, tokens_out = self._generate(loaded, messages, tools, seed + run.turns)
+                message, tokens_in, tokens_out = self._generate(loaded, messages, tools,
+                                                                self.turn_seed(seed, run.turns))
             except Exception as exc:  # torch/transformers failures are the model side's, never the agent's
                 raise ModelAPIError("server_error", f"generation failed: {type(exc).__name__}: {exc}",
                                     usage=run.model_copy()) from exc
@@ -186,13 +221,12 @@ class TransformersAgent:
                 run.reply = content or ""
                 run.stop_reason = "reply"
                 return run.model_copy()
-            messages.append({"role": "assistant", "content": content or "", "tool_calls": calls})
             for call in calls:
                 function = call.get("function") or {}
                 name = str(function.get("name") or "")
                 arguments = function.get("arguments")
                 result = call_tool(name, arguments if isinstance(arguments, dict | str) else None)
-                messages.append({"role": "tool", "name": name, "content": tool_message_content(result)})
+                messages += [call_message(name, arguments), result_message(name, result)]
         run.stop_reason = "step_limit"
         return run.model_copy()
 
@@ -202,13 +236,17 @@ class TransformersAgent:
 
         tokenizer, model = loaded.tokenizer, loaded.model
         prompt = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
-        inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
-        sample = self.config.temperature > 0
-        with loaded.lock, torch.no_grad():
-            torch.manual_seed(self.config.seed + seed)
-            output = model.generate(**inputs, max_new_tokens=self.config.max_new_tokens, do_sample=sample,
-                                    temperature=self.config.temperature if sample else None, top_p=None, top_k=None,
-                                    pad_token_id=tokenizer.pad_token_id)
+        inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(model.device)
+        sampling = self.config.sampling
+        options: dict[str, Any] = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+        if not sampling.greedy:
+            options = {"do_sample": True, "temperature": sampling.temperature, "top_p": sampling.top_p,
+                       "top_k": sampling.top_k or None}
+        # The process-wide generator is forked, so sampling here never shifts anyone else's random draws.
+        with loaded.lock, torch.no_grad(), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            output = model.generate(**inputs, max_new_tokens=self.config.max_new_tokens,
+                                    pad_token_id=tokenizer.pad_token_id, **options)
         new = output[0][inputs["input_ids"].shape[1]:].tolist()
         parsed = _parse(tokenizer, new, prompt, tools)
         return parsed, int(inputs["input_ids"].shape[1]), len(new)

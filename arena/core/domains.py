@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from arena.core.domain import Domain
 
-BUILTIN_DOMAINS = ("helpdesk", "tracker", "procurement")
+BUILTIN_DOMAINS = ("helpdesk", "tracker", "procurement", "crm")
 """Names of the gyms shipped with gymloop, in the order they are listed."""
 
 ENTRY_POINT_GROUP = "gymloop.gyms"

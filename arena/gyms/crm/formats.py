@@ -1,0 +1,82 @@
+"""Phone numbers, amounts and dates: the canonical formats tools take and the legacy ones old rows keep."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+CURRENCY_SIGNS = {"USD": "$", "GBP": "£"}
+"""Currencies whose legacy amounts are written with a sign in front (others put the code after)."""
+
+PHONE = re.compile(r"\+\d{8,15}")
+"""A canonical phone number: ``+`` then the country code and number, digits only (E.164)."""
+
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+"""A canonical date: ``YYYY-MM-DD``."""
+
+LEGACY_DATE = re.compile(r"(\d{2})/(\d{2})/(\d{4})")
+"""A legacy date: ``MM/DD/YYYY``."""
+
+
+def canonical_phone(code: str, number: str) -> str:
+    """The E.164 form of a national ``number`` (ten digits) in the country with dialling ``code``."""
+    return f"+{code}{number}"
+
+
+def legacy_phone(code: str, number: str, style: int) -> str:
+    """One of the legacy CRM's phone formats for a national ``number`` (ten digits).
+
+    Args:
+        code: The country's dialling code.
+        number: The national number, ten digits.
+        style: Which legacy format: 0 ``(415) 555-0123``, 1 ``415.555.0123``, 2 ``00 1 415 555 0123``.
+    """
+    a, b, c = number[:3], number[3:6], number[6:]
+    if style == 0:
+        return f"({a}) {b}-{c}"
+    if style == 1:
+        return f"{a}.{b}.{c}"
+    return f"00 {code} {a} {b} {c}"
+
+
+def money(value: float) -> str:
+    """An amount with two decimals and thousands separators: ``12,500.00``."""
+    return f"{value:,.2f}"
+
+
+def legacy_amount(value: float, currency: str) -> str:
+    """The legacy CRM's text form of an amount: ``$12,500.00``, ``£12,500.00`` or ``12,500.00 EUR``."""
+    if currency in CURRENCY_SIGNS:
+        return f"{CURRENCY_SIGNS[currency]}{money(value)}"
+    return f"{money(value)} {currency}"
+
+
+def parse_amount(stored: object) -> float:
+    """The number an amount column holds, whether a number or one of the legacy text forms.
+
+    Raises:
+        ValueError: The stored value is no amount (a data bug).
+    """
+    if isinstance(stored, int | float):
+        return float(stored)
+    text = str(stored).strip()
+    for sign in CURRENCY_SIGNS.values():
+        text = text.removeprefix(sign)
+    return float(text.split(" ")[0].replace(",", ""))
+
+
+def legacy_date(day: date) -> str:
+    """The legacy CRM's date format: ``MM/DD/YYYY``."""
+    return day.strftime("%m/%d/%Y")
+
+
+def parse_date(stored: str) -> date:
+    """The date a date column holds, in either format.
+
+    Raises:
+        ValueError: The stored value is no date (a data bug).
+    """
+    legacy = LEGACY_DATE.fullmatch(stored)
+    if legacy:
+        return date(int(legacy.group(3)), int(legacy.group(1)), int(legacy.group(2)))
+    return date.fromisoformat(stored)

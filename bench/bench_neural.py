@@ -1,0 +1,399 @@
+"""A neural learner in the loop: a small transformer built and trained from scratch on CPU, lifted by rounds.
+
+Steps (each printed with its tokens, seconds and the machine's load):
+
+1. Data: the careful reference policy plays the *train* tasks of the chosen templates of the tracker gym in
+   worlds 1..W (never world 0, the campaign's, and never a held-out task); its verified episodes, rendered as the
+   agent reads them (``arena.agents.transcript``), are the SFT data, each with ``--copy-twins`` renamed twins (the
+   copy curriculum of ``bench.neural_data``: ids get new digits, so they can only be copied from the context).
+2. Model: a byte-level BPE tokenizer trained on that text (numbers under ``--numbers`` one token each:
+   pointer-style ids), the compact Qwen-format chat template and a Llama of the given sizes
+   (``bench.neural_model``), saved as a transformers checkpoint.
+3. Base checkpoint: SFT from scratch, the loss on the assistant's tokens only (``bench.neural_train``).
+4. Campaigns: for each seed, a paired campaign (targeted arm and uniform control, same budget) of ``--rounds``
+   rounds with ``trainer = "trl"`` (rejection-sampling SFT by default: the round's sampled rollouts that pass every
+   check; or GRPO), through gymloop's flows (``bench.neural_campaigns``), ``--workers`` campaigns at a time.
+
+Printed: the held-out pass rate (greedy; world 0; every held-out task of the gym, and those of the trained
+templates) per round and arm, averaged over seeds; the lift of each arm over the base checkpoint and the targeting
+lift (targeted - uniform after the last round) with 95% t-intervals over seeds; tokens, wall time and load.
+
+Targets (issue 37): the whole bench under 90 minutes on 2 idle cores; the base checkpoint passes >= 25% of the
+held-out tasks of the templates it was trained on; the rounds' lift interval over >= 3 seeds excludes zero. The
+targeting lift is reported whatever its sign. This benchmark was written by the engineer who wrote the code it
+judges: it is not independent.
+
+Run: ``python -m bench.bench_neural [--seeds 3 --rounds 2 --workers 2]`` (see ``--help`` for the grid).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.neural_campaigns import ARMS, CampaignResult, CampaignSpec
+from bench.neural_data import CAMPAIGN_WORLD, copy_drill, expert_conversations, id_prefixes, renamed
+from bench.neural_model import ModelSize, build_checkpoint, parameter_count, render_for_tokenizer, train_tokenizer
+from bench.neural_train import Stage, copy_accuracy, epoch_steps, train_stage
+
+DOMAIN = "tracker"
+DEFAULT_TEMPLATES = ("issue_status", "open_subtasks", "dependency_check",
+                     "assign_subtask_by_key", "release_status_update", "restricted_inquiry")
+"""The templates trained on by default: those whose expert episodes are shortest (under ~800 tokens)."""
+TIME_TARGET_S = 90 * 60
+BASE_FLOOR = 0.25
+
+
+class LoadMeter:
+    """Samples the 1-minute load average every few seconds while the bench runs."""
+
+    def __init__(self, every_s: float = 10.0) -> None:
+        self.samples: list[float] = [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(every_s,), daemon=True)
+        self._thread.start()
+
+    def _run(self, every_s: float) -> None:
+        while not self._stop.wait(every_s):
+            self.samples.append(os.getloadavg()[0])
+
+    def since(self, start: int) -> str:
+        """Mean and highest load of the samples from index ``start``."""
+        chosen = self.samples[start:] or self.samples[-1:]
+        return f"load {statistics.fmean(chosen):.1f} mean, {max(chosen):.1f} max on {os.cpu_count()} cores"
+
+    def stop(self) -> None:
+        """Stop sampling."""
+        self._stop.set()
+
+
+def t_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """Mean and 95% t-interval over seeds (``nan`` bounds with fewer than 2 values)."""
+    from scipy import stats
+
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, math.nan, math.nan
+    half = float(stats.t.ppf(0.975, len(values) - 1)) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, mean - half, mean + half
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The bench's grid and settings."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    data = parser.add_argument_group("data")
+    data.add_argument("--templates", default=",".join(DEFAULT_TEMPLATES), help="templates trained on (comma list)")
+    data.add_argument("--worlds", type=int, default=150, help="world seeds 1..W the expert plays")
+    data.add_argument("--copy-twins", type=int, default=1, help="renamed twins of each conversation")
+    data.add_argument("--max-tokens", type=int, default=2048, help="longer conversations are left out")
+    model = parser.add_argument_group("model")
+    model.add_argument("--vocab", type=int, default=1200, help="BPE vocabulary (number tokens come on top)")
+    model.add_argument("--numbers", type=int, default=2000,
+                       help="numbers 0..N-1 are one token each (pointer-style ids); 0: every digit its own token")
+    model.add_argument("--hidden", type=int, default=128)
+    model.add_argument("--layers", type=int, default=4)
+    model.add_argument("--heads", type=int, default=4)
+    model.add_argument("--ffn", type=int, default=384)
+    model.add_argument("--base", type=Path, help="use this checkpoint folder as the base (skips steps 1-3)")
+    train = parser.add_argument_group("base training")
+    train.add_argument("--copy-steps", type=int, default=4000, help="most steps of copy drills before the gym")
+    train.add_argument("--copy-until", type=float, default=0.9,
+                       help="drills end once this share of 50 fresh drills is written exactly (checked every 250)")
+    train.add_argument("--copy-lr", type=float, default=1e-3)
+    train.add_argument("--copy-batch-tokens", type=int, default=640)
+    train.add_argument("--epochs", type=float, default=3.0, help="passes over the gym's conversations")
+    train.add_argument("--lr", type=float, default=1e-3)
+    train.add_argument("--batch-tokens", type=int, default=4096)
+    rounds = parser.add_argument_group("campaigns")
+    rounds.add_argument("--seeds", type=int, default=3)
+    rounds.add_argument("--rounds", type=int, default=2)
+    rounds.add_argument("--method", choices=("sft", "grpo", "sft_grpo"), default="sft")
+    rounds.add_argument("--wave-budget", type=int, default=120)
+    rounds.add_argument("--train-k", type=int, default=4)
+    rounds.add_argument("--variants", type=int, default=1, help="variants per round (targeted arm)")
+    rounds.add_argument("--tasks-per-variant", type=int, default=4)
+    rounds.add_argument("--round-steps", type=int, default=8, help="optimizer steps of each round's training")
+    rounds.add_argument("--round-lr", type=float, default=1e-3)
+    rounds.add_argument("--round-batch", type=int, default=8)
+    rounds.add_argument("--temperature", type=float, default=1.0, help="sampling of training rollouts")
+    rounds.add_argument("--top-p", type=float, default=1.0)
+    rounds.add_argument("--max-new-tokens", type=int, default=128)
+    rounds.add_argument("--max-turns", type=int, default=8)
+    rounds.add_argument("--trl", default="{}", help="further [trl] settings as JSON (e.g. use_vllm, extra)")
+    run = parser.add_argument_group("run")
+    run.add_argument("--base-only", action="store_true", help="stop after the base checkpoint's evaluation")
+    run.add_argument("--workers", type=int, default=2, help="campaigns run at a time (one process each)")
+    run.add_argument("--threads", type=int, default=1, help="torch threads per process")
+    run.add_argument("--out", type=Path, help="folder for the checkpoint, the campaigns' homes and results")
+    return parser.parse_args(argv)
+
+
+def declare(args: argparse.Namespace, templates: list[str]) -> None:
+    """Print the grid before anything runs."""
+    print("grid (declared before running):")
+    if args.base:
+        print(f"  base checkpoint: {args.base} (given)")
+    else:
+        print(f"  data: expert traces of the train tasks of {len(templates)} {DOMAIN} templates in worlds "
+              f"1..{args.worlds} (world {CAMPAIGN_WORLD} and held-out tasks never), {args.copy_twins} renamed "
+              f"twin(s) each, conversations over {args.max_tokens} tokens left out")
+        print(f"  model: vocab {args.vocab} + {args.numbers} number tokens, hidden {args.hidden}, "
+              f"{args.layers} layers, {args.heads} heads, "
+              f"ffn {args.ffn}, tied embeddings; compact Qwen-format template")
+        print(f"  base training: copy drills until {args.copy_until:.0%} are written exactly (at most "
+              f"{args.copy_steps} steps, constant lr {args.copy_lr}, {args.copy_batch_tokens} tokens per batch), "
+              f"then {args.epochs} epochs of the gym's conversations (lr {args.lr}, {args.batch_tokens} tokens per "
+              "batch); assistant-only loss")
+    print(f"  templates: {', '.join(templates)}")
+    print(f"  campaigns: {args.seeds} seeds x (targeted, uniform) x {args.rounds} rounds; trl {args.method}, "
+          f"{args.round_steps} steps at lr {args.round_lr}, batch {args.round_batch}; wave budget "
+          f"{args.wave_budget}, k {args.train_k}; {args.variants} variant(s) x {args.tasks_per_variant} tasks; "
+          f"training rollouts sampled at temperature {args.temperature}, top-p {args.top_p}; held-out greedy")
+    print(f"  run: {args.workers} campaign(s) at a time, {args.threads} torch thread(s) per process")
+
+
+def build_base(args: argparse.Namespace, templates: list[str], folder: Path, meter: LoadMeter) -> dict[str, Any]:
+    """Steps 1-3: data, tokenizer and model, base training (copy drills, then the gym). Return what was measured."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from trainers.trl import conversation_example, training_template
+
+    torch.set_num_threads(args.threads)
+    mark, started = len(meter.samples), time.perf_counter()
+    conversations = expert_conversations(DOMAIN, templates, range(1, args.worlds + 1))
+    rng = random.Random(0)
+    messages = [c.messages for c in conversations]
+    below = args.numbers or None
+    messages += [renamed(m, rng, below=below) for m in list(messages) for _ in range(args.copy_twins)]
+    prefixes = id_prefixes(conversations)
+    drills = [copy_drill(prefixes, rng, below=below) for _ in range(200)]
+    tokenizer = train_tokenizer(render_for_tokenizer(messages[:3000] + drills), args.vocab, numbers=args.numbers)
+    size = ModelSize(vocab=args.vocab, hidden=args.hidden, layers=args.layers, heads=args.heads, ffn=args.ffn)
+    build_checkpoint(folder, tokenizer, size, seed=0)
+    template = training_template(tokenizer)
+
+    def example(conversation: list[dict[str, Any]], where: str) -> dict[str, list[int]]:
+        return conversation_example(tokenizer, conversation, [], template=template, where=where)
+
+    examples = [example(m, f"conversation {i}") for i, m in enumerate(messages)]
+    kept = [e for e in examples if len(e["input_ids"]) <= args.max_tokens]
+    tokens = sum(len(e["input_ids"]) for e in kept)
+    learned = sum(sum(1 for t in e["labels"] if t != -100) for e in kept)
+    data_s = time.perf_counter() - started
+    print(f"data: {len(conversations)} verified expert episodes ({len(messages)} with twins), {len(kept)} kept, "
+          f"{tokens:,} tokens ({learned:,} in the loss); id prefixes {', '.join(prefixes)}; "
+          f"{parameter_count(folder):,} parameters; {data_s:.0f} s, {meter.since(mark)}", flush=True)
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    checks = [copy_drill(prefixes, random.Random(10_000 + i), below=below) for i in range(50)]
+    totals = {"tokens": 0, "seconds": data_s}
+    accuracies: list[float] = []
+
+    def copies() -> bool:
+        accuracies.append(copy_accuracy(model, tokenizer, checks))
+        print(f"  copy drills written exactly: {accuracies[-1]:.2f}", flush=True)
+        return bool(accuracies[-1] >= args.copy_until)
+
+    stages = [
+        (Stage("copy drills", args.copy_steps, args.copy_lr, args.copy_batch_tokens, cosine=False),
+         lambda r: [example(copy_drill(prefixes, r, below=below), "drill") for _ in range(1000)], copies),
+        (Stage("gym conversations", int(epoch_steps(kept, args.batch_tokens) * args.epochs), args.lr,
+               args.batch_tokens), lambda r: kept, None),
+    ]
+    for stage, source, done in stages:
+        if stage.steps <= 0:
+            continue
+        mark = len(meter.samples)
+        stats = train_stage(model, tokenizer.pad_token_id, source, stage, seed=len(stage.name), done=done)
+        accuracy = copy_accuracy(model, tokenizer, checks)
+        totals["tokens"] += stats.tokens
+        totals["seconds"] += stats.seconds
+        print(f"{stage.name}: {stats.steps} steps, {stats.tokens:,} tokens in {stats.seconds:.0f} s "
+              f"({stats.tokens / stats.seconds:,.0f} tokens/s), final loss {stats.final_loss:.4f}; copy drills "
+              f"written exactly {accuracy:.2f}; {meter.since(mark)}", flush=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return totals
+
+
+def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, out: Path) -> list[CampaignResult]:
+    """Step 4: the paired campaigns, ``--workers`` processes at a time."""
+    overrides = {
+        "eval_k": 1, "eval_seeds": [0], "train_k": args.train_k, "wave_budget": args.wave_budget,
+        "variants_per_round": args.variants, "tasks_per_variant": args.tasks_per_variant,
+        "local_max_new_tokens": args.max_new_tokens, "local_max_steps": args.max_turns,
+        "local_train_sampling": {"temperature": args.temperature, "top_p": args.top_p},
+        "workers": 1, "max_concurrency": 1, "plateau_rounds": args.rounds + 1,
+        "trl": {"method": args.method, "max_steps": args.round_steps, "learning_rate": args.round_lr,
+                "per_device_train_batch_size": args.round_batch,
+                "extra": {"max_length": None} if args.method == "sft" else {},
+                **json.loads(args.trl)},
+    }
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
+    pending = list(range(args.seeds))
+    running: list[tuple[int, subprocess.Popen[bytes], Path]] = []
+    results: list[CampaignResult] = []
+    while pending or running:
+        while pending and len(running) < args.workers:
+            seed = pending.pop(0)
+            home = out / f"home-s{seed}"
+            spec = CampaignSpec(home=str(home), base=str(base), seed=seed, rounds=args.rounds, templates=templates,
+                                overrides={**overrides, "trl": {**overrides["trl"], "seed": seed}})
+            home.mkdir(parents=True, exist_ok=True)
+            (home / "spec.json").write_text(spec.model_dump_json(indent=1))
+            log = (home / "campaign.log").open("wb")
+            process = subprocess.Popen([sys.executable, "-m", "bench.neural_campaigns", str(home / "spec.json"),
+                                        str(home / "result.json")], stdout=log, stderr=subprocess.STDOUT, env=env)
+            running.append((seed, process, home))
+        time.sleep(2)
+        for item in list(running):
+            seed, process, home = item
+            if process.poll() is None:
+                continue
+            running.remove(item)
+            if process.returncode != 0:
+                tail = (home / "campaign.log").read_text(errors="replace").splitlines()[-15:]
+                raise RuntimeError(f"campaign seed {seed} failed (exit {process.returncode}):\n" + "\n".join(tail))
+            result = CampaignResult.model_validate_json((home / "result.json").read_text())
+            results.append(result)
+            print(f"campaign seed {seed}: {result.seconds:.0f} s", flush=True)
+    return sorted(results, key=lambda r: r.seed)
+
+
+def evaluate_base(base: Path, args: argparse.Namespace) -> tuple[dict[str, bool], float]:
+    """The base checkpoint on the held-out suite (world 0, greedy), as a campaign's first evaluation plays it."""
+    import torch
+
+    from arena.agents.transformers_agent import TransformersAgent, TransformersConfig
+    from arena.core.pack import build_pack
+    from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
+
+    torch.set_num_threads(args.threads)
+    pack = build_pack(DOMAIN, seed=CAMPAIGN_WORLD)
+    keys = [EpisodeKey(pack.id, t.id, 0, 0) for t in pack.tasks if t.split == "heldout"]
+    agent = TransformersAgent(TransformersConfig(checkpoint=str(base), max_new_tokens=args.max_new_tokens,
+                                                 max_steps=args.max_turns))
+    started = time.perf_counter()
+    records = run_episodes(agent, [pack], keys, RolloutConfig(episode_timeout_s=600))
+    return {r.task_id: r.passed for r in records}, time.perf_counter() - started
+
+
+def show_base(heldout: dict[str, bool], templates: list[str]) -> float:
+    """Print the base checkpoint's held-out results per template; return its rate on the trained templates."""
+    trained = set(templates)
+    by_template: dict[str, list[bool]] = {}
+    for task_id, passed in sorted(heldout.items()):
+        by_template.setdefault(task_id.rsplit(".", 1)[0], []).append(passed)
+    chosen = [p for t, ps in by_template.items() if t in trained for p in ps]
+    rate = sum(chosen) / len(chosen)
+    print(f"base checkpoint, held-out (greedy, world {CAMPAIGN_WORLD}): {sum(heldout.values())}/{len(heldout)} of "
+          f"the suite; {sum(chosen)}/{len(chosen)} = {rate:.3f} of the trained templates' held-out tasks "
+          f"(floor {BASE_FLOOR}) -> {'PASS' if rate >= BASE_FLOOR else 'FAIL'}")
+    print("  " + "; ".join(f"{t.split('.', 1)[1]} {sum(ps)}/{len(ps)}" for t, ps in by_template.items()
+                           if t in trained))
+    return rate
+
+
+def report(results: list[CampaignResult], templates: list[str], rounds: int) -> dict[str, Any]:
+    """Print pass rates per round and arm, lifts and targeting lift with intervals over seeds."""
+    trained = set(templates)
+    bases = {json.dumps(r.base_heldout, sort_keys=True) for r in results}
+    base = results[0].base_heldout
+    in_trained = [k for k in base if k.rsplit(".", 1)[0] in trained]
+    base_all = sum(base.values()) / len(base)
+    base_trained = sum(base[k] for k in in_trained) / len(in_trained)
+    print(f"base checkpoint, held-out (greedy, world {CAMPAIGN_WORLD}): {sum(base.values())}/{len(base)} = "
+          f"{base_all:.3f} of the suite; {sum(base[k] for k in in_trained)}/{len(in_trained)} = {base_trained:.3f} "
+          f"of the trained templates' held-out tasks (floor {BASE_FLOOR}) -> "
+          f"{'PASS' if base_trained >= BASE_FLOOR else 'FAIL'}"
+          + ("" if len(bases) == 1 else "; WARNING: the base evaluation differed between seeds"))
+    print("\nheld-out pass rate after each round, mean over seeds [95% t-interval] (suite | trained templates):")
+    print("| round | " + " | ".join(f"{arm} {part}" for arm in ARMS for part in ("suite", "trained")) + " |")
+    print("| ---: |" + " --- |" * (2 * len(ARMS)))
+    for index in range(rounds):
+        cells = []
+        for arm in ARMS:
+            rows = [r for c in results for r in c.rounds if r.arm == arm and r.round_index == index]
+            mean, low, high = t_interval([r.after for r in rows])
+            tmean, tlow, thigh = t_interval([r.after_trained for r in rows])
+            cells.append(f"{mean:.3f} [{low:.3f}, {high:.3f}] | {tmean:.3f} [{tlow:.3f}, {thigh:.3f}]")
+        print(f"| {index} | " + " | ".join(cells) + " |")
+    figures: dict[str, Any] = {"base_suite": base_all, "base_trained": base_trained}
+    print(f"\nlift over the base checkpoint after {rounds} round(s), mean over {len(results)} seeds [95% t-interval]:")
+    for arm in ARMS:
+        finals = [max((r for r in c.rounds if r.arm == arm), key=lambda r: r.round_index) for c in results]
+        lift = t_interval([r.after - base_all for r in finals])
+        lift_trained = t_interval([r.after_trained - base_trained for r in finals])
+        figures[f"lift_{arm}"] = lift
+        print(f"  {arm}: suite {lift[0]:+.3f} [{lift[1]:+.3f}, {lift[2]:+.3f}]; trained templates "
+              f"{lift_trained[0]:+.3f} [{lift_trained[1]:+.3f}, {lift_trained[2]:+.3f}] -> "
+              f"{'interval excludes zero' if lift[1] > 0 else 'interval does not exclude zero'}")
+    gaps = []
+    for c in results:
+        final = {r.arm: r for r in c.rounds if r.round_index == rounds - 1}
+        gaps.append(final["targeted"].after - final["uniform"].after)
+    targeting = t_interval(gaps)
+    figures["targeting_lift"] = targeting
+    print(f"  targeting lift (targeted - uniform after round {rounds - 1}): {targeting[0]:+.3f} "
+          f"[{targeting[1]:+.3f}, {targeting[2]:+.3f}] (per seed: {', '.join(f'{g:+.3f}' for g in gaps)})")
+    tokens = sum(r.tokens for c in results for r in c.rounds)
+    passed = sum(r.train_passed for c in results for r in c.rounds)
+    rollouts = sum(r.train_episodes for c in results for r in c.rounds)
+    steps: dict[str, float] = {}
+    for c in results:
+        for r in c.rounds:
+            for key, value in r.seconds.items():
+                steps[key] = steps.get(key, 0.0) + value
+    print(f"\nrounds: {tokens:,.0f} episode tokens; {passed} of {rollouts} training rollouts passed; "
+          f"seconds by step over all rounds: " + ", ".join(f"{k} {v:.0f}" for k, v in steps.items()))
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the bench; exit 1 when a target is missed."""
+    args = parse_args(argv)
+    templates = [t for t in args.templates.split(",") if t]
+    declare(args, templates)
+    meter = LoadMeter()
+    started = time.perf_counter()
+    out = args.out or Path(tempfile.mkdtemp(prefix="gymloop-neural-"))
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"output folder: {out}; {meter.since(0)} at the start", flush=True)
+    base = args.base.resolve() if args.base else out / "base"
+    if not args.base:
+        build_base(args, templates, base, meter)
+    if args.base_only:
+        mark = len(meter.samples)
+        heldout, seconds = evaluate_base(base, args)
+        rate = show_base(heldout, templates)
+        print(f"base evaluation: {seconds:.0f} s; {meter.since(mark)}")
+        meter.stop()
+        return 0 if rate >= BASE_FLOOR else 1
+    mark = len(meter.samples)
+    results = run_campaigns(args, templates, base, out)
+    print(f"campaigns: {time.perf_counter() - started:.0f} s since the start; {meter.since(mark)}", flush=True)
+    figures = report(results, templates, args.rounds)
+    total = time.perf_counter() - started
+    meter.stop()
+    print(f"\nwall time {total / 60:.1f} min (target < {TIME_TARGET_S // 60} min on 2 idle cores) -> "
+          f"{'PASS' if total < TIME_TARGET_S else 'FAIL'}; {meter.since(0)} over the run")
+    (out / "figures.json").write_text(json.dumps({**figures, "wall_s": total}, indent=1))
+    missed = (total >= TIME_TARGET_S or figures["base_trained"] < BASE_FLOOR
+              or not figures["lift_targeted"][1] > 0)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""One paired campaign of the neural benchmark, run in its own process through gymloop's flows.
+
+The targeted arm and its uniform control start from the same base checkpoint (``transformers:<folder>``), spend
+the same budget per round with the ``trl`` trainer, and are judged on the same held-out suite (every held-out task
+of the gym at world seed 0, greedy decoding). The rounds run through ``flows.control.run_paired`` with
+``flows.round.next_round`` (Prefect flows, the SQLite registry, the local MLflow store and the embedded factory
+under the process's own gymloop home); the arms' results are then read back from the registry.
+
+Run by ``bench.bench_neural`` as ``python -m bench.neural_campaigns SPEC.json OUT.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ARMS = ("targeted", "uniform")
+
+
+class CampaignSpec(BaseModel):
+    """One paired campaign to run.
+
+    Attributes:
+        home: The gymloop home of this campaign (registry, MLflow store, models).
+        base: The base checkpoint's folder.
+        seed: The campaign seed (waves, variants, sampling, the trainer's data order).
+        rounds: Rounds of each arm.
+        templates: The templates the base checkpoint was trained on (a subset of the suite is reported on them).
+        overrides: Further gymloop settings of both arms.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    home: str
+    base: str
+    seed: int
+    rounds: int = Field(ge=1)
+    templates: list[str]
+    overrides: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def campaign(self) -> str:
+        """The targeted arm's campaign name (the control's is ``<name>.uniform``)."""
+        return f"neural-s{self.seed}"
+
+
+class ArmRound(BaseModel):
+    """One arm's round.
+
+    Attributes:
+        arm: ``targeted`` or ``uniform``.
+        round_index: The round.
+        before: Held-out pass rate of the model the round started from (whole suite).
+        after: Held-out pass rate after the round (whole suite).
+        before_trained: The same on the held-out tasks of the trained templates.
+        after_trained: After the round, on those tasks.
+        heldout: Held-out episodes, and those of trained templates: ``{task_id: passed}`` after the round.
+        train_episodes: Training rollouts of the round.
+        train_passed: Of those, how many passed (the SFT data when the method is ``sft``).
+        variants: Variant packs the factory added.
+        tokens: Tokens the round's episodes used (prompt and generated).
+        seconds: Wall-clock seconds of the round's steps, by step (evaluate, diagnose, generate, train,
+            re_evaluate).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    arm: str
+    round_index: int
+    before: float
+    after: float
+    before_trained: float
+    after_trained: float
+    heldout: dict[str, bool]
+    train_episodes: int
+    train_passed: int
+    variants: int
+    tokens: float
+    seconds: dict[str, float]
+
+
+class CampaignResult(BaseModel):
+    """A paired campaign's rounds, both arms.
+
+    Attributes:
+        seed: The campaign seed.
+        rounds: Every arm's rounds, in the order run.
+        base_heldout: The base checkpoint's held-out results ``{task_id: passed}`` (round 0, before training).
+        seconds: Wall-clock seconds of the whole campaign, Prefect's start included.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int
+    rounds: list[ArmRound]
+    base_heldout: dict[str, bool]
+    seconds: float
+
+
+def _template(task_id: str) -> str:
+    return task_id.rsplit(".", 1)[0]
+
+
+def _rate(results: dict[str, bool], templates: set[str] | None = None) -> float:
+    chosen = [v for k, v in results.items() if templates is None or _template(k) in templates]
+    return sum(chosen) / len(chosen) if chosen else 0.0
+
+
+def run(spec: CampaignSpec) -> CampaignResult:
+    """Run the paired campaign and read both arms' rounds back from the registry."""
+    os.environ["GYMLOOP_HOME"] = spec.home
+    from flows._offline import apply_offline_defaults
+
+    apply_offline_defaults()
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    from flows import steps
+    from flows.campaign import campaign
+    from flows.models import CampaignParams
+    from flows.settings import load_settings
+
+    overrides = {"domains": ["tracker"], "model": f"transformers:{spec.base}", "trainer": "trl", "seed": spec.seed,
+                 "max_rounds": spec.rounds, **spec.overrides}
+    started = time.perf_counter()
+    outcome = campaign(CampaignParams(campaign=spec.campaign, rounds=spec.rounds, control="uniform",
+                                      overrides=overrides))
+    seconds = time.perf_counter() - started
+    settings = load_settings(**overrides)
+    registry = steps.open_registry(settings)
+    templates = set(spec.templates)
+    rounds: list[ArmRound] = []
+    base: dict[str, bool] = {}
+    for arm in ("targeted", "uniform"):
+        summaries = {r.round_index: r for r in outcome.rounds if r.arm == arm}
+        for info in steps.finished_rounds(registry, spec.campaign, arm):
+            summary = summaries.get(info.index)
+            if summary is None:
+                continue
+            before = {s.task_id: s.passed for s in registry.episode_summaries(info.id, stage=steps.EVAL_BEFORE)}
+            after = {s.task_id: s.passed for s in registry.episode_summaries(info.id, stage=steps.EVAL_AFTER)}
+            train = registry.episode_summaries(info.id, stage=steps.TRAIN)
+            if info.index == 0 and not base:
+                base = before
+            rounds.append(ArmRound(
+                arm=arm, round_index=info.index, before=_rate(before), after=_rate(after),
+                before_trained=_rate(before, templates), after_trained=_rate(after, templates), heldout=after,
+                train_episodes=len(train), train_passed=sum(s.passed for s in train), variants=summary.variants,
+                tokens=summary.metrics.get("tokens", 0.0),
+                seconds={k.split("/", 1)[1]: v for k, v in summary.metrics.items() if k.startswith("seconds/")}))
+    return CampaignResult(seed=spec.seed, rounds=rounds, base_heldout=base, seconds=seconds)
+
+
+def main() -> None:
+    """Run the campaign a spec file describes and write its result."""
+    spec = CampaignSpec.model_validate_json(Path(sys.argv[1]).read_text())
+    result = run(spec)
+    Path(sys.argv[2]).write_text(json.dumps(result.model_dump(mode="json"), indent=1))
+
+
+if __name__ == "__main__":
+    main()
