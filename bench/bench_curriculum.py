@@ -1,15 +1,18 @@
-"""Curriculum benchmark: does targeting earn its keep? The declared grid of docs/benchmarks.md.
+"""Curriculum benchmark: does targeting earn its keep? The grid declared anew in docs/benchmarks.md (issue 36).
 
-Grid: transfer {0, 0.25, 0.5, 0.75, 1} x failure concentration {even, concentrated} x held-out suite
-{covered by the pool, with a gap the pool lacks}, 5 seeds per cell, three arms on the same budget from the
-same starting model (``bench.curriculum_arms``). Reported per cell: held-out pass rate per round per arm, and
-the training episodes the targeted arm needs to reach each control's final and half-way pass rates, as a
-ratio to the control's own, for the seed-mean curves and per seed with a bootstrap interval over seeds.
+Grid: transfer {0, 0.25, 0.5, 0.75, 1} x failure concentration {even, concentrated} x held-out suite {covered by
+the pool, with a gap the pool lacks} x the builtin trainer's credit {episode, decision}, 20 seeds per cell, the
+targeted and uniform arms on the same budget from the same starting model (``bench.curriculum_arms``; the
+targeted arm plans each round on a round's own code path). Reported per cell: held-out pass rate per round per
+arm, and R = the training episodes the targeted arm's seed-mean curve needs to reach uniform's seed-mean final
+pass rate over uniform's own, with a paired bootstrap interval over seeds.
 
-Premise cells (concentrated failures with transfer <= 0.5, or a gap) must show targeted / uniform <= 0.5 on
-the final pass rate; the script exits 1 when one misses. Every cell is printed, judged or not.
+Judged: the concentrated cells with credit ``decision``; met when R <= 0.33 and the interval's upper end <= 0.5
+(when uniform never rises: targeted's final above uniform's, the interval of the difference above 0). The script
+exits 1 when a judged cell misses or was not run. Every other cell is printed, not judged.
 
-Run: ``python -m bench.bench_curriculum [--seeds 5] [--cells 0.5:concentrated:gap ...] [--write-docs]``
+Run: ``python -m bench.bench_curriculum [--cells 0.5:concentrated:gap:decision ...] [--credit decision]
+[--json F]``; pieces: ``python -m bench.bench_curriculum --merge A.json B.json``.
 """
 
 from __future__ import annotations
@@ -31,20 +34,24 @@ from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
 from bench.curriculum_arms import ARMS, ArmResult, Cell, LoopSettings
 from curriculum import task_refs
-from diagnosis import DiagnosisContext
 from factory_client import LocalFactory
 
 DOMAINS = ("helpdesk", "procurement")
 TRANSFERS = (0.0, 0.25, 0.5, 0.75, 1.0)
 CONCENTRATIONS = ("even", "concentrated")
 HELDOUT = ("covered", "gap")
+CREDITS = ("decision", "episode")
+DECLARED_ARMS = ("targeted", "uniform")
+DECLARED = {"seeds": 20, "rounds": 4, "budget": 24}
+"""The declared run's seeds, rounds and training episodes per round; anything else is a look, not the verdict."""
 EVEN_SLIP, SHARED_SLIP, WEAK_SLIP, WEAK_GRAINS = 0.35, 0.05, 0.9, 4
 GRAIN_KEYS = ("prerequisite|strong", "format|date", "format|money", "format|code", "pick_candidate|several",
               "resolve_text|plain", "resolve_text|hinted")
 """Decision keys a weak grain is drawn from (those whose failures a detector attributes to a tool)."""
-RATIO_TARGET = 0.5
+RATIO_TARGET, UPPER_TARGET = 0.33, 0.5
+RESAMPLES = 2000
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-START, END = "<!-- curriculum-grid:start -->", "<!-- curriculum-grid:end -->"
+START, END = "<!-- curriculum-grid-36:start -->", "<!-- curriculum-grid-36:end -->"
 
 
 @dataclass(frozen=True)
@@ -54,15 +61,23 @@ class CellKey:
     transfer: float
     concentration: str
     heldout: str
+    credit: str
 
     @property
-    def premise(self) -> bool:
-        """Targeting should win here: concentrated failures with transfer <= 0.5, or a coverage gap."""
-        return (self.concentration == "concentrated" and self.transfer <= 0.5) or self.heldout == "gap"
+    def judged(self) -> bool:
+        """Judged cells: concentrated failures, with per-decision credit."""
+        return self.concentration == "concentrated" and self.credit == "decision"
 
     def label(self) -> str:
-        """``transfer:concentration:heldout``."""
-        return f"{self.transfer:g}:{self.concentration}:{self.heldout}"
+        """``transfer:concentration:heldout:credit``."""
+        return f"{self.transfer:g}:{self.concentration}:{self.heldout}:{self.credit}"
+
+
+def every_cell() -> list[CellKey]:
+    """The grid in the declared order: credit decision first, concentrated first, transfer 0, 0.5, 1, 0.25, 0.75."""
+    order = (0.0, 0.5, 1.0, 0.25, 0.75)
+    return [CellKey(t, c, h, credit) for credit in CREDITS for c in reversed(CONCENTRATIONS) for t in order
+            for h in HELDOUT]
 
 
 def _suite(base: list[Pack], eval_seeds: list[int]) -> tuple[list[EpisodeKey], list[EpisodeRecord]]:
@@ -104,14 +119,6 @@ def _start(key: CellKey, grains: list[str]) -> PolicyParams:
                                 transfer=key.transfer)
 
 
-def _context(base: list[Pack]) -> DiagnosisContext:
-    graph = {"directed": True, "multigraph": False, "graph": {},
-             "nodes": [n for p in base for n in p.graph.get("nodes", [])],
-             "edges": [e for p in base for e in p.graph.get("edges", [])]}
-    return DiagnosisContext.build(tools=[t for p in base for t in p.tools], graph=graph,
-                                  tasks={(p.id, t.id): t for p in base for t in p.tasks})
-
-
 def episodes_to_reach(curve: list[float], goal: float, budget: int) -> float | None:
     """Training episodes at which a curve first reaches ``goal``, interpolated linearly within a round."""
     for rnd, rate in enumerate(curve):
@@ -124,8 +131,11 @@ def episodes_to_reach(curve: list[float], goal: float, budget: int) -> float | N
     return None
 
 
-def _ratio(target: list[float], control: list[float], level: str, budget: int) -> tuple[float | None, bool]:
-    """Targeted / control episodes to reach the control's final (or half-way) level; (ratio, censored)."""
+def ratio(target: list[float], control: list[float], level: str, budget: int) -> tuple[float | None, bool]:
+    """Targeted / control episodes to reach the control's final (or half-way) level; (ratio, censored).
+
+    ``None`` when the control needs no episode (its curve never rose above its start).
+    """
     goal = control[-1] if level == "final" else control[0] + (control[-1] - control[0]) / 2
     need_c = episodes_to_reach(control, goal, budget)
     if not need_c:
@@ -136,110 +146,198 @@ def _ratio(target: list[float], control: list[float], level: str, budget: int) -
     return need_t / need_c, False
 
 
-def _interval(values: list[float], seed: int = 0, resamples: int = 2000) -> tuple[float, float]:
+def _mean_curve(curves: list[list[float]]) -> list[float]:
+    return [statistics.fmean(c[i] for c in curves) for i in range(len(curves[0]))]
+
+
+def _resampled_ratio(targeted: list[list[float]], control: list[list[float]], budget: int) -> float:
+    """R on one resample's seed-mean curves; when the control never rose, 0 if targeted ended above it, else 1."""
+    t, c = _mean_curve(targeted), _mean_curve(control)
+    value, _ = ratio(t, c, "final", budget)
+    if value is None:
+        return 0.0 if t[-1] > c[-1] + 1e-12 else 1.0
+    return value
+
+
+def paired_intervals(targeted: list[list[float]], control: list[list[float]], budget: int,
+                     seed: int = 0) -> tuple[tuple[float, float], tuple[float, float]]:
+    """95% paired percentile bootstrap over seeds of R and of the finals' difference (targeted - control)."""
     rng = random.Random(seed)
-    n = len(values)
-    means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
-    return means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
+    n = len(targeted)
+    ratios, gaps = [], []
+    for _ in range(RESAMPLES):
+        picks = [rng.randrange(n) for _ in range(n)]
+        t, c = [targeted[i] for i in picks], [control[i] for i in picks]
+        ratios.append(_resampled_ratio(t, c, budget))
+        gaps.append(statistics.fmean(x[-1] for x in t) - statistics.fmean(x[-1] for x in c))
+    ratios.sort()
+    gaps.sort()
+    low, high = int(0.025 * RESAMPLES), int(0.975 * RESAMPLES) - 1
+    return (ratios[low], ratios[high]), (gaps[low], gaps[high])
+
+
+def verdict(r: dict[str, Any]) -> bool:
+    """The declared rule on a cell's figures."""
+    final = r["ratios"]["uniform/final"]
+    if final["mean_curves"] is None:
+        low = r["final_difference_interval"][0]
+        return bool(r["mean"]["targeted"][-1] > r["mean"]["uniform"][-1] and low > 0)
+    return bool(final["mean_curves"] <= RATIO_TARGET and final["interval"][1] <= UPPER_TARGET)
 
 
 def summarize(key: CellKey, runs: dict[str, list[ArmResult]], budget: int) -> dict[str, Any]:
-    """A cell's figures: mean curves, ratios (mean curves and per seed, with intervals) and the verdict."""
-    mean = {a: [statistics.fmean(r.rates[i] for r in runs[a]) for i in range(len(runs[a][0].rates))] for a in ARMS}
-    out: dict[str, Any] = {"cell": key.label(), "premise": key.premise, "mean": mean}
+    """A cell's figures: mean curves, ratios (mean curves with a paired interval; per seed) and the verdict."""
+    arms = [a for a in ARMS if runs.get(a)]
+    curves = {a: [r.rates for r in runs[a]] for a in arms}
+    mean = {a: _mean_curve(curves[a]) for a in arms}
+    out: dict[str, Any] = {"cell": key.label(), "judged": key.judged, "mean": mean, "curves": curves}
     ratios: dict[str, Any] = {}
-    for control in ("uniform", "random-variants"):
+    for control in [a for a in arms if a != "targeted"]:
+        (low, high), gap = paired_intervals(curves["targeted"], curves[control], budget)
         for level in ("final", "half"):
-            overall, censored = _ratio(mean["targeted"], mean[control], level, budget)
-            per_seed = [_ratio(t.rates, c.rates, level, budget) for t, c in zip(runs["targeted"], runs[control],
-                                                                                  strict=True)]
-            values = [v for v, _ in per_seed if v is not None]
+            overall, censored = ratio(mean["targeted"], mean[control], level, budget)
+            per_seed = [ratio(t, c, level, budget) for t, c in zip(curves["targeted"], curves[control], strict=True)]
             ratios[f"{control}/{level}"] = {
                 "mean_curves": overall, "censored": censored,
                 "per_seed": [None if v is None else round(v, 3) for v, _ in per_seed],
                 "per_seed_censored": [c for _, c in per_seed],
-                "interval": list(_interval(values)) if len(values) >= 2 else None,
+                "interval": [low, high] if level == "final" else None,
             }
+        if control == "uniform":
+            out["final_difference_interval"] = list(gap)
     out["ratios"] = ratios
-    final = ratios["uniform/final"]
-    value = final["mean_curves"]
-    if value is None:
-        # uniform never rose above its start: targeting meets the premise only by rising where uniform did not
-        met = mean["targeted"][-1] > mean["uniform"][-1] + 0.02
-    else:
-        met = value <= RATIO_TARGET
-    out["met"] = met
-    out["variants"] = {a: statistics.fmean(r.variants for r in runs[a]) for a in ARMS}
-    out["gate_candidates"] = {a: statistics.fmean(r.gate_candidates for r in runs[a]) for a in ARMS}
+    out["met"] = verdict(out)
+    out["variants"] = {a: statistics.fmean(r.variants for r in runs[a]) for a in arms}
+    out["gate_candidates"] = {a: statistics.fmean(r.gate_candidates for r in runs[a]) for a in arms}
     fell = [after < before for r in runs["targeted"] for rnd in r.targeted_rates for before, after in rnd.values()]
     out["targeted_grains_fell"] = [sum(fell), len(fell)]
     if key.heldout == "gap":
-        ceiling = [statistics.fmean(r.gap_ceiling[i] for r in runs["uniform"]) for i in range(len(mean["uniform"]))]
-        ratio, censored = _ratio(ceiling, mean["uniform"], "final", budget)
-        out["gap_ceiling"] = {"mean": ceiling, "ratio": ratio, "censored": censored}
+        ceiling = _mean_curve([r.gap_ceiling for r in runs["uniform"]])
+        value, censored = ratio(ceiling, mean["uniform"], "final", budget)
+        out["gap_ceiling"] = {"mean": ceiling, "ratio": value, "censored": censored}
     return out
 
 
-def _cells(spec: list[str] | None) -> list[CellKey]:
-    # transfer 0, 0.5 and 1 first, so a run cut short still covers both ends and the middle of the grid
-    order = (0.0, 0.5, 1.0, 0.25, 0.75)
-    every = [CellKey(t, c, h) for t in order for c in CONCENTRATIONS for h in HELDOUT]
-    if not spec:
-        return every
-    wanted = set(spec)
-    unknown = wanted - {k.label() for k in every}
-    if unknown:
-        raise SystemExit(f"--cells: unknown cell(s) {sorted(unknown)}; form transfer:concentration:heldout, "
-                         f"e.g. 0.5:concentrated:gap")
-    return [k for k in every if k.label() in wanted]
+def _cells(spec: list[str] | None, credits: list[str] | None) -> list[CellKey]:
+    every = every_cell()
+    if spec:
+        wanted = set(spec)
+        unknown = wanted - {k.label() for k in every}
+        if unknown:
+            raise SystemExit(f"--cells: unknown cell(s) {sorted(unknown)}; form transfer:concentration:heldout:credit, "
+                             f"e.g. 0.5:concentrated:gap:decision")
+        every = [k for k in every if k.label() in wanted]
+    if credits:
+        every = [k for k in every if k.credit in credits]
+    return every
+
+
+def run_cells(cells: list[CellKey], seeds: int, loop: LoopSettings, arms: list[str],
+              on_cell: Any = None) -> tuple[list[dict[str, Any]], int]:
+    """Run cells; returns every cell's figures and the held-out suite's size."""
+    base = [build_pack(d, seed=0) for d in DOMAINS]
+    suite, expert = _suite(base, loop.eval_seeds)
+    factory = LocalFactory()
+    results: list[dict[str, Any]] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-curriculum-") as tmp:
+            for key in cells:
+                runs: dict[str, list[ArmResult]] = {a: [] for a in arms}
+                cell_loop = LoopSettings(**{**asdict(loop), "credit": key.credit})
+                started = time.perf_counter()
+                for seed in range(seeds):
+                    grains = _weak_grains(expert, seed)
+                    gap_tools = {g.split("@", 1)[1] for g in grains}
+                    pool = [t for t in task_refs(base) if key.heldout == "covered" or not gap_tools & set(t.tools)]
+                    cell = Cell(base, suite, pool, _start(key, grains), factory,
+                                gap_tools=gap_tools if key.heldout == "gap" else None, name=key.label())
+                    for arm in arms:
+                        runs[arm].append(cell.run(arm, seed, cell_loop, Path(tmp) / key.label().replace(":", "-")))
+                figures = summarize(key, runs, loop.budget)
+                figures["seconds"] = round(time.perf_counter() - started, 1)
+                results.append(figures)
+                if on_cell is not None:
+                    on_cell(figures, results)
+    finally:
+        factory.close()
+    return results, len(suite)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--budget", type=int, default=24, help="training episodes per round")
-    parser.add_argument("--cells", nargs="*", help="only these cells (a look, never the verdict)")
+    parser.add_argument("--seeds", type=int, default=DECLARED["seeds"])
+    parser.add_argument("--rounds", type=int, default=DECLARED["rounds"])
+    parser.add_argument("--budget", type=int, default=DECLARED["budget"], help="training episodes per round")
+    parser.add_argument("--cells", nargs="*", help="only these cells (transfer:concentration:heldout:credit)")
+    parser.add_argument("--credit", nargs="*", choices=CREDITS, help="only cells with this credit")
+    parser.add_argument("--arms", nargs="*", choices=ARMS, default=list(DECLARED_ARMS))
     parser.add_argument("--json", type=Path, help="write every cell's figures (and per-seed curves) here")
-    parser.add_argument("--write-docs", action="store_true", help="replace the grid figures section of the docs")
+    parser.add_argument("--merge", nargs="*", type=Path, help="print the table and verdict of these --json pieces")
+    parser.add_argument("--write-docs", action="store_true", help="replace the issue-36 figures section of the docs")
     args = parser.parse_args()
-    settings = LoopSettings(rounds=args.rounds, budget=args.budget)
+    if args.merge:
+        settings, results = merge(args.merge)
+        finish(results, settings, args.write_docs)
+        return
+    loop = LoopSettings(rounds=args.rounds, budget=args.budget)
+    settings = {"seeds": args.seeds, "rounds": args.rounds, "budget": args.budget, "arms": args.arms,
+                "loop": asdict(loop), "suite": 0, "seconds": 0.0}
     started = time.perf_counter()
-    base = [build_pack(d, seed=0) for d in DOMAINS]
-    suite, expert = _suite(base, settings.eval_seeds)
-    ctx = _context(base)
-    factory = LocalFactory()
-    cells = _cells(args.cells)
-    results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="bench-curriculum-") as tmp:
-        for key in cells:
-            runs: dict[str, list[ArmResult]] = {a: [] for a in ARMS}
-            cell_started = time.perf_counter()
-            for seed in range(args.seeds):
-                grains = _weak_grains(expert, seed)
-                gap_tools = {g.split("@", 1)[1] for g in grains}
-                pool = [t for t in task_refs(base)
-                        if key.heldout == "covered" or not gap_tools & set(t.tools)]
-                cell = Cell(base, suite, pool, _start(key, grains), ctx, factory,
-                            gap_tools=gap_tools if key.heldout == "gap" else None)
-                for arm in ARMS:
-                    runs[arm].append(cell.run(arm, seed, settings, Path(tmp) / key.label().replace(":", "-")))
-            figures = summarize(key, runs, settings.budget)
-            figures["seconds"] = round(time.perf_counter() - cell_started, 1)
-            figures["curves"] = {a: [r.rates for r in runs[a]] for a in ARMS}
-            results.append(figures)
-            print(_cell_line(figures), flush=True)
-            if args.json:
-                args.json.write_text(json.dumps({"settings": asdict(settings), "cells": results}, indent=1))
-    factory.close()
-    elapsed = time.perf_counter() - started
-    text = render(results, settings, args.seeds, len(suite), elapsed)
+
+    def on_cell(figures: dict[str, Any], results: list[dict[str, Any]]) -> None:
+        print(_cell_line(figures), flush=True)
+        if args.json:
+            settings["seconds"] = round(time.perf_counter() - started, 1)
+            args.json.write_text(json.dumps({"settings": settings, "cells": results}, indent=1))
+
+    results, suite = run_cells(_cells(args.cells, args.credit), args.seeds, loop, args.arms, on_cell)
+    settings["suite"], settings["seconds"] = suite, round(time.perf_counter() - started, 1)
+    if args.json:
+        args.json.write_text(json.dumps({"settings": settings, "cells": results}, indent=1))
+    finish(results, settings, args.write_docs)
+
+
+def merge(paths: list[Path]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Pieces written by ``--json``: their settings must agree, and no cell may be measured twice."""
+    merged: dict[str, Any] | None = None
+    results: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        try:
+            data = json.loads(path.read_text())
+            settings, cells = data["settings"], data["cells"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"--merge: {path} is not a piece written by --json ({exc})") from None
+        same = {k: settings.get(k) for k in ("seeds", "rounds", "budget", "arms", "suite")}
+        if merged is None:
+            merged = {**settings, "seconds": 0.0}
+        elif same != {k: merged.get(k) for k in same}:
+            raise SystemExit(f"--merge: {path} ran with {same}, not {({k: merged.get(k) for k in same})}")
+        merged["seconds"] += settings.get("seconds", 0.0)
+        for cell in cells:
+            if cell["cell"] in results:
+                raise SystemExit(f"--merge: cell {cell['cell']} is measured in two pieces ({path})")
+            results[cell["cell"]] = cell
+    order = [k.label() for k in every_cell()]
+    return merged or {}, [results[c] for c in order if c in results]
+
+
+def finish(results: list[dict[str, Any]], settings: dict[str, Any], write_docs: bool) -> None:
+    """Print the figures and the verdict; exit 1 when a judged cell misses or was not run."""
+    text = render(results, settings)
     print(text)
-    if args.write_docs and not args.cells:
+    declared = all(settings.get(k) == v for k, v in DECLARED.items())
+    run = {r["cell"] for r in results}
+    missing = [k.label() for k in every_cell() if k.judged and k.label() not in run]
+    misses = [r["cell"] for r in results if r["judged"] and not r["met"]]
+    if write_docs:
         _write_docs(text)
-    misses = [r["cell"] for r in results if r["premise"] and not r["met"]]
-    if misses:
-        print(f"premise cells missing targeted <= {RATIO_TARGET:g} x uniform's episodes: {', '.join(map(str, misses))}")
+    if not declared:
+        print(f"a look, not the verdict: the declared run is {DECLARED}")
+    if misses or missing:
+        print(f"judged cells missing R <= {RATIO_TARGET:g} with the interval's upper end <= {UPPER_TARGET:g}: "
+              f"{', '.join(misses) or 'none'}; not run: {', '.join(missing) or 'none'}")
+        sys.exit(1)
+    if not declared:
         sys.exit(1)
 
 
@@ -248,58 +346,72 @@ def _fmt(value: object) -> str:
 
 
 def _cell_line(r: dict[str, Any]) -> str:
-    ratios = r["ratios"]
-    parts = [f"{name} {_fmt(v['mean_curves'])}{'+' if v['censored'] else ''}" for name, v in ratios.items()]
-    return f"cell {r['cell']} ({'premise' if r['premise'] else 'no premise'}, {r['seconds']} s): " + "; ".join(parts)
+    final = r["ratios"]["uniform/final"]
+    interval = final["interval"]
+    return (f"cell {r['cell']} ({'judged' if r['judged'] else 'reported'}, {r['seconds']} s): T/U final "
+            f"{_fmt(final['mean_curves'])}{'+' if final['censored'] else ''} [{interval[0]:.2f}, {interval[1]:.2f}]; "
+            f"finals T {r['mean']['targeted'][-1]:.3f} U {r['mean']['uniform'][-1]:.3f}; "
+            f"{'met' if r['met'] else 'missed'}")
 
 
-def render(results: list[dict[str, Any]], settings: LoopSettings, seeds: int, suite: int, elapsed: float) -> str:
-    """The figures section: one row per cell, then the per-seed ratios and curves."""
+def _shown(r: dict[str, Any], name: str) -> str:
+    v = r["ratios"].get(name)
+    if v is None:
+        return "—"
+    shown = _fmt(v["mean_curves"]) + ("+" if v["censored"] else "")
+    if v["interval"] is not None:
+        shown += f" [{v['interval'][0]:.2f}, {v['interval'][1]:.2f}]"
+    return shown
+
+
+def render(results: list[dict[str, Any]], settings: dict[str, Any]) -> str:
+    """The figures section: one row per cell, then the per-seed ratios, the curves and the gap ceiling."""
+    loop = settings.get("loop", {})
     lines = [
-        f"Gyms {', '.join(DOMAINS)}; held-out suite {suite} episodes (expert-solvable held-out tasks, 1 seed); "
-        f"{seeds} seeds; {settings.rounds} rounds x {settings.budget} training episodes (k = {settings.k}); "
-        f"focus {settings.focus} grains, {settings.tasks_per_variant} tasks per variant; wall time {elapsed:.0f} s.",
+        f"Gyms {', '.join(DOMAINS)}; held-out suite {settings.get('suite')} episodes (expert-solvable held-out tasks, "
+        f"1 seed); {settings.get('seeds')} seeds; {settings.get('rounds')} rounds x {settings.get('budget')} training "
+        f"episodes (k = {loop.get('k')}); {loop.get('variants_per_round')} variants per gym and round of "
+        f"{loop.get('tasks_per_variant')} tasks; arms {', '.join(settings.get('arms', []))}; wall time "
+        f"{settings.get('seconds', 0.0):.0f} s (sum of the pieces).",
         "",
-        "Ratios are targeted / control training episodes to reach the control's level, on the seed-mean curves "
-        "(`+`: targeted never reached it, the ratio is a lower bound; n/a: the control never rose); the interval is "
-        "a 95% bootstrap over the per-seed ratios.",
+        "R = targeted / uniform training episodes to reach uniform's final pass rate on the seed-mean curves (`+`: "
+        "targeted never reached it, a lower bound; n/a: uniform never rose above its start); interval: 95% paired "
+        "bootstrap over seeds. Judged: concentrated cells with per-decision credit, met when R <= 0.33 and the "
+        "interval's upper end <= 0.5 (uniform never rising: targeted's final above uniform's, the interval of the "
+        "difference above 0).",
         "",
-        "| cell (transfer:failures:held-out) | premise | final pass rate T / U / R | T/U final [interval] | "
-        "T/U half-way | T/R final [interval] | T/R half-way | targeted grains fell | verdict |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| cell (transfer:failures:held-out:credit) | judged | final pass rate T / U | R [interval] | R half-way | "
+        "T - U final [interval] | T/R final | gap ceiling | targeted grains fell | verdict |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
-        ratios = r["ratios"]
         mean = r["mean"]
-
-        def cell(name: str, ratios: dict[str, Any] = ratios) -> str:
-            v = ratios[name]
-            interval = v["interval"]
-            shown = _fmt(v["mean_curves"]) + ("+" if v["censored"] else "")
-            if name.endswith("final") and isinstance(interval, list):
-                shown += f" [{interval[0]:.2f}, {interval[1]:.2f}]"
-            return shown
-
+        diff = r.get("final_difference_interval", [0.0, 0.0])
+        ceiling = r.get("gap_ceiling")
+        ceiling_text = "—" if ceiling is None else f"{_fmt(ceiling['ratio'])}{'+' if ceiling['censored'] else ''}"
         fell = r["targeted_grains_fell"]
-        verdict = ("met" if r["met"] else "**missed**") if r["premise"] else "not judged"
+        verdict_text = ("met" if r["met"] else "**missed**") if r["judged"] else "not judged"
         lines.append(
-            f"| {r['cell']} | {'yes' if r['premise'] else 'no'} | "
-            f"{mean['targeted'][-1]:.3f} / {mean['uniform'][-1]:.3f} / {mean['random-variants'][-1]:.3f} | "
-            f"{cell('uniform/final')} | {cell('uniform/half')} | {cell('random-variants/final')} | "
-            f"{cell('random-variants/half')} | {fell[0]} of {fell[1]} | {verdict} |")
-    lines += ["", "Per-seed targeted / uniform ratios to uniform's final pass rate (`*`: lower bound):", ""]
+            f"| {r['cell']} | {'yes' if r['judged'] else 'no'} | {mean['targeted'][-1]:.3f} / "
+            f"{mean['uniform'][-1]:.3f} | {_shown(r, 'uniform/final')} | {_shown(r, 'uniform/half')} | "
+            f"{mean['targeted'][-1] - mean['uniform'][-1]:+.3f} [{diff[0]:+.3f}, {diff[1]:+.3f}] | "
+            f"{_shown(r, 'random-variants/final')} | {ceiling_text} | {fell[0]} of {fell[1]} | {verdict_text} |")
+    lines += ["", "Seed-mean held-out pass rate per round (rounds 0-N), targeted / uniform:", ""]
     for r in results:
-        ratios = r["ratios"]
-        v = ratios["uniform/final"]
+        mean = r["mean"]
+        lines.append(f"- {r['cell']}: T {', '.join(f'{x:.3f}' for x in mean['targeted'])}; "
+                     f"U {', '.join(f'{x:.3f}' for x in mean['uniform'])}")
+    lines += ["", "Per-seed targeted / uniform ratios to uniform's final pass rate (`*`: lower bound; listed, not "
+              "judged):", ""]
+    for r in results:
+        v = r["ratios"]["uniform/final"]
         seeds_text = ", ".join("n/a" if x is None else f"{x:.2f}{'*' if c else ''}"
                                for x, c in zip(v["per_seed"], v["per_seed_censored"], strict=True))
         lines.append(f"- {r['cell']}: {seeds_text}")
     gap = [r for r in results if "gap_ceiling" in r]
     if gap:
-        lines += ["", "Gap ceiling (a bound, not an arm; not part of the verdict): uniform's parameters of each round "
-                  "with every decision at the gap tools made perfect, i.e. uniform's practice plus the gap filled for "
-                  "free. If no arm learns the rest of the suite faster than uniform (the even:covered cells: "
-                  "targeted never does), no arm needs fewer episodes to reach uniform's final than this curve:", "",
+        lines += ["", "Gap ceiling (a bound, not an arm): uniform's parameters of each round with every decision at "
+                  "the gap tools made perfect, i.e. uniform's practice plus the gap filled for free:", "",
                   "| cell | uniform, rounds 0-N | uniform + a perfect gap, rounds 0-N | its episodes / uniform's |",
                   "| --- | --- | --- | --- |"]
         for r in gap:
@@ -311,8 +423,7 @@ def render(results: list[dict[str, Any]], settings: LoopSettings, seeds: int, su
 
 
 def _write_docs(body: str) -> None:
-    section = (f"{START}\n## Curriculum grid: figures\n\nCommand: `python -m bench.bench_curriculum` (one process on "
-               f"the shared 2-core machine; see the load note below).\n\n{body}\n{END}\n")
+    section = f"{START}\n## Curriculum grid (issue 36): figures\n\n{body}\n{END}\n"
     text = DOCS.read_text()
     if START in text and END in text:
         head, rest = text.split(START, 1)

@@ -1,18 +1,17 @@
 """The closed loop of the curriculum benchmark, one arm at a time: targeted, uniform, random-variants.
 
-Each arm starts from the same reference-policy parameters, spends the same training episodes per round and is
-judged on the same held-out suite. The targeted arm reads the held-out failures at the grain of skills
-(kind, domain, tool), ranks the grains by practice value (failures explained x (1 + how poorly the pool covers
-the grain), ``curriculum.coverage_ranked``, as a campaign's factory step does), asks the local factory for one
-isolated variant per top grain and plans with the targeted strategy over the pool and its variants; the uniform
-arm samples the base pool; the random-variants arm gets as many untargeted variants as the targeted arm asks
-for and samples pool and variants uniformly.
+Each arm starts from the same reference-policy parameters, spends the same training episodes per round, trains
+with the same builtin trainer (its ``credit`` setting) and is judged on the same held-out suite. Every arm plans
+its round as a round of a campaign does (``Cell.plan_round``): ``diagnose`` on the held-out episodes, the
+factory requests a round makes from the report (``flows.steps.variant_requests``: none for the uniform arm,
+untargeted ones for random-variants), answered by the local factory, and the round's planner
+(``flows.steps.plan_tasks``). Rollouts and training are the bench's own loop: training rollouts on seed x 1000 +
+round, the builtin trainer through ``flows.steps.train_builtin`` (so per-decision credit diagnoses the rollouts as
+a round does).
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,16 +21,15 @@ from arena.core.episode import EpisodeRecord
 from arena.core.metrics import compute_metrics
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
-from curriculum import CurriculumConfig, History, TaskRef, coverage_ranked, grain_label, plan_wave, task_refs
-from diagnosis import BUILTIN_DETECTORS, DiagnosisContext, ShareInterval, Weakness, WeaknessReport, target_for
-from factory_client import GateConfig, LocalFactory, VariantRequest, WeaknessTarget
-from trainers import GRPOConfig, GRPOTrainer, load_reference, save_reference
+from curriculum import History, TaskRef, Wave, grain_label, task_refs
+from diagnosis import WeaknessReport
+from factory_client import LocalFactory
+from flows import steps
+from flows.settings import GymloopSettings
+from trainers import load_reference, save_reference
 
 ARMS = ("targeted", "uniform", "random-variants")
-"""The benchmark's arms."""
-
-GATE = GateConfig(k=1, band_min=0, band_max=1, max_candidates_factor=2)
-"""The factory gate of the benchmark: gold passes, null fails, deterministic replay, no leakage; band open."""
+"""The benchmark's arms (the declared run plays the first two)."""
 
 
 @dataclass
@@ -42,19 +40,28 @@ class LoopSettings:
         rounds: Training rounds.
         budget: Training episodes per round.
         k: Rollouts per task.
-        focus: Grains the targeted arm targets per round (and variants each variant arm requests).
+        variants_per_round: Variants a variant arm requests per gym and round.
         tasks_per_variant: Tasks asked per variant.
         lr: Trainer learning rate.
+        credit: The builtin trainer's credit (``episode`` or ``decision``).
         eval_seeds: Seeds of the held-out evaluation.
     """
 
     rounds: int = 4
     budget: int = 24
     k: int = 4
-    focus: int = 3
+    variants_per_round: int = 2
     tasks_per_variant: int = 4
     lr: float = 4.0
+    credit: str = "decision"
     eval_seeds: list[int] = field(default_factory=lambda: [10_000])
+
+    def campaign(self, arm: str, seed: int, home: Path, domains: Sequence[str]) -> GymloopSettings:
+        """The settings a campaign of this arm would run with (the gate opened: baseline once, band 0-1)."""
+        return GymloopSettings(
+            home=home, domains=list(domains), seed=seed, arm=arm, strategy="targeted", wave_budget=self.budget,
+            train_k=self.k, variants_per_round=self.variants_per_round, tasks_per_variant=self.tasks_per_variant,
+            gate_k=1, gate_band_min=0, gate_band_max=1, credit=self.credit, trainer="builtin")
 
 
 @dataclass
@@ -78,37 +85,21 @@ class ArmResult:
     gap_ceiling: list[float] = field(default_factory=list)
 
 
-def grain_report(episodes: Sequence[EpisodeRecord], ctx: DiagnosisContext, domains: dict[str, str]) -> WeaknessReport:
-    """Failures per (kind, domain, tool) from the built-in detectors, ranked by rate per held-out episode.
+@dataclass
+class PlannedRound:
+    """What a round's planning gave: the report, the variant packs new to the arm, and the wave.
 
-    The tool of a grain is the tool the detector's first evidence names. ``impact`` is the rate, so the
-    targeted strategy weighs grains by how many held-out episodes they cost.
+    Attributes:
+        report: ``diagnose`` on the held-out episodes.
+        variants: Variant packs the factory gave that the arm did not have.
+        gate_candidates: Candidate tasks the factory's gate checked.
+        wave: The planner's wave.
     """
-    counts: Counter[tuple[str, str, str]] = Counter()
-    failed = 0
-    for episode in episodes:
-        if episode.passed or episode.invalid:
-            continue
-        failed += 1
-        seen: set[tuple[str, str, str]] = set()
-        for detector in BUILTIN_DETECTORS:
-            for tag in detector.detect(episode, ctx):
-                tool = next((e.tool for e in tag.evidence if e.tool), "")
-                seen.add((tag.kind, domains.get(episode.pack_id, ""), tool))
-        counts.update(seen)
-    total = max(len(episodes), 1)
-    weaknesses = []
-    for rank, ((kind, domain, tool), count) in enumerate(
-            sorted(counts.items(), key=lambda item: (-item[1], item[0])), start=1):
-        target = target_for(kind)
-        rate = count / total
-        weaknesses.append(Weakness(
-            kind=kind, domain=domain or None, tool=tool or None, label=target.label, description=target.description,
-            rank=rank, impact=rate, share=count / max(failed, 1), share_interval=ShareInterval(low=0.0, high=1.0),
-            mean_reward_lost=0.0, learnability=1.0, count=count, rate=rate, domains=[domain] if domain else [],
-            tools=[tool] if tool else [], knobs=dict(target.knobs), focus_tags=list(target.focus_tags)))
-    return WeaknessReport(episodes=len(episodes), passed=len(episodes) - failed, failures=failed,
-                          weaknesses=weaknesses)
+
+    report: WeaknessReport
+    variants: list[Pack]
+    gate_candidates: int
+    wave: Wave
 
 
 def perfect_at(params: PolicyParams, tools: set[str]) -> PolicyParams:
@@ -121,10 +112,12 @@ def perfect_at(params: PolicyParams, tools: set[str]) -> PolicyParams:
     return params.model_copy(update={"offsets": offsets})
 
 
-def _rate(report: WeaknessReport, weakness: Weakness) -> float:
-    grain = (weakness.kind, weakness.domain, weakness.tool)
-    same = [w for w in report.weaknesses if (w.kind, w.domain, w.tool) == grain]
-    return same[0].rate if same else 0.0
+def targeted_changes(report: WeaknessReport, after: WeaknessReport, wave: Wave) -> dict[str, tuple[float, float]]:
+    """Each grain the wave targeted: its failures per held-out episode before and after the round."""
+    targeted = {e.grain or e.weakness for e in wave.entries if e.source == "targeted"}
+    rates_after = {grain_label(w): w.rate for w in after.weaknesses}
+    return {label: (w.rate, rates_after.get(label, 0.0)) for w in report.weaknesses
+            if (label := grain_label(w)) in targeted}
 
 
 class Cell:
@@ -135,97 +128,88 @@ class Cell:
         suite: Held-out episodes of the suite.
         pool: Base train tasks the arms may schedule (a gap cell has some removed).
         start: Starting parameters.
-        ctx: Diagnosis context over the base packs.
         factory: The local factory (shared by every cell, so identical requests are generated once).
         gap_tools: A gap cell's tools the pool lacks (empty for a covered cell): the uniform arm then also
             measures ``ArmResult.gap_ceiling``.
+        name: The cell's name: with an arm and a seed, a campaign of its own (its factory requests' keys).
     """
 
     def __init__(self, base: list[Pack], suite: list[EpisodeKey], pool: list[TaskRef], start: PolicyParams,
-                 ctx: DiagnosisContext, factory: LocalFactory, gap_tools: set[str] | None = None) -> None:
+                 factory: LocalFactory, gap_tools: set[str] | None = None, name: str = "cell") -> None:
+        self.name = name
         self.gap_tools = gap_tools or set()
         self.base = base
         self.suite = suite
         self.pool = pool
         self.start = start
-        self.ctx = ctx
         self.factory = factory
-        self.domains = {p.id: p.manifest.domain for p in base}
 
     def evaluate(self, params: PolicyParams, packs: list[Pack]) -> list[EpisodeRecord]:
         """Run the held-out suite."""
         return run_episodes(ReferencePolicy(params), packs, self.suite, RolloutConfig())
 
-    def variants(self, arm: str, report: WeaknessReport, pool: list[TaskRef], settings: LoopSettings, seed: int,
-                 round_index: int) -> tuple[list[Pack], int]:
-        """Variant packs for a round of a variant arm, and the candidate tasks the gate checked for them."""
-        requests: list[VariantRequest] = []
-        if arm == "targeted":
-            ranked = coverage_ranked(report, pool, settings.budget // settings.k)
-            for w in ranked.weaknesses[:settings.focus]:
-                if w.domain is None:
-                    continue
-                target = WeaknessTarget(kind=w.kind, weight=1.0, focus_tags=w.focus_tags,
-                                        knobs=w.knobs, tools=w.tools, domain=w.domain, tool=w.tool)
-                requests.append(VariantRequest(domain=w.domain, targets=[target], variants=1,
-                                               tasks_per_variant=settings.tasks_per_variant, seed=0, gate=GATE))
-        else:
-            domains = sorted({p.manifest.domain for p in self.base})
-            for i in range(settings.focus):
-                digest = hashlib.sha256(f"random-variants|{seed}|{round_index}|{i}".encode()).digest()
-                requests.append(VariantRequest(domain=domains[digest[0] % len(domains)], variants=1,
-                                               tasks_per_variant=settings.tasks_per_variant,
-                                               seed=int.from_bytes(digest[1:5], "big"), gate=GATE))
-        packs: list[Pack] = []
-        gate_candidates = 0
+    def plan_round(self, settings: GymloopSettings, held: list[EpisodeRecord], previous: WeaknessReport | None,
+                   pool: list[TaskRef], history: History, params: PolicyParams, round_index: int) -> PlannedRound:
+        """A round's planning, as a campaign's round does it: diagnose, the factory requests, the planner.
+
+        Args:
+            settings: The arm's campaign settings.
+            held: The held-out episodes of the model the round starts from.
+            previous: The previous round's report (for each weakness's trend).
+            pool: The tasks the arm can schedule (its base pool and the variants it added).
+            history: Earlier waves and group results of the arm.
+            params: The parameters the round starts from (the gate's baseline).
+            round_index: The round.
+        """
+        packs = [p for p in self.base if p.id in {r.pack_id for r in held}]
+        report = steps.diagnose_round(held, packs, previous, round_index, settings.seed)
+        requests = steps.variant_requests(settings, report, self.base, round_index, pool, params,
+                                          f"{self.name}/{settings.arm}/{settings.seed}/{params.content_hash()}")
+        variants: list[Pack] = []
+        candidates = 0
+        known = {t.pack_id for t in pool}
         for request in requests:
             result = self.factory.request(request, timeout=600.0)
-            packs.extend(result.packs)
-            gate_candidates += result.gate_report.candidates
-        return packs, gate_candidates
+            candidates += result.gate_report.candidates
+            variants.extend(p for p in result.packs if p.id not in known and p.id not in {v.id for v in variants})
+        wave = steps.plan_tasks(report, [*pool, *task_refs(variants)], history, settings, round_index)
+        return PlannedRound(report=report, variants=variants, gate_candidates=candidates, wave=wave)
 
-    def run(self, arm: str, seed: int, settings: LoopSettings, out: Path) -> ArmResult:
+    def run(self, arm: str, seed: int, loop: LoopSettings, out: Path) -> ArmResult:
         """Run one arm for one seed."""
-        ref = save_reference(self.start, out / f"{arm}-{seed}")
-        trainer = GRPOTrainer(out / f"{arm}-{seed}", GRPOConfig(learning_rate=settings.lr))
+        folder = out / f"{arm}-{seed}"
+        settings = loop.campaign(arm, seed, folder, sorted({p.manifest.domain for p in self.base}))
+        ref = save_reference(self.start, folder)
         history = History()
         packs = list(self.base)
         pool = list(self.pool)
         result = ArmResult()
         params = load_reference(ref)
+        previous: WeaknessReport | None = None
         held = self.evaluate(params, packs)
-        for rnd in range(settings.rounds + 1):
+        for rnd in range(loop.rounds + 1):
             result.rates.append(compute_metrics(held, rounds=1).pass_rate.value)
             if arm == "uniform" and self.gap_tools:
                 filled = self.evaluate(perfect_at(params, self.gap_tools), packs)
                 result.gap_ceiling.append(compute_metrics(filled, rounds=1).pass_rate.value)
-            if rnd == settings.rounds:
+            if rnd == loop.rounds:
                 break
-            report = grain_report(held, self.ctx, self.domains)
-            if arm != "uniform":
-                new, cost = self.variants(arm, report, pool, settings, seed, rnd)
-                result.gate_candidates += cost
-                known = {p.id for p in packs}
-                fresh = [p for p in new if p.id not in known]
-                packs.extend(fresh)
-                pool.extend(task_refs(fresh))
-                result.variants += len(fresh)
-            strategy = "targeted" if arm == "targeted" else "uniform"
-            config = CurriculumConfig(strategy=strategy, budget=settings.budget, k=settings.k, seed=seed,
-                                      focus=settings.focus)
-            wave = plan_wave(report, pool, history, config)
-            history.record_wave(wave)
+            planned = self.plan_round(settings, held, previous, pool, history, params, rnd)
+            result.gate_candidates += planned.gate_candidates
+            result.variants += len(planned.variants)
+            packs.extend(planned.variants)
+            pool.extend(task_refs(planned.variants))
+            wave = planned.wave
             keys = [EpisodeKey(e.pack_id, e.task_id, seed * 1000 + rnd, attempt)
-                    for e in wave.entries for attempt in range(settings.k)]
+                    for e in wave.entries for attempt in range(loop.k)]
             runs = run_episodes(ReferencePolicy(params), packs, keys, RolloutConfig())
-            history.record_episodes(rnd, runs)
-            ref = trainer.train(ref, wave, runs)
+            history = steps.update_history(history, wave, runs)
+            ref = steps.train_builtin(settings, ref, wave, runs, packs, folder, learning_rate=loop.lr)
             params = load_reference(ref)
+            previous = planned.report
             held = self.evaluate(params, packs)
             if arm == "targeted":
-                after = grain_report(held, self.ctx, self.domains)
-                targeted = {e.grain for e in wave.entries if e.grain}
-                result.targeted_rates.append({
-                    label: (w.rate, _rate(after, w)) for w in report.weaknesses
-                    if (label := grain_label(w)) in targeted})
+                after = steps.diagnose_round(held, [p for p in self.base if p.id in {r.pack_id for r in held}],
+                                             planned.report, rnd + 1, settings.seed)
+                result.targeted_rates.append(targeted_changes(planned.report, after, wave))
         return result

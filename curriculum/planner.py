@@ -30,7 +30,7 @@ def plan_wave(report: WeaknessReport | None, pool: Iterable[TaskRef], history: H
 
     Args:
         report: The model's weakness report (``None`` is read as a report without weaknesses).
-        pool: Candidate tasks.
+        pool: Candidate tasks (their order does not matter).
         history: Earlier waves and group results (``None``: the first round).
         config: Strategy, budget, k, mix and band (defaults: targeted, 64 episodes, k=4).
 
@@ -43,7 +43,7 @@ def plan_wave(report: WeaknessReport | None, pool: Iterable[TaskRef], history: H
     strategy = get_strategy(config.strategy)
     round_index = (history.waves[-1].round_index + 1) if history.waves else 0
     notes: list[str] = []
-    tasks = list(dict.fromkeys(pool))
+    tasks = sorted(dict.fromkeys(pool), key=lambda t: t.key)  # the wave depends on the pool's tasks, not their order
     heldout = [t for t in tasks if t.split != "train"]
     train = [t for t in tasks if t.split == "train"]
     if heldout:

@@ -395,12 +395,12 @@ def register_start(registry: Registry, settings: GymloopSettings) -> ModelInfo:
         from arena.agents.reference import PolicyParams
         from trainers import save_reference
 
-        initial = PolicyParams.initial()
-        ref = save_reference(initial, settings.home / "models")
+        start = PolicyParams.named(settings.reference_start) if spec.form == "reference" else PolicyParams.initial()
+        ref = save_reference(start, settings.home / "models")
         # The parameters (a few KB) are kept with the model, so a machine without the file can play it.
         return registry.register_model(ref.name, version_label(ref.version, ref.params_hash), kind=ref.kind,
                                        artifact=ref.artifact, params_hash=ref.params_hash,
-                                       details={"params": initial.model_dump(mode="json")})
+                                       details={"params": start.model_dump(mode="json")})
     if spec.form == "registered":
         return find_registered(spec, settings, registry)
     if spec.form == "transformers":

@@ -27,7 +27,7 @@ from flows.interrupt import flow_run_tracked, tracked_runs
 from flows.live import current_meter, retry_unless_stopped
 from flows.models import RoundParams, RoundSummary, StageResult
 from flows.preflight import preflight_agent
-from registry import ModelInfo
+from registry import TARGETED_ARM, ModelInfo
 
 
 class EpisodeBatch:
@@ -73,7 +73,8 @@ def run_batches(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[Epis
 @task(name="factory-request", retries=2, retry_delay_seconds=5, cache_policy=NO_CACHE)
 def factory_request(ctx: RoundContext, report: WeaknessReport, pool: list[Pack]) -> list[Pack]:
     """Request variants from the factory (retried: a remote factory may be briefly unavailable)."""
-    results = steps.generate_variants(ctx.settings, report, ctx.base, ctx.model_in, ctx.index, pool)
+    campaign = ctx.campaign if ctx.arm == TARGETED_ARM else f"{ctx.campaign}/{ctx.arm}"
+    results = steps.generate_variants(ctx.settings, report, ctx.base, ctx.model_in, ctx.index, pool, campaign)
     return [p for r in results for p in r.packs]
 
 

@@ -60,6 +60,9 @@ class GymloopSettings(BaseSettings):
         home: Folder for the registry, pack store, artifacts and the local MLflow store.
         model: ``reference``, a litellm model string, or ``transformers:<folder>`` for a local checkpoint played
             in-process (and trained by the ``trl`` trainer).
+        reference_start: The reference policy's starting parameters, a named set (``untrained``: the documented
+            failure modes everywhere; ``few-weak-skills``: competent but for three weak skills, the regime
+            ``gymloop demo`` runs in; see ``arena.agents.reference.NAMED_STARTS``).
         api_base: OpenAI-compatible server for local checkpoints.
         api_key: API key for the model provider (never logged).
         model_timeout_s: Request timeout for model calls.
@@ -97,12 +100,17 @@ class GymloopSettings(BaseSettings):
         variants_per_round: Variants requested from the factory each round.
         tasks_per_variant: Tasks per requested variant.
         gate_k: Baseline attempts in the factory's quality gate.
+        gate_band_min: Fewest of those baseline attempts that must pass for a generated task to be kept.
+        gate_band_max: Most of those baseline attempts that may pass for a generated task to be kept.
         strategy: Curriculum strategy (targeted, uniform, bandit).
         arm: The arm this campaign plays: ``targeted`` (the loop as configured), or a control arm run beside a
             targeted campaign (``uniform``: uniform waves over the base pool, no variants; ``random-variants``:
             untargeted variants, uniform waves); see ``flows.control``.
         trainer: Trainer name (builtin, export, command, trl).
         trainer_command: Command for the ``command`` trainer.
+        credit: Credit assignment of the ``builtin`` trainer: ``episode`` (a rollout's advantage spread over all
+            its decisions) or ``decision`` (a group trains only the decisions a diagnosis of its failed rollouts
+            names; ``trainers.credit``).
         trl: Settings of the ``trl`` trainer (method, steps, LoRA, ...; ``[trl]`` in gymloop.toml).
         local_max_new_tokens: Tokens a local checkpoint generates per turn in evaluation and rollouts.
         local_max_steps: Model turns of a local checkpoint in one episode.
@@ -133,6 +141,7 @@ class GymloopSettings(BaseSettings):
     home: Path = Field(default_factory=lambda: Path(os.environ.get("GYMLOOP_HOME", Path.home() / ".gymloop")))
     api_base: str | None = None
     model: str = "reference"
+    reference_start: Literal["untrained", "few-weak-skills"] = "untrained"
     api_key: SecretStr | None = None
     model_timeout_s: float = Field(default=60.0, gt=0)
     model_client: ClientSetting = "auto"
@@ -161,10 +170,13 @@ class GymloopSettings(BaseSettings):
     variants_per_round: int = Field(default=2, ge=0, le=100)
     tasks_per_variant: int = Field(default=10, ge=1, le=200)
     gate_k: int = Field(default=5, ge=1, le=20)
+    gate_band_min: int = Field(default=2, ge=0, le=20)
+    gate_band_max: int = Field(default=4, ge=0, le=20)
     strategy: Literal["targeted", "uniform", "bandit"] = "targeted"
     arm: Literal["targeted", "uniform", "random-variants"] = "targeted"
     trainer: Literal["builtin", "export", "command", "trl"] = "builtin"
     trainer_command: list[str] = Field(default_factory=list)
+    credit: Literal["episode", "decision"] = "episode"
     trl: TRLConfig = Field(default_factory=TRLConfig)
     local_max_new_tokens: int = Field(default=256, ge=1)
     local_max_steps: int = Field(default=8, ge=1)
@@ -256,6 +268,15 @@ class GymloopSettings(BaseSettings):
     def _home_is_a_folder(cls, value: Path) -> Path:
         if value.exists() and not value.is_dir():
             raise ValueError(f"{value} is a file; the gymloop home must be a folder")
+        return value
+
+    @field_validator("gate_band_max")
+    @classmethod
+    def _gate_band_inside_k(cls, value: int, info: ValidationInfo) -> int:
+        low, k = info.data.get("gate_band_min"), info.data.get("gate_k")
+        if low is not None and k is not None and not low <= value <= k:
+            raise ValueError(f"the gate band [gate_band_min {low}, gate_band_max {value}] must lie inside "
+                             f"[0, gate_k {k}]")
         return value
 
     @field_validator("schedule")

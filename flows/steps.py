@@ -25,9 +25,26 @@ from arena.core.episode import EpisodeRecord
 from arena.core.metrics import Metrics, Outcome, compute_metrics, metrics_by, paired_lift
 from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, run_episodes
-from curriculum import CurriculumConfig, GroupResult, History, Wave, WaveEntry, coverage_ranked, plan_wave, task_refs
-from diagnosis import DiagnosisContext, WeaknessReport, diagnose
-from factory_client import FactoryResult, VariantRequest, make_factory_client, targetable, targets_from_report
+from curriculum import (
+    CurriculumConfig,
+    GroupResult,
+    History,
+    TaskRef,
+    Wave,
+    WaveEntry,
+    coverage_ranked,
+    plan_wave,
+    task_refs,
+)
+from diagnosis import DiagnosisContext, WeaknessReport, detector_names, diagnose, get_detector
+from factory_client import (
+    FactoryResult,
+    GateConfig,
+    VariantRequest,
+    make_factory_client,
+    targetable,
+    targets_from_report,
+)
 from flows import model_spec
 from flows.interrupt import batch_running
 from flows.live import EpisodeSink, rollout_config
@@ -35,7 +52,7 @@ from flows.settings import CONFIG_ENV, GymloopSettings, load_settings
 from flows.store_setup import store_setup_lock
 from registry import TARGETED_ARM, EpisodeSummary, ModelInfo, Registry, WaveInfo, WeaknessEntry
 from registry import WaveEntry as RegistryWaveEntry
-from trainers import GRPOTrainer, ModelRef, TRLTrainer, get_trainer
+from trainers import Blame, GRPOConfig, GRPOTrainer, ModelRef, TRLTrainer, get_trainer
 
 EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
 """Stages of a round's episodes in the registry."""
@@ -263,35 +280,37 @@ def weakness_entries(report: WeaknessReport) -> list[WeaknessEntry]:
     ]
 
 
-def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: Sequence[Pack],
-                      model: ModelInfo, round_index: int, pool: Sequence[Pack] | None = None) -> list[FactoryResult]:
-    """Ask the factory for variants aimed at the report's weaknesses, one request per domain.
+def variant_requests(settings: GymloopSettings, report: WeaknessReport, base: Sequence[Pack], round_index: int,
+                     pool: Sequence[TaskRef], baseline: PolicyParams | None, key: str,
+                     baseline_model: str = "reference") -> list[VariantRequest]:
+    """The factory requests of a round: one per domain, aimed at the report's weaknesses.
 
     The weaknesses are ranked and weighted by practice value (``curriculum.coverage_ranked``: failures explained
     x (1 + how poorly the campaign's pool covers the grain)), so grains only a variant can practise get variants
     first. A ``uniform`` control arm asks for none; a ``random-variants`` control arm asks for untargeted ones.
 
     Args:
-        settings: The campaign's settings.
+        settings: The campaign's settings (variants, tasks per variant, the gate, the seed).
         report: The round's weakness report.
         base: The gyms' base packs (one request per pack's domain).
-        model: The model the round starts from (the gate's baseline).
         round_index: The round.
-        pool: The packs the campaign can schedule now (default: ``base``).
+        pool: The tasks the campaign can schedule now.
+        baseline: The reference-policy parameters the round starts from, given inline as the gate's baseline
+            (``None`` for another kind of model).
+        key: What identifies the campaign and its model in the requests' idempotency keys (two campaigns
+            starting from the same model ask for different variants, so their keys must differ).
+        baseline_model: The gate's baseline as the factory names it (``reference``, or a local checkpoint
+            ``local:<name>@<version>`` the embedded factory plays sampled).
     """
     untargeted = settings.arm == "random-variants"
     if settings.variants_per_round == 0 or settings.arm == "uniform" or not (report.weaknesses or untargeted):
         return []
-    report = coverage_ranked(report, task_refs(pool if pool is not None else base),
-                             settings.wave_budget // settings.train_k)
-    # The gate's baseline is the current model. A local checkpoint plays in the embedded factory as it plays its
-    # training rollouts (sampled), named in the request by name and version; reference parameters go inline. A
-    # request (and so the packs' provenance and ids) must not depend on where the gymloop home happens to be.
-    local = model.kind == "transformers" and bool(model.artifact) and not settings.factory_url
-    options = {"baseline": make_agent(model, settings, sampled=True)} if local else {}
-    client = make_factory_client(settings.factory_url, token=settings.factory_token, **options)
-    baseline = f"{LOCAL_PREFIX}{model.name}@{model.version}" if local else "reference"
-    results = []
+    report = coverage_ranked(report, pool, settings.wave_budget // settings.train_k)
+    gate = GateConfig(k=settings.gate_k, band_min=settings.gate_band_min, band_max=settings.gate_band_max)
+    # The gate's baseline is given inline: a request (and so the packs' provenance and ids) must not depend on
+    # where the gymloop home happens to be.
+    inline = baseline.model_dump(mode="json") if baseline is not None else None
+    requests = []
     for pack in base:
         targets = [] if untargeted else targets_from_report(report, domain=pack.manifest.domain, top=5)
         targets, refused = targetable(targets, get_domain(pack.manifest.domain),
@@ -300,29 +319,61 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
             _log.warning("round %d, gym %s: %s", round_index, pack.manifest.domain, reason)
         if not targets and not untargeted:
             continue
-        inline = (PolicyParams.load(model.artifact).model_dump(mode="json")
-                  if model.kind == "reference" and model.artifact else None)
-        request = VariantRequest(
+        requests.append(VariantRequest(
             domain=pack.manifest.domain, targets=targets, variants=settings.variants_per_round,
             tasks_per_variant=settings.tasks_per_variant, seed=settings.seed * 1000 + round_index,
-            parent_pack_id=pack.id, baseline_model=baseline, baseline_params=inline,
-            idempotency_key=f"{pack.manifest.domain}-{round_index}-{model.params_hash or model.id}"
+            parent_pack_id=pack.id, baseline_model=baseline_model, baseline_params=inline, gate=gate,
+            idempotency_key=f"{pack.manifest.domain}-{round_index}-{key}"
                             + ("-untargeted" if untargeted else ""),
-        )
-        results.append(client.request(request, timeout=600.0))
-    return results
+        ))
+    return requests
+
+
+def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: Sequence[Pack],
+                      model: ModelInfo, round_index: int, pool: Sequence[Pack] | None = None,
+                      campaign: str = "") -> list[FactoryResult]:
+    """Ask the factory for the round's variants (``variant_requests``) and wait for them.
+
+    Args:
+        settings: The campaign's settings.
+        report: The round's weakness report.
+        base: The gyms' base packs (one request per pack's domain).
+        model: The model the round starts from (the gate's baseline).
+        round_index: The round.
+        pool: The packs the campaign can schedule now (default: ``base``).
+        campaign: The campaign's name (part of the requests' idempotency keys).
+    """
+    baseline = PolicyParams.load(model.artifact) if model.kind == "reference" and model.artifact else None
+    # A local checkpoint plays in the embedded factory as it plays its training rollouts (sampled), named in the
+    # request by name and version; reference parameters go inline.
+    local = model.kind == "transformers" and bool(model.artifact) and not settings.factory_url
+    requests = variant_requests(settings, report, base, round_index, task_refs(pool if pool is not None else base),
+                                baseline, f"{campaign}/{model.params_hash or model.id}" if campaign
+                                else model.params_hash or str(model.id),
+                                f"{LOCAL_PREFIX}{model.name}@{model.version}" if local else "reference")
+    if not requests:
+        return []
+    options = {"baseline": make_agent(model, settings, sampled=True)} if local else {}
+    client = make_factory_client(settings.factory_url, token=settings.factory_token, **options)
+    return [client.request(request, timeout=600.0) for request in requests]
 
 
 def plan(report: WeaknessReport, pool_packs: Sequence[Pack], history: History, settings: GymloopSettings,
          round_index: int) -> Wave:
     """Plan the round's wave over the training tasks of the pool (a control arm plans uniform waves)."""
+    return plan_tasks(report, task_refs(pool_packs), history, settings, round_index)
+
+
+def plan_tasks(report: WeaknessReport, pool: Sequence[TaskRef], history: History, settings: GymloopSettings,
+               round_index: int) -> Wave:
+    """Plan the round's wave over the pool's tasks (``plan`` with the pool given as tasks)."""
     strategy = settings.strategy if settings.arm == "targeted" else "uniform"
     config = CurriculumConfig(strategy=strategy, budget=settings.wave_budget, k=settings.train_k,
                               seed=settings.seed * 1000 + round_index)
     history = history.model_copy(deep=True)
     if not history.waves or history.waves[-1].round_index != round_index - 1:
         history.waves = [w for w in history.waves if w.round_index < round_index]
-    wave = plan_wave(report, task_refs(pool_packs), history, config)
+    wave = plan_wave(report, list(pool), history, config)
     return wave.model_copy(update={"round_index": round_index})
 
 
@@ -348,6 +399,44 @@ def update_history(history: History, wave: Wave, records: Sequence[EpisodeRecord
     return updated
 
 
+def rollout_blame(records: Sequence[EpisodeRecord], packs: Sequence[Pack]) -> dict[str, list[Blame]]:
+    """What the detectors ``diagnose`` runs say of each failed rollout: its tags, by episode id.
+
+    Passed and invalid rollouts, and failures at another boundary than the agent's, are not diagnosed (as in
+    ``diagnose``). Each tag keeps its kind and the tools its evidence names (the tool called and a tool an
+    argument names), which is what the builtin trainer's per-decision credit reads.
+    """
+    ctx = diagnosis_context(packs)
+    detectors = [get_detector(name) for name in detector_names()]
+    out: dict[str, list[Blame]] = {}
+    for r in records:
+        if r.passed or r.invalid or (r.failure is not None and r.failure.boundary != "agent"):
+            continue
+        tags = [tag for detector in detectors for tag in detector.detect(r, ctx)]
+        if tags:
+            out[r.episode_id] = [Blame(kind=tag.kind, tools=tuple(sorted(
+                {x for e in tag.evidence for x in (e.tool, e.argument) if x}))) for tag in tags]
+    return out
+
+
+def train_builtin(settings: GymloopSettings, ref: ModelRef, wave: Wave, records: Sequence[EpisodeRecord],
+                  packs: Sequence[Pack], out_dir: Path, learning_rate: float | None = None) -> ModelRef:
+    """The builtin trainer's step with the settings' credit (diagnosing the rollouts for per-decision credit).
+
+    Args:
+        settings: The campaign's settings (``credit``).
+        ref: The model to train.
+        wave: The wave the rollouts played.
+        records: The wave's rollouts.
+        packs: Packs holding the rollouts' tasks (the detectors read them).
+        out_dir: Where the new parameters are written.
+        learning_rate: The trainer's learning rate (default: the trainer's).
+    """
+    config = GRPOConfig(credit=settings.credit, **({} if learning_rate is None else {"learning_rate": learning_rate}))
+    blame = rollout_blame(records, packs) if settings.credit == "decision" else None
+    return GRPOTrainer(out_dir, config).train(ref, wave, records, blame=blame)
+
+
 def recorded_wave(info: WaveInfo, round_index: int) -> Wave:
     """The planner's wave of a recorded round (rebuilt from its entries for a round recorded before plans were)."""
     if info.plan is not None:
@@ -370,7 +459,7 @@ def train(settings: GymloopSettings, model: ModelInfo, wave: Wave, records: Sequ
     """Train the model on the wave's rollouts with the configured trainer."""
     ref = model_ref(model)
     if settings.trainer == "builtin":
-        return GRPOTrainer(settings.home / "models").train(ref, wave, records)
+        return train_builtin(settings, ref, wave, records, packs, settings.home / "models")
     if settings.trainer == "trl":
         return TRLTrainer(settings.home / "models", list(packs), settings.trl).train(ref, wave, records)
     if settings.trainer == "export":

@@ -2,7 +2,9 @@
 
 Rollouts are grouped by (pack, task). Within a group each rollout's advantage is its reward minus the
 group mean, over the group's standard deviation; groups whose rollouts all scored the same carry no
-signal and are skipped. For every decision a rollout took, the gradient of the log-probability of the
+signal and are skipped (with per-decision credit, groups of failed rollouts are not: see ``GRPOConfig.credit``).
+For every decision a rollout took (with per-decision credit, the decisions a diagnosis of the group's failed
+rollouts speaks of), the gradient of the log-probability of the
 chosen strategy with respect to the logits at that decision key is ``onehot(choice) - softmax(logits)``, where the
 logits are the shared skill plus the offset of the decision's tool; the step goes to the shared skill in the
 share of the parameters' ``transfer`` and to the tool's offset in the rest.
@@ -15,9 +17,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +27,7 @@ from arena.agents.reference import PolicyParams, grain_key
 from arena.core.episode import EpisodeRecord
 from curriculum import Wave
 from trainers.base import register_trainer
+from trainers.credit import Blame, named_decisions
 from trainers.models import ModelRef, TrainerError
 
 
@@ -39,6 +42,13 @@ class GRPOConfig(BaseModel):
         eps: Added to the group's standard deviation; groups with a smaller one are skipped.
         reward: ``score`` (fraction of assertions held) or ``passed`` (0/1).
         min_group: Fewest valid rollouts a group needs.
+        credit: ``episode``: a rollout's advantage is spread over every decision it took. ``decision``: in a group
+            where a diagnosis of a failed rollout names decisions (``trainers.credit``), a rollout that did worse
+            than its group is trained only on its own named decisions, one that did better only on its other
+            decisions at the named (decision key, tool) pairs, each rollout's advantage divided among those; a
+            group of failed rollouts that all scored the same (no group-relative signal) trains each rollout's
+            named decisions with a unit negative advantage; a group with none named is trained as with
+            ``episode``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -50,6 +60,7 @@ class GRPOConfig(BaseModel):
     eps: float = Field(default=1e-6, gt=0.0)
     reward: Literal["score", "passed"] = "score"
     min_group: int = Field(default=2, ge=2)
+    credit: Literal["episode", "decision"] = "episode"
 
 
 class TrainStats(BaseModel):
@@ -63,6 +74,7 @@ class TrainStats(BaseModel):
         decisions: Decisions that contributed (summed over epochs).
         clipped: Decisions whose ratio was clipped (summed over epochs).
         keys_changed: Decision keys whose logits changed.
+        credited_groups: Groups trained on the decisions a diagnosis named (per-decision credit).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -74,6 +86,7 @@ class TrainStats(BaseModel):
     decisions: int = 0
     clipped: int = 0
     keys_changed: int = 0
+    credited_groups: int = 0
 
 
 def save_reference(params: PolicyParams, out_dir: str | Path) -> ModelRef:
@@ -114,9 +127,43 @@ class _Sample(BaseModel):
     weight: float
 
 
-def group_samples(rollouts: Sequence[EpisodeRecord], wave: Wave, config: GRPOConfig,
-                  stats: TrainStats) -> list[_Sample]:
-    """Group valid rollouts by task, compute group-relative advantages and weigh groups by the wave."""
+def _grain(decision: Mapping[str, Any]) -> tuple[str, str]:
+    return str(decision["key"]), str(decision.get("tool") or "")
+
+
+def _as_step(decision: Mapping[str, Any]) -> tuple[str, str, str]:
+    return str(decision["key"]), str(decision["choice"]), str(decision.get("tool") or "")
+
+
+def _decision_credit(members: Sequence[EpisodeRecord], advantages: Sequence[float] | None,
+                     blame: Mapping[str, Sequence[Blame]]) -> list[tuple[list[tuple[str, str, str]], float]] | None:
+    """Per-decision credit of one group: (decisions trained, advantage) per member; ``None`` when none is named.
+
+    ``advantages`` are the group-relative ones, or ``None`` for a group whose members all scored the same (and
+    failed): there each member's named decisions get a unit negative advantage.
+    """
+    named = [named_decisions(r.decisions, blame.get(r.episode_id, ())) for r in members]
+    grains = {_grain(r.decisions[i]) for r, own in zip(members, named, strict=True) for i in own}
+    if not grains:
+        return None
+    out = []
+    for index, (r, own) in enumerate(zip(members, named, strict=True)):
+        advantage = -1.0 if advantages is None else advantages[index]
+        if advantage < 0:
+            kept = sorted(own)
+        else:
+            kept = [i for i, d in enumerate(r.decisions) if i not in own and _grain(d) in grains]
+        out.append(([_as_step(r.decisions[i]) for i in kept], advantage))
+    return out
+
+
+def group_samples(rollouts: Sequence[EpisodeRecord], wave: Wave, config: GRPOConfig, stats: TrainStats,
+                  blame: Mapping[str, Sequence[Blame]] | None = None) -> list[_Sample]:
+    """Group valid rollouts by task, compute group-relative advantages and weigh groups by the wave.
+
+    With ``config.credit == "decision"``, ``blame`` (diagnosis tags by episode id) picks the decisions each
+    sample keeps and trains groups of failed rollouts that all scored the same (see ``GRPOConfig.credit``).
+    """
     weights = {e.key: e.weight * len(wave.entries) for e in wave.entries}
     groups: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
     for r in rollouts:
@@ -132,15 +179,22 @@ def group_samples(rollouts: Sequence[EpisodeRecord], wave: Wave, config: GRPOCon
         rewards = [r.score if config.reward == "score" else float(r.passed) for r in members]
         mean = sum(rewards) / len(rewards)
         std = math.sqrt(sum((x - mean) ** 2 for x in rewards) / len(rewards))
-        if std < config.eps:
+        spread = std >= config.eps
+        advantages = [(x - mean) / (std + config.eps) for x in rewards] if spread else None
+        credited = None
+        if config.credit == "decision" and (spread or not any(r.passed for r in members)):
+            credited = _decision_credit(members, advantages, blame or {})
+        if credited is not None:
+            stats.credited_groups += 1
+        elif advantages is not None:
+            credited = [([_as_step(d) for d in r.decisions], a) for r, a in zip(members, advantages, strict=True)]
+        else:
             stats.skipped_uniform += 1
             continue
         stats.groups += 1
         weight = weights.get(key, 1.0)
-        for r, reward in zip(members, rewards, strict=True):
-            decisions = [(str(d["key"]), str(d["choice"]), str(d.get("tool") or "")) for d in r.decisions]
-            samples.append(_Sample(decisions=decisions, advantage=(reward - mean) / (std + config.eps),
-                                   weight=weight))
+        for decisions, advantage in credited:
+            samples.append(_Sample(decisions=decisions, advantage=advantage, weight=weight))
             stats.episodes += 1
     return samples
 
@@ -228,15 +282,26 @@ class GRPOTrainer:
         self.config = config or GRPOConfig()
         self.last_stats = TrainStats()
 
-    def train(self, model_ref: ModelRef, wave: Wave, rollouts: Sequence[EpisodeRecord]) -> ModelRef:
+    def train(self, model_ref: ModelRef, wave: Wave, rollouts: Sequence[EpisodeRecord],
+              blame: Mapping[str, Sequence[Blame]] | None = None) -> ModelRef:
         """Update the parameters on the wave's rollouts; save them as version + 1 and return their reference.
 
+        Args:
+            model_ref: The model to train (reference-policy parameters).
+            wave: The wave the rollouts played (its weights weigh the groups).
+            rollouts: The wave's rollouts.
+            blame: Diagnosis tags of the failed rollouts by episode id; required by per-decision credit.
+
         Raises:
-            TrainerError: Not a reference model, unreadable parameters, or unknown decisions.
+            TrainerError: Not a reference model, unreadable parameters, unknown decisions, or per-decision credit
+                without ``blame``.
         """
+        if self.config.credit == "decision" and blame is None:
+            raise TrainerError("credit 'decision' trains the decisions a diagnosis names: pass the rollouts' blame "
+                               "(diagnosis tags by episode id)")
         params = load_reference(model_ref)
         stats = TrainStats()
-        samples = group_samples(rollouts, wave, self.config, stats)
+        samples = group_samples(rollouts, wave, self.config, stats, blame)
         valid = sum(1 for r in rollouts if not r.invalid)
         new = grpo_update(params, samples, self.config, stats, batch_size=valid)
         self.last_stats = stats

@@ -111,6 +111,25 @@ STARTING_SLIPS: dict[str, float] = {
 field documents as weak (prerequisites, near-duplicates, legacy formats, recovery after faults, internal
 data in replies) mostly careless, as an untrained agent is."""
 
+COMPETENT_SLIP = 0.05
+"""Slip of every decision of a competent starting model (``few-weak-skills``)."""
+
+WEAK_SKILLS: dict[str, float] = {
+    "pick_candidate|several@search_users": 0.9,
+    "prerequisite|strong@check_refund_eligibility": 0.9,
+    "format|date@release_version": 0.9,
+}
+"""The weak skills of the ``few-weak-skills`` start, as ``kind|context@tool`` grains and their slips: a missed
+lookup pattern (the first of several near-duplicate users, tracker), a skipped prerequisite (refund eligibility,
+helpdesk) and a legacy date format (release dates, tracker)."""
+
+NAMED_STARTS: dict[str, str] = {
+    "untrained": "the documented failure modes as tendencies (STARTING_SLIPS), one skill for every tool (transfer 1)",
+    "few-weak-skills": "competent (every decision slips 0.05) but for three weak skills that slip 0.9 (WEAK_SKILLS), "
+                       "half of each update shared across tools (transfer 0.5)",
+}
+"""Named starting parameter sets (``PolicyParams.named``) and what each is."""
+
 _MAX_ATTEMPTS = 3
 _MAX_CALLS = 40
 _INTERNAL_KEYS = re.compile(r"internal|token|risk|secret|bank|account_number|note", re.IGNORECASE)
@@ -179,6 +198,24 @@ class PolicyParams(BaseModel):
             for k, cs in CONTEXTS.items() for c in cs
         }
         return cls(name="reference-expert", logits=logits)
+
+    @classmethod
+    def named(cls, name: str) -> PolicyParams:
+        """A named starting parameter set (``NAMED_STARTS``).
+
+        ``untrained`` is ``initial()``; ``few-weak-skills`` (model name ``reference-few-weak-skills``) is a model
+        whose failures are concentrated in a few skills, the regime of the curriculum benchmark's judged cells.
+
+        Raises:
+            KeyError: Unknown name, naming the known ones.
+        """
+        if name == "untrained":
+            return cls.initial()
+        if name == "few-weak-skills":
+            every = {_key(kind, c): COMPETENT_SLIP for kind, contexts in CONTEXTS.items() for c in contexts}
+            params = cls.initial(every, grain_slips=WEAK_SKILLS, transfer=0.5)
+            return params.model_copy(update={"name": f"reference-{name}"})
+        raise KeyError(f"unknown reference-policy parameter set {name!r}; known: {', '.join(NAMED_STARTS)}")
 
     @classmethod
     def with_failure(cls, mode: str) -> PolicyParams:
