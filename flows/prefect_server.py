@@ -20,6 +20,9 @@ from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 
+DRAIN_TIMEOUT_S = 10.0
+"""How long a command waits at its end for Prefect's queued logs and events to reach the temporary server."""
+
 
 def _die_with(parent: int) -> Callable[[], None]:
     """A ``preexec_fn``: the child gets SIGKILL when ``parent`` ends (and ends at once if it already has)."""
@@ -82,4 +85,14 @@ def temporary_api() -> Iterator[str | None]:
             os.environ.pop("PREFECT_API_URL", None)
         else:
             os.environ["PREFECT_API_URL"] = previous
+        _send_what_is_queued()
         server.stop()
+
+
+def _send_what_is_queued() -> None:
+    """Send the logs and events Prefect still queues to the server before it stops (else they fail at exit)."""
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all(timeout=DRAIN_TIMEOUT_S)
+    EventsWorker.drain_all(timeout=DRAIN_TIMEOUT_S)

@@ -108,3 +108,13 @@ def test_a_killed_round_leaves_no_prefect_server_behind(tmp_path):
     kill_group(child)
     assert not left, f"the temporary Prefect server ({left}) outlived the killed round"
     registry.close()
+
+
+@pytest.mark.xdist_group("prefect-server")
+def test_a_round_sends_its_prefect_logs_before_its_temporary_server_stops(tmp_path):
+    settings = {**SETTINGS, "eval_k": 1, "batch_size": 8, "wave_budget": 16}
+    env = {**child_env(tmp_path / "home", settings, prefect_api=None, prefect_home=tmp_path / "prefect"),
+           "PREFECT_LOGGING_LEVEL": "INFO"}
+    done = run(["round", "--campaign", "logged"], env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Error logging to API" not in done.stderr, done.stderr[-3000:]
