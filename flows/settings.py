@@ -100,8 +100,10 @@ class GymloopSettings(BaseSettings):
         variants_per_round: Variants requested from the factory each round.
         tasks_per_variant: Tasks per requested variant.
         gate_k: Baseline attempts in the factory's quality gate.
-        gate_band_min: Fewest of those baseline attempts that must pass for a generated task to be kept.
-        gate_band_max: Most of those baseline attempts that may pass for a generated task to be kept.
+        gate_band_min: Fewest of those baseline attempts that must pass for a generated task to be kept (default
+            2, or gate_k when it is smaller).
+        gate_band_max: Most of those baseline attempts that may pass for a generated task to be kept (default 4,
+            or gate_k when it is smaller).
         strategy: Curriculum strategy (targeted, uniform, bandit).
         arm: The arm this campaign plays: ``targeted`` (the loop as configured), or a control arm run beside a
             targeted campaign (``uniform``: uniform waves over the base pool, no variants; ``random-variants``:
@@ -269,6 +271,22 @@ class GymloopSettings(BaseSettings):
         if value.exists() and not value.is_dir():
             raise ValueError(f"{value} is a file; the gymloop home must be a folder")
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gate_band_follows_a_small_k(cls, data: Any) -> Any:
+        """A band left unset fits a ``gate_k`` below its defaults (gate_k 1: band [1, 1]); a band set is kept."""
+        if not isinstance(data, dict):
+            return data
+        try:
+            k = int(data.get("gate_k", cls.model_fields["gate_k"].default))
+        except (TypeError, ValueError):
+            return data  # the field's own validation names the bad gate_k
+        for name in ("gate_band_min", "gate_band_max"):
+            default = cls.model_fields[name].default
+            if name not in data and 0 <= k < default:
+                data = {**data, name: k}
+        return data
 
     @field_validator("gate_band_max")
     @classmethod

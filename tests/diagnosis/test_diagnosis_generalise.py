@@ -58,8 +58,8 @@ def without(calls: list[Call], drop: Callable[[str], bool]) -> list[Call]:
 
 
 def test_gold_traces_of_the_tasks_used_here_get_no_tag(gyms: Gyms) -> None:
-    for domain, prefix in (("helpdesk", "cancel_unshipped-01"), ("tracker", "tracker.move_user_between_groups.0"),
-                           ("tracker", "tracker.transition.0"), ("helpdesk", "payment_question_reply-01"),
+    for domain, prefix in (("helpdesk", "cancel_unshipped-01"), ("tracker", "move_user_between_groups-01"),
+                           ("tracker", "transition-01"), ("helpdesk", "payment_question_reply-01"),
                            ("procurement", "vendor_near_duplicate-0"), ("helpdesk", "store_credit_over_limit-02")):
         pack, task = gyms.task(domain, prefix)
         episode = gyms.play(pack, task, gold_calls(task), task.gold.reply)
@@ -92,7 +92,7 @@ def test_an_extra_write_elsewhere_beside_the_intended_one_is_a_side_effect_not_a
 
 
 def test_a_prerequisite_skipped_after_a_search_is_a_policy_miss(gyms: Gyms) -> None:
-    pack, task = gyms.task("tracker", "tracker.move_user_between_groups.0")
+    pack, task = gyms.task("tracker", "move_user_between_groups-01")
     calls = gold_calls(task)
     assert [t for t, _ in calls][:2] == ["search_users", "get_user"]
     skipped = gyms.play(pack, task, without(calls, lambda t: t == "get_user"), task.gold.reply)
@@ -102,7 +102,7 @@ def test_a_prerequisite_skipped_after_a_search_is_a_policy_miss(gyms: Gyms) -> N
 
 
 def test_a_policy_read_the_program_makes_first_and_the_agent_skipped_is_a_policy_miss(gyms: Gyms) -> None:
-    pack, task = gyms.task("tracker", "tracker.transition.0")
+    pack, task = gyms.task("tracker", "transition-01")
     issue = dict(task.gold.steps[0].arguments)
     move = ("transition_issue", {**task.gold.steps[-1].arguments, "to_status": "Done"})  # the workflow forbids it
     blind = gyms.play(pack, task, [("get_issue", issue), move], "I could not move it.")
@@ -125,7 +125,7 @@ def test_a_search_hit_used_without_a_fetch_the_task_does_not_order_is_a_search_w
 
 
 def test_giving_up_after_a_search_that_found_nothing_is_giving_up(gyms: Gyms) -> None:
-    pack, task = gyms.task("tracker", "tracker.assign_subtask_by_key.2")
+    pack, task = gyms.task("tracker", "assign_subtask_by_key-03")
     issue = dict(task.gold.steps[0].arguments)
     empty = gyms.play(pack, task, [("get_issue", issue), ("search_users", {"query": "Nobody Byname"})],
                       "I looked for the assignee but could not find them, so I stopped there.")
@@ -135,7 +135,7 @@ def test_giving_up_after_a_search_that_found_nothing_is_giving_up(gyms: Gyms) ->
 
 
 def test_searching_for_an_id_in_hand_and_stopping_is_a_search_without_fetch(gyms: Gyms) -> None:
-    pack, task = gyms.task("tracker", "tracker.assign_subtask_by_key.2")
+    pack, task = gyms.task("tracker", "assign_subtask_by_key-03")
     key = task.gold.steps[0].arguments["issue_id"]
     searched = gyms.play(pack, task, [("search_issues", {"query": key})],
                          f"I searched for {key} but could not find it, so I stopped there.")

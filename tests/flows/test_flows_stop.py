@@ -77,7 +77,9 @@ def test_ctrl_c_during_start_up_leaves_no_campaign_and_no_server(tmp_path):
     registry = Registry(None, tmp_path / "home")
     log = tmp_path / "start-up.log"
     child = start(["round", "--campaign", "early"], env, log)
-    _wait_for(lambda: registry.lease("early") is not None, child, log, "the lease taken")
+    # The temporary server's process shows the command is past its signal set-up and still starting up.
+    _wait_for(lambda: registry.lease("early") is not None and children_of(child.pid), child, log,
+              "the lease taken and Prefect's server starting")
     assert registry.find_campaign("early") is None, "the round started before Prefect's server did"
     server = children_of(child.pid)
     child.send_signal(signal.SIGINT)

@@ -72,3 +72,13 @@ def test_the_model_client_setting_reaches_the_agent_a_round_plays(clean_env, mon
     monkeypatch.setenv("GYMLOOP_MODEL_CLIENT", "grpc")
     with pytest.raises(SettingsError, match="model_client"):
         load_settings()
+
+
+def test_an_unset_gate_band_fits_a_small_gate_k_and_a_set_one_is_checked(monkeypatch):
+    monkeypatch.setenv("GYMLOOP_GATE_K", "1")
+    settings = load_settings()
+    assert (settings.gate_band_min, settings.gate_band_max) == (1, 1)
+    assert (load_settings(gate_k=3).gate_band_min, load_settings(gate_k=3).gate_band_max) == (2, 3)
+    assert (load_settings(gate_k=8).gate_band_min, load_settings(gate_k=8).gate_band_max) == (2, 4)
+    with pytest.raises(SettingsError, match="gate_band_max"):
+        load_settings(gate_k=1, gate_band_max=4)
