@@ -43,7 +43,7 @@ def _keys(pack: Pack, count: int) -> list[EpisodeKey]:
     return [EpisodeKey(pack.id, pack.tasks[i % len(pack.tasks)].id, i, 0) for i in range(count)]
 
 
-@pytest.mark.parametrize("concurrency", [1, 4])
+@pytest.mark.parametrize("concurrency", [1, pytest.param(4, marks=pytest.mark.slow)])  # 4: 40 s, same code path
 def test_the_heap_is_frozen_while_the_batch_runs_and_given_back_after(pack: Pack, concurrency: int):
     frozen_at: list[int] = []
 

@@ -62,6 +62,7 @@ def test_a_round_counts_the_models_own_errors_as_failed_episodes(prefect_harness
     assert logged["invalid_episodes_before"] == 0
 
 
+@pytest.mark.slow  # 97 s; a round past the share: test_flows_invalid_share; infrastructure errors: test_hider_eval
 def test_infrastructure_errors_past_the_share_fail_the_round_and_below_it_are_shown(prefect_harness, gymloop_home):
     with pytest.raises(InvalidEpisodesError, match=r"eval_before episodes are invalid .* above max_invalid_share "
                                                    r"0.2: model_api/server_error x\d+"):
