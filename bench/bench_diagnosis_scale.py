@@ -27,11 +27,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from arena.core.episode import EpisodeRecord
     from diagnosis import DiagnosisContext
+
+ROOT = Path(__file__).resolve().parent.parent
+"""The checkout the child process imports gymloop and the benches from."""
 
 TIME_TARGET_S = 60.0
 MEMORY_TARGET_MB = 2048.0
@@ -122,8 +126,8 @@ def main() -> None:
     print(f"{'episodes':>9} {'diagnosis s':>12} {'CPU s':>7} {'generation s':>13} {'peak MB':>8} {'time ratio':>11} "
           f"{'CPU ratio':>10} {'memory ratio':>13}")
     for n in (int(s) for s in args.sizes.split(",")):
-        done = subprocess.run([sys.executable, __file__, "--child", str(n), "--source", args.source],
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run([sys.executable, "-m", "bench.bench_diagnosis_scale", "--child", str(n),
+                               "--source", args.source], cwd=ROOT, capture_output=True, text=True, check=True)
         row = json.loads(done.stdout.strip().splitlines()[-1])
         print(f"{n:>9} {row['diagnosis_s']:>12.2f} {row['diagnosis_cpu_s']:>7.2f} {row['generation_s']:>13.2f} "
               f"{row['peak_mb']:>8.0f} {row['diagnosis_s'] / TIME_TARGET_S:>11.3f} "
