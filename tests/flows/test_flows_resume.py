@@ -105,7 +105,8 @@ def _kill_in(stage: str, env: dict[str, str], registry: Registry, suite: int, lo
     pytest.fail(f"never caught the round in {stage} (exit {child.returncode}): {log.read_text()[-3000:]}")
 
 
-@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgresql", marks=[pytest.mark.postgres, pytest.mark.slow])])
+@pytest.mark.parametrize("backend", [
+    "sqlite", pytest.param("postgresql", marks=[pytest.mark.postgres, pytest.mark.slow])])
 def test_a_round_killed_in_every_stage_resumes_to_the_uninterrupted_round(request, backend, uninterrupted,
                                                                           prefect_server, tmp_path):
     settings = dict(SETTINGS)
