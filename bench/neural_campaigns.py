@@ -20,6 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flows.registry_access import open_registry
+
 ARMS = ("targeted", "uniform")
 
 
@@ -132,7 +134,7 @@ def run(spec: CampaignSpec) -> CampaignResult:
                                       overrides=overrides))
     seconds = time.perf_counter() - started
     settings = load_settings(**overrides)
-    registry = steps.open_registry(settings)
+    registry = open_registry(settings)
     templates = set(spec.templates)
     rounds: list[ArmRound] = []
     base: dict[str, bool] = {}

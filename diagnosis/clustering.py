@@ -5,6 +5,9 @@ distinct behaviours, not with the number of episodes. ``auto`` runs average-link
 clustering with a cosine distance threshold on (a weighted sample of) the distinct rows and assigns
 the rest to the nearest cluster centroid; ``hdbscan`` and ``kmeans`` are kept for comparison
 (bench/bench_diagnosis_scale.py measures all three).
+
+scikit-learn is imported where it clusters, not with the package: commands that only read reports (``gymloop
+campaigns``, ``report``) start a second sooner.
 """
 
 from __future__ import annotations
@@ -14,9 +17,6 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.cluster import HDBSCAN, AgglomerativeClustering, MiniBatchKMeans
-from sklearn.feature_extraction import DictVectorizer
-from sklearn.preprocessing import normalize
 
 from diagnosis.features import Signature
 
@@ -49,6 +49,9 @@ class ClusterResult:
 
 def vectorize(rows: list[Signature]) -> tuple[Any, list[str]]:
     """Turn feature signatures into an L2-normalised sparse matrix and its column names."""
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.preprocessing import normalize
+
     vectorizer = DictVectorizer(sparse=True, sort=True)
     matrix = vectorizer.fit_transform([dict(r) for r in rows])
     return normalize(matrix), [str(n) for n in vectorizer.get_feature_names_out()]
@@ -65,6 +68,8 @@ def _sample(weights: NDArray[np.float64], size: int, seed: int) -> NDArray[np.in
 def _agglomerate(dense: NDArray[np.float64], threshold: float) -> NDArray[np.int64]:
     if len(dense) < 2:
         return np.zeros(len(dense), dtype=np.int64)
+    from sklearn.cluster import AgglomerativeClustering
+
     model = AgglomerativeClustering(n_clusters=None, distance_threshold=threshold, metric="cosine", linkage="average")
     return np.asarray(model.fit_predict(dense), dtype=np.int64)
 
@@ -72,6 +77,8 @@ def _agglomerate(dense: NDArray[np.float64], threshold: float) -> NDArray[np.int
 def _assign(matrix: Any, sample_dense: NDArray[np.float64], sample_labels: NDArray[np.int64],
             sample_weights: NDArray[np.float64]) -> NDArray[np.int64]:
     """Give every row the cluster whose weighted centroid is nearest in cosine (``matrix`` may be sparse)."""
+    from sklearn.preprocessing import normalize
+
     k = int(sample_labels.max()) + 1
     centroids = np.zeros((k, sample_dense.shape[1]))
     for c in range(k):
@@ -134,6 +141,8 @@ def cluster_rows(
                   else _assign(matrix, sample_dense, sample_labels, w[sample]))
         params["threshold"] = threshold
         if method == "kmeans":
+            from sklearn.cluster import MiniBatchKMeans
+
             k = int(labels.max()) + 1
             model = MiniBatchKMeans(n_clusters=k, random_state=seed, n_init=3, batch_size=1024)
             labels = np.asarray(model.fit_predict(matrix, sample_weight=w), dtype=np.int64)
@@ -150,6 +159,8 @@ def _hdbscan(matrix: Any, sample_dense: NDArray[np.float64], w: NDArray[np.float
     reps = np.minimum(w[sample], cap).astype(np.int64)
     points = np.repeat(sample_dense, reps, axis=0)
     owner = np.repeat(np.arange(len(sample)), reps)
+    from sklearn.cluster import HDBSCAN
+
     found = HDBSCAN(min_cluster_size=5, copy=True).fit_predict(points)
     sample_labels = np.full(len(sample), -1, dtype=np.int64)
     for i in range(len(sample)):

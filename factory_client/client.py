@@ -8,9 +8,9 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from arena.core.http_auth import client_auth
 from arena.core.pack import Pack
 from arena.core.redact import mask_url, redact_text
-from arena.serve.http_auth import client_auth
 from factory_client.archive import ArchiveLimits, load_archive
 from factory_client.base import FactoryClient, FactoryResult
 from factory_client.errors import (

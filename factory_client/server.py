@@ -22,7 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import SecretStr
 
-from arena.serve.http_auth import BearerTokenMiddleware
+from arena.core.http_auth import BearerTokenMiddleware
 from arena.serve.http_guard import BodyLimit, BrowserGuard, allowed_hosts
 from factory_client.errors import FactoryBusy, FactoryError, FactoryProtocolError, IdempotencyConflict, RequestFailed
 from factory_client.local import GENERATOR_VERSION, LocalFactory

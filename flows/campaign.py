@@ -25,6 +25,7 @@ from flows.context import next_index
 from flows.interrupt import flow_run_tracked, hold_if_stopping
 from flows.lease import campaign_lease
 from flows.models import Arm, CampaignOutcome, CampaignParams, RoundParams, RoundSummary
+from flows.registry_access import open_registry
 from flows.round import curriculum_round
 from flows.settings import GymloopSettings, load_settings
 from flows.task_runners import task_runner
@@ -48,7 +49,7 @@ def campaign(params: CampaignParams) -> CampaignOutcome:
     """Run rounds of every arm until each stops (plateau, budgets, target pass rate) or the round limit."""
     with flow_run_tracked():
         settings = load_settings(**params.overrides)
-        registry = steps.open_registry(settings)
+        registry = open_registry(settings)
         with campaign_lease(registry, params.campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
             return drive(params, settings, registry, limit=params.rounds or settings.max_rounds, stop_rules=True)
 
@@ -58,7 +59,7 @@ def next_round(params: CampaignParams) -> CampaignOutcome:
     """Run the campaign's next round, of every arm (what a scheduled deployment or a manual trigger runs)."""
     with flow_run_tracked():
         settings = load_settings(**params.overrides)
-        registry = steps.open_registry(settings)
+        registry = open_registry(settings)
         with campaign_lease(registry, params.campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
             return drive(params, settings, registry, limit=1, stop_rules=False)
 

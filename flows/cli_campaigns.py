@@ -26,11 +26,11 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JS
 
 
 def _open(home: Path | None) -> tuple[GymloopSettings, Registry]:
-    from flows import steps
     from flows.cli_run import _settings
+    from flows.registry_access import open_registry
 
     settings = _settings(**({"home": str(home)} if home else {}))
-    return settings, steps.open_registry(settings)
+    return settings, open_registry(settings)
 
 
 def _summaries(registry: Registry, campaign: str, arm: str = "targeted") -> list[RoundSummary]:

@@ -20,10 +20,11 @@ if TYPE_CHECKING:
 def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], DiagnosisContext]:
     """A registry round's episodes of one stage, with the tools, graphs and tasks of their packs."""
     from flows import steps
+    from flows.registry_access import open_registry
     from flows.settings import cli_settings
     from registry import RegistryError
 
-    registry = steps.open_registry(cli_settings())
+    registry = open_registry(cli_settings())
     try:
         registry.round(round_id)
         records = registry.round_episodes(round_id, stage=stage)

@@ -32,7 +32,7 @@ def serve(
     """
     import uvicorn
 
-    from arena.serve.http_auth import ServeAuthError, check_bind
+    from arena.core.http_auth import ServeAuthError, check_bind
     from factory_client import LocalFactory, create_app
     from flows.factory_baselines import baseline_lookup
     from flows.settings import cli_settings

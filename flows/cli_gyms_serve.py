@@ -50,8 +50,8 @@ def serve(
     """
     from pydantic import ValidationError
 
+    from arena.core.http_auth import ServeAuthError, check_bind
     from arena.serve import GymService, ServeError, ServeLimits, resolve_pack, serve_http, serve_stdio
-    from arena.serve.http_auth import ServeAuthError, check_bind
     from flows.settings import cli_settings
 
     settings = cli_settings()

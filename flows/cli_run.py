@@ -86,13 +86,13 @@ def _campaign_name(name: str, option: str) -> str:
 @contextmanager
 def _lease(campaign: str, overrides: dict[str, Any]) -> Iterator[None]:
     """Hold the campaign's lease around the flows, so a second trigger stops before starting any."""
-    from flows import steps
     from flows.lease import CampaignBusy, campaign_lease
+    from flows.registry_access import open_registry
     from registry import RegistryError
 
     settings = _settings(**overrides)
     try:
-        registry = steps.open_registry(settings)
+        registry = open_registry(settings)
         with campaign_lease(registry, campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
             yield
     except CampaignBusy as exc:
@@ -150,8 +150,9 @@ def _print_rounds(summaries: list[RoundSummary], title: str) -> None:
 
 def _campaign_lift(name: str, settings: GymloopSettings) -> dict[str, float]:
     from flows import steps
+    from flows.registry_access import open_registry
 
-    before, after, lift, low, high = steps.campaign_lift(steps.open_registry(settings), name, settings.seed)
+    before, after, lift, low, high = steps.campaign_lift(open_registry(settings), name, settings.seed)
     return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high}
 
 
@@ -191,12 +192,12 @@ def _drive(params: CampaignParams, settings: GymloopSettings, progress_console: 
     """Run the campaign driver (``campaign``, or ``next_round`` for one round of each arm) with a progress bar."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from flows import steps
     from flows.campaign import campaign, campaign_arms, next_round, on_round
     from flows.prefect_view import tagged
+    from flows.registry_access import open_registry
     from flows.run_guard import MeterColumn, guarded_run
 
-    arms = campaign_arms(steps.open_registry(settings), params, settings)
+    arms = campaign_arms(open_registry(settings), params, settings)
     total = (params.rounds or settings.max_rounds if whole_campaign else 1) * len(arms)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
     with guarded_run(settings, params.campaign, progress_console) as meter, \
@@ -363,6 +364,7 @@ def report_command(
     """Write the campaign's Markdown report with its plots and print where it is."""
     from flows import steps
     from flows.control import control_markdown
+    from flows.registry_access import open_registry
     from flows.report import campaign_summaries, write_report
     from registry import RegistryError
 
@@ -370,7 +372,7 @@ def report_command(
     settings = _settings(**({"home": str(home)} if home else {}))
     folder = steps.arm_dir(settings, campaign)
     try:
-        registry = steps.open_registry(settings)
+        registry = open_registry(settings)
         summaries = campaign_summaries(registry, campaign)
         path = write_report(registry, folder, campaign, _campaign_line(campaign, settings),
                             extra=control_markdown(settings, registry, campaign))

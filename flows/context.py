@@ -16,6 +16,7 @@ from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
 from flows import steps
 from flows.models import RoundParams
+from flows.registry_access import open_registry
 from flows.settings import GymloopSettings, load_settings
 from registry import TARGETED_ARM, ModelInfo, Registry, RoundInfo, StageInfo
 
@@ -104,7 +105,7 @@ def open_round(params: RoundParams, say: Callable[[str], None] = print) -> Round
         RegistryError: The registry refused the round (e.g. it already finished).
     """
     settings = arm_settings(params)
-    registry = steps.open_registry(settings)
+    registry = open_registry(settings)
     model_in = steps.local_model(_model_in(registry, settings, params), settings)
     info = registry.open_round(params.campaign, params.arm, params.round_index, model_in.id,
                                settings=settings.public_dict())

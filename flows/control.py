@@ -19,6 +19,7 @@ from curriculum import grain_label
 from diagnosis import Weakness, WeaknessReport
 from flows import steps
 from flows.models import ArmComparison, WeaknessChange
+from flows.registry_access import open_registry
 from flows.report import round_report
 from flows.settings import GymloopSettings
 from registry import TARGETED_ARM, Registry, RoundInfo
@@ -175,7 +176,7 @@ def campaign_comparison(settings: GymloopSettings, campaign: str, control: str) 
     Raises:
         ValueError: The arms have no finished round in common.
     """
-    registry = steps.open_registry(settings)
+    registry = open_registry(settings)
     common = comparable_rounds(registry, campaign, control)
     if not common:
         raise ValueError(f"campaign {campaign!r} and its {control} control have no finished round in common")

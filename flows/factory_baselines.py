@@ -26,7 +26,7 @@ def baseline_lookup(settings: GymloopSettings) -> BaselineLookup:
 
 
 def _registered(settings: GymloopSettings, ref: str) -> PolicyParams | None:
-    from flows.steps import open_registry
+    from flows.registry_access import open_registry
 
     name, _, version = ref.partition("@")
     try:

@@ -1,21 +1,31 @@
-"""Campaign plots: held-out lift per round and weaknesses by round (PNG), each titled with its campaign."""
+"""Campaign plots: held-out lift per round and weaknesses by round (PNG), each titled with its campaign.
+
+matplotlib is imported when a plot is drawn, not with this module: commands that only read results start sooner.
+"""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from pydantic import BaseModel, ConfigDict  # noqa: E402
+from pydantic import BaseModel, ConfigDict
 
 HEATMAP_NOTE = ("Share = failed held-out episodes showing the weakness kind (all its grains together) / all failed "
                 "episodes; one episode can show several kinds, so a round's shares can sum above 1. Counts in "
                 "brackets. Ranked by the last round.")
 """What the weakness heatmap measures, printed under it."""
+
+
+def _pyplot() -> Any:
+    """Matplotlib's pyplot on the file-only Agg backend (no display is ever opened)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 class RoundPoint(BaseModel):
@@ -56,6 +66,7 @@ class WeaknessCell(BaseModel):
 
 def lift_plot(points: Sequence[RoundPoint], path: Path, campaign: str = "") -> Path:
     """Plot pass rate before/after and lift with its interval per round, titled with the campaign."""
+    plt = _pyplot()
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True, layout="constrained")
     fig.suptitle(f"Held-out pass rate and lift per round{f' — campaign {campaign}' if campaign else ''}")
     xs = [p.index for p in points]
@@ -96,6 +107,7 @@ def weakness_heatmap(cells: dict[str, dict[int, WeaknessCell]], path: Path, camp
     rounds = sorted({r for by_round in cells.values() for r in by_round})
     empty = WeaknessCell(share=0.0)
     grid = [[cells[k].get(r, empty) for r in rounds] for k in kinds]
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5 + 0.8 * max(1, len(rounds)), 2.4 + 0.45 * max(1, len(kinds))),
                            layout="constrained")
     image = ax.imshow([[c.share for c in row] for row in grid] or [[0.0]], aspect="auto", cmap="Reds", vmin=0,

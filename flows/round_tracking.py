@@ -16,6 +16,7 @@ from curriculum import Wave
 from diagnosis import WeaknessReport
 from flows import steps
 from flows.models import RoundSummary
+from flows.registry_access import open_registry
 from flows.report import campaign_summaries, write_plots, write_report
 from flows.settings import GymloopSettings
 from flows.store_setup import store_setup_lock
@@ -154,7 +155,7 @@ def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED
         The report's path, or ``None`` when the arm has no finished round yet.
     """
     tracker = tracker_for(settings, campaign, arm)
-    registry = steps.open_registry(settings)
+    registry = open_registry(settings)
     try:
         before, after, lift, low, high = steps.campaign_lift(registry, campaign, settings.seed, arm)
     except ValueError:
@@ -177,7 +178,7 @@ def campaign_headline(campaign: str, before: float, after: float, lift: float, l
 
 
 def _fail_registry_round(settings: GymloopSettings, campaign: str, arm: str, index: int, message: str) -> None:
-    registry = steps.open_registry(settings)
+    registry = open_registry(settings)
     info = registry.find_campaign(campaign)
     for found in registry.rounds(info.id, arm=arm) if info is not None else []:
         if found.index == index and found.status == "running":

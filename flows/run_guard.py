@@ -25,6 +25,7 @@ from rich.text import Text
 from flows.cli_output import CliError, make_console
 from flows.interrupt import stop_on_signals
 from flows.live import RolloutMeter, metering
+from flows.registry_access import open_registry
 from flows.settings import GymloopSettings
 
 if TYPE_CHECKING:
@@ -72,10 +73,9 @@ def preflight_or_exit(spec: ModelSpec, settings: GymloopSettings, console: Conso
 
 def mark_stopped(settings: GymloopSettings, campaign: str, status: str, reason: str) -> list[int]:
     """Mark the campaign's running rounds ``interrupted`` or ``failed`` with ``reason``; return their indexes."""
-    from flows import steps
     from registry import RegistryError
 
-    registry = steps.open_registry(settings)
+    registry = open_registry(settings)
     try:
         info = registry.campaign(campaign)
     except RegistryError:

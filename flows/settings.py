@@ -27,6 +27,7 @@ from pydantic_settings import SettingsError as SourceError
 
 from arena.agents.transformers_agent import Sampling
 from arena.core.domains import BUILTIN_DOMAINS, GymLoadError, available_domains
+from arena.core.http_auth import token_conflict
 from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
 from arena.core.text import clip
 from flows.model_spec import ClientSetting, ModelSpecError, choose_client, endpoint_of, parse_model
@@ -238,8 +239,6 @@ class GymloopSettings(BaseSettings):
     @field_validator("factory_token")
     @classmethod
     def _token_beside_userinfo(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
-        from arena.serve.http_auth import token_conflict  # imported here: arena.serve loads the MCP SDK
-
         url = info.data.get("factory_url")
         conflict = token_conflict(url, value, url_setting="factory_url", token_setting="factory_token") \
             if isinstance(url, str) else None

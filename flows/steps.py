@@ -48,8 +48,8 @@ from factory_client import (
 from flows import model_spec
 from flows.interrupt import batch_running
 from flows.live import EpisodeSink, rollout_config
+from flows.registry_access import open_registry
 from flows.settings import CONFIG_ENV, GymloopSettings, load_settings
-from flows.store_setup import store_setup_lock
 from registry import TARGETED_ARM, EpisodeSummary, ModelInfo, Registry, WaveInfo, WeaknessEntry
 from registry import WaveEntry as RegistryWaveEntry
 from trainers import Blame, GRPOConfig, GRPOTrainer, ModelRef, TRLTrainer, get_trainer
@@ -58,16 +58,6 @@ EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
 """Stages of a round's episodes in the registry."""
 _log = logging.getLogger(__name__)
 
-
-@cache
-def _registry(url: str, home: str) -> Registry:
-    with store_setup_lock(url):
-        return Registry(url, home)
-
-
-def open_registry(settings: GymloopSettings) -> Registry:
-    """Open (once per process) the settings' registry and its pack store under the gymloop home."""
-    return _registry(settings.resolved_registry_url(), str(settings.home))
 
 
 def arm_dir(settings: GymloopSettings, campaign: str, arm: str = TARGETED_ARM) -> Path:

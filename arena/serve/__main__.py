@@ -14,8 +14,8 @@ import sys
 from pydantic import SecretStr, ValidationError
 
 from arena.core.domains import GymLoadError
+from arena.core.http_auth import ServeAuthError
 from arena.core.redact import install_log_redaction, register_secrets
-from arena.serve.http_auth import ServeAuthError
 from arena.serve.runner import serve_http, serve_stdio
 from arena.serve.session import (
     DEFAULT_CLIENT_EPISODES,

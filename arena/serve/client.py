@@ -20,8 +20,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import SecretStr
 
+from arena.core.http_auth import bearer_headers
 from arena.core.results import ToolResult
-from arena.serve.http_auth import bearer_headers
 from arena.serve.mcp_surface import END_EPISODE, EPISODE_ARG, OPERATOR_META, START_EPISODE
 from arena.serve.session import EpisodeOutcome, ServedObservation, ServedVerdict, ServeError
 

@@ -22,9 +22,9 @@ import httpx
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from pydantic import SecretStr
 
+from arena.core.http_auth import bearer_headers
 from arena.core.pack import Pack, write_pack
 from arena.core.redact import register_secrets
-from arena.serve.http_auth import bearer_headers
 from arena.serve.runner import HEALTH_PATH, MCP_PATH, check_port
 from arena.serve.session import ServeError
 

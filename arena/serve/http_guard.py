@@ -8,7 +8,7 @@
   another site cannot drive the server from a user's browser. Non-browser clients send no ``Origin``.
 - :class:`BodyLimit`: a request body over the limit is refused before the app reads it (WebSocket messages
   are bounded by the server's ``ws_max_size``, see :data:`MAX_REQUEST_BYTES`).
-- :class:`~arena.serve.http_auth.BearerTokenMiddleware` when a token is set.
+- :class:`~arena.core.http_auth.BearerTokenMiddleware` when a token is set.
 
 Every refusal is an HTTP status with a one-line JSON body ``{"error": "..."}``; a refused WebSocket handshake
 gets the same response when the server supports the ASGI denial-response extension (uvicorn does).
@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
-from arena.serve.http_auth import (
+from arena.core.http_auth import (
     ASGIApp,
     BearerTokenMiddleware,
     Message,

@@ -13,8 +13,8 @@ from openenv.core.generic_client import GenericEnvClient
 from pydantic import SecretStr
 from websockets.asyncio.client import connect as ws_connect
 
+from arena.core.http_auth import bearer_headers
 from arena.core.redact import redact_text
-from arena.serve.http_auth import bearer_headers
 
 __all__ = ["TokenEnvClient"]
 

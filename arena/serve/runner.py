@@ -1,7 +1,7 @@
 """Run a served gym: MCP over stdio, or MCP (and optionally OpenEnv) over HTTP on one port.
 
 Every HTTP route and WebSocket sits behind :func:`~arena.serve.http_guard.guard` (Host and Origin checks, a
-request size limit, the bearer token when one is set), and :func:`~arena.serve.http_auth.check_bind` refuses a
+request size limit, the bearer token when one is set), and :func:`~arena.core.http_auth.check_bind` refuses a
 non-loopback address without a token before anything binds.
 """
 
@@ -21,7 +21,7 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocketDisconnect
 
-from arena.serve.http_auth import check_bind
+from arena.core.http_auth import check_bind
 from arena.serve.http_guard import MAX_REQUEST_BYTES, guard
 from arena.serve.mcp_surface import McpGym, build_mcp_server
 from arena.serve.session import GymService, ServeError
@@ -120,7 +120,7 @@ def serve_http(service: GymService, *, host: str, port: int, token: SecretStr | 
     """Serve ``service`` over HTTP until interrupted.
 
     Raises:
-        arena.serve.http_auth.ServeAuthError: A non-loopback ``host`` without a token.
+        arena.core.http_auth.ServeAuthError: A non-loopback ``host`` without a token.
         ServeError: The port cannot be bound, or the pack cannot be served.
     """
     import uvicorn

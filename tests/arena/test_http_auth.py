@@ -5,7 +5,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from arena.serve.http_auth import (
+from arena.core.http_auth import (
     BearerTokenMiddleware,
     ServeAuthError,
     bearer_headers,

@@ -21,3 +21,13 @@ def test_help_lists_every_command() -> None:
     for command in ("demo", "round", "campaign", "serve", "report", "eval", "diagnose", "gyms", "registry",
                     "factory", "episode", "campaigns", "compare"):
         assert command in out.stdout
+
+
+def test_commands_that_read_the_registry_load_no_round_library(tmp_path) -> None:
+    reading = ("sklearn", "matplotlib", "mlflow", "prefect", "litellm", "mcp", "torch", "factory_client")
+    code = ("import sys\nfrom flows.cli import app\ntry:\n    app(['campaigns', '--json'])\nexcept SystemExit:\n"
+            f"    pass\nprint(','.join(m for m in {reading!r} if m in sys.modules), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={"GYMLOOP_HOME": str(tmp_path), "PATH": ""})
+    assert out.stdout.strip() == "[]", out.stderr
+    assert out.stderr.splitlines() == [""], out.stderr

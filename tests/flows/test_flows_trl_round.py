@@ -16,6 +16,7 @@ from tiny_lm import build_tiny_checkpoint, corpus_for  # noqa: E402
 from arena.agents.transformers_agent import load_checkpoint  # noqa: E402
 from arena.core.pack import build_pack  # noqa: E402
 from flows.models import RoundParams  # noqa: E402
+from flows.registry_access import open_registry
 from flows.round import curriculum_round  # noqa: E402
 from flows.settings import load_settings  # noqa: E402
 from registry import Registry  # noqa: E402
@@ -77,7 +78,7 @@ def test_the_factory_gates_baseline_is_the_campaigns_local_checkpoint(gymloop_ho
     common = {"domains": ["helpdesk"], "variants_per_round": 1, "tasks_per_variant": 2, "local_max_steps": 1,
               "local_max_new_tokens": 8}
     local = load_settings(**common, model=f"transformers:{folder}")
-    registry = steps.open_registry(local)
+    registry = open_registry(local)
     episodes = run_rollouts(ReferencePolicy(PolicyParams.initial()), [pack], RolloutConfig(split="heldout", k=2))
     report = steps.diagnose_round(episodes, [pack], None, 0, 0)
     assert report.weaknesses
