@@ -121,6 +121,13 @@ def rank_report(report: WeaknessReport, previous: WeaknessReport | None = None) 
     return report
 
 
+def _in_domain(w: Weakness, domain: str | None) -> bool:
+    """Whether a grain belongs to a selection by gym (a grain naming no domain: when its failures include it)."""
+    if domain is None:
+        return True
+    return w.domain == domain if w.domain is not None else not w.domains or domain in w.domains
+
+
 def focus_grains(report: WeaknessReport, n: int | None = None, *, domain: str | None = None) -> list[Weakness]:
     """The grains to act on first: each kind's top grain in kind order, then each kind's second, and so on.
 
@@ -128,19 +135,28 @@ def focus_grains(report: WeaknessReport, n: int | None = None, *, domain: str | 
     most failures come first however many grains their failures are split into, and a kind with many grains
     does not crowd out the next kinds. A report without kind ranks orders kinds by their first grain's rank.
 
+    With ``domain``, kinds are ordered by the failures they explain in that gym (its grains'), ties in the
+    report's kind order: a request for one gym's variants can only practise that gym's grains, so a kind that
+    explains many failures elsewhere but few here does not come before the kind that explains this gym's.
+
     Args:
         report: A ranked report.
         n: Keep at most this many grains (all by default).
         domain: Keep only grains of this domain (a grain naming no domain is kept when its failures include it).
     """
-    grains = sorted((w for w in report.weaknesses
-                     if domain is None or (w.domain == domain if w.domain is not None else not w.domains
-                                           or domain in w.domains)), key=lambda w: (w.kind_rank, w.grain_rank, w.rank))
+    grains = sorted((w for w in report.weaknesses if _in_domain(w, domain)),
+                    key=lambda w: (w.kind_rank, w.grain_rank, w.rank))
     kind_order: dict[str, int] = {}
+    for w in grains:
+        kind_order.setdefault(w.kind, len(kind_order))
+    if domain is not None:
+        here: dict[str, int] = {}
+        for w in grains:
+            here[w.kind] = here.get(w.kind, 0) + w.count
+        kind_order = {k: i for i, k in enumerate(sorted(kind_order, key=lambda k: (-here[k], kind_order[k])))}
     position: dict[str, int] = {}
     keyed = []
     for w in grains:
-        kind_order.setdefault(w.kind, len(kind_order))
         position[w.kind] = position.get(w.kind, 0) + 1
         keyed.append(((position[w.kind], kind_order[w.kind]), w))
     ordered = [w for _, w in sorted(keyed, key=lambda item: item[0])]
@@ -151,16 +167,19 @@ def _value(w: Weakness) -> float:
     return w.impact if w.impact > 0 else w.share
 
 
-def focus_weights(report: WeaknessReport, chosen: list[Weakness]) -> list[float]:
+def focus_weights(report: WeaknessReport, chosen: list[Weakness], *, domain: str | None = None) -> list[float]:
     """Weights of chosen grains: each kind's weight, shared among its chosen grains in proportion to their impact.
 
     A kind weighs what all its grains in the report weigh together (their impacts summed; a grain of zero impact
     counts its share), however many of them were chosen, so a kind whose failures are split into many small
-    grains weighs what its failures weigh.
+    grains weighs what its failures weigh. With ``domain`` (grains chosen for one gym, ``focus_grains(...,
+    domain=)``), a kind weighs what its grains of that gym weigh: its failures in other gyms are not what a
+    variant of this gym practises.
     """
     kind_weight: dict[str, float] = {}
     for w in report.weaknesses:
-        kind_weight[w.kind] = kind_weight.get(w.kind, 0.0) + _value(w)
+        if _in_domain(w, domain):
+            kind_weight[w.kind] = kind_weight.get(w.kind, 0.0) + _value(w)
     chosen_total: dict[str, float] = {}
     for w in chosen:
         chosen_total[w.kind] = chosen_total.get(w.kind, 0.0) + _value(w)

@@ -24,8 +24,9 @@ def targets_from_report(
     kind order (kinds ranked by the failures they explain), then each kind's next grain, and so on. A target's
     weight is its kind's weight (the impacts of all its grains summed), shared among the kind's chosen grains in
     proportion to their impact (``diagnosis.focus_weights``), so a kind whose failures are split into many small
-    grains weighs what all its failures weigh. Each grain (domain, tool), knobs, focus tags, tools and evidence
-    carry over.
+    grains weighs what all its failures weigh. With ``domain`` both read that gym's grains only: kinds ordered
+    and weighed by the failures they explain there, since the gym's variants practise nothing elsewhere. Each
+    grain (domain, tool), knobs, focus tags, tools and evidence carry over.
 
     Args:
         report: The report, as the pydantic model or its JSON-shaped dict.
@@ -39,7 +40,7 @@ def targets_from_report(
     model = report if isinstance(report, WeaknessReport) else WeaknessReport.model_validate(report)
     chosen = focus_grains(model, top, domain=domain)
     targets = []
-    for w, weight in zip(chosen, focus_weights(model, chosen), strict=True):
+    for w, weight in zip(chosen, focus_weights(model, chosen, domain=domain), strict=True):
         targets.append(WeaknessTarget(
             kind=w.kind,
             weight=max(weight, min_weight),

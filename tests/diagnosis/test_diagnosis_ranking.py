@@ -25,6 +25,7 @@ from diagnosis import (
 )
 from diagnosis.tables import COLUMN_NOTES, GRAIN_COLUMNS, KIND_COLUMNS
 from factory_client import targets_from_report
+from factory_client._synth import allocate
 
 
 class ScriptedTags:
@@ -157,6 +158,35 @@ def test_a_report_of_schema_1_reads_with_kinds_and_grain_ranks() -> None:
     again = WeaknessReport.from_json(json.dumps(old))
     assert [(k.kind, k.count, k.rank) for k in again.kinds] == [(k.kind, k.count, k.rank) for k in report.kinds]
     assert [w.grain for w in again.weaknesses] == [w.grain for w in report.weaknesses]
+
+
+def test_a_gyms_factory_targets_rank_and_weigh_kinds_by_that_gyms_failures() -> None:
+    """A kind explaining most failures in one gym but one failure in another does not lead the other's request.
+
+    Each gym gets its own factory request, and one variant aims at its heaviest target (``allocate``): the
+    variant can only practise that gym's grains, so its kinds are ordered and weighed by that gym's failures.
+    """
+    episodes = [failure(i, "helpdesk", "missed_policy_dependency:issue_refund") for i in range(12)]
+    episodes += [failure(12, "tracker", "missed_policy_dependency:transition_issue")]
+    episodes += [failure(13 + i, "tracker", "wrong_id:get_user") for i in range(6)]
+    episodes += [passed(19 + i, "helpdesk") for i in range(5)] + [passed(24 + i, "tracker") for i in range(5)]
+    report = diagnose(episodes, seed=0, detectors=DETECTORS)
+    assert [(k.kind, k.count) for k in report.kinds] == [("missed_policy_dependency", 13), ("wrong_id", 6)]
+    grain = {w.grain: w for w in report.weaknesses}
+    wrong, policy_here = grain["wrong_id@tracker/get_user"], grain["missed_policy_dependency@tracker/transition_issue"]
+    tracker = targets_from_report(report, domain="tracker")
+    assert [(t.kind, t.tool) for t in tracker] == [("wrong_id", "get_user"),
+                                                   ("missed_policy_dependency", "transition_issue")]
+    assert [t.weight for t in tracker] == pytest.approx([wrong.impact, policy_here.impact])
+    primary = allocate(tracker, 1)[0]
+    assert primary is not None and (primary.kind, primary.tool) == ("wrong_id", "get_user")
+    # across gyms (the planner's reading) a kind still weighs all its grains, and kinds keep the report's order
+    everywhere = targets_from_report(report, top=2)
+    assert [t.kind for t in everywhere] == ["missed_policy_dependency", "wrong_id"]
+    policy = [w for w in report.weaknesses if w.kind == "missed_policy_dependency"]
+    assert everywhere[0].weight == pytest.approx(sum(w.impact for w in policy))
+    assert [w.grain for w in focus_grains(report, domain="tracker")] == [wrong.grain, policy_here.grain]
+    assert focus_weights(report, [policy_here], domain="tracker") == pytest.approx([policy_here.impact])
 
 
 def test_factory_targets_and_planner_read_the_same_two_level_ranking() -> None:
