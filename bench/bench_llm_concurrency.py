@@ -19,14 +19,20 @@ The server keeps no request (``keep_requests=False``): a real model server does 
 grows by every request body pauses all its answers for its garbage collections (measured: 64 in flight, 0.85
 steady-state ratio with the requests kept, 0.94-0.99 without).
 
+The server's own ceiling is printed first (``bare``): a minimal aiohttp client with the same episodes in flight posts
+the request body of gymloop's first model call and reads the answer, with no gym, agent or verifier, so the ratio
+it reaches is what this server on this machine allows any client; gymloop's ratio is read against both.
+
 Run: python -m bench.bench_llm_concurrency [--concurrency 64 256] [--rounds 32] [--latency 0.2]
-[--client auto litellm openai] [--workers 1]   (default auto: the path a round takes with no client setting)
+[--client bare auto litellm openai] [--workers 1]   (default bare then auto: the server's ceiling, then the path a
+round takes with no client setting)
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing as mp
 import os
 import queue
@@ -91,10 +97,77 @@ async def _serve_on_a_loop(latency: float, ready: Any, stop: Any, asks: Any) -> 
     await runner.cleanup()
 
 
+def _request_body(pack: Any, task_id: str) -> bytes:
+    """The JSON body of gymloop's first model call of ``task_id`` (system prompt, the task's prompt, every tool)."""
+    from arena.agents.litellm_agent import system_prompt
+    from arena.core.gym import Gym
+
+    observation = Gym(pack).reset(task_id)
+    messages = [{"role": "system", "content": system_prompt(observation)},
+                {"role": "user", "content": str(observation.task.get("prompt", ""))}]
+    return json.dumps({"model": "bench", "messages": messages, "temperature": 0.0, "tool_choice": "auto",
+                       "tools": [spec.openai_schema() for spec in observation.tools]}).encode()
+
+
+def _bare_run(url: str, body: bytes, concurrency: int, total: int, finishes: list[float]) -> None:
+    """Keep ``concurrency`` requests in flight until ``total`` have been answered; note each answer's time."""
+    import aiohttp
+
+    async def run() -> None:
+        left = iter(range(total))
+        headers = {"Content-Type": "application/json"}
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
+            async def slot() -> None:
+                for _ in left:
+                    async with session.post(url, data=body, headers=headers) as response:
+                        json.loads(await response.read())
+                    finishes.append(time.perf_counter())
+
+            await asyncio.gather(*(slot() for _ in range(concurrency)))
+
+    asyncio.run(run())
+
+
 def _cpu_seconds() -> float:
     """CPU time of this process and of its finished (joined) children."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def _gymloop_run(client: str, base_url: str, pack: Any, heldout: list[str], concurrency: int, total: int,
+                 args: argparse.Namespace, finishes: list[float], ready: Any,
+                 asks: Any) -> tuple[float, float, float, int, int]:
+    """One run of gymloop's episodes; returns its CPU, the server's CPU before it, its start, failures, in flight."""
+    from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
+    from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
+    from flows.model_spec import choose_client, parse_model
+
+    path = client if client != "auto" else choose_client(
+        parse_model("hosted_vllm/bench", api_base=base_url + "/v1"), "auto").client
+    agent = LiteLLMAgent(LiteLLMConfig(model="hosted_vllm/bench", api_base=base_url + "/v1", timeout_s=30,
+                                       client=path))
+    warm = [EpisodeKey(pack.id, heldout[0], 0, a) for a in range(8)]
+    run_episodes(agent, [pack], warm, RolloutConfig(max_concurrency=8))
+    keys = [EpisodeKey(pack.id, heldout[i % len(heldout)], 1 + i // len(heldout), 0) for i in range(total)]
+    on_loop = args.episodes == "asyncio"
+    config = RolloutConfig(max_concurrency=concurrency, episode_timeout_s=120, async_episodes=on_loop)
+    if args.workers > 1:
+        config = RolloutConfig(executor="process", workers=args.workers, async_episodes=on_loop,
+                               max_concurrency=concurrency // args.workers, episode_timeout_s=120)
+    start_up_cpu = 0.0
+    if args.workers > 1:  # the CPU of starting the workers, measured on one episode per worker
+        start_up_cpu = _cpu_seconds()
+        run_episodes(agent, [pack], warm[:args.workers], config)
+        start_up_cpu = _cpu_seconds() - start_up_cpu
+    finishes.clear()
+    asks.put("cpu")
+    server_cpu = float(ready.get(timeout=60))
+    cpu, started = _cpu_seconds(), time.perf_counter()
+    records = run_episodes(agent, [pack], keys, config, on_episode=lambda r: finishes.append(time.perf_counter()))
+    cpu = _cpu_seconds() - cpu - start_up_cpu
+    failed = sum(r.failure is not None for r in records)
+    return cpu, server_cpu, started, failed, config.max_concurrency * max(1, args.workers)
 
 
 def main() -> None:
@@ -102,9 +175,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[64, 256])
     parser.add_argument("--rounds", type=int, default=32, help="Episodes per run = rounds x concurrency.")
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--client", nargs="+", choices=["litellm", "openai", "auto"], default=["auto"],
-                        help="Request paths (default: auto, the path a round takes with no client setting, "
-                        "flows.model_spec.choose_client); add litellm and openai to compare.")
+    parser.add_argument("--client", nargs="+", choices=["bare", "litellm", "openai", "auto"], default=["bare", "auto"],
+                        help="Request paths (default: bare, the server's ceiling for a client doing nothing else, "
+                        "then auto, the path a round takes with no client setting, flows.model_spec.choose_client); "
+                        "add litellm and openai to compare.")
     parser.add_argument("--workers", type=int, default=1, help="Rollout worker processes (process executor).")
     parser.add_argument("--server", choices=["asyncio", "threads"], default="asyncio",
                         help="The scripted server: one event loop (as vLLM, SGLang) or a thread per connection.")
@@ -112,10 +186,7 @@ def main() -> None:
                         help="gymloop's episodes in flight: on an event loop or a thread each (async_episodes).")
     args = parser.parse_args()
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
     from arena.core.pack import build_pack
-    from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
-    from flows.model_spec import choose_client, parse_model
 
     ctx = mp.get_context("spawn")
     ready, stop, asks = ctx.Queue(), ctx.Event(), ctx.Queue()
@@ -127,47 +198,42 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; latency {args.latency:g} s; "
           f"{args.workers} rollout worker(s); server on {args.server}; episodes on {args.episodes}")
     finishes: list[float] = []
+    ceiling: dict[int, float] = {}
     try:
         for client, concurrency in ((c, n) for c in args.client for n in args.concurrency):
-            path = client if client != "auto" else choose_client(
-                parse_model("hosted_vllm/bench", api_base=base_url + "/v1"), "auto").client
-            agent = LiteLLMAgent(LiteLLMConfig(model="hosted_vllm/bench", api_base=base_url + "/v1", timeout_s=30,
-                                               client=path))
-            warm = [EpisodeKey(pack.id, heldout[0], 0, a) for a in range(8)]
-            run_episodes(agent, [pack], warm, RolloutConfig(max_concurrency=8))
             total = args.rounds * concurrency
-            keys = [EpisodeKey(pack.id, heldout[i % len(heldout)], 1 + i // len(heldout), 0) for i in range(total)]
-            on_loop = args.episodes == "asyncio"
-            config = RolloutConfig(max_concurrency=concurrency, episode_timeout_s=120, async_episodes=on_loop)
-            if args.workers > 1:
-                config = RolloutConfig(executor="process", workers=args.workers, async_episodes=on_loop,
-                                       max_concurrency=concurrency // args.workers, episode_timeout_s=120)
-            start_up_cpu = 0.0
-            if args.workers > 1:  # the CPU of starting the workers, measured on one episode per worker
-                start_up_cpu = _cpu_seconds()
-                run_episodes(agent, [pack], warm[:args.workers], config)
-                start_up_cpu = _cpu_seconds() - start_up_cpu
-            finishes.clear()
-            asks.put("cpu")
-            server_cpu = float(ready.get(timeout=60))
-            cpu, started = _cpu_seconds(), time.perf_counter()
-            records = run_episodes(agent, [pack], keys, config,
-                                   on_episode=lambda r: finishes.append(time.perf_counter()))
-            cpu = _cpu_seconds() - cpu - start_up_cpu
+            if client == "bare":
+                url, body = base_url + "/v1/chat/completions", _request_body(pack, heldout[0])
+                _bare_run(url, body, 8, 8, [])
+                finishes.clear()
+                asks.put("cpu")
+                server_cpu = float(ready.get(timeout=60))
+                cpu, started = _cpu_seconds(), time.perf_counter()
+                _bare_run(url, body, concurrency, total, finishes)
+                cpu = _cpu_seconds() - cpu
+                failed, in_flight = total - len(finishes), concurrency
+            else:
+                cpu, server_cpu, started, failed, in_flight = _gymloop_run(
+                    client, base_url, pack, heldout, concurrency, total, args, finishes, ready, asks)
             asks.put("cpu")
             server_cpu = float(ready.get(timeout=60)) - server_cpu
             start_up = max(0.0, min(finishes) - args.latency - started)
             wall = max(finishes) - started - start_up
-            failed = sum(r.failure is not None for r in records)
-            rate, bound = total / wall, config.max_concurrency * max(1, args.workers) / args.latency
+            rate, bound = total / wall, in_flight / args.latency
             cpu_bound = (os.cpu_count() or 1) * total / (cpu + server_cpu)
-            verdict = "meets" if rate / bound >= TARGET else "misses"
+            if client == "bare":
+                ceiling[concurrency] = rate / bound
+                judged = "the server's ceiling, not judged"
+            else:
+                judged = f"{'meets' if rate / bound >= TARGET else 'misses'} target {TARGET}"
+                if concurrency in ceiling:
+                    judged += f"; {rate / bound / ceiling[concurrency]:.2f} of the ceiling"
+            who = "client" if client == "bare" else "gymloop"
             print(f"{client:>7} client, concurrency {concurrency}: {total} episodes in {wall:.2f} s (start-up "
-                  f"{start_up:.2f} s) = {rate:.1f} ep/s; bound {bound:.0f} ep/s; ratio {rate / bound:.2f} ({verdict} "
-                  f"target {TARGET}); gymloop CPU {1000 * cpu / total:.2f} ms/episode, server "
-                  f"{1000 * server_cpu / total:.2f} ms/request; CPU bound {cpu_bound:.0f} ep/s; ratio to the lower "
-                  f"bound {rate / min(bound, cpu_bound):.2f}; failures {failed}; load {os.getloadavg()[0]:.1f}",
-                  flush=True)
+                  f"{start_up:.2f} s) = {rate:.1f} ep/s; bound {bound:.0f} ep/s; ratio {rate / bound:.2f} ({judged}); "
+                  f"{who} CPU {1000 * cpu / total:.2f} ms/episode, server {1000 * server_cpu / total:.2f} ms/request; "
+                  f"CPU bound {cpu_bound:.0f} ep/s; ratio to the lower bound {rate / min(bound, cpu_bound):.2f}; "
+                  f"failures {failed}; load {os.getloadavg()[0]:.1f}", flush=True)
     finally:
         stop.set()
         server.join(timeout=10)
