@@ -98,7 +98,11 @@ async def _serve_on_a_loop(latency: float, ready: Any, stop: Any, asks: Any) -> 
 
 
 def _request_body(pack: Any, task_id: str) -> bytes:
-    """The JSON body of gymloop's first model call of ``task_id`` (system prompt, the task's prompt, every tool)."""
+    """The JSON body of gymloop's first model call of ``task_id``, built as the agent builds it.
+
+    The same system prompt, task prompt and tool schemas (``system_prompt``, ``ToolSpec.openai_schema``); the
+    agent's request-only keys (retries, timeout) are not part of the JSON it sends either.
+    """
     from arena.agents.litellm_agent import system_prompt
     from arena.core.gym import Gym
 
@@ -133,6 +137,20 @@ def _cpu_seconds() -> float:
     """CPU time of this process and of its finished (joined) children."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def _bare_client_run(client: str, base_url: str, pack: Any, heldout: list[str], concurrency: int, total: int,
+                     args: argparse.Namespace, finishes: list[float], ready: Any,
+                     asks: Any) -> tuple[float, float, float, int, int]:
+    """One run of the bare client (the server's ceiling); returns what ``_gymloop_run`` returns."""
+    url, body = base_url + "/v1/chat/completions", _request_body(pack, heldout[0])
+    _bare_run(url, body, 8, 8, [])
+    finishes.clear()
+    asks.put("cpu")
+    server_cpu = float(ready.get(timeout=60))
+    cpu, started = _cpu_seconds(), time.perf_counter()
+    _bare_run(url, body, concurrency, total, finishes)
+    return _cpu_seconds() - cpu, server_cpu, started, total - len(finishes), concurrency
 
 
 def _gymloop_run(client: str, base_url: str, pack: Any, heldout: list[str], concurrency: int, total: int,
@@ -202,19 +220,9 @@ def main() -> None:
     try:
         for client, concurrency in ((c, n) for c in args.client for n in args.concurrency):
             total = args.rounds * concurrency
-            if client == "bare":
-                url, body = base_url + "/v1/chat/completions", _request_body(pack, heldout[0])
-                _bare_run(url, body, 8, 8, [])
-                finishes.clear()
-                asks.put("cpu")
-                server_cpu = float(ready.get(timeout=60))
-                cpu, started = _cpu_seconds(), time.perf_counter()
-                _bare_run(url, body, concurrency, total, finishes)
-                cpu = _cpu_seconds() - cpu
-                failed, in_flight = total - len(finishes), concurrency
-            else:
-                cpu, server_cpu, started, failed, in_flight = _gymloop_run(
-                    client, base_url, pack, heldout, concurrency, total, args, finishes, ready, asks)
+            run = _bare_client_run if client == "bare" else _gymloop_run
+            cpu, server_cpu, started, failed, in_flight = run(
+                client, base_url, pack, heldout, concurrency, total, args, finishes, ready, asks)
             asks.put("cpu")
             server_cpu = float(ready.get(timeout=60)) - server_cpu
             start_up = max(0.0, min(finishes) - args.latency - started)
