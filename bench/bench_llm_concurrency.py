@@ -19,8 +19,8 @@ The server keeps no request (``keep_requests=False``): a real model server does 
 grows by every request body pauses all its answers for its garbage collections (measured: 64 in flight, 0.85
 steady-state ratio with the requests kept, 0.94-0.99 without). For the same reason it freezes its start-up heap once
 it listens (``gc.freeze``, as vLLM's API server does): without it, every full collection walks the server's imported
-modules while every answer waits (measured idle at 256 in flight: the bare client's ceiling 0.88-0.91 without, 0.93-0.95
-with; the server's CPU 0.40-0.43 ms/request without, 0.32-0.36 with).
+modules while every answer waits (measured idle at 256 in flight: the bare client's ceiling 0.88-0.94 without, 0.92-0.95
+with; the server's CPU 0.40-0.44 ms/request without, 0.30-0.38 with).
 
 The server's own ceiling is printed first (``bare``): a minimal aiohttp client with the same episodes in flight posts
 the request body of gymloop's first model call and reads the answer, with no gym, agent or verifier, so the ratio
