@@ -95,36 +95,72 @@ def eligible(ctx: PlanContext, picked: _Picked) -> list[TaskRef]:
     return [t for t in ctx.pool if t.key not in picked.keys and t.key not in ctx.dropped]
 
 
+def _kin(ctx: PlanContext, weakness: Weakness, targeted: set[str]) -> list[Weakness]:
+    """The same kind's other grains that no quota targets, in the report's order."""
+    return [w for w in ctx.report.weaknesses
+            if w.kind == weakness.kind and w is not weakness and grain_label(w) not in targeted]
+
+
+def _fill_weakness(ctx: PlanContext, picked: _Picked, label: str, weakness: Weakness, wanted: int,
+                   others: list[Weakness], labels: set[str], why: dict[str, str]) -> int:
+    """Pick up to ``wanted`` tasks of a weakness, then of its kind's other grains; returns how many."""
+    filled = 0
+    for grain in [weakness, *_kin(ctx, weakness, labels)]:
+        if filled == wanted:
+            break
+        candidates = [t for t in eligible(ctx, picked) if matches(t, grain)]
+        chosen = _ranked(ctx, candidates, others)[:wanted - filled]
+        if grain is weakness and len(chosen) < wanted:
+            ctx.notes.append(f"weakness {label!r} has {len(candidates)} matching task(s) for {wanted} slot(s)")
+        instead = "" if grain is weakness else f"{grain_label(grain)}, its kind's grain, in place of "
+        for task, success, _ in chosen:
+            picked.add(WaveEntry(
+                pack_id=task.pack_id, task_id=task.task_id, weight=0.0, source="targeted",
+                weakness=weakness.kind, grain=grain_label(grain), estimated_success=success,
+                reason=f"targets {instead}{label} ({why[label]}); via {_overlap(task, grain)}; "
+                       f"{_band_text(success, ctx)}",
+            ))
+        filled += len(chosen)
+    return filled
+
+
 def fill_targeted(ctx: PlanContext, picked: _Picked, weights: dict[str, float], slots: int,
                   why: dict[str, str]) -> int:
     """Give each weighted weakness its quota of matching tasks; returns slots left.
 
     ``weights`` are keyed by a weakness's grain label (``grain_label``) or by its kind (the first weakness of
     that kind). Within a weakness, tasks in the learnability band go first, then tasks that also exercise more
-    of the other weighted weaknesses (see ``_ranked``).
+    of the other weighted weaknesses (see ``_ranked``). A weakness with fewer matching tasks than its quota
+    gives the rest to its kind's other grains first (the report's order), so a grain only a factory variant
+    can practise does not hand its kind's slots to another kind. What a kind cannot use is split again, by
+    weight, among the weaknesses that still have tasks, so it goes to the heaviest of them, not to whichever
+    is ranked next.
     """
     by_label: dict[str, Weakness] = {}
     for w in ctx.report.weaknesses:
         by_label.setdefault(grain_label(w), w)
         by_label.setdefault(w.kind, w)
-    share = quotas({k: v for k, v in weights.items() if k in by_label}, slots)
-    targeted = [by_label[k] for k in share]
-    left = 0
-    for label in sorted(share, key=lambda k: (by_label[k].rank, k)):
-        weakness = by_label[label]
-        candidates = [t for t in eligible(ctx, picked) if matches(t, weakness)]
-        wanted = share[label] + left
-        chosen = _ranked(ctx, candidates, [w for w in targeted if w is not weakness])[:wanted]
-        if len(chosen) < wanted and share[label]:
-            ctx.notes.append(f"weakness {label!r} has {len(candidates)} matching task(s) for {wanted} slot(s)")
-        for task, success, _ in chosen:
-            picked.add(WaveEntry(
-                pack_id=task.pack_id, task_id=task.task_id, weight=0.0, source="targeted", weakness=weakness.kind,
-                grain=grain_label(weakness), estimated_success=success,
-                reason=f"targets {label} ({why[label]}); via {_overlap(task, weakness)}; "
-                       f"{_band_text(success, ctx)}",
-            ))
-        left = wanted - len(chosen)
+    open_weights = {k: v for k, v in weights.items() if k in by_label}
+    targeted = [by_label[k] for k in open_weights]
+    labels = {grain_label(w) for w in targeted}
+    order = sorted(open_weights, key=lambda k: (by_label[k].rank, k))
+    left = slots
+    while left and open_weights:
+        share = quotas(open_weights, left)
+        short = []
+        for label in order:
+            if not share[label]:
+                continue
+            weakness = by_label[label]
+            filled = _fill_weakness(ctx, picked, label, weakness, share[label],
+                                    [w for w in targeted if w is not weakness], labels, why)
+            left -= filled
+            if filled < share[label]:
+                short.append(label)
+        if not short:
+            break
+        open_weights = {k: v for k, v in open_weights.items() if k not in short}
+        order = [k for k in order if k in open_weights]
     return left
 
 

@@ -65,8 +65,12 @@ def test_the_planner_targets_the_grain_only_a_variant_practises():
     pool = task_refs([without_tool(base, UNCOVERED), variant])
     config = CurriculumConfig(budget=8, k=2, targeted=1.0, replay=0.0, explore=0.0, focus=1)
     wave = plan_wave(report_with_two_equal_grains(), pool, config=config)
-    assert {e.grain for e in wave.by_source("targeted")} == {f"missed_policy_dependency@{DOMAIN}/{UNCOVERED}"}
-    assert all(e.pack_id == "variant" for e in wave.by_source("targeted"))
+    on_variant = [e for e in wave.by_source("targeted") if e.grain == f"missed_policy_dependency@{DOMAIN}/{UNCOVERED}"]
+    assert len(on_variant) == 2 and all(e.pack_id == "variant" for e in on_variant)
+    # the variant holds two of the kind's four slots: the other two stay with the kind, at its other grain
+    rest = [e for e in wave.by_source("targeted") if e not in on_variant]
+    assert len(rest) == 2 and {e.grain for e in rest} == {f"missed_policy_dependency@{DOMAIN}/{COVERED}"}
+    assert all("in place of" in e.reason for e in rest)
     assert "pool coverage" in wave.entries[0].reason
     impact_only = plan_wave(report_with_two_equal_grains(), pool, config=config.model_copy(update={"coverage": False}))
     assert {e.grain for e in impact_only.by_source("targeted")} == {f"missed_policy_dependency@{DOMAIN}/{COVERED}"}

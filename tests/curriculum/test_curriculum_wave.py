@@ -154,3 +154,33 @@ def test_unknown_strategy_and_bad_mix_are_refused():
     with pytest.raises(ValueError, match="band low 0.9 exceeds high 0.1"):
         CurriculumConfig(band_low=0.9, band_high=0.1)
     assert strategy_names() == ["bandit", "targeted", "uniform"]
+
+
+def test_a_grain_no_task_practises_gives_its_slots_to_its_kinds_other_grain_before_the_next_kind():
+    def grain(w, domain, kind_rank, grain_rank):
+        return w.model_copy(update={"domain": domain, "kind_rank": kind_rank, "grain_rank": grain_rank,
+                                    "rank": kind_rank * 10 + grain_rank})
+
+    unpractised = grain(weakness("wrong_id", 1, 0.4, ["stale_record"]), "tracker", 1, 1)  # no pool task has the tag
+    practised = grain(weakness("wrong_id", 2, 0.2, ["near_duplicate"]), "helpdesk", 1, 2)
+    policy = grain(weakness("missed_policy_dependency", 3, 0.3, ["prerequisite"]), "helpdesk", 2, 1)
+    rep = report(unpractised, practised, policy)
+    config = CurriculumConfig(budget=24, k=4, targeted=1.0, replay=0.0, explore=0.0, focus=2, coverage=False)
+    wave = plan_wave(rep, pool(), History(), config)
+    by_grain = Counter(e.grain for e in wave.by_source("targeted"))
+    # wrong_id weighs 0.6 of 0.9: 4 of 6 slots, which its unpractised grain hands to its practised one
+    assert by_grain == {"wrong_id@helpdesk": 4, "missed_policy_dependency@helpdesk": 2}
+    moved = [e for e in wave.entries if e.grain == "wrong_id@helpdesk"]
+    assert all(e.task_id.startswith("dup") and "in place of wrong_id@tracker" in e.reason for e in moved)
+    assert "'wrong_id@tracker' has 0 matching task(s) for 4 slot(s)" in wave.message
+
+
+def test_slots_a_kind_cannot_use_are_split_again_by_weight_among_the_weaknesses_left():
+    rep = report(weakness("wrong_id", 1, 0.6, ["near_duplicate"]),
+                 weakness("stale_state", 2, 0.3, ["stale_record"]),  # no pool task has the tag
+                 weakness("missed_policy_dependency", 3, 0.1, ["prerequisite"]))
+    config = CurriculumConfig(budget=40, k=4, targeted=1.0, replay=0.0, explore=0.0, focus=3, coverage=False)
+    wave = plan_wave(rep, pool(), History(), config)
+    # quotas 6 / 3 / 1; the 3 stale_state cannot use go 0.6 : 0.1 to the others, not all to the next in rank
+    assert Counter(e.weakness for e in wave.by_source("targeted")) == {"wrong_id": 9, "missed_policy_dependency": 1}
+    assert "'stale_state' has 0 matching task(s) for 3 slot(s)" in wave.message
