@@ -205,6 +205,9 @@ def test_factory_targets_and_planner_read_the_same_two_level_ranking() -> None:
     pool = [TaskRef(pack_id="P", task_id=f"{w.tool}-{i}", domain=w.domain or "helpdesk", tools=(w.tool or "x",),
                     tags=tuple(w.focus_tags)) for w in report.weaknesses for i in range(4)]
     wave = plan_wave(report, pool, History(), CurriculumConfig(budget=40, k=2, focus=2, seed=0))
-    targeted = {e.grain for e in wave.entries if e.source == "targeted"}
-    assert targeted == {picked[0].grain, picked[1].grain}
+    targeted = [e for e in wave.entries if e.source == "targeted"]
+    # the two focus grains use all their tasks; the slots they cannot fill stay with their kinds' other grains
+    assert {e.grain for e in targeted if "in place of" not in e.reason} == {picked[0].grain, picked[1].grain}
+    assert sum(e.grain in {picked[0].grain, picked[1].grain} for e in targeted) == 8
+    assert {e.weakness for e in targeted} == {picked[0].kind, picked[1].kind}
     assert all(re.search(r"kind \w+ rank \d", e.reason) for e in wave.entries if e.source == "targeted")
