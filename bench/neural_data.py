@@ -64,22 +64,26 @@ def expert_conversations(domain: str, templates: Sequence[str], worlds: Sequence
     """Verified expert episodes of the train tasks of ``templates`` in each world of ``worlds``.
 
     Raises:
-        ValueError: A world is the campaign's, or a template has no train task in the domain.
+        ValueError: A world is the campaign's, or a template has no train task in any of the worlds (a world whose
+            split puts all of a template's tasks in the held-out suite just adds none of it).
     """
     if CAMPAIGN_WORLD in worlds:
         raise ValueError(f"world seed {CAMPAIGN_WORLD} is the campaign's; the base checkpoint never trains on it")
     expert = ReferencePolicy(PolicyParams.expert())
     wanted = set(templates)
     out: list[Conversation] = []
+    played: set[str] = set()
     for world in worlds:
         pack = build_pack(domain, seed=world)
         ids = [t.id for t in pack.tasks if t.split == "train" and template_of(t.id) in wanted]
-        missing = wanted - {template_of(t) for t in ids}
-        if missing:
-            raise ValueError(f"domain {domain} has no train task of template(s) {', '.join(sorted(missing))}")
+        played.update(template_of(t) for t in ids)
         for record in run_rollouts(expert, [pack], RolloutConfig(task_ids=ids, split="train")):
             if record.passed and not record.invalid and record.failure is None:
                 out.append(Conversation(template_of(record.task_id), world, episode_messages(pack, record)))
+    missing = wanted - played
+    if missing:
+        raise ValueError(f"domain {domain} has no train task of template(s) {', '.join(sorted(missing))} in worlds "
+                         f"{min(worlds)}..{max(worlds)}")
     return out
 
 

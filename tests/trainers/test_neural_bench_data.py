@@ -97,3 +97,14 @@ def test_number_tokens_make_an_id_one_pointer_token_and_renamed_ids_stay_among_t
     plain = train_tokenizer(render_for_tokenizer([c.messages for c in conversations]), 400)
     assert "131" not in [plain.decode([t]) for t in plain("Look at OPS-131.")["input_ids"]]
     assert all(len(tokenizer(str(n), add_special_tokens=False)["input_ids"]) == 1 for n in range(below))
+
+
+def test_a_world_whose_split_holds_out_all_of_a_template_adds_none_of_it():
+    from arena.core.pack import build_pack
+
+    splits = {t.split for t in build_pack("tracker", seed=7).tasks if template_of(t.id) == "release_status_update"}
+    assert splits == {"heldout"}
+    with pytest.raises(ValueError, match=r"no train task of template\(s\) release_status_update in worlds 7..7"):
+        expert_conversations("tracker", ["release_status_update"], [7])
+    mixed = expert_conversations("tracker", ["release_status_update"], [6, 7])
+    assert mixed and {c.world for c in mixed} == {6}
