@@ -9,7 +9,10 @@ Steps (each printed with its tokens, seconds and the machine's load):
 2. Model: a byte-level BPE tokenizer trained on that text (numbers under ``--numbers`` one token each:
    pointer-style ids), the compact Qwen-format chat template and a Llama of the given sizes
    (``bench.neural_model``), saved as a transformers checkpoint.
-3. Base checkpoint: SFT from scratch, the loss on the assistant's tokens only (``bench.neural_train``).
+3. Base checkpoint, trained from scratch (``bench.neural_train``): with ``--pretrain-epochs``, first passes over the
+   conversations with the loss on every token (a language model's pretraining: the tool results and requests repeat
+   ids, and predicting a renamed id again is copying it from the context), then SFT with the loss on the assistant's
+   tokens only.
 4. Campaigns: for each seed, a paired campaign (targeted arm and uniform control, same budget) of ``--rounds``
    rounds with ``trainer = "trl"`` (rejection-sampling SFT by default: the round's sampled rollouts that pass every
    check; or GRPO), through gymloop's flows (``bench.neural_campaigns``), ``--workers`` campaigns at a time.
@@ -44,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.neural_campaigns import ARMS, CampaignResult, CampaignSpec
-from bench.neural_data import CAMPAIGN_WORLD, copy_drill, expert_conversations, id_prefixes, renamed
+from bench.neural_data import CAMPAIGN_WORLD, copy_drill, expert_conversations, id_prefixes, renamed, template_of
 from bench.neural_model import ModelSize, build_checkpoint, parameter_count, render_for_tokenizer, train_tokenizer
 from bench.neural_train import Stage, copy_accuracy, epoch_steps, train_stage
 
@@ -113,7 +116,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                        help="drills end once this share of 50 fresh drills is written exactly (checked every 250)")
     train.add_argument("--copy-lr", type=float, default=1e-3)
     train.add_argument("--copy-batch-tokens", type=int, default=640)
-    train.add_argument("--epochs", type=float, default=3.0, help="passes over the gym's conversations")
+    train.add_argument("--pretrain-epochs", type=float, default=0.0,
+                       help="passes over the gym's conversations with the loss on every token (tool results and "
+                            "requests too), before the passes with the loss on the assistant's tokens only")
+    train.add_argument("--epochs", type=float, default=3.0,
+                       help="passes over the gym's conversations, the loss on the assistant's tokens only")
     train.add_argument("--lr", type=float, default=1e-3)
     train.add_argument("--batch-tokens", type=int, default=4096)
     rounds = parser.add_argument_group("campaigns")
@@ -154,8 +161,9 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
               f"ffn {args.ffn}, tied embeddings; compact Qwen-format template")
         print(f"  base training: copy drills until {args.copy_until:.0%} are written exactly (at most "
               f"{args.copy_steps} steps, constant lr {args.copy_lr}, {args.copy_batch_tokens} tokens per batch), "
-              f"then {args.epochs} epochs of the gym's conversations (lr {args.lr}, {args.batch_tokens} tokens per "
-              "batch); assistant-only loss")
+              f"then {args.pretrain_epochs} epochs of the gym's conversations with the loss on every token, then "
+              f"{args.epochs} epochs with the loss on the assistant's tokens only (lr {args.lr}, {args.batch_tokens} "
+              "tokens per batch)")
     print(f"  templates: {', '.join(templates)}")
     print(f"  campaigns: {args.seeds} seeds x (targeted, uniform) x {args.rounds} rounds; trl {args.method}, "
           f"{args.round_steps} steps at lr {args.round_lr}, batch {args.round_batch}; wave budget "
@@ -190,6 +198,7 @@ def build_base(args: argparse.Namespace, templates: list[str], folder: Path, met
 
     examples = [example(m, f"conversation {i}") for i, m in enumerate(messages)]
     kept = [e for e in examples if len(e["input_ids"]) <= args.max_tokens]
+    every_token = [{"input_ids": e["input_ids"], "labels": e["input_ids"]} for e in kept]
     tokens = sum(len(e["input_ids"]) for e in kept)
     learned = sum(sum(1 for t in e["labels"] if t != -100) for e in kept)
     data_s = time.perf_counter() - started
@@ -209,6 +218,8 @@ def build_base(args: argparse.Namespace, templates: list[str], folder: Path, met
     stages = [
         (Stage("copy drills", args.copy_steps, args.copy_lr, args.copy_batch_tokens, cosine=False),
          lambda r: [example(copy_drill(prefixes, r, below=below), "drill") for _ in range(1000)], copies),
+        (Stage("gym conversations, every token", int(epoch_steps(kept, args.batch_tokens) * args.pretrain_epochs),
+               args.lr, args.batch_tokens), lambda r: every_token, None),
         (Stage("gym conversations", int(epoch_steps(kept, args.batch_tokens) * args.epochs), args.lr,
                args.batch_tokens), lambda r: kept, None),
     ]
@@ -295,13 +306,13 @@ def show_base(heldout: dict[str, bool], templates: list[str]) -> float:
     trained = set(templates)
     by_template: dict[str, list[bool]] = {}
     for task_id, passed in sorted(heldout.items()):
-        by_template.setdefault(task_id.rsplit(".", 1)[0], []).append(passed)
+        by_template.setdefault(template_of(task_id), []).append(passed)
     chosen = [p for t, ps in by_template.items() if t in trained for p in ps]
     rate = sum(chosen) / len(chosen)
     print(f"base checkpoint, held-out (greedy, world {CAMPAIGN_WORLD}): {sum(heldout.values())}/{len(heldout)} of "
           f"the suite; {sum(chosen)}/{len(chosen)} = {rate:.3f} of the trained templates' held-out tasks "
           f"(floor {BASE_FLOOR}) -> {'PASS' if rate >= BASE_FLOOR else 'FAIL'}")
-    print("  " + "; ".join(f"{t.split('.', 1)[1]} {sum(ps)}/{len(ps)}" for t, ps in by_template.items()
+    print("  " + "; ".join(f"{t} {sum(ps)}/{len(ps)}" for t, ps in by_template.items()
                            if t in trained))
     return rate
 
@@ -311,7 +322,7 @@ def report(results: list[CampaignResult], templates: list[str], rounds: int) -> 
     trained = set(templates)
     bases = {json.dumps(r.base_heldout, sort_keys=True) for r in results}
     base = results[0].base_heldout
-    in_trained = [k for k in base if k.rsplit(".", 1)[0] in trained]
+    in_trained = [k for k in base if template_of(k) in trained]
     base_all = sum(base.values()) / len(base)
     base_trained = sum(base[k] for k in in_trained) / len(in_trained)
     print(f"base checkpoint, held-out (greedy, world {CAMPAIGN_WORLD}): {sum(base.values())}/{len(base)} = "

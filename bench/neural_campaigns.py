@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bench.neural_data import template_of
 from flows.registry_access import open_registry
 
 ARMS = ("targeted", "uniform")
@@ -105,12 +106,8 @@ class CampaignResult(BaseModel):
     seconds: float
 
 
-def _template(task_id: str) -> str:
-    return task_id.rsplit(".", 1)[0]
-
-
 def _rate(results: dict[str, bool], templates: set[str] | None = None) -> float:
-    chosen = [v for k, v in results.items() if templates is None or _template(k) in templates]
+    chosen = [v for k, v in results.items() if templates is None or template_of(k) in templates]
     return sum(chosen) / len(chosen) if chosen else 0.0
 
 

@@ -41,8 +41,8 @@ CAMPAIGN_WORLD = 0
 
 
 def template_of(task_id: str) -> str:
-    """The template a task was generated from (``transition-03`` -> ``transition``)."""
-    return re.sub(r"[.-]\d+$", "", task_id)
+    """The template a task was generated from (``transition-03`` and ``tracker-s0.transition-03`` -> ``transition``)."""
+    return re.sub(r"[.-]\d+$", "", task_id).rsplit(".", 1)[-1]
 
 
 @dataclass(frozen=True)

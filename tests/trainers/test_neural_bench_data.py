@@ -108,3 +108,10 @@ def test_a_world_whose_split_holds_out_all_of_a_template_adds_none_of_it():
         expert_conversations("tracker", ["release_status_update"], [7])
     mixed = expert_conversations("tracker", ["release_status_update"], [6, 7])
     assert mixed and {c.world for c in mixed} == {6}
+
+
+@pytest.mark.parametrize(("task_id", "template"), [
+    ("issue_status-03", "issue_status"), ("tracker-s0.issue_status-03", "issue_status"),
+    ("issue_status.03", "issue_status"), ("assign_subtask_by_key-12", "assign_subtask_by_key")])
+def test_a_tasks_template_is_read_from_its_id_with_or_without_the_packs_prefix(task_id, template):
+    assert template_of(task_id) == template
