@@ -59,7 +59,8 @@ class EpisodeWriter:
 
 EVAL_FLAGS = {"model": "--model", "api_base": "--api-base", "model_client": "--client", "domains": "--domain",
               "eval_k": "--k", "eval_seeds": "--seed", "max_concurrency": "--max-concurrency",
-              "max_model_failures": "--max-model-failures", "max_invalid_share": "--max-invalid-share"}
+              "max_model_failures": "--max-model-failures", "max_invalid_share": "--max-invalid-share",
+              "tasks": "--task"}
 """The settings ``eval``'s options give (flags > ``GYMLOOP_*`` > gymloop.toml, like every command)."""
 
 
@@ -69,6 +70,9 @@ def eval_command(
         "(reference@v3:<hash>); default: the model setting."))] = None,
     domain: Annotated[list[str] | None, typer.Option(help="Gym to evaluate in (repeatable; default: domains).")] = None,
     split: Annotated[str, typer.Option(help="train, heldout or all.")] = "heldout",
+    task: Annotated[list[str] | None, typer.Option(help=(
+        "Task-id pattern, shell-style, e.g. 'issue_status-*' (repeatable; default: the tasks setting, "
+        "else every task)."))] = None,
     k: Annotated[int | None, typer.Option(help="Attempts per task and seed (default: eval_k).")] = None,
     seeds: Annotated[list[int] | None, typer.Option("--seed", help="Episode seed (repeatable; default: eval_seeds).")
                      ] = None,
@@ -102,6 +106,7 @@ def eval_command(
     from arena.core.pack import build_pack
     from arena.core.redact import mask_url
     from arena.rollout import ModelUnavailable, RolloutConfig, RolloutStopped, plan_episodes, run_rollouts
+    from flows.focus import check_focus, in_focus
     from flows.interrupt import EXIT_HANDLERS_S, GRACE_S, batch_running, stop_on_signals
     from flows.live import RolloutMeter
     from flows.model_spec import settings_spec
@@ -110,7 +115,7 @@ def eval_command(
     from flows.validity import INVALID_SHARE_EXIT, invalid_share_message
 
     settings = cli_settings({"model": model, "api_base": api_base, "model_client": client, "domains": domain,
-                             "eval_k": k, "eval_seeds": seeds, "max_concurrency": max_concurrency,
+                             "tasks": task, "eval_k": k, "eval_seeds": seeds, "max_concurrency": max_concurrency,
                              "max_model_failures": max_model_failures, "max_invalid_share": max_invalid_share},
                             EVAL_FLAGS)
     domains = settings.domains
@@ -130,8 +135,13 @@ def eval_command(
     k = settings.eval_k
     llm = isinstance(agent, LiteLLMAgent)
     packs = [build_pack(d, seed=0) for d in domains]
+    try:
+        check_focus(packs, settings.tasks)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--task") from None
+    chosen = [t.id for p in packs for t in p.tasks if in_focus(t.id, settings.tasks)] if settings.tasks else None
     config = RolloutConfig(
-        seeds=settings.eval_seeds, k=k, split=None if split == "all" else split,
+        seeds=settings.eval_seeds, k=k, split=None if split == "all" else split, task_ids=chosen,
         executor="process" if workers > 1 else "inline", workers=workers,
         max_concurrency=settings.max_concurrency if llm else 1,
         max_model_failures=settings.max_model_failures if llm else None,

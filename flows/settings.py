@@ -75,6 +75,10 @@ class GymloopSettings(BaseSettings):
         token_budget: Stop the campaign once its rounds used this many model tokens (``None``: no limit).
         cost_budget: Stop the campaign once its rounds cost this many US dollars (``None``: no limit).
         domains: Gyms the campaign trains and evaluates in (built-in, or external: see ``gym_modules``).
+        tasks: Task-id patterns (shell-style, e.g. ``issue_status-*``) that the campaign practises and is judged
+            on, and that ``gymloop eval`` plays: a task of any pack, variants included, is in when its id matches
+            one of them (empty: every task). A team whose model knows some of a gym's workflows focuses its rounds
+            on them; each pattern must match a task of the campaign's gyms.
         gym_modules: Modules defining gyms from outside gymloop (``DOMAIN = make_domain(...)`` in each), imported
             by the gym registry in every process, worker processes included, from the folder of gymloop.toml or
             ``sys.path``; gyms of installed packages register by the entry-point group ``gymloop.gyms`` instead.
@@ -154,6 +158,7 @@ class GymloopSettings(BaseSettings):
     cost_budget: float | None = Field(default=None, gt=0)
     gym_modules: list[str] = Field(default_factory=list)
     domains: list[str] = Field(default_factory=lambda: list(BUILTIN_DOMAINS))
+    tasks: list[str] = Field(default_factory=list)
     registry_url: str | None = None
     mlflow_uri: str | None = None
     factory_url: str | None = None
@@ -206,6 +211,15 @@ class GymloopSettings(BaseSettings):
         unknown = [d for d in value if d not in installed]
         if unknown or not value:
             raise ValueError(f"unknown domain(s) {unknown or value}; installed gyms: {', '.join(installed)}")
+        return value
+
+    @field_validator("tasks")
+    @classmethod
+    def _task_patterns(cls, value: list[str]) -> list[str]:
+        blank = [p for p in value if not p.strip()]
+        if blank:
+            raise ValueError(f"task pattern {blank[0]!r} is blank; give task ids or shell-style patterns "
+                             "such as 'issue_status-*'")
         return value
 
     @field_validator("model")

@@ -46,6 +46,7 @@ from factory_client import (
     targets_from_report,
 )
 from flows import model_spec
+from flows.focus import check_focus, in_focus
 from flows.interrupt import batch_running
 from flows.live import EpisodeSink, rollout_config
 from flows.registry_access import open_registry
@@ -165,18 +166,22 @@ def load_pack(registry: Registry, pack_id: str) -> Pack:
 
 
 def base_packs(registry: Registry, settings: GymloopSettings) -> list[Pack]:
-    """The campaign's base packs (seed 0 of each domain), added to the registry once."""
-    packs = []
-    for domain in settings.domains:
-        pack = _built(domain, 0)
+    """The campaign's base packs (seed 0 of each domain), added to the registry once.
+
+    Raises:
+        ValueError: A pattern of ``settings.tasks`` chooses no task of these packs (``flows.focus``).
+    """
+    packs = [_built(domain, 0) for domain in settings.domains]
+    check_focus(packs, settings.tasks)
+    for pack in packs:
         add_pack(registry, pack)
-        packs.append(pack)
     return packs
 
 
 def heldout_keys(packs: Sequence[Pack], settings: GymloopSettings) -> list[EpisodeKey]:
-    """The held-out suite's episodes: every held-out task x eval seeds x eval_k attempts."""
-    return [EpisodeKey(p.id, t.id, seed, attempt) for p in packs for t in p.tasks if t.split == "heldout"
+    """The held-out suite's episodes: every held-out task in focus x eval seeds x eval_k attempts."""
+    return [EpisodeKey(p.id, t.id, seed, attempt) for p in packs for t in p.tasks
+            if t.split == "heldout" and in_focus(t.id, settings.tasks)
             for seed in settings.eval_seeds for attempt in range(settings.eval_k)]
 
 
@@ -337,8 +342,9 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
     # A local checkpoint plays in the embedded factory as it plays its training rollouts (sampled), named in the
     # request by name and version; reference parameters go inline.
     local = model.kind == "transformers" and bool(model.artifact) and not settings.factory_url
-    requests = variant_requests(settings, report, base, round_index, task_refs(pool if pool is not None else base),
-                                baseline, f"{campaign}/{model.params_hash or model.id}" if campaign
+    tasks = [t for t in task_refs(pool if pool is not None else base) if in_focus(t.task_id, settings.tasks)]
+    requests = variant_requests(settings, report, base, round_index, tasks, baseline,
+                                f"{campaign}/{model.params_hash or model.id}" if campaign
                                 else model.params_hash or str(model.id),
                                 f"{LOCAL_PREFIX}{model.name}@{model.version}" if local else "reference")
     if not requests:
@@ -350,8 +356,9 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
 
 def plan(report: WeaknessReport, pool_packs: Sequence[Pack], history: History, settings: GymloopSettings,
          round_index: int) -> Wave:
-    """Plan the round's wave over the training tasks of the pool (a control arm plans uniform waves)."""
-    return plan_tasks(report, task_refs(pool_packs), history, settings, round_index)
+    """Plan the round's wave over the pool's training tasks in focus (a control arm plans uniform waves)."""
+    pool = [t for t in task_refs(pool_packs) if in_focus(t.task_id, settings.tasks)]
+    return plan_tasks(report, pool, history, settings, round_index)
 
 
 def plan_tasks(report: WeaknessReport, pool: Sequence[TaskRef], history: History, settings: GymloopSettings,
