@@ -15,10 +15,13 @@ Steps (each printed with its tokens, seconds and the machine's load):
    tokens only.
 4. Campaigns: for each seed, a paired campaign (targeted arm and uniform control, same budget) of ``--rounds``
    rounds with ``trainer = "trl"`` (rejection-sampling SFT by default: the round's sampled rollouts that pass every
-   check; or GRPO), through gymloop's flows (``bench.neural_campaigns``), ``--workers`` campaigns at a time.
+   check; or GRPO), through gymloop's flows (``bench.neural_campaigns``), ``--workers`` campaigns at a time. With
+   ``--focus trained`` (the default) the campaigns' ``tasks`` setting keeps the rounds on the trained templates'
+   tasks: the held-out suite, the waves and the factory's coverage hold those alone, as a team whose model knows
+   some of a gym's workflows would run them; ``--focus all`` practises and judges every task of the gym.
 
-Printed: the held-out pass rate (greedy; world 0; every held-out task of the gym, and those of the trained
-templates) per round and arm, averaged over seeds; the lift of each arm over the base checkpoint and the targeting
+Printed: the held-out pass rate (greedy; world 0; the campaigns' suite, and its tasks of the trained templates)
+per round and arm, averaged over seeds; the lift of each arm over the base checkpoint and the targeting
 lift (targeted - uniform after the last round) with 95% t-intervals over seeds; tokens, wall time and load.
 
 Targets (issue 37): the whole bench under 90 minutes on 2 idle cores; the base checkpoint passes >= 25% of the
@@ -138,6 +141,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     rounds.add_argument("--top-p", type=float, default=1.0)
     rounds.add_argument("--max-new-tokens", type=int, default=128)
     rounds.add_argument("--max-turns", type=int, default=8)
+    rounds.add_argument("--focus", choices=("trained", "all"), default="trained",
+                        help="tasks the rounds practise and are judged on: the trained templates' (the campaigns' "
+                             "tasks setting) or every task of the gym")
     rounds.add_argument("--trl", default="{}", help="further [trl] settings as JSON (e.g. use_vllm, extra)")
     run = parser.add_argument_group("run")
     run.add_argument("--base-only", action="store_true", help="stop after the base checkpoint's evaluation")
@@ -168,7 +174,9 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
     print(f"  campaigns: {args.seeds} seeds x (targeted, uniform) x {args.rounds} rounds; trl {args.method}, "
           f"{args.round_steps} steps at lr {args.round_lr}, batch {args.round_batch}; wave budget "
           f"{args.wave_budget}, k {args.train_k}; {args.variants} variant(s) x {args.tasks_per_variant} tasks; "
-          f"training rollouts sampled at temperature {args.temperature}, top-p {args.top_p}; held-out greedy")
+          f"training rollouts sampled at temperature {args.temperature}, top-p {args.top_p}; held-out greedy; "
+          + ("focused on the trained templates' tasks (tasks = <template>-*)" if args.focus == "trained"
+             else "every task of the gym"))
     print(f"  run: {args.workers} campaign(s) at a time, {args.threads} torch thread(s) per process")
 
 
@@ -247,6 +255,7 @@ def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, ou
         "local_max_new_tokens": args.max_new_tokens, "local_max_steps": args.max_turns,
         "local_train_sampling": {"temperature": args.temperature, "top_p": args.top_p},
         "workers": 1, "max_concurrency": 1, "plateau_rounds": args.rounds + 1,
+        "tasks": [f"{t}-*" for t in templates] if args.focus == "trained" else [],
         "trl": {"method": args.method, "max_steps": args.round_steps, "learning_rate": args.round_lr,
                 "per_device_train_batch_size": args.round_batch,
                 "extra": {"max_length": None} if args.method == "sft" else {},
