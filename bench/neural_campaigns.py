@@ -2,9 +2,9 @@
 
 The targeted arm and its uniform control start from the same base checkpoint (``transformers:<folder>``), spend
 the same budget per round with the ``trl`` trainer, and are judged on the same held-out suite (the held-out tasks
-in the campaign's focus, the ``tasks`` setting, at world seed 0, greedy decoding). The rounds run through ``flows.control.run_paired`` with
-``flows.round.next_round`` (Prefect flows, the SQLite registry, the local MLflow store and the embedded factory
-under the process's own gymloop home); the arms' results are then read back from the registry.
+in the campaign's focus, the ``tasks`` setting, at world seed 0, greedy decoding). The rounds run through
+``flows.campaign.campaign`` with a uniform control (Prefect flows, the SQLite registry, the local MLflow store and
+the embedded factory under the process's own gymloop home); the arms' results are then read back from the registry.
 
 Run by ``bench.bench_neural`` as ``python -m bench.neural_campaigns SPEC.json OUT.json``.
 """
