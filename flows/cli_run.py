@@ -178,7 +178,8 @@ def _campaign_line(name: str, settings: GymloopSettings) -> str:
     from flows.round_tracking import campaign_headline
 
     lift = _campaign_lift(name, settings)
-    return campaign_headline(name, lift["before"], lift["after"], lift["lift"], lift["lift_low"], lift["lift_high"])
+    return campaign_headline(name, lift["before"], lift["after"], lift["lift"], lift["lift_low"], lift["lift_high"],
+                             settings.tasks)
 
 
 def _where(name: str, settings: GymloopSettings, home: Path | None = None) -> dict[str, str]:

@@ -8,6 +8,7 @@ triggered round ends.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -163,7 +164,7 @@ def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED
         return None
     last = max(r.index for r in steps.finished_rounds(registry, campaign, arm))
     headline = campaign_headline(campaign if arm == TARGETED_ARM else f"{campaign} ({arm} arm)", before, after, lift,
-                                 low, high)
+                                 low, high, settings.tasks)
     folder = steps.arm_dir(settings, campaign, arm)
     report = write_report(registry, folder, campaign, headline, arm, extra)
     tracker.log_campaign_artifacts([report, folder / "lift_per_round.png", folder / "weaknesses_by_round.png"])
@@ -171,10 +172,12 @@ def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED
     return report
 
 
-def campaign_headline(campaign: str, before: float, after: float, lift: float, low: float, high: float) -> str:
-    """One line stating a campaign's held-out lift with its interval."""
+def campaign_headline(campaign: str, before: float, after: float, lift: float, low: float, high: float,
+                      focus: Sequence[str] = ()) -> str:
+    """One line stating a campaign's held-out lift with its interval (and its focus, when it has one)."""
+    tasks = f"; tasks {', '.join(focus)}" if focus else ""
     return (f"campaign {campaign}: held-out pass rate {before:.3f} -> {after:.3f}, lift {lift:+.3f} "
-            f"(95% interval [{low:+.3f}, {high:+.3f}], paired over the same held-out tasks)")
+            f"(95% interval [{low:+.3f}, {high:+.3f}], paired over the same held-out tasks{tasks})")
 
 
 def _fail_registry_round(settings: GymloopSettings, campaign: str, arm: str, index: int, message: str) -> None:

@@ -74,6 +74,8 @@ def test_a_focused_round_plays_only_the_tasks_in_focus(prefect_harness, gymloop_
     assert played[steps.TRAIN] and all(_chosen(t) for t in played[steps.TRAIN])
     wave = registry.wave(summary.round_id)
     assert wave is not None and wave.entries and all(_chosen(e.task_id) for e in wave.entries)
+    report = (gymloop_home / "campaigns" / "focused" / "report.md").read_text()
+    assert "paired over the same held-out tasks; tasks approve_*, pay_*)" in report
 
 
 def test_eval_plays_the_tasks_a_pattern_chooses(tmp_path):
