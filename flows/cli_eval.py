@@ -136,7 +136,7 @@ def eval_command(
     llm = isinstance(agent, LiteLLMAgent)
     packs = [build_pack(d, seed=0) for d in domains]
     try:
-        check_focus(packs, settings.tasks)
+        check_focus(packs, settings.tasks, heldout=split != "train")
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--task") from None
     chosen = [t.id for p in packs for t in p.tasks if in_focus(t.id, settings.tasks)] if settings.tasks else None

@@ -124,12 +124,12 @@ def _quiet_prefect() -> None:
 
 def _check_focus(settings: GymloopSettings) -> None:
     """Stop before any round runs when a task pattern chooses nothing in the campaign's gyms."""
-    from arena.core.pack import build_pack
+    from flows import steps
     from flows.focus import check_focus
 
     if settings.tasks:
         try:
-            check_focus([build_pack(d, seed=0) for d in settings.domains], settings.tasks)
+            check_focus([steps.built_pack(d, 0) for d in settings.domains], settings.tasks)
         except ValueError as exc:
             raise CliError(str(exc), prefix="bad setting") from None
 

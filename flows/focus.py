@@ -19,8 +19,14 @@ def in_focus(task_id: str, patterns: Sequence[str]) -> bool:
     return not patterns or any(fnmatchcase(task_id, p) for p in patterns)
 
 
-def check_focus(packs: Sequence[Pack], patterns: Sequence[str]) -> None:
-    """Refuse patterns that choose nothing: each must match a task, and some held-out task must match.
+def check_focus(packs: Sequence[Pack], patterns: Sequence[str], *, heldout: bool = True) -> None:
+    """Refuse patterns that choose nothing: each must match a task, and (``heldout``) some held-out task must match.
+
+    Args:
+        packs: The gyms' packs the patterns choose from.
+        patterns: The patterns (``settings.tasks``; empty: nothing to check).
+        heldout: Whether the patterns must leave a held-out task (a campaign's suite; ``gymloop eval`` of the
+            held-out split); an evaluation of the train split needs none.
 
     Raises:
         ValueError: A pattern matches no task of the packs, or no held-out task is in focus; the message
@@ -35,6 +41,6 @@ def check_focus(packs: Sequence[Pack], patterns: Sequence[str]) -> None:
         if not any(fnmatchcase(i, pattern) for i in ids):
             raise ValueError(f"setting tasks: pattern {pattern!r} matches no task of gym(s) {gyms} "
                              f"(task ids such as {examples})")
-    if not any(in_focus(t.id, patterns) for p in packs for t in p.tasks if t.split == "heldout"):
-        raise ValueError(f"setting tasks: {list(patterns)} match no held-out task of gym(s) {gyms}, so the "
-                         "campaign would have nothing to be judged on")
+    if heldout and not any(in_focus(t.id, patterns) for p in packs for t in p.tasks if t.split == "heldout"):
+        raise ValueError(f"setting tasks: {list(patterns)} match no held-out task of gym(s) {gyms}, so there "
+                         "would be nothing to judge on")

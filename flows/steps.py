@@ -140,7 +140,8 @@ def make_agent(info: ModelInfo, settings: GymloopSettings, *, sampled: bool = Fa
 
 
 @cache
-def _built(domain: str, seed: int) -> Pack:
+def built_pack(domain: str, seed: int) -> Pack:
+    """A gym's generated pack, built once per process (packs are deterministic in their domain and seed)."""
     return build_pack(domain, seed=seed)
 
 
@@ -171,7 +172,7 @@ def base_packs(registry: Registry, settings: GymloopSettings) -> list[Pack]:
     Raises:
         ValueError: A pattern of ``settings.tasks`` chooses no task of these packs (``flows.focus``).
     """
-    packs = [_built(domain, 0) for domain in settings.domains]
+    packs = [built_pack(domain, 0) for domain in settings.domains]
     check_focus(packs, settings.tasks)
     for pack in packs:
         add_pack(registry, pack)

@@ -89,6 +89,16 @@ def test_eval_plays_the_tasks_a_pattern_chooses(tmp_path):
                       and (t.id.startswith("pay_") or t.id.startswith("approve_po-"))}
 
 
+def test_eval_of_the_train_split_needs_no_held_out_task_in_focus(tmp_path):
+    out = tmp_path / "episodes.jsonl"
+    result = CliRunner().invoke(app, ["eval", "--domain", "procurement", "--split", "train", "--task",
+                                      "budget_remaining-*", "--k", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    played = {json.loads(line)["task_id"] for line in out.read_text().splitlines()}
+    pack = build_pack("procurement", seed=0)
+    assert played == {t.id for t in pack.tasks if t.id.startswith("budget_remaining-")} and len(played) == 2
+
+
 @pytest.mark.parametrize("command", [["eval"], ["round"], ["campaign", "--rounds", "1"]])
 def test_a_pattern_that_chooses_nothing_stops_the_command_before_it_runs(command, gymloop_home):
     result = CliRunner().invoke(app, [*command, "--domain", "procurement", "--task", "refund_*"])
