@@ -214,12 +214,13 @@ def _names_other_provider(model: str) -> bool:
 
 
 def llm_config(spec: ModelSpec, settings: GymloopSettings) -> LiteLLMConfig:
-    """The LLM agent's configuration for an ``llm`` spec under ``settings`` (key, timeout, request path)."""
+    """The LLM agent's configuration for an ``llm`` spec under ``settings`` (key, timeout, retries, request path)."""
     from arena.agents.litellm_agent import LiteLLMConfig
 
     choice = choose_client(spec, settings.model_client)
     return LiteLLMConfig(model=spec.name, api_base=choice.api_base, api_key=settings.api_key,
-                         timeout_s=settings.model_timeout_s, client=choice.client)
+                         timeout_s=settings.model_timeout_s, max_retries=settings.model_retries,
+                         client=choice.client)
 
 
 # Agent factories -------------------------------------------------------------------------------------------

@@ -67,6 +67,8 @@ class GymloopSettings(BaseSettings):
         api_base: OpenAI-compatible server for local checkpoints.
         api_key: API key for the model provider (never logged).
         model_timeout_s: Request timeout for model calls.
+        model_retries: Retries of a model request that failed at the provider's side (5xx, 429, a timeout, a lost
+            connection), with exponential backoff from 1 s; an episode still failing after them is invalid.
         model_client: How LLM requests are sent: ``litellm`` (any provider) or ``openai`` (the OpenAI protocol
             straight to the OpenAI-compatible server at ``api_base``; about a sixth of litellm's client CPU).
         max_concurrency: LLM episodes in flight inside one rollout worker (an adaptive limit backs off on
@@ -151,6 +153,7 @@ class GymloopSettings(BaseSettings):
     reference_start: Literal["untrained", "few-weak-skills"] = "untrained"
     api_key: SecretStr | None = None
     model_timeout_s: float = Field(default=60.0, gt=0)
+    model_retries: int = Field(default=4, ge=0, le=20)
     model_client: ClientSetting = "auto"
     max_concurrency: int = Field(default=32, ge=1, le=4096)
     max_model_failures: int = Field(default=10, ge=1)

@@ -31,7 +31,9 @@ def _can(task: Task) -> bool:
 def _eval(tmp_path: Path, form: str | None, client: str, *extra: str) -> tuple[int, dict[str, Any], str]:
     player = GoldPlayer(build_pack(DOMAIN, seed=0), _can, form)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GYMLOOP_", "OPENAI_"))}
-    env.update({"GYMLOOP_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": "sk-scripted", "COLUMNS": "200"})
+    # One retry of a server error (model_retries) keeps the infrastructure case to seconds.
+    env.update({"GYMLOOP_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": "sk-scripted", "COLUMNS": "200",
+                "GYMLOOP_MODEL_RETRIES": "1"})
     with ScriptedModelServer(player) as server:
         done = subprocess.run(
             [sys.executable, "-c", "from flows.cli import app; app()", "eval", "--model", "openai/hider",
