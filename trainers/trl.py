@@ -6,7 +6,9 @@ Methods (``TRLConfig.method``):
   row is one episode of a wave task, drawn by the wave's weights; the model's tool calls run in a fresh world of the
   row's pack and the reward is the verifier's score;
 - ``sft``: rejection sampling: TRL's ``SFTTrainer`` on the tool-calling conversations of the wave's rollouts that
-  passed every check (the loss on the assistant's turns only); no success, no new model;
+  passed every check (the loss on the assistant's turns only); no success, no new model. With ``demonstrations``,
+  each wave task none of whose rollouts passed adds its gold program's verified play (``arena.agents.gold``): a
+  checkpoint that never solves a task by chance has nothing to keep from its own rollouts there;
 - ``sft_grpo``: the SFT warm start (when there are successes), then GRPO.
 
 LoRA (peft) is an option; its adapter is merged before saving, so every checkpoint is a plain transformers folder.
@@ -38,7 +40,7 @@ from arena.core.results import Verdict
 from curriculum import Wave
 from trainers.base import register_trainer
 from trainers.models import ModelRef, TrainerError
-from trainers.trl_data import episode_messages, masked_example, successful_episodes, wave_rows
+from trainers.trl_data import demonstrations, episode_messages, masked_example, successful_episodes, wave_rows
 
 STAGING_PREFIX = ".staging-"
 """Folders under the output folder that a training step is still writing (never a model)."""
@@ -63,6 +65,8 @@ class TRLConfig(BaseModel):
         lora_r: LoRA rank.
         lora_alpha: LoRA alpha.
         use_vllm: Generate GRPO rollouts with vLLM (GPU machines; see the README's recipe).
+        demonstrations: SFT also trains on the gold program's verified play of each wave task that none of its
+            rollouts solved (one episode per task, on the task's own world and seed).
         seed: Seed of sampling, data order and the rows drawn from the wave.
         extra: Further ``GRPOConfig`` / ``SFTConfig`` arguments, passed as they are.
     """
@@ -82,6 +86,7 @@ class TRLConfig(BaseModel):
     lora_r: int = Field(default=8, ge=1)
     lora_alpha: int = Field(default=16, ge=1)
     use_vllm: bool = False
+    demonstrations: bool = False
     seed: int = 0
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -91,7 +96,8 @@ class TRLStats(BaseModel):
 
     Attributes:
         method: The method that ran.
-        sft_rows: Successful conversations fine-tuned on.
+        sft_rows: Conversations fine-tuned on: successes, and demonstrations when asked for.
+        demonstrations: Of those, the gold program's play of unsolved tasks.
         grpo_rows: Episodes (prompts) GRPO drew from the wave.
         episodes: Rollouts the environments scored.
         passed: Of those, how many passed every check.
@@ -109,6 +115,7 @@ class TRLStats(BaseModel):
 
     method: str = ""
     sft_rows: int = 0
+    demonstrations: int = 0
     grpo_rows: int = 0
     episodes: int = 0
     passed: int = 0
@@ -215,8 +222,10 @@ class TRLTrainer:
                                "local transformers checkpoint (model = \"transformers:<folder>\")")
         started = time.perf_counter()
         stats = TRLStats(method=self.config.method)
-        sft_rows = self._sft_rows(wave, rollouts) if self.config.method in ("sft", "sft_grpo") else []
-        stats.sft_rows = len(sft_rows)
+        sft = self.config.method in ("sft", "sft_grpo")
+        shown = demonstrations(wave, rollouts, self.packs) if sft and self.config.demonstrations else []
+        sft_rows = (self._sft_rows(wave, rollouts) if sft else []) + shown
+        stats.sft_rows, stats.demonstrations = len(sft_rows), len(shown)
         if self.config.method == "sft" and not sft_rows:
             self.last_stats = stats
             return model_ref

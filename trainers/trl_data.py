@@ -12,8 +12,10 @@ from typing import Any
 
 from arena.adapters.trl_env import episode_prompt
 from arena.agents import transcript
+from arena.agents.gold import GoldAgent
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
+from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
 from curriculum import Wave
 from trainers.models import TrainerError
 
@@ -86,3 +88,29 @@ def successful_episodes(wave: Wave, rollouts: Sequence[EpisodeRecord]) -> list[E
     kept = [r for r in rollouts if r.passed and not r.invalid and r.failure is None
             and (not wanted or (r.pack_id, r.task_id) in wanted)]
     return sorted(kept, key=lambda r: (r.pack_id, r.task_id, r.seed, r.attempt, r.episode_id))
+
+
+def demonstrations(wave: Wave, rollouts: Sequence[EpisodeRecord], packs: Mapping[str, Pack]) -> list[EpisodeRecord]:
+    """The gold program's verified play of each wave task that was played and that none of its rollouts solved.
+
+    One episode per such task, on the lowest seed its rollouts used (the same world and faults), played by
+    ``GoldAgent`` through the gym's real tools and kept only when it passes every check. Tasks of packs not in
+    ``packs`` are left out.
+    """
+    wanted = {e.key for e in wave.entries}
+    seeds: dict[tuple[str, str], int] = {}
+    solved: set[tuple[str, str]] = set()
+    for r in rollouts:
+        key = (r.pack_id, r.task_id)
+        if r.invalid or r.pack_id not in packs or (wanted and key not in wanted):
+            continue
+        seeds[key] = min(seeds.get(key, r.seed), r.seed)
+        if r.passed and r.failure is None:
+            solved.add(key)
+    kept: list[EpisodeRecord] = []
+    for pack_id in sorted({pack_id for pack_id, _ in seeds}):
+        keys = [EpisodeKey(pack_id, task_id, seed, 0) for (pid, task_id), seed in sorted(seeds.items())
+                if pid == pack_id and (pid, task_id) not in solved]
+        played = run_episodes(GoldAgent(packs[pack_id]), [packs[pack_id]], keys, RolloutConfig())
+        kept += [r for r in played if r.passed and not r.invalid and r.failure is None]
+    return kept

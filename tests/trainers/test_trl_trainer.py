@@ -21,6 +21,7 @@ from arena.core.gym import Gym  # noqa: E402
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes  # noqa: E402
 from trainers import ModelRef, TrainerError, TRLConfig, TRLTrainer  # noqa: E402
 from trainers.trl import STAGING_PREFIX, checkpoint_hash  # noqa: E402
+from trainers.trl_data import demonstrations  # noqa: E402
 
 CALL = {"name": "check_refund", "arguments": {"order_id": "ORD-00005"}}
 
@@ -151,3 +152,29 @@ def test_a_chat_template_without_tool_calling_is_refused(pack, scripted, tmp_pat
     with pytest.raises(TrainerError, match="drops tool calls"):
         TRLTrainer(tmp_path / "models", [pack], small()).train(ref_of(plain), wave_for(pack, ["refund_plain-01"], 1),
                                                                [])
+
+
+def test_sft_demonstrations_add_the_gold_play_of_unsolved_tasks_only(pack, scripted, tmp_path):
+    solved = rollouts(pack, PolicyParams.expert(), ["refund_plain-01"], k=2)
+    tried = rollouts(pack, PolicyParams.expert(), ["refund_conflict-01"], k=2, seed=3)
+    assert all(e.passed for e in solved + tried)
+    unsolved = [e.model_copy(update={"verdict": e.verdict.model_copy(update={"passed": False})}) for e in tried]
+    wave = wave_for(pack, ["refund_plain-01", "refund_conflict-01"], k=2)
+
+    shown = demonstrations(wave, solved + unsolved, {pack.id: pack})
+    gold = pack.task("refund_conflict-01").gold
+    assert [(d.task_id, d.seed) for d in shown] == [("refund_conflict-01", 3)] and shown[0].passed
+    assert [(c.tool, c.arguments) for c in shown[0].trace] == [(s.tool, s.arguments) for s in gold.steps]
+    assert shown[0].reply == gold.reply
+
+    plain = TRLTrainer(tmp_path / "plain", [pack], small(method="sft", max_steps=1, per_device_train_batch_size=1))
+    plain.train(ref_of(scripted), wave, solved + unsolved)
+    assert (plain.last_stats.sft_rows, plain.last_stats.demonstrations) == (2, 0)
+    shown_too = TRLTrainer(tmp_path / "demos", [pack], small(method="sft", max_steps=1, per_device_train_batch_size=1,
+                                                             demonstrations=True))
+    new = shown_too.train(ref_of(scripted), wave, solved + unsolved)
+    assert (shown_too.last_stats.sft_rows, shown_too.last_stats.demonstrations) == (3, 1) and new.version == 1
+    # No success at all: the demonstrations alone train a new checkpoint, where plain rejection sampling has none.
+    alone = shown_too.train(ref_of(scripted), wave_for(pack, ["refund_conflict-01"], k=2), unsolved)
+    assert shown_too.last_stats.demonstrations == 1 and alone.version == 1
+    load_checkpoint(alone.artifact)
