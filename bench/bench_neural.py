@@ -371,12 +371,14 @@ def report(results: list[CampaignResult], templates: list[str], rounds: int) -> 
     tokens = sum(r.tokens for c in results for r in c.rounds)
     passed = sum(r.train_passed for c in results for r in c.rounds)
     rollouts = sum(r.train_episodes for c in results for r in c.rounds)
+    shown = sum(r.demonstrations for c in results for r in c.rounds)
     steps: dict[str, float] = {}
     for c in results:
         for r in c.rounds:
             for key, value in r.seconds.items():
                 steps[key] = steps.get(key, 0.0) + value
     print(f"\nrounds: {tokens:,.0f} episode tokens; {passed} of {rollouts} training rollouts passed; "
+          f"{shown} gold demonstrations of unsolved wave tasks; "
           f"seconds by step over all rounds: " + ", ".join(f"{k} {v:.0f}" for k, v in steps.items()))
     return figures
 

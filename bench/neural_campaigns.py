@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bench.neural_data import template_of
 from flows.registry_access import open_registry
+from trainers.trl import MANIFEST_FILE
 
 ARMS = ("targeted", "uniform")
 
@@ -66,6 +67,7 @@ class ArmRound(BaseModel):
         heldout: Held-out episodes, and those of trained templates: ``{task_id: passed}`` after the round.
         train_episodes: Training rollouts of the round.
         train_passed: Of those, how many passed (the SFT data when the method is ``sft``).
+        demonstrations: Gold demonstrations of unsolved wave tasks the trainer added (``[trl] demonstrations``).
         variants: Variant packs the factory added.
         tokens: Tokens the round's episodes used (prompt and generated).
         seconds: Wall-clock seconds of the round's steps, by step (evaluate, diagnose, generate, train,
@@ -83,6 +85,7 @@ class ArmRound(BaseModel):
     heldout: dict[str, bool]
     train_episodes: int
     train_passed: int
+    demonstrations: int = 0
     variants: int
     tokens: float
     seconds: dict[str, float]
@@ -109,6 +112,17 @@ class CampaignResult(BaseModel):
 def _rate(results: dict[str, bool], templates: set[str] | None = None) -> float:
     chosen = [v for k, v in results.items() if templates is None or template_of(k) in templates]
     return sum(chosen) / len(chosen) if chosen else 0.0
+
+
+def _demonstrations(registry: Any, info: Any) -> int:
+    """The demonstrations the round's new checkpoint was trained on (its manifest); 0 when it trained none."""
+    if info.model_out_id is None or info.model_out_id == info.model_in_id:
+        return 0
+    artifact = registry.model(info.model_out_id).artifact
+    manifest = Path(artifact) / MANIFEST_FILE if artifact else None
+    if manifest is None or not manifest.is_file():
+        return 0
+    return int(json.loads(manifest.read_text()).get("stats", {}).get("demonstrations", 0))
 
 
 def run(spec: CampaignSpec) -> CampaignResult:
@@ -149,7 +163,8 @@ def run(spec: CampaignSpec) -> CampaignResult:
             rounds.append(ArmRound(
                 arm=arm, round_index=info.index, before=_rate(before), after=_rate(after),
                 before_trained=_rate(before, templates), after_trained=_rate(after, templates), heldout=after,
-                train_episodes=len(train), train_passed=sum(s.passed for s in train), variants=summary.variants,
+                train_episodes=len(train), train_passed=sum(s.passed for s in train),
+                demonstrations=_demonstrations(registry, info), variants=summary.variants,
                 tokens=summary.metrics.get("tokens", 0.0),
                 seconds={k.split("/", 1)[1]: v for k, v in summary.metrics.items() if k.startswith("seconds/")}))
     return CampaignResult(seed=spec.seed, rounds=rounds, base_heldout=base, seconds=seconds)
