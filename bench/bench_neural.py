@@ -144,6 +144,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     rounds.add_argument("--focus", choices=("trained", "all"), default="trained",
                         help="tasks the rounds practise and are judged on: the trained templates' (the campaigns' "
                              "tasks setting) or every task of the gym")
+    rounds.add_argument("--demonstrations", choices=("none", "gold", "reference"), default="none",
+                        help="sft: a teacher's verified play of each wave task no rollout solved ([trl] "
+                             "demonstrations); reference: the careful reference policy, the base's teacher")
     rounds.add_argument("--trl", default="{}", help="further [trl] settings as JSON (e.g. use_vllm, extra)")
     run = parser.add_argument_group("run")
     run.add_argument("--base-only", action="store_true", help="stop after the base checkpoint's evaluation")
@@ -172,7 +175,8 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
               "tokens per batch)")
     print(f"  templates: {', '.join(templates)}")
     print(f"  campaigns: {args.seeds} seeds x (targeted, uniform) x {args.rounds} rounds; trl {args.method}, "
-          f"{args.round_steps} steps at lr {args.round_lr}, batch {args.round_batch}; wave budget "
+          f"{args.round_steps} steps at lr {args.round_lr}, batch {args.round_batch}, demonstrations "
+          f"{args.demonstrations}, further [trl] settings {args.trl}; wave budget "
           f"{args.wave_budget}, k {args.train_k}; {args.variants} variant(s) x {args.tasks_per_variant} tasks; "
           f"training rollouts sampled at temperature {args.temperature}, top-p {args.top_p}; held-out greedy; "
           + ("focused on the trained templates' tasks (tasks = <template>-*)" if args.focus == "trained"
@@ -249,6 +253,8 @@ def build_base(args: argparse.Namespace, templates: list[str], folder: Path, met
 
 def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, out: Path) -> list[CampaignResult]:
     """Step 4: the paired campaigns, ``--workers`` processes at a time."""
+    further = json.loads(args.trl)
+    further_extra = further.pop("extra", {})
     overrides = {
         "eval_k": 1, "eval_seeds": [0], "train_k": args.train_k, "wave_budget": args.wave_budget,
         "variants_per_round": args.variants, "tasks_per_variant": args.tasks_per_variant,
@@ -258,8 +264,8 @@ def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, ou
         "tasks": [f"{t}-*" for t in templates] if args.focus == "trained" else [],
         "trl": {"method": args.method, "max_steps": args.round_steps, "learning_rate": args.round_lr,
                 "per_device_train_batch_size": args.round_batch,
-                "extra": {"max_length": None} if args.method == "sft" else {},
-                **json.loads(args.trl)},
+                "demonstrations": None if args.demonstrations == "none" else args.demonstrations,
+                **further, "extra": {**({"max_length": None} if args.method == "sft" else {}), **further_extra}},
     }
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
     pending = list(range(args.seeds))

@@ -7,8 +7,9 @@ Methods (``TRLConfig.method``):
   row's pack and the reward is the verifier's score;
 - ``sft``: rejection sampling: TRL's ``SFTTrainer`` on the tool-calling conversations of the wave's rollouts that
   passed every check (the loss on the assistant's turns only); no success, no new model. With ``demonstrations``,
-  each wave task none of whose rollouts passed adds its gold program's verified play (``arena.agents.gold``): a
-  checkpoint that never solves a task by chance has nothing to keep from its own rollouts there;
+  each wave task none of whose rollouts passed adds a teacher's verified play (the gold program,
+  ``arena.agents.gold``, or the careful reference policy): a checkpoint that never solves a task by chance has
+  nothing to keep from its own rollouts there;
 - ``sft_grpo``: the SFT warm start (when there are successes), then GRPO.
 
 LoRA (peft) is an option; its adapter is merged before saving, so every checkpoint is a plain transformers folder.
@@ -40,7 +41,14 @@ from arena.core.results import Verdict
 from curriculum import Wave
 from trainers.base import register_trainer
 from trainers.models import ModelRef, TrainerError
-from trainers.trl_data import demonstrations, episode_messages, masked_example, successful_episodes, wave_rows
+from trainers.trl_data import (
+    Teacher,
+    demonstrations,
+    episode_messages,
+    masked_example,
+    successful_episodes,
+    wave_rows,
+)
 
 STAGING_PREFIX = ".staging-"
 """Folders under the output folder that a training step is still writing (never a model)."""
@@ -65,8 +73,10 @@ class TRLConfig(BaseModel):
         lora_r: LoRA rank.
         lora_alpha: LoRA alpha.
         use_vllm: Generate GRPO rollouts with vLLM (GPU machines; see the README's recipe).
-        demonstrations: SFT also trains on the gold program's verified play of each wave task that none of its
-            rollouts solved (one episode per task, on the task's own world and seed).
+        demonstrations: SFT also trains on a teacher's verified play of each wave task that none of its rollouts
+            solved (one episode per task, on the task's own world and seed): ``gold`` (the task's gold program) or
+            ``reference`` (the reference policy's careful parameters, whose replies list the facts as
+            ``field: value`` lines); ``None``: none.
         seed: Seed of sampling, data order and the rows drawn from the wave.
         extra: Further ``GRPOConfig`` / ``SFTConfig`` arguments, passed as they are.
     """
@@ -86,7 +96,7 @@ class TRLConfig(BaseModel):
     lora_r: int = Field(default=8, ge=1)
     lora_alpha: int = Field(default=16, ge=1)
     use_vllm: bool = False
-    demonstrations: bool = False
+    demonstrations: Teacher | None = None
     seed: int = 0
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -223,7 +233,8 @@ class TRLTrainer:
         started = time.perf_counter()
         stats = TRLStats(method=self.config.method)
         sft = self.config.method in ("sft", "sft_grpo")
-        shown = demonstrations(wave, rollouts, self.packs) if sft and self.config.demonstrations else []
+        teacher = self.config.demonstrations
+        shown = demonstrations(wave, rollouts, self.packs, teacher) if sft and teacher is not None else []
         sft_rows = (self._sft_rows(wave, rollouts) if sft else []) + shown
         stats.sft_rows, stats.demonstrations = len(sft_rows), len(shown)
         if self.config.method == "sft" and not sft_rows:

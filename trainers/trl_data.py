@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from arena.adapters.trl_env import episode_prompt
 from arena.agents import transcript
+from arena.agents.base import Agent
 from arena.agents.gold import GoldAgent
+from arena.agents.reference import PolicyParams, ReferencePolicy
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
@@ -90,12 +92,24 @@ def successful_episodes(wave: Wave, rollouts: Sequence[EpisodeRecord]) -> list[E
     return sorted(kept, key=lambda r: (r.pack_id, r.task_id, r.seed, r.attempt, r.episode_id))
 
 
-def demonstrations(wave: Wave, rollouts: Sequence[EpisodeRecord], packs: Mapping[str, Pack]) -> list[EpisodeRecord]:
-    """The gold program's verified play of each wave task that was played and that none of its rollouts solved.
+Teacher = Literal["gold", "reference"]
+"""Who plays a demonstration: the task's gold program, or the reference policy's careful (expert) parameters."""
 
-    One episode per such task, on the lowest seed its rollouts used (the same world and faults), played by
-    ``GoldAgent`` through the gym's real tools and kept only when it passes every check. Tasks of packs not in
-    ``packs`` are left out.
+
+def teacher_agent(teacher: Teacher, pack: Pack) -> Agent:
+    """The agent that plays demonstrations of ``pack``'s tasks for ``teacher``."""
+    if teacher == "gold":
+        return GoldAgent(pack)
+    return ReferencePolicy(PolicyParams.expert())
+
+
+def demonstrations(wave: Wave, rollouts: Sequence[EpisodeRecord], packs: Mapping[str, Pack],
+                   teacher: Teacher = "gold") -> list[EpisodeRecord]:
+    """A teacher's verified play of each wave task that was played and that none of its rollouts solved.
+
+    One episode per such task, on the lowest seed its rollouts used (the same world and faults), played through
+    the gym's real tools by ``teacher``'s agent (``teacher_agent``) and kept only when it passes every check.
+    Tasks of packs not in ``packs`` are left out.
     """
     wanted = {e.key for e in wave.entries}
     seeds: dict[tuple[str, str], int] = {}
@@ -111,6 +125,6 @@ def demonstrations(wave: Wave, rollouts: Sequence[EpisodeRecord], packs: Mapping
     for pack_id in sorted({pack_id for pack_id, _ in seeds}):
         keys = [EpisodeKey(pack_id, task_id, seed, 0) for (pid, task_id), seed in sorted(seeds.items())
                 if pid == pack_id and (pid, task_id) not in solved]
-        played = run_episodes(GoldAgent(packs[pack_id]), [packs[pack_id]], keys, RolloutConfig())
+        played = run_episodes(teacher_agent(teacher, packs[pack_id]), [packs[pack_id]], keys, RolloutConfig())
         kept += [r for r in played if r.passed and not r.invalid and r.failure is None]
     return kept
