@@ -166,12 +166,15 @@ def test_sft_demonstrations_add_the_gold_play_of_unsolved_tasks_only(pack, scrip
     assert [(d.task_id, d.seed) for d in shown] == [("refund_conflict-01", 3)] and shown[0].passed
     assert [(c.tool, c.arguments) for c in shown[0].trace] == [(s.tool, s.arguments) for s in gold.steps]
     assert shown[0].reply == gold.reply
+    careful = demonstrations(wave, solved + unsolved, {pack.id: pack}, "reference")
+    assert [(d.task_id, d.seed, d.passed) for d in careful] == [("refund_conflict-01", 3, True)]
+    assert careful[0].model_ref != shown[0].model_ref and careful[0].reply != gold.reply
 
     plain = TRLTrainer(tmp_path / "plain", [pack], small(method="sft", max_steps=1, per_device_train_batch_size=1))
     plain.train(ref_of(scripted), wave, solved + unsolved)
     assert (plain.last_stats.sft_rows, plain.last_stats.demonstrations) == (2, 0)
     shown_too = TRLTrainer(tmp_path / "demos", [pack], small(method="sft", max_steps=1, per_device_train_batch_size=1,
-                                                             demonstrations=True))
+                                                             demonstrations="gold"))
     new = shown_too.train(ref_of(scripted), wave, solved + unsolved)
     assert (shown_too.last_stats.sft_rows, shown_too.last_stats.demonstrations) == (3, 1) and new.version == 1
     # No success at all: the demonstrations alone train a new checkpoint, where plain rejection sampling has none.
