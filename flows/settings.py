@@ -487,8 +487,9 @@ def _suggestion(name: str, err: Any) -> str:
         choices, word = list(GymloopSettings.model_fields), name
     elif isinstance(given, str | list):
         words = [given] if isinstance(given, str) else [str(g) for g in given]
-        choices = _gym_names() + ["targeted", "uniform", "bandit", "builtin", "export", "command",
-                                           "threads", "dask", "ray", "auto", "litellm", "openai"]
+        expected = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
+        choices = expected or _gym_names() + ["targeted", "uniform", "bandit", "builtin", "export", "command",
+                                              "threads", "dask", "ray", "auto", "litellm", "openai"]
         word = next((w for w in words if w not in choices), "")
     else:
         return ""

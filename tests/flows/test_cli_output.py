@@ -68,6 +68,16 @@ def test_settings_typos_and_non_json_lists_get_one_clear_line(gymloop_home, monk
     assert typo.exit_code == 2 and "campaign" in typo.output
 
 
+def test_a_mistyped_choice_is_matched_against_its_own_settings_choices_only(gymloop_home, tmp_path):
+    runner = CliRunner(env={"COLUMNS": "200"})
+    (tmp_path / "gymloop.toml").write_text('[trl]\nmethod = "sft"\ndemonstrations = "referense"\n')
+    close = runner.invoke(app, ["round", "--campaign", "x"])
+    assert close.exit_code == 2 and "did you mean 'reference'?" in close.output
+    (tmp_path / "gymloop.toml").write_text('[trl]\nmethod = "sft"\ndemonstrations = "expert"\n')
+    far = runner.invoke(app, ["round", "--campaign", "x"])
+    assert far.exit_code == 2 and "'gold' or 'reference'" in far.output and "did you mean" not in far.output
+
+
 def test_registry_status_reads_registry_url_from_gymloop_toml(gymloop_home, tmp_path):
     url = f"sqlite:///{tmp_path / 'from-toml.db'}"
     (tmp_path / "gymloop.toml").write_text(f'registry_url = "{url}"\n')
