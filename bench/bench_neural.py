@@ -384,7 +384,7 @@ def report(results: list[CampaignResult], templates: list[str], rounds: int) -> 
             for key, value in r.seconds.items():
                 steps[key] = steps.get(key, 0.0) + value
     print(f"\nrounds: {tokens:,.0f} episode tokens; {passed} of {rollouts} training rollouts passed; "
-          f"{shown} gold demonstrations of unsolved wave tasks; "
+          f"{shown} demonstrations of unsolved wave tasks; "
           f"seconds by step over all rounds: " + ", ".join(f"{k} {v:.0f}" for k, v in steps.items()))
     return figures
 
