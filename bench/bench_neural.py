@@ -133,6 +133,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     rounds.add_argument("--wave-budget", type=int, default=144)
     rounds.add_argument("--train-k", type=int, default=8)
     rounds.add_argument("--variants", type=int, default=1, help="variants per round (targeted arm)")
+    rounds.add_argument("--gate-band-min", type=int, default=2,
+                        help="fewest of the gate's 5 sampled attempts of a variant's task the checkpoint must pass "
+                             "(gate_band_min; 0 admits tasks it never solves, which demonstrations can teach)")
     rounds.add_argument("--tasks-per-variant", type=int, default=4)
     rounds.add_argument("--round-steps", type=int, default=16, help="optimizer steps of each round's training")
     rounds.add_argument("--round-lr", type=float, default=1e-4)
@@ -177,7 +180,8 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
     print(f"  campaigns: {args.seeds} seeds x (targeted, uniform) x {args.rounds} rounds; trl {args.method}, "
           f"{args.round_steps} steps at lr {args.round_lr}, batch {args.round_batch}, demonstrations "
           f"{args.demonstrations}, further [trl] settings {args.trl}; wave budget "
-          f"{args.wave_budget}, k {args.train_k}; {args.variants} variant(s) x {args.tasks_per_variant} tasks; "
+          f"{args.wave_budget}, k {args.train_k}; {args.variants} variant(s) x {args.tasks_per_variant} tasks, "
+          f"gate band {args.gate_band_min}-4 of 5; "
           f"training rollouts sampled at temperature {args.temperature}, top-p {args.top_p}; held-out greedy; "
           + ("focused on the trained templates' tasks (tasks = <template>-*)" if args.focus == "trained"
              else "every task of the gym"))
@@ -258,6 +262,7 @@ def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, ou
     overrides = {
         "eval_k": 1, "eval_seeds": [0], "train_k": args.train_k, "wave_budget": args.wave_budget,
         "variants_per_round": args.variants, "tasks_per_variant": args.tasks_per_variant,
+        "gate_band_min": args.gate_band_min,
         "local_max_new_tokens": args.max_new_tokens, "local_max_steps": args.max_turns,
         "local_train_sampling": {"temperature": args.temperature, "top_p": args.top_p},
         "workers": 1, "max_concurrency": 1, "plateau_rounds": args.rounds + 1,
