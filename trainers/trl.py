@@ -107,7 +107,7 @@ class TRLStats(BaseModel):
     Attributes:
         method: The method that ran.
         sft_rows: Conversations fine-tuned on: successes, and demonstrations when asked for.
-        demonstrations: Of those, the gold program's play of unsolved tasks.
+        demonstrations: Of those, the teacher's play of unsolved tasks (``TRLConfig.demonstrations``).
         grpo_rows: Episodes (prompts) GRPO drew from the wave.
         episodes: Rollouts the environments scored.
         passed: Of those, how many passed every check.
