@@ -368,9 +368,9 @@ def report(results: list[CampaignResult], templates: list[str], rounds: int) -> 
         lift = t_interval([r.after - base_all for r in finals])
         lift_trained = t_interval([r.after_trained - base_trained for r in finals])
         figures[f"lift_{arm}"] = lift
+        side = "above zero" if lift[1] > 0 else "below zero" if lift[2] < 0 else "includes zero"
         print(f"  {arm}: suite {lift[0]:+.3f} [{lift[1]:+.3f}, {lift[2]:+.3f}]; trained templates "
-              f"{lift_trained[0]:+.3f} [{lift_trained[1]:+.3f}, {lift_trained[2]:+.3f}] -> "
-              f"{'interval excludes zero' if lift[1] > 0 else 'interval does not exclude zero'}")
+              f"{lift_trained[0]:+.3f} [{lift_trained[1]:+.3f}, {lift_trained[2]:+.3f}] -> interval {side}")
     gaps = []
     for c in results:
         final = {r.arm: r for r in c.rounds if r.round_index == rounds - 1}
