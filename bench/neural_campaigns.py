@@ -67,7 +67,7 @@ class ArmRound(BaseModel):
         heldout: Held-out episodes, and those of trained templates: ``{task_id: passed}`` after the round.
         train_episodes: Training rollouts of the round.
         train_passed: Of those, how many passed (the SFT data when the method is ``sft``).
-        demonstrations: Gold demonstrations of unsolved wave tasks the trainer added (``[trl] demonstrations``).
+        demonstrations: Demonstrations of unsolved wave tasks the trainer added (``[trl] demonstrations``).
         variants: Variant packs the factory added.
         tokens: Tokens the round's episodes used (prompt and generated).
         seconds: Wall-clock seconds of the round's steps, by step (evaluate, diagnose, generate, train,
