@@ -391,6 +391,11 @@ def report(results: list[CampaignResult], templates: list[str], rounds: int) -> 
     print(f"\nrounds: {tokens:,.0f} episode tokens; {passed} of {rollouts} training rollouts passed; "
           f"{shown} demonstrations of unsolved wave tasks; "
           f"seconds by step over all rounds: " + ", ".join(f"{k} {v:.0f}" for k, v in steps.items()))
+    for arm in ARMS:
+        per_round = [[r.sft_steps for c in results for r in c.rounds if r.arm == arm and r.round_index == i]
+                     for i in range(rounds)]
+        print(f"  SFT steps per round, {arm} (mean over seeds): "
+              + ", ".join(f"{sum(s) / len(s):.1f}" if s else "-" for s in per_round))
     return figures
 
 

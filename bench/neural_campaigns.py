@@ -68,6 +68,7 @@ class ArmRound(BaseModel):
         train_episodes: Training rollouts of the round.
         train_passed: Of those, how many passed (the SFT data when the method is ``sft``).
         demonstrations: Demonstrations of unsolved wave tasks the trainer added (``[trl] demonstrations``).
+        sft_steps: SFT optimizer steps of the round's training (0 when it trained no new checkpoint).
         variants: Variant packs the factory added.
         tokens: Tokens the round's episodes used (prompt and generated).
         seconds: Wall-clock seconds of the round's steps, by step (evaluate, diagnose, generate, train,
@@ -86,6 +87,7 @@ class ArmRound(BaseModel):
     train_episodes: int
     train_passed: int
     demonstrations: int = 0
+    sft_steps: int = 0
     variants: int
     tokens: float
     seconds: dict[str, float]
@@ -114,15 +116,15 @@ def _rate(results: dict[str, bool], templates: set[str] | None = None) -> float:
     return sum(chosen) / len(chosen) if chosen else 0.0
 
 
-def _demonstrations(registry: Any, info: Any) -> int:
-    """The demonstrations the round's new checkpoint was trained on (its manifest); 0 when it trained none."""
+def _training_stats(registry: Any, info: Any) -> dict[str, Any]:
+    """The training stats in the round's new checkpoint's manifest; empty when the round trained none."""
     if info.model_out_id is None or info.model_out_id == info.model_in_id:
-        return 0
+        return {}
     artifact = registry.model(info.model_out_id).artifact
     manifest = Path(artifact) / MANIFEST_FILE if artifact else None
     if manifest is None or not manifest.is_file():
-        return 0
-    return int(json.loads(manifest.read_text()).get("stats", {}).get("demonstrations", 0))
+        return {}
+    return dict(json.loads(manifest.read_text()).get("stats", {}))
 
 
 def run(spec: CampaignSpec) -> CampaignResult:
@@ -160,11 +162,13 @@ def run(spec: CampaignSpec) -> CampaignResult:
             train = registry.episode_summaries(info.id, stage=steps.TRAIN)
             if info.index == 0 and not base:
                 base = before
+            trained = _training_stats(registry, info)
             rounds.append(ArmRound(
                 arm=arm, round_index=info.index, before=_rate(before), after=_rate(after),
                 before_trained=_rate(before, templates), after_trained=_rate(after, templates), heldout=after,
                 train_episodes=len(train), train_passed=sum(s.passed for s in train),
-                demonstrations=_demonstrations(registry, info), variants=summary.variants,
+                demonstrations=int(trained.get("demonstrations", 0)), sft_steps=int(trained.get("sft_steps", 0)),
+                variants=summary.variants,
                 tokens=summary.metrics.get("tokens", 0.0),
                 seconds={k.split("/", 1)[1]: v for k, v in summary.metrics.items() if k.startswith("seconds/")}))
     return CampaignResult(seed=spec.seed, rounds=rounds, base_heldout=base, seconds=seconds)

@@ -46,6 +46,7 @@ from trainers.trl_data import (
     demonstrations,
     episode_messages,
     masked_example,
+    sft_steps,
     successful_episodes,
     wave_rows,
 )
@@ -77,6 +78,11 @@ class TRLConfig(BaseModel):
             solved (one episode per task, on the task's own world and seed): ``gold`` (the task's gold program) or
             ``reference`` (the reference policy's careful parameters, whose replies list the facts as
             ``field: value`` lines); ``None``: none.
+        sft_epochs: SFT's budget follows its data: this many passes over the round's conversations (at least one
+            step, at most ``max_steps``); ``None``: always ``max_steps`` steps, however few the conversations.
+        sft_per_task: SFT keeps at most this many successes of each task (``None``: all of them).
+        sft_skip_mastered: SFT leaves out the successes of tasks that every one of their rollouts solved: the
+            checkpoint already does them, and training on their conversations again mostly fits their ids.
         seed: Seed of sampling, data order and the rows drawn from the wave.
         extra: Further ``GRPOConfig`` / ``SFTConfig`` arguments, passed as they are.
     """
@@ -97,6 +103,9 @@ class TRLConfig(BaseModel):
     lora_alpha: int = Field(default=16, ge=1)
     use_vllm: bool = False
     demonstrations: Teacher | None = None
+    sft_epochs: float | None = Field(default=None, gt=0)
+    sft_per_task: int | None = Field(default=None, ge=1)
+    sft_skip_mastered: bool = False
     seed: int = 0
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -108,6 +117,7 @@ class TRLStats(BaseModel):
         method: The method that ran.
         sft_rows: Conversations fine-tuned on: successes, and demonstrations when asked for.
         demonstrations: Of those, the teacher's play of unsolved tasks (``TRLConfig.demonstrations``).
+        sft_steps: SFT optimizer steps taken.
         grpo_rows: Episodes (prompts) GRPO drew from the wave.
         episodes: Rollouts the environments scored.
         passed: Of those, how many passed every check.
@@ -126,6 +136,7 @@ class TRLStats(BaseModel):
     method: str = ""
     sft_rows: int = 0
     demonstrations: int = 0
+    sft_steps: int = 0
     grpo_rows: int = 0
     episodes: int = 0
     passed: int = 0
@@ -298,7 +309,9 @@ class TRLTrainer:
         return model, tokenizer
 
     def _sft_rows(self, wave: Wave, rollouts: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
-        return [r for r in successful_episodes(wave, rollouts) if r.pack_id in self.packs]
+        config = self.config
+        return [r for r in successful_episodes(wave, rollouts, per_task=config.sft_per_task,
+                                               skip_mastered=config.sft_skip_mastered) if r.pack_id in self.packs]
 
     def _common_args(self, staging: Path) -> dict[str, Any]:
         config = self.config
@@ -324,11 +337,15 @@ class TRLTrainer:
 
         rows = sft_examples(tokenizer, self.packs, episodes)
         guard = _NaNGuard()
-        args = SFTConfig(**{**self._common_args(staging), **self.config.extra})
+        config = self.config
+        batch = config.per_device_train_batch_size * int(config.extra.get("gradient_accumulation_steps", 1))
+        steps = sft_steps(len(rows), batch, epochs=config.sft_epochs, max_steps=config.max_steps)
+        args = SFTConfig(**{**self._common_args(staging), "max_steps": steps, **config.extra})
         trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                              peft_config=self._peft(), callbacks=[guard.callback()])
         _quiet(trainer).train()
         self._check_loss(guard, trainer, "sft")
+        stats.sft_steps = int(trainer.state.global_step)
         return _merged(trainer.model)
 
     def _run_grpo(self, model: Any, tokenizer: Any, wave: Wave, staging: Path, stats: TRLStats) -> Any:

@@ -6,6 +6,7 @@ episode's one rendering (``arena.agents.transcript``), the text a local checkpoi
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -84,12 +85,44 @@ def masked_example(input_ids: Sequence[int], assistant_mask: Sequence[int], wher
     return {"input_ids": ids, "labels": [t if m else -100 for t, m in zip(ids, assistant_mask, strict=True)]}
 
 
-def successful_episodes(wave: Wave, rollouts: Sequence[EpisodeRecord]) -> list[EpisodeRecord]:
-    """Rejection sampling: the wave's rollouts that passed every check, valid and without failure, in a fixed order."""
+def successful_episodes(wave: Wave, rollouts: Sequence[EpisodeRecord], *, per_task: int | None = None,
+                        skip_mastered: bool = False) -> list[EpisodeRecord]:
+    """Rejection sampling: the wave's rollouts that passed every check, valid and without failure, in a fixed order.
+
+    Args:
+        wave: The wave; rollouts of tasks outside it are left out (an empty wave keeps every task).
+        rollouts: The round's training rollouts.
+        per_task: Keep at most this many successes of each task (lowest seed and attempt first); ``None``: all.
+        skip_mastered: Leave out the tasks every valid rollout of which passed: the checkpoint already does them,
+            and training on them again mostly fits their ids.
+    """
     wanted = {e.key for e in wave.entries}
-    kept = [r for r in rollouts if r.passed and not r.invalid and r.failure is None
-            and (not wanted or (r.pack_id, r.task_id) in wanted)]
-    return sorted(kept, key=lambda r: (r.pack_id, r.task_id, r.seed, r.attempt, r.episode_id))
+    tried = [r for r in rollouts if not r.invalid and (not wanted or (r.pack_id, r.task_id) in wanted)]
+    failed = {(r.pack_id, r.task_id) for r in tried if not r.passed or r.failure is not None}
+    kept = sorted((r for r in tried if r.passed and r.failure is None
+                   and (not skip_mastered or (r.pack_id, r.task_id) in failed)),
+                  key=lambda r: (r.pack_id, r.task_id, r.seed, r.attempt, r.episode_id))
+    if per_task is None:
+        return kept
+    counts: dict[tuple[str, str], int] = {}
+    chosen: list[EpisodeRecord] = []
+    for r in kept:
+        key = (r.pack_id, r.task_id)
+        if counts.get(key, 0) < per_task:
+            counts[key] = counts.get(key, 0) + 1
+            chosen.append(r)
+    return chosen
+
+
+def sft_steps(rows: int, batch: int, *, epochs: float | None, max_steps: int) -> int:
+    """Optimizer steps of one SFT run.
+
+    ``max_steps``; or, when ``epochs`` is given, ``epochs`` passes over ``rows`` conversations in batches of ``batch``
+    (at least one step, at most ``max_steps``).
+    """
+    if epochs is None:
+        return max_steps
+    return max(1, min(max_steps, math.ceil(epochs * rows / batch)))
 
 
 Teacher = Literal["gold", "reference"]

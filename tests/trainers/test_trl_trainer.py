@@ -181,3 +181,19 @@ def test_sft_demonstrations_add_the_gold_play_of_unsolved_tasks_only(pack, scrip
     alone = shown_too.train(ref_of(scripted), wave_for(pack, ["refund_conflict-01"], k=2), unsolved)
     assert shown_too.last_stats.demonstrations == 1 and alone.version == 1
     load_checkpoint(alone.artifact)
+
+
+def test_sft_budget_follows_its_rows_and_mastered_tasks_teach_nothing(pack, scripted, tmp_path):
+    episodes = rollouts(pack, PolicyParams.expert(), ["refund_plain-01"], k=3)
+    wave = wave_for(pack, ["refund_plain-01"], k=3)
+    following = TRLTrainer(tmp_path / "epochs", [pack], small(method="sft", max_steps=20, per_device_train_batch_size=1,
+                                                             sft_epochs=1.0))
+    following.train(ref_of(scripted), wave, episodes)
+    assert (following.last_stats.sft_rows, following.last_stats.sft_steps) == (3, 3)
+    one_each = TRLTrainer(tmp_path / "one", [pack], small(method="sft", max_steps=20, per_device_train_batch_size=1,
+                                                         sft_epochs=2.0, sft_per_task=1))
+    one_each.train(ref_of(scripted), wave, episodes)
+    assert (one_each.last_stats.sft_rows, one_each.last_stats.sft_steps) == (1, 2)
+    skipping = TRLTrainer(tmp_path / "skip", [pack], small(method="sft", sft_skip_mastered=True))
+    assert skipping.train(ref_of(scripted), wave, episodes) == ref_of(scripted)
+    assert skipping.last_stats.sft_rows == 0 and not (tmp_path / "skip").exists()
