@@ -128,6 +128,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     train.add_argument("--batch-tokens", type=int, default=4096)
     rounds = parser.add_argument_group("campaigns")
     rounds.add_argument("--seeds", type=int, default=5)
+    rounds.add_argument("--first-seed", type=int, default=0,
+                        help="campaign seeds are first-seed .. first-seed + seeds - 1 (seeds no look has used)")
     rounds.add_argument("--rounds", type=int, default=4)
     rounds.add_argument("--method", choices=("sft", "grpo", "sft_grpo"), default="sft")
     rounds.add_argument("--wave-budget", type=int, default=144)
@@ -177,7 +179,8 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
               f"{args.epochs} epochs with the loss on the assistant's tokens only (lr {args.lr}, {args.batch_tokens} "
               "tokens per batch)")
     print(f"  templates: {', '.join(templates)}")
-    print(f"  campaigns: {args.seeds} seeds x (targeted, uniform) x {args.rounds} rounds; trl {args.method}, "
+    print(f"  campaigns: {args.seeds} seeds ({args.first_seed}-{args.first_seed + args.seeds - 1}) x (targeted, "
+          f"uniform) x {args.rounds} rounds; trl {args.method}, "
           f"{args.round_steps} steps at lr {args.round_lr}, batch {args.round_batch}, demonstrations "
           f"{args.demonstrations}, further [trl] settings {args.trl}; wave budget "
           f"{args.wave_budget}, k {args.train_k}; {args.variants} variant(s) x {args.tasks_per_variant} tasks, "
@@ -273,7 +276,7 @@ def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, ou
                 **further, "extra": {**({"max_length": None} if args.method == "sft" else {}), **further_extra}},
     }
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
-    pending = list(range(args.seeds))
+    pending = list(range(args.first_seed, args.first_seed + args.seeds))
     running: list[tuple[int, subprocess.Popen[bytes], Path]] = []
     results: list[CampaignResult] = []
     while pending or running:
