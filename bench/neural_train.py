@@ -17,6 +17,11 @@ from typing import Any
 
 Example = dict[str, list[int]]
 
+ADAM_BETAS = (0.9, 0.98)
+"""AdamW's betas in every stage of base training."""
+WEIGHT_DECAY = 0.01
+"""AdamW's weight decay in every stage of base training."""
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -103,7 +108,8 @@ def train_stage(model: Any, pad_id: int, examples: Callable[[random.Random], Seq
     import torch
 
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=stage.learning_rate, weight_decay=0.01, betas=(0.9, 0.98))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=stage.learning_rate, weight_decay=WEIGHT_DECAY,
+                                  betas=ADAM_BETAS)
     rng = random.Random(seed)
     stats = TrainStats()
     window: list[float] = []
