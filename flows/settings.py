@@ -11,12 +11,12 @@ import difflib
 import importlib.util
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -484,7 +484,8 @@ def _suggestion(name: str, err: Any) -> str:
     """A 'did you mean' for a mistyped setting name or choice, else nothing."""
     given = err.get("input")
     if err.get("type") == "extra_forbidden":
-        choices, word = list(GymloopSettings.model_fields), name
+        *parents, word = name.split(".")
+        choices = _field_names(parents)
     elif isinstance(given, str | list):
         words = [given] if isinstance(given, str) else [str(g) for g in given]
         expected = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
@@ -495,6 +496,17 @@ def _suggestion(name: str, err: Any) -> str:
         return ""
     close = difflib.get_close_matches(word, choices, n=1) if word else []
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _field_names(path: Sequence[str]) -> list[str]:
+    """The setting names under ``path`` (``["trl"]``: the ``[trl]`` table's), or none when it is not a table."""
+    model: Any = GymloopSettings
+    for part in path:
+        field = model.model_fields.get(part)
+        model = field.annotation if field is not None else None
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return []
+    return list(model.model_fields)
 
 
 def _gym_names() -> list[str]:

@@ -79,6 +79,8 @@ def test_eval_reads_flags_then_environment_then_gymloop_toml(gymloop_home, tmp_p
     ("env", "grpc", ["setting 'model_client' (environment variable GYMLOOP_MODEL_CLIENT)", "got 'grpc'"]),
     ("file", 'model = "transformers:"\n', ["setting 'model' (file gymloop.toml)", "names no checkpoint folder"]),
     ("file", 'wave_budgett = 10\n', ["setting 'wave_budgett' (file gymloop.toml)", "did you mean 'wave_budget'"]),
+    ("file", '[trl]\nsft_skip_mastred = true\n', ["setting 'trl.sft_skip_mastred' (file gymloop.toml)",
+                                                 "did you mean 'sft_skip_mastered'"]),
 ])
 def test_eval_refuses_a_bad_setting_with_the_line_round_gives(gymloop_home, tmp_path, where, content, needles):
     settings = {"model_client": content} if where == "env" else {}
