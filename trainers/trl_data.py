@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
+from itertools import groupby, islice
 from typing import Any, Literal
 
 from arena.adapters.trl_env import episode_prompt
@@ -104,14 +105,7 @@ def successful_episodes(wave: Wave, rollouts: Sequence[EpisodeRecord], *, per_ta
                   key=lambda r: (r.pack_id, r.task_id, r.seed, r.attempt, r.episode_id))
     if per_task is None:
         return kept
-    counts: dict[tuple[str, str], int] = {}
-    chosen: list[EpisodeRecord] = []
-    for r in kept:
-        key = (r.pack_id, r.task_id)
-        if counts.get(key, 0) < per_task:
-            counts[key] = counts.get(key, 0) + 1
-            chosen.append(r)
-    return chosen
+    return [r for _, task in groupby(kept, key=lambda r: (r.pack_id, r.task_id)) for r in islice(task, per_task)]
 
 
 def sft_steps(rows: int, batch: int, *, epochs: float | None, max_steps: int) -> int:
