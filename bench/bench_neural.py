@@ -176,7 +176,58 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     run.add_argument("--workers", type=int, default=2, help="campaigns run at a time (one process each)")
     run.add_argument("--threads", type=int, default=1, help="torch threads per process")
     run.add_argument("--out", type=Path, help="folder for the checkpoint, the campaigns' homes and results")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    problem = args_problem(args)
+    if problem:
+        parser.error(problem)
+    return args
+
+
+AT_LEAST = {
+    1: ("worlds", "max_tokens", "vocab", "hidden", "layers", "heads", "ffn", "copy_batch_tokens", "batch_tokens",
+        "seeds", "rounds", "wave_budget", "train_k", "tasks_per_variant", "round_steps", "round_batch",
+        "max_new_tokens", "max_turns", "workers", "threads"),
+    0: ("copy_twins", "numbers", "copy_steps", "first_seed", "variants", "gate_band_min", "per_task"),
+}
+"""The integer flags' least values (by ``argparse`` destination)."""
+POSITIVE = ("copy_lr", "lr", "round_lr", "round_epochs", "temperature")
+NON_NEGATIVE = ("pretrain_epochs", "epochs")
+
+
+def args_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the parsed flags, naming the flag and its value (``None``: nothing).
+
+    Checked before anything runs, so a bad value stops the bench at once instead of failing in a campaign's
+    process an hour in.
+    """
+    def flag(dest: str) -> str:
+        return "--" + dest.replace("_", "-")
+
+    for least, names in AT_LEAST.items():
+        for dest in names:
+            if getattr(args, dest) < least:
+                return f"{flag(dest)} must be at least {least}, got {getattr(args, dest)}"
+    for dest in POSITIVE:
+        if not getattr(args, dest) > 0:
+            return f"{flag(dest)} must be above 0, got {getattr(args, dest)}"
+    for dest in NON_NEGATIVE:
+        if not getattr(args, dest) >= 0:
+            return f"{flag(dest)} must be at least 0, got {getattr(args, dest)}"
+    if not 0 < args.top_p <= 1:
+        return f"--top-p must be in (0, 1], got {args.top_p}"
+    if not 0 <= args.copy_until <= 1:
+        return f"--copy-until must be in [0, 1], got {args.copy_until}"
+    if args.gate_band_min > 5:
+        return f"--gate-band-min counts the gate's 5 attempts: at most 5, got {args.gate_band_min}"
+    if not [t for t in args.templates.split(",") if t.strip()]:
+        return "--templates names no template"
+    try:
+        further = json.loads(args.trl)
+    except json.JSONDecodeError as exc:
+        return f"--trl is not JSON ({exc.msg} at character {exc.pos}): {args.trl!r}"
+    if not isinstance(further, dict):
+        return f"--trl must be a JSON object of [trl] settings, got {args.trl!r}"
+    return None
 
 
 def declare(args: argparse.Namespace, templates: list[str]) -> None:
