@@ -14,6 +14,7 @@ intent, every tool call with its result, the careful reply) and
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from dataclasses import dataclass
@@ -58,6 +59,22 @@ class CarefulEpisode:
     trace: tuple[TraceStep, ...]
     reply: str
     passed: bool
+
+    @property
+    def key(self) -> str:
+        """``gym/world_seed/task_id/seed``: names the episode in the corpus's episode list."""
+        return f"{self.gym}/{self.world_seed}/{self.task_id}/{self.seed}"
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the prompt and every call with its result: the facts a reply to the task can state.
+
+        Replies are written against these facts: when a gym's world or tasks change, the digest changes and the
+        replies written for the old episode no longer say what they were written to say.
+        """
+        calls = [step.model_dump(mode="json", exclude={"index", "clock"}) for step in self.trace]
+        text = json.dumps([self.public["prompt"], calls], sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
 
 
 @cache
