@@ -1,33 +1,38 @@
-"""Diagnosis on agents written under the blind protocol: the agents of ``bench/blind_agents``.
+"""Diagnosis on agents written under the blind protocol: ``bench/blind_agents`` (v1) or ``bench/blind_agents_v2``.
 
 The agents were written by someone who read only ``diagnosis/knobs.py``'s kind descriptions and the gyms' tools,
 never the detectors or the other diagnosis benchmarks; each injects one weakness kind in one style (or none:
-the clean agents; or a failure mode no kind names: ``novel:<name>``). Their episodes go through the API path the
-flows use, ``diagnose(episodes, flows.steps.diagnosis_context(packs))``, and each failed episode's tags come from
-the same registered detectors with the same context.
+the clean agents; or a failure mode no kind names: ``novel:<name>``; in v2 also two kinds at once, labelled
+``primary+secondary``). Their episodes go through the API path the flows use,
+``diagnose(episodes, flows.steps.diagnosis_context(packs))``, and each failed episode's tags come from the same
+registered detectors with the same context.
 
-Grid (declared before running): the three built-in gyms; every blind agent on each gym it applies to; world
-seeds ``--world-seeds`` (the packs' worlds and tasks; the first run used 0,1,2; the final run uses seeds never
-used while fixing); episode seeds ``--seeds`` (default 0), k = 1; five rounds of the ranking figure.
+Grid (declared before running): the four built-in gyms (helpdesk, procurement, tracker, crm); every blind agent of
+the set (``--agents``) on each gym it applies to; world seeds ``--world-seeds`` (the packs' worlds and tasks; a
+declared run uses seeds never used while fixing); episode seeds ``--seeds`` (default 0), k = 1; five rounds of
+the ranking figure.
 
 Figures:
 - precision and recall per kind over the labelled failures (an episode labelled with another kind or a novel
-  mode counts against a kind that tags it; failures of the clean agents have no label and are shown apart);
-- ARI of ``diagnose``'s clusters against the labels (labelled failures);
+  mode counts against a kind that tags it; a two-kind episode counts for both of its kinds; failures of the
+  clean agents have no label and are shown apart), overall, per world seed and per gym;
+- ARI of ``diagnose``'s clusters against the labels (labelled failures of one kind or mode; the two-kind ones
+  are shown apart: how many are tagged with both kinds, the primary only, the secondary only, neither);
 - Spearman between each label's injected failures and the failures the report gives it (a kind: its count
   summed over its grains; a novel mode: the novel weaknesses whose members it mostly is), on the whole set and
   in five rounds that keep each label's failures at distinct shares; and between each label's injected
   failures and its kind's rank in the report (a higher count should rank higher);
 - tags on gold traces: the gold program of every task at those world seeds, and the clean agents' passes.
-Targets: precision >= 0.9 and recall >= 0.85 for every kind, ARI >= 0.85, both Spearmans >= 0.9 (whole set and
+Targets: precision >= 0.9 and recall >= 0.9 for every kind, ARI >= 0.9, both Spearmans >= 0.95 (whole set and
 every round), 0 tags on gold traces. Exits 1 when a target is missed.
 
-Run: python -m bench.bench_diagnosis_blind [--world-seeds 0,1,2] [--seeds 0] [--domains ...] [--rounds 5]
+Run: python -m bench.bench_diagnosis_blind [--agents v2] [--world-seeds 0,1,2] [--seeds 0] [--domains ...] [--rounds 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import random
 import sys
@@ -43,16 +48,17 @@ from arena.core.episode import EpisodeRecord
 from arena.core.gym import Gym
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey, play_episode
-from bench.blind_agents import AGENTS, base_pack, play
 from bench.independent_mistakes import ProgramAgent, gold_program
 from diagnosis import NOVEL, DiagnosisContext, WeaknessReport, detector_names, diagnose, get_detector
 from flows.steps import diagnosis_context
 
 PRECISION_TARGET = 0.9
-RECALL_TARGET = 0.85
-ARI_TARGET = 0.85
-SPEARMAN_TARGET = 0.9
-DOMAINS = ("helpdesk", "procurement", "tracker")
+RECALL_TARGET = 0.9
+ARI_TARGET = 0.9
+SPEARMAN_TARGET = 0.95
+DOMAINS = ("helpdesk", "procurement", "tracker", "crm")
+AGENT_SETS = {"v1": "bench.blind_agents", "v2": "bench.blind_agents_v2"}
+"""The blind agent sets, by name: each module exports ``AGENTS``, ``base_pack`` and ``play``."""
 ROUND_SHARES = (1.0, 0.8, 0.62, 0.48, 0.37, 0.28, 0.21, 0.15, 0.1, 0.06, 0.03, 0.02)
 """Shares of each label's failures a round keeps, shuffled per round so labels differ in frequency."""
 CLEAN = "clean"
@@ -76,6 +82,7 @@ class BlindSet:
     labels: list[str] = field(default_factory=list)
     agents: list[str] = field(default_factory=list)
     seeds: list[int] = field(default_factory=list)
+    agent_count: int = 0
     gold: list[EpisodeRecord] = field(default_factory=list)
     gold_failed: list[str] = field(default_factory=list)
     ctx: DiagnosisContext = field(default_factory=DiagnosisContext)
@@ -86,18 +93,26 @@ class BlindSet:
                 if not e.passed and not e.invalid and (e.failure is None or e.failure.boundary == "agent")]
 
 
-def collect(domains: Sequence[str], world_seeds: Sequence[int], seeds: Sequence[int]) -> BlindSet:
-    """Play every blind agent on every gym it applies to, and every task's gold program, at each world seed."""
-    out = BlindSet()
+def collect(domains: Sequence[str], world_seeds: Sequence[int], seeds: Sequence[int], *,
+            agents: str = "v2") -> BlindSet:
+    """Play every blind agent of a set on every gym it applies to, and every task's gold program, at each world seed.
+
+    Raises:
+        ValueError: An unknown agent set, naming the known ones.
+    """
+    if agents not in AGENT_SETS:
+        raise ValueError(f"unknown blind agent set {agents!r}; known: {', '.join(AGENT_SETS)}")
+    blind = importlib.import_module(AGENT_SETS[agents])
+    out = BlindSet(agent_count=len(blind.AGENTS))
     packs: list[Pack] = []
     for world_seed in world_seeds:
         for domain in domains:
-            pack = base_pack(domain, world_seed)
+            pack = blind.base_pack(domain, world_seed)
             packs.append(pack)
-            for spec in AGENTS:
+            for spec in blind.AGENTS:
                 if domain not in spec.domains:
                     continue
-                for record, label in play(spec, domain, list(seeds), 1, world_seed=world_seed):
+                for record, label in blind.play(spec, domain, list(seeds), 1, world_seed=world_seed):
                     out.episodes.append(record)
                     out.labels.append(label)
                     out.agents.append(spec.name)
@@ -162,6 +177,8 @@ class Quality:
     per_seed: dict[int, list[KindQuality]]
     episodes: int
     labelled_failures: int
+    per_domain: dict[str, list[KindQuality]] = field(default_factory=dict)
+    pairs: dict[str, Counter[str]] = field(default_factory=dict)
 
 
 def tags_of(episode: EpisodeRecord, ctx: DiagnosisContext) -> set[str]:
@@ -169,12 +186,17 @@ def tags_of(episode: EpisodeRecord, ctx: DiagnosisContext) -> set[str]:
     return {t.kind for name in detector_names() for t in get_detector(name).detect(episode, ctx)}
 
 
+def label_kinds(label: str) -> set[str]:
+    """The kinds a label names: one, or two joined by ``+`` (primary first)."""
+    return set(label.split("+"))
+
+
 def _kind_quality(labels: Sequence[str], kinds_of: Sequence[set[str]]) -> list[KindQuality]:
     out: list[KindQuality] = []
     for kind in detector_names():
         tagged = [label for label, ks in zip(labels, kinds_of, strict=True) if kind in ks]
-        wrong = Counter(label for label in tagged if label != kind)
-        own = [ks for label, ks in zip(labels, kinds_of, strict=True) if label == kind]
+        wrong = Counter(label for label in tagged if kind not in label_kinds(label))
+        own = [ks for label, ks in zip(labels, kinds_of, strict=True) if kind in label_kinds(label)]
         out.append(KindQuality(kind, len(tagged), len(tagged) - sum(wrong.values()), len(own),
                                sum(kind in ks for ks in own), dict(sorted(wrong.items()))))
     return out
@@ -223,13 +245,22 @@ def measure(blind: BlindSet, *, rounds: int = 5, seed: int = 0) -> Quality:
     """Score the detectors, the clustering and the two-level ranking against the labels."""
     ctx = blind.ctx
     failed = blind.failed()
-    labelled = [i for i in failed if blind.labels[i] != CLEAN]
+    every_labelled = [i for i in failed if blind.labels[i] != CLEAN]
+    labelled = [i for i in every_labelled if "+" not in blind.labels[i]]
     kinds_of = {i: tags_of(blind.episodes[i], ctx) for i in failed}
     labels = [blind.labels[i] for i in labelled]
     label_of = {blind.episodes[i].episode_id: blind.labels[i] for i in labelled}
     confusion: Counter[tuple[str, str]] = Counter()
-    for i in labelled:
+    for i in every_labelled:
         confusion.update((blind.labels[i], k) for k in kinds_of[i] or {""})
+    pairs: dict[str, Counter[str]] = {}
+    for i in every_labelled:
+        if "+" in blind.labels[i]:
+            primary, secondary = blind.labels[i].split("+")
+            found = (primary in kinds_of[i], secondary in kinds_of[i])
+            outcome = {(True, True): "both", (True, False): "primary only", (False, True): "secondary only",
+                       (False, False): "neither"}[found]
+            pairs.setdefault(blind.labels[i], Counter()).update([outcome])
     episodes = [blind.episodes[i] for i in labelled]
     report = diagnose(episodes, ctx, seed=seed, examples=len(episodes))
     if report.tag_counts != dict(sorted(Counter(k for i in labelled for k in kinds_of[i]).items())):
@@ -259,17 +290,21 @@ def measure(blind: BlindSet, *, rounds: int = 5, seed: int = 0) -> Quality:
                 examples.append(f"{episode.domain}/{episode.task_id}: {kind}")
     clean_pass = Counter(k for e, label in zip(blind.episodes, blind.labels, strict=True)
                          if label == CLEAN and e.passed for k in tags_of(e, ctx))
-    per_seed = {s: _kind_quality([blind.labels[i] for i in labelled if blind.seeds[i] == s],
-                                 [kinds_of[i] for i in labelled if blind.seeds[i] == s])
+    per_seed = {s: _kind_quality([blind.labels[i] for i in every_labelled if blind.seeds[i] == s],
+                                 [kinds_of[i] for i in every_labelled if blind.seeds[i] == s])
                 for s in sorted(set(blind.seeds))}
+    domains = sorted({blind.episodes[i].domain for i in every_labelled})
+    per_domain = {d: _kind_quality([blind.labels[i] for i in every_labelled if blind.episodes[i].domain == d],
+                                   [kinds_of[i] for i in every_labelled if blind.episodes[i].domain == d])
+                  for d in domains}
     return Quality(
-        kinds=_kind_quality(labels, [kinds_of[i] for i in labelled]),
+        kinds=_kind_quality([blind.labels[i] for i in every_labelled], [kinds_of[i] for i in every_labelled]),
         ari=float(adjusted_rand_score(labels, assigned)), clusters=len(report.clusters),
         novel_weaknesses=len(_novel_members(report)), count_spearman=count_rho, rank_spearman=rank_rho,
         round_count_spearman=round_counts, round_rank_spearman=round_ranks, counts=table, confusion=confusion,
         clean_failures=len(clean_failed), clean_tags=Counter(k for i in clean_failed for k in kinds_of[i]),
         gold_tags=gold_tags, gold_examples=examples, clean_pass_tags=clean_pass, per_seed=per_seed,
-        episodes=len(blind.episodes), labelled_failures=len(labelled),
+        episodes=len(blind.episodes), labelled_failures=len(every_labelled), per_domain=per_domain, pairs=pairs,
     )
 
 
@@ -293,7 +328,7 @@ def _short(value: float | None) -> str:
 
 def render(blind: BlindSet, quality: Quality) -> str:
     """The figures as Markdown."""
-    lines = [f"{quality.episodes} episodes of {len(AGENTS)} blind agents; {quality.labelled_failures} labelled "
+    lines = [f"{quality.episodes} episodes of {blind.agent_count} blind agents; {quality.labelled_failures} labelled "
              f"failures; {quality.clean_failures} failures of the clean agents (no label); "
              f"{len(blind.gold)} gold traces", "",
              f"| kind | tagged | precision (/ {PRECISION_TARGET}) | injected | recall (/ {RECALL_TARGET}) | "
@@ -317,13 +352,19 @@ def render(blind: BlindSet, quality: Quality) -> str:
     if blind.gold_failed:
         lines.append(f"gold programs that fail their own task (left out): {len(blind.gold_failed)}")
     lines.append(f"tags on the clean agents' {quality.clean_failures} failures: {dict(quality.clean_tags) or '—'}")
-    seeds = sorted(quality.per_seed)
-    lines += ["", "Per world seed (precision / recall):", "",
-              "| kind | " + " | ".join(f"seed {s}" for s in seeds) + " |", "| --- |" + " ---: |" * len(seeds)]
-    for n, q in enumerate(quality.kinds):
-        cells = [f"{_short(quality.per_seed[s][n].precision)} / {_short(quality.per_seed[s][n].recall)}"
-                 for s in seeds]
-        lines.append(f"| {q.kind} | " + " | ".join(cells) + " |")
+    for title, table in (("world seed", {f"seed {s}": q for s, q in sorted(quality.per_seed.items())}),
+                         ("gym", dict(sorted(quality.per_domain.items())))):
+        lines += ["", f"Per {title} (precision / recall):", "",
+                  "| kind | " + " | ".join(table) + " |", "| --- |" + " ---: |" * len(table)]
+        for n, q in enumerate(quality.kinds):
+            cells = [f"{_short(qs[n].precision)} / {_short(qs[n].recall)}" for qs in table.values()]
+            lines.append(f"| {q.kind} | " + " | ".join(cells) + " |")
+    if quality.pairs:
+        outcomes = ("both", "primary only", "secondary only", "neither")
+        lines += ["", "Two kinds at once (kept out of the ARI and the Spearmans; counted for both kinds above):", "",
+                  "| label | failures | " + " | ".join(outcomes) + " |", "| --- | ---: |" + " ---: |" * len(outcomes)]
+        lines += [f"| {label} | {sum(c.values())} | " + " | ".join(str(c[o]) for o in outcomes) + " |"
+                  for label, c in sorted(quality.pairs.items())]
     names = detector_names()
     lines += ["", "| label | " + " | ".join(names) + " | untagged |", "| --- |" + " ---: |" * (len(names) + 1)]
     for label in sorted({label for label, _ in quality.confusion}):
@@ -356,6 +397,7 @@ def misses(quality: Quality) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Play the blind agents, print the figures, and return 1 when a target is missed."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agents", default="v2", choices=sorted(AGENT_SETS), help="the blind agent set")
     parser.add_argument("--domains", default=",".join(DOMAINS), help="comma-separated gyms")
     parser.add_argument("--world-seeds", default="0,1,2", help="world seeds of the packs played")
     parser.add_argument("--seeds", default="0", help="episode seeds")
@@ -364,12 +406,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     start = time.perf_counter()
     blind = collect([d.strip() for d in args.domains.split(",") if d.strip()],
-                    [int(s) for s in args.world_seeds.split(",")], [int(s) for s in args.seeds.split(",")])
+                    [int(s) for s in args.world_seeds.split(",")], [int(s) for s in args.seeds.split(",")],
+                    agents=args.agents)
     played = time.perf_counter() - start
     quality = measure(blind, rounds=args.rounds)
     print(render(blind, quality))
-    print(f"\nworld seeds {args.world_seeds}, episode seeds {args.seeds}; episodes {played:.1f} s, diagnosis "
-          f"{time.perf_counter() - start - played:.1f} s; load average "
+    print(f"\nagents {args.agents}, gyms {args.domains}, world seeds {args.world_seeds}, episode seeds {args.seeds}; "
+          f"episodes {played:.1f} s, diagnosis {time.perf_counter() - start - played:.1f} s; load average "
           + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     missed = misses(quality)
     print("targets met" if not missed else "targets missed: " + "; ".join(missed))
