@@ -67,7 +67,8 @@ class Tally:
 
 def _task() -> Task:
     pack = build_pack("helpdesk", seed=0)
-    return max(pack.tasks, key=lambda t: (len(t.gold.steps) >= 2, -len(t.gold.steps)))
+    train = [t for t in pack.tasks if t.split == "train"]  # agents are served the train split
+    return max(train, key=lambda t: (len(t.gold.steps) >= 2, -len(t.gold.steps)))
 
 
 def anchor_gym(task: Task, clients: int, seconds: float) -> Tally:

@@ -44,8 +44,9 @@ def serve(
 ) -> None:
     """Serve a gym to any MCP client (and OpenEnv, with --openenv); each episode gets its own fresh world.
 
-    Agents get the prompt, persona, policy and tools, and at the end the score, passed and per-check pass/fail;
-    the judged details go only to an operator presenting ``serve_operator_token``. Each client may hold
+    Agents get the train split's tasks: the prompt, persona, policy and tools, and at the end the score, passed and
+    per-check pass/fail; held-out tasks and the judged details go only to an operator presenting
+    ``serve_operator_token``. Each client may hold
     ``serve_client_episodes`` open episodes; one idle for ``serve_idle_timeout_s`` is dropped.
     """
     from pydantic import ValidationError

@@ -105,10 +105,14 @@ class RemoteGym:
     def start(self, task_id: str, seed: int) -> ServedObservation:
         """Start an episode; returns the served observation.
 
+        With the operator token, it is sent (a held-out task starts only for an operator).
+
         Raises:
-            ServeError: The server refused (unknown task, too many episodes).
+            ServeError: The server refused (unknown task, a held-out task without the operator token, too many
+                episodes).
         """
-        result = self._call(START_EPISODE, {"task_id": task_id, "seed": seed})
+        meta = {OPERATOR_META: self._operator.get_secret_value()} if self._operator is not None else None
+        result = self._call(START_EPISODE, {"task_id": task_id, "seed": seed}, meta)
         if result.is_error:
             raise ServeError(tool_text(result))
         payload = json.loads(tool_text(result))

@@ -1,11 +1,13 @@
 """A gym as an MCP server: the pack's tools (schemas, permissions) plus three episode tools.
 
-``list_tasks`` names the tasks; ``start_episode(task_id, seed)`` starts an episode on a fresh world and
+``list_tasks`` names the tasks a client may start (the train split; an operator also gets the held-out tasks);
+``start_episode(task_id, seed)`` starts an episode on a fresh world and
 returns its handle and observation (prompt, persona, policy, tools, dependency graph); every gym tool takes
 that handle as its ``episode`` argument and runs through the gym's own dispatch; ``end_episode(episode,
 reply)`` ends the episode, and only then does the verdict leave the server: the score, passed, and per-check
 pass/fail by kind. The judged details (each check's result and detail, the changed rows, the trace) are added
-only for a caller whose request carries the operator token in ``_meta["gymloop/operator"]``. Nothing served
+only for a caller whose request carries the operator token in ``_meta["gymloop/operator"]``; a held-out task is
+listed and started only for such a caller. Nothing served
 holds the task's intent, gold program or assertions, and no tool takes a reward.
 
 An episode belongs to the MCP session that started it: over stdio the process is the session; over streamable
@@ -88,10 +90,10 @@ def gym_tool(spec: ToolSpec) -> types.Tool:
 
 def episode_tools(service: GymService) -> list[types.Tool]:
     """The three episode tools of a served gym."""
-    task_ids = [t.id for t in service.pack.tasks]
+    task_ids = service.served_task_ids()
     return [
         types.Tool(
-            name=LIST_TASKS, description="List the tasks of this gym (id, split, category, prompt).",
+            name=LIST_TASKS, description="List the tasks this client may start (id, split, category, prompt).",
             input_schema={"type": "object", "properties": {}, "additionalProperties": False},
             annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
         ),
@@ -180,17 +182,18 @@ class McpGym:
             name: The tool.
             arguments: Its arguments (gym tools and ``end_episode`` carry the episode handle).
             client: Who calls; ``None`` for a sessionless request, which may only list the tasks.
-            operator: Whether the caller presented the operator token (``end_episode`` then adds the details).
+            operator: Whether the caller presented the operator token (held-out tasks are then listed and started,
+                and ``end_episode`` adds the details).
         """
         try:
             if name == LIST_TASKS:
-                tasks = [t.model_dump() for t in self.service.tasks()]
+                tasks = [t.model_dump() for t in self.service.tasks(operator=operator)]
                 return _result(json.dumps(tasks), {"tasks": tasks}, error=False)
             if client is None:
                 return _refusal("episodes belong to an MCP session and this request has none: connect with the "
                                 "initialize handshake (the MCP SDK's Client does by default) and keep the session")
             if name == START_EPISODE:
-                return self._start(arguments, client)
+                return self._start(arguments, client, operator)
             if name == END_EPISODE:
                 return self._end(arguments, client, operator)
             handle = arguments.pop(EPISODE_ARG, None)
@@ -204,13 +207,13 @@ class McpGym:
             return _refusal(str(exc))
         return _result(result.model_dump_json(), result.model_dump(mode="json"), error=not result.ok)
 
-    def _start(self, arguments: dict[str, Any], client: str) -> types.CallToolResult:
+    def _start(self, arguments: dict[str, Any], client: str, operator: bool) -> types.CallToolResult:
         task_id, seed = arguments.get("task_id"), arguments.get("seed", 0)
         if not isinstance(task_id, str):
             return _refusal("start_episode needs 'task_id' (a string; list_tasks names them)")
         if not isinstance(seed, int) or isinstance(seed, bool):
             return _refusal(f"start_episode: seed must be an integer, got {type(seed).__name__}")
-        handle, observation = self.service.start(task_id, seed, client=client)
+        handle, observation = self.service.start(task_id, seed, client=client, operator=operator)
         payload = {EPISODE_ARG: handle, "observation": observation.model_dump(mode="json")}
         return _result(json.dumps(payload), payload, error=False)
 

@@ -1,6 +1,7 @@
 """A gym as an OpenEnv environment (openenv-core 0.3): reset / step / state with the MCP tool surface inside.
 
-``reset(seed=..., task_id=...)`` starts an episode on a fresh world and returns the served observation
+``reset(seed=..., task_id=...)`` starts an episode of a train task on a fresh world (a held-out task only with
+``operator=`` the operator token) and returns the served observation
 (``task_id``, ``prompt``, ``persona``, ``policy``, ``tools``, ``graph``); ``step`` takes OpenEnv's MCP actions:
 ``ListToolsAction`` lists the pack's tools plus ``end_episode``, ``CallToolAction`` runs one through the
 served gym's MCP handlers (the WebSocket session is the client and holds the episode handle, which it never
@@ -95,16 +96,24 @@ class GymEnvironment(Environment[Action, Observation, GymState]):  # type: ignor
         self._tools = [_openenv_tool(t) for t in handlers.tools if t.name != START_EPISODE]
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None,
-              **kwargs: Any) -> GymObservation:
+              operator: str | None = None, **kwargs: Any) -> GymObservation:
         """Start an episode of ``task_id`` on a fresh world (an earlier unfinished one is dropped).
 
+        Args:
+            seed: The episode seed.
+            episode_id: OpenEnv's episode id (one is made when not given).
+            task_id: The task (a train task, or any task with the operator token).
+            operator: The operator token, for a held-out task.
+            **kwargs: Further reset arguments OpenEnv passes (ignored).
+
         Raises:
-            ServeError: No or unknown task id, or too many episodes running.
+            ServeError: No or unknown task id, a held-out task without the operator token, or too many episodes.
         """
         self._abandon()
         if task_id is None:
             raise ServeError("reset needs task_id (the list_tasks tool names them)")
-        self._handle, observation = self._service.start(task_id, seed or 0, client=self._client)
+        self._handle, observation = self._service.start(task_id, seed or 0, client=self._client,
+                                                        operator=self._service.is_operator(operator))
         self._state = GymState(episode_id=episode_id or secrets.token_hex(8), task_id=task_id, seed=seed or 0,
                                done=False)
         return GymObservation(**observation.model_dump(mode="json"))

@@ -145,13 +145,17 @@ class ServiceSurface:
 
 
 def audit_served(pack: Pack, task_ids: list[str] | None = None, *, seed: int = 0) -> list[str]:
-    """Replay the oracle on every task of ``pack`` as served; return the tasks it passed (none, for a sound gym)."""
+    """Replay the oracle on every task of ``pack`` a client may start; return those it passed (none, for a sound gym).
+
+    Held-out tasks are served to the operator only, so a client's oracle cannot start them (nothing to replay).
+    """
     from arena.serve.session import GymService
 
     service = GymService(pack)
     try:
         surface = ServiceSurface(service)
-        wanted = task_ids if task_ids is not None else [t.id for t in pack.tasks]
+        served = set(service.served_task_ids())
+        wanted = [t for t in (task_ids if task_ids is not None else [t.id for t in pack.tasks]) if t in served]
         return [task_id for task_id in wanted if play_oracle(surface, task_id, seed).passed]
     finally:
         service.close()

@@ -7,6 +7,11 @@ the verdict (computed by the gym's own verifier) leaves the service. Every sessi
 gym, so one session's writes are never visible to another; a gym returns to the idle pool only after
 its episode ended and starts its next episode from the template world.
 
+Agents are served the train split: only the tasks a training loop may practise on are listed, and a held-out
+task starts only for an operator who presents the operator token (an evaluation run by the gym's owner). A client
+without it neither sees held-out tasks nor can start one, so it cannot replay the held-out suite at seeds of its
+choosing and learn its answers from the served score.
+
 What leaves the service is what a human operator of the software would see: the observation holds the
 prompt, persona, policy, tools and dependency graph (never the task's intent, gold program or assertions),
 and the verdict an agent reads is an outcome -- score, passed, and per-check pass/fail by check kind. The
@@ -260,10 +265,18 @@ class GymService:
         """The served gym's name: its domain and the first characters of its pack id."""
         return f"gymloop-{self.pack.manifest.domain}-{self.pack.id[:12]}"
 
-    def tasks(self) -> list[TaskSummary]:
-        """The pack's tasks as a client may see them (never the gold program or the assertions)."""
+    def tasks(self, *, operator: bool = False) -> list[TaskSummary]:
+        """The tasks a client may start, as it may see them (never the gold program or the assertions).
+
+        Args:
+            operator: Whether the caller presented the operator token: only then are held-out tasks listed.
+        """
         return [TaskSummary(task_id=t.id, split=t.split, category=t.category, prompt=t.prompt)
-                for t in self.pack.tasks]
+                for t in self.pack.tasks if operator or t.split == "train"]
+
+    def served_task_ids(self, *, operator: bool = False) -> list[str]:
+        """The ids of the tasks :meth:`start` accepts from a client (the train split, or all for an operator)."""
+        return [t.task_id for t in self.tasks(operator=operator)]
 
     def active(self) -> int:
         """Episodes running now."""
@@ -276,17 +289,28 @@ class GymService:
             return False
         return hmac.compare_digest(token.encode(), self._operator)
 
-    def start(self, task_id: str, seed: int = 0, *, client: str = LOCAL_CLIENT) -> tuple[str, ServedObservation]:
+    def start(self, task_id: str, seed: int = 0, *, client: str = LOCAL_CLIENT,
+              operator: bool = False) -> tuple[str, ServedObservation]:
         """Start an episode of ``task_id`` on a fresh world for ``client``.
+
+        Args:
+            task_id: The task.
+            seed: The episode seed.
+            client: Who starts it.
+            operator: Whether the caller presented the operator token (a held-out task starts only then).
 
         Returns:
             The episode handle (the session's key, valid for ``client`` only) and the observation.
 
         Raises:
-            ServeError: Unknown task, or the client's or the service's episode limit is reached.
+            ServeError: Unknown task, a held-out task without the operator token (refused with the same words
+                as an unknown one, so a client learns nothing of the held-out suite), or the client's or the
+                service's episode limit is reached.
         """
-        if task_id not in self._tasks:
-            raise ServeError(f"task {task_id!r} is not in pack {self.pack.id[:12]} ({self.pack.manifest.domain})")
+        task = self._tasks.get(task_id) if isinstance(task_id, str) else None
+        if task is None or (task.split != "train" and not operator):
+            raise ServeError(f"task {str(task_id)[:80]!r} is not served by pack {self.pack.id[:12]} "
+                             f"({self.pack.manifest.domain}); list_tasks names the tasks this client may start")
         with self._lock:
             self._drop_idle_sessions()
             self._check_capacity(client)

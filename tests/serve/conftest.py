@@ -32,9 +32,15 @@ def free_port() -> int:
 
 
 def write_task(pack: Pack) -> Task:
-    """A task whose gold program writes (so shared worlds would show)."""
+    """A train task whose gold program writes (so shared worlds would show); agents are served the train split."""
     specs = {s.name: s for s in pack.tools}
-    return next(t for t in pack.tasks if any(specs[s.tool].mode == "write" for s in t.gold.steps))
+    return next(t for t in pack.tasks
+                if t.split == "train" and any(specs[s.tool].mode == "write" for s in t.gold.steps))
+
+
+def train_task(pack: Pack) -> Task:
+    """The pack's first train task (a client without the operator token starts only those)."""
+    return next(t for t in pack.tasks if t.split == "train")
 
 
 def episode_calls(task: Task) -> list[Call]:

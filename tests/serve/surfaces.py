@@ -39,6 +39,11 @@ class McpSurface:
         payload: dict[str, Any] = json.loads(text)
         return payload
 
+    def list_tasks(self) -> list[dict[str, Any]]:
+        error, text = self.remote.raw("list_tasks", {})
+        tasks: list[dict[str, Any]] = json.loads(text)
+        return tasks
+
     def start(self, task_id: str, seed: int) -> dict[str, Any]:
         payload = self._raw("start_episode", {"task_id": task_id, "seed": seed})
         self._handle = payload["episode"]
@@ -75,8 +80,15 @@ class OpenEnvSurface:
     def __exit__(self, *exc: object) -> None:
         self.env.close()
 
+    def list_tasks(self) -> list[dict[str, Any]]:
+        tasks: list[dict[str, Any]] = self._step("list_tasks", {})["tasks"]
+        return tasks
+
     def start(self, task_id: str, seed: int) -> dict[str, Any]:
-        result = self.env.reset(task_id=task_id, seed=seed)
+        try:
+            result = self.env.reset(task_id=task_id, seed=seed)
+        except RuntimeError as exc:  # OpenEnv's client raises a server error as RuntimeError
+            raise ServeError(str(exc)) from exc
         observation: dict[str, Any] = result.observation
         self.seen.append(json.dumps(observation))
         return observation

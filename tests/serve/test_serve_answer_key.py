@@ -21,6 +21,7 @@ from arena.core.pack import Pack
 from arena.core.task import ResponseAssertion, StateAssertion, Task, TraceAssertion
 from arena.serve import EpisodeOutcome, GymService, outcome_of
 from arena.serve.oracle import ServiceSurface, audit_served, play_oracle
+from arena.serve.session import ServeError
 from tests.serve.conftest import LiveServer
 from tests.serve.surfaces import McpSurface, OpenEnvSurface, http_surface, stdio_surface
 
@@ -75,9 +76,17 @@ def null_outcomes(pack: Pack) -> dict[str, EpisodeOutcome]:
 
 
 def check_surface(pack: Pack, surface: McpSurface | OpenEnvSurface) -> int:
-    """Play every task with no call and an empty reply; check what was served; return the tasks checked."""
+    """Play every task with no call and an empty reply; check what was served; return the tasks checked.
+
+    A held-out task must not start at all for a client without the operator token (any seed).
+    """
     outcomes = null_outcomes(pack)
     for task in pack.tasks:
+        if task.split != "train":
+            for seed in (0, 7):
+                with pytest.raises(ServeError, match="is not served"):
+                    surface.start(task.id, seed)
+            continue
         observation = surface.start(task.id, 0)
         verdict = surface.end("")
         expected = outcomes[task.id]
@@ -96,14 +105,16 @@ def check_surface(pack: Pack, surface: McpSurface | OpenEnvSurface) -> int:
     return len(pack.tasks)
 
 
-def oracle_passes(pack: Pack, surface: McpSurface | OpenEnvSurface) -> list[str]:
-    return [t.id for t in pack.tasks if play_oracle(surface, t.id, 0).passed]
+def oracle_passes(pack: Pack, surface: McpSurface | OpenEnvSurface | ServiceSurface, *,
+                  every_task: bool = False) -> list[str]:
+    return [t.id for t in pack.tasks if (every_task or t.split == "train") and play_oracle(surface, t.id, 0).passed]
 
 
 @pytest.mark.parametrize("domain", BUILTIN_DOMAINS)
 def test_mcp_stdio_serves_no_answer_key_and_the_oracle_passes_nothing(packs: dict[str, Pack], domain: str) -> None:
     with stdio_surface(domain) as surface:
         assert check_surface(packs[domain], surface) == len(packs[domain].tasks)
+        assert {t["task_id"] for t in surface.list_tasks()} == {t.id for t in packs[domain].tasks if t.split == "train"}
         assert oracle_passes(packs[domain], surface) == []
 
 
@@ -111,6 +122,7 @@ def test_mcp_stdio_serves_no_answer_key_and_the_oracle_passes_nothing(packs: dic
 def test_mcp_http_serves_no_answer_key_and_the_oracle_passes_nothing(packs: dict[str, Pack], domain: str) -> None:
     with LiveServer(GymService(packs[domain])) as server, http_surface(server.url + "/mcp") as surface:
         assert check_surface(packs[domain], surface) == len(packs[domain].tasks)
+        assert {t["task_id"] for t in surface.list_tasks()} == {t.id for t in packs[domain].tasks if t.split == "train"}
         assert oracle_passes(packs[domain], surface) == []
 
 
@@ -119,18 +131,24 @@ def test_openenv_serves_no_answer_key_and_the_oracle_passes_nothing(packs: dict[
     with LiveServer(GymService(packs[domain]), openenv=True) as server, \
             OpenEnvSurface(server.url + "/openenv") as surface:
         assert check_surface(packs[domain], surface) == len(packs[domain].tasks)
+        assert {t["task_id"] for t in surface.list_tasks()} == {t.id for t in packs[domain].tasks if t.split == "train"}
         assert oracle_passes(packs[domain], surface) == []
 
 
 class DetailsSurface(ServiceSurface):
-    """A surface serving verdict details, as gymloop's served verdicts did before: the oracle's control."""
+    """A surface serving verdict details and every task, as gymloop's served gyms did before: the oracle's control."""
+
+    def start(self, task_id: str, seed: int) -> dict[str, Any]:
+        self._handle, observation = self.service.start(task_id, seed, operator=True)
+        return observation.model_dump(mode="json")
 
     def end(self, reply: str) -> dict[str, Any]:
         return self.service.finish(self._handle, reply).model_dump(mode="json")
 
 
 def test_the_oracle_passes_tasks_when_verdicts_carry_details(packs: dict[str, Pack]) -> None:
-    passed = {d: oracle_passes(packs[d], DetailsSurface(GymService(packs[d]))) for d in BUILTIN_DOMAINS}
+    passed = {d: oracle_passes(packs[d], DetailsSurface(GymService(packs[d])), every_task=True)
+              for d in BUILTIN_DOMAINS}
     assert sum(len(p) for p in passed.values()) >= 100, passed  # the issue measured 121 of 221
 
 
@@ -145,7 +163,7 @@ def test_an_operator_token_adds_the_details_and_nothing_else_does(packs: dict[st
     from arena.serve.client import RemoteGym, http_client
 
     pack = packs["helpdesk"]
-    task = pack.tasks[0]
+    task = next(t for t in pack.tasks if t.split == "train")
     service = GymService(pack, operator_token=SecretStr("operator-token-1234"))
     with LiveServer(service) as server:
         for token, judged in ((None, False), (SecretStr("operator-token-123X"), False),
@@ -160,3 +178,29 @@ def test_an_operator_token_adds_the_details_and_nothing_else_does(packs: dict[st
                 else:
                     with pytest.raises(Exception, match="did not accept the operator token"):
                         remote.finish_judged("")
+
+
+def test_held_out_tasks_are_listed_and_started_only_with_the_operator_token(packs: dict[str, Pack]) -> None:
+    from pydantic import SecretStr
+
+    from arena.serve.client import RemoteGym, http_client
+
+    pack = packs["helpdesk"]
+    heldout = next(t for t in pack.tasks if t.split == "heldout")
+    service = GymService(pack, operator_token=SecretStr("operator-token-1234"))
+    with LiveServer(service, openenv=True) as server:
+        for token in (None, SecretStr("operator-token-123X"), SecretStr("operator-token-1234")):
+            operator = token is not None and token.get_secret_value().endswith("4")
+            with RemoteGym(http_client(server.url + "/mcp"), operator_token=token) as remote:
+                if operator:
+                    assert remote.start(heldout.id, 3).task_id == heldout.id
+                    assert remote.finish_judged("").task_id == heldout.id
+                else:
+                    with pytest.raises(ServeError, match="is not served"):
+                        remote.start(heldout.id, 3)
+        with OpenEnvSurface(server.url + "/openenv") as surface:
+            assert heldout.id not in {t["task_id"] for t in surface.list_tasks()}
+            with pytest.raises(ServeError, match="is not served"):
+                surface.start(heldout.id, 3)
+            surface.env.reset(task_id=heldout.id, seed=3, operator="operator-token-1234")
+            assert surface.end("")["task_id"] == heldout.id

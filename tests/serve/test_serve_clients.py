@@ -18,7 +18,7 @@ from arena.core.pack import Pack, build_pack, write_pack
 from arena.serve import GymService, ServeLimits, build_mcp_server
 from arena.serve.__main__ import main
 from arena.serve.client import http_client, tool_text
-from tests.serve.conftest import LiveServer, episode_calls, reference, reference_outcome, write_task
+from tests.serve.conftest import LiveServer, episode_calls, reference, reference_outcome, train_task, write_task
 
 SDK_SCRIPT = '''
 import asyncio, json, sys
@@ -74,7 +74,7 @@ def test_sdk_client_script_plays_gold_and_null_and_cannot_reach_the_verifier(tmp
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert set(report["tools"]) == {s.name for s in pack.tools} | {"list_tasks", "start_episode", "end_episode"}
-    assert report["tasks"] == [t.id for t in pack.tasks]
+    assert report["tasks"] == [t.id for t in pack.tasks if t.split == "train"]
     # gold -> 1, null -> the in-process score (below 1); a chosen reward is refused; an ended episode cannot end again
     null_score = reference_outcome(pack, task, 0, [], "")[1].score
     assert null_score < 1.0
@@ -134,7 +134,7 @@ def test_a_token_guards_the_http_surface(packs: dict[str, Pack]) -> None:
 
 def test_episode_tools_refuse_bad_input_in_one_line(packs: dict[str, Pack]) -> None:
     server = build_mcp_server(GymService(packs["procurement"], limits=ServeLimits(max_episodes=1)))
-    task = packs["procurement"].tasks[0]
+    task = train_task(packs["procurement"])
 
     async def run() -> list[tuple[bool, str]]:
         async with Client(server) as client:
@@ -149,7 +149,7 @@ def test_episode_tools_refuse_bad_input_in_one_line(packs: dict[str, Pack]) -> N
 
     results = asyncio.run(run())
     assert all(error for error, _ in results[:4]) and not results[4][0] and results[5][0]
-    assert "'no-such-task' is not in pack" in results[0][1]
+    assert "'no-such-task' is not served by pack" in results[0][1]
     assert "needs 'task_id'" in results[1][1]
     assert "needs the 'episode' argument" in results[2][1]
     assert "no running episode has this handle" in results[3][1]

@@ -20,7 +20,7 @@ from arena.serve.openenv_client import TokenEnvClient
 from arena.serve.openenv_surface import openenv_app
 from factory_client import LocalFactory, create_app
 from factory_client.server import BackgroundServer
-from tests.serve.conftest import LiveServer
+from tests.serve.conftest import LiveServer, train_task
 
 EVIL = "evil.example"
 Route = tuple[str, str]  # (method or WS, path)
@@ -136,7 +136,7 @@ def test_a_token_guards_every_gym_surface_with_a_json_reason(packs: dict[str, Pa
             TokenEnvClient(server.url + "/openenv", token="gym-token-567X").sync().connect()
         assert "gym-token" not in str(failed.value)
         with TokenEnvClient(server.url + "/openenv", token=token).sync() as env:
-            task = packs["helpdesk"].tasks[0]
+            task = train_task(packs["helpdesk"])
             assert env.reset(task_id=task.id, seed=0).observation["task_id"] == task.id
 
 

@@ -21,7 +21,7 @@ from arena.core.pack import Pack, PackError, build_pack, read_pack, with_content
 from arena.core.task import ResponseAssertion, StateAssertion
 from arena.serve import GymService, ServeError, ServeLimits
 from arena.serve.client import http_client, tool_text
-from tests.serve.conftest import LiveServer
+from tests.serve.conftest import LiveServer, train_task
 from tests.serve.surfaces import OpenEnvSurface
 
 pytestmark = pytest.mark.timeout(600)
@@ -34,7 +34,7 @@ async def _start(client: Client, task_id: str) -> tuple[bool, str]:
 
 def test_abandoned_episodes_block_a_new_client_no_longer_than_the_idle_limit(packs: dict[str, Pack]) -> None:
     pack = packs["helpdesk"]
-    task = pack.tasks[0]
+    task = train_task(pack)
     idle = 15.0
     limits = ServeLimits(max_episodes=64, client_episodes=8, idle_timeout_s=idle)
 
@@ -66,7 +66,7 @@ def test_abandoned_episodes_block_a_new_client_no_longer_than_the_idle_limit(pac
 
 def test_another_sessions_handle_is_refused_as_if_it_did_not_exist(packs: dict[str, Pack]) -> None:
     pack = packs["tracker"]
-    task = pack.tasks[0]
+    task = train_task(pack)
     step = task.gold.steps[0]
 
     async def run(url: str) -> list[tuple[bool, str]]:
@@ -104,7 +104,7 @@ def test_a_sessionless_http_request_gets_no_episode(packs: dict[str, Pack]) -> N
     import httpx
 
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "start_episode", "arguments": {"task_id": packs["helpdesk"].tasks[0].id},
+            "params": {"name": "start_episode", "arguments": {"task_id": train_task(packs["helpdesk"]).id},
                        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                                  "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
                                  "io.modelcontextprotocol/clientCapabilities": {}}}}
@@ -125,10 +125,10 @@ def _slow_pack(pack: Pack) -> tuple[Pack, str]:
     assert rows >= n
     repeats = math.ceil(1.5 / _query_seconds(pack, _cross_join(table, n, 1)))
     assert rows >= repeats
-    task = pack.tasks[0]
+    task = train_task(pack)
     slow = task.model_copy(update={"assertions": [*task.assertions[:11], StateAssertion(
         kind="state", description="costly", sql=_cross_join(table, n, repeats), expected=[[n ** 3 * repeats]])]})
-    tasks = [slow, *pack.tasks[1:]]
+    tasks = [slow if t.id == task.id else t for t in pack.tasks]
     return with_content_id(dataclasses.replace(pack, tasks=tasks)), slow.id
 
 
