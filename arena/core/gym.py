@@ -22,7 +22,7 @@ from arena.core.results import ToolErrorInfo, ToolResult, TraceStep, Verdict
 from arena.core.task import Task
 from arena.core.text import clean_text
 from arena.core.toolkit import ToolContext, ToolError, ToolSpec
-from arena.core.verify import CHANGE_LOG, ChangeDiff, ReadOnlyGuard, judge
+from arena.core.verify import CHANGE_LOG, VERIFY_BOUND_S, ChangeDiff, Deadline, ReadOnlyGuard, judge
 
 MAX_ARGUMENT_CHARS = 10_000
 """Longest string argument a tool accepts."""
@@ -44,6 +44,11 @@ MAX_TOOL_NAME_CHARS = 200
 
 MAX_UNDONE_ROWS = 512
 """Most changed rows a reset puts back one by one; an episode that changed more gets the whole world restored."""
+
+TOOL_CALL_BOUND_S = 2.0
+"""Longest a tool call's SQLite work may run; a call past it is stopped, its writes undone, and answered with an
+error."""
+
 
 
 class EnvironmentFailure(RuntimeError):
@@ -210,12 +215,22 @@ def _starting_world(pack: Pack) -> StartingWorld:
 class Gym:
     """One environment pack, ready to run episodes.
 
+    A tool call's SQLite work is bounded by ``tool_call_bound_s`` and a verification's by ``verify_bound_s``
+    (see ``Deadline``): a pack whose world makes a tool or a check slow can neither stall a worker nor a served
+    gym's other clients.
+
     Args:
         pack: The environment pack.
         domain: The domain implementing the pack's tools (looked up by name if omitted).
         starting_world: The pack's starting world when another gym of the pack built it already (``sibling``);
             built from the pack otherwise.
     """
+
+    tool_call_bound_s: float = TOOL_CALL_BOUND_S
+    """Longest a tool call's SQLite work may run."""
+
+    verify_bound_s: float = VERIFY_BOUND_S
+    """Longest a verification's SQLite work may run."""
 
     def __init__(self, pack: Pack, domain: Domain | None = None, *,
                  starting_world: StartingWorld | None = None) -> None:
@@ -225,6 +240,7 @@ class Gym:
         self._template = self._world.template
         self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self._guard = ReadOnlyGuard(self._conn)
+        self._deadline = Deadline(self._conn)
         self._base: sqlite3.Connection | None = None
         self._diff = ChangeDiff(self._starting_copy, self._world.keys, self._world.columns)
         self._tasks = {t.id: t for t in pack.tasks}
@@ -454,6 +470,7 @@ class Gym:
         kwargs = dict(validated.__dict__)
         if spec.mode == "read":
             # A read tool runs under the read-only guard: it cannot change the world, so needs no savepoint.
+            self._deadline.start(self.tool_call_bound_s)
             try:
                 with self._guard:
                     output = tool.fn(ctx, **kwargs)
@@ -461,26 +478,43 @@ class Gym:
                 return self._record(name, args, None, ToolErrorInfo(
                     kind=exc.kind, message=exc.message, retryable=exc.retryable))
             except Exception as exc:
+                if self._deadline.passed:
+                    return self._record(name, args, None, self._too_slow(name))
                 self._ended = True
                 raise EnvironmentFailure(f"tool {name} crashed: {type(exc).__name__}: {exc}") from exc
+            finally:
+                self._deadline.stop()
             if spec.operation == "get":
                 self._stale.clear()
             return self._record(name, args, output, None)
         self._conn.execute("SAVEPOINT tool_call")
+        self._deadline.start(self.tool_call_bound_s)
         try:
             output = tool.fn(ctx, **kwargs)
         except ToolError as exc:
+            self._deadline.stop()
             self._conn.execute("ROLLBACK TO tool_call")
             self._conn.execute("RELEASE tool_call")
             return self._record(name, args, None, ToolErrorInfo(
                 kind=exc.kind, message=exc.message, retryable=exc.retryable))
         except Exception as exc:
+            slow = self._deadline.passed
+            self._deadline.stop()
             self._conn.execute("ROLLBACK TO tool_call")
             self._conn.execute("RELEASE tool_call")
+            if slow:
+                return self._record(name, args, None, self._too_slow(name))
             self._ended = True
             raise EnvironmentFailure(f"tool {name} crashed: {type(exc).__name__}: {exc}") from exc
+        self._deadline.stop()
         self._conn.execute("RELEASE tool_call")
         return self._record(name, args, output, None, write=True)
+
+    def _too_slow(self, name: str) -> ToolErrorInfo:
+        """The error of a call stopped at its time bound (its writes undone)."""
+        return ToolErrorInfo(kind="fault", fault="timeout", retryable=False,
+                             message=f"{name}: the call ran past its time bound of {self.tool_call_bound_s:g} s "
+                                     "and was stopped; nothing was changed")
 
     def _fire_fault(self, name: str, spec: ToolSpec) -> ToolErrorInfo | None:
         count = self._calls.get(name, 0) + 1
@@ -532,7 +566,12 @@ class Gym:
         task = self.task
         self._ended = True
         reply = clean_text(reply) if isinstance(reply, str) else ""
-        self.verdict = judge(task, self._conn, self._trace, reply, self._diff, self._guard, self._world.record_ids)
+        self._deadline.start(self.verify_bound_s)
+        try:
+            self.verdict = judge(task, self._conn, self._trace, reply, self._diff, self._guard,
+                                 self._world.record_ids)
+        finally:
+            self._deadline.stop()
         return self.verdict
 
     def changed_rows(self) -> int:

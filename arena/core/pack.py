@@ -34,6 +34,7 @@ from arena.core.task import (
     TraceAssertion,
 )
 from arena.core.toolkit import ToolSpec, iter_specs
+from arena.core.verify import VERIFY_BOUND_S, Deadline, ReadOnlyGuard
 
 SCHEMA_VERSION = 1
 """The pack schema version this gymloop reads and writes."""
@@ -414,12 +415,13 @@ def parse_pack(
         except sqlite3.DatabaseError as exc:
             raise PackError(source, "state.db", f"unreadable SQLite database: {exc}") from exc
         _check_world_names(source, db)
+        checks = _QueryCheck(db)
         tasks: list[Task] = []
         for name in sorted(n for n in files if n.startswith("tasks/")):
             task: Task = _model(source, name, Task, _parse_json(source, name, files[name]))
             if f"tasks/{task.id}.json" != name:
                 raise PackError(source, name, f"task id {task.id!r} does not match its file name", "id")
-            _check_task(source, name, task, tool_names, fault_ids, columns, db)
+            _check_task(source, name, task, tool_names, fault_ids, columns, checks)
             tasks.append(task)
     finally:
         db.close()
@@ -439,6 +441,38 @@ def parse_pack(
     )
 
 
+class _QueryCheck:
+    """Runs a pack's state queries on its starting world as a verification would.
+
+    Read-only, and each task's queries together within the verification's time bound (started per task).
+    """
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.guard = ReadOnlyGuard(db)
+        self.deadline = Deadline(db)
+
+    def refusal(self, sql: str) -> str | None:
+        """Why the query cannot be a check (it writes, does not compile, or is too slow), or ``None``."""
+        shown = " ".join(sql.split())
+        shown = shown[:200] + ("..." if len(shown) > 200 else "")
+        with self.guard:
+            try:
+                self.db.execute("EXPLAIN " + sql)
+            except sqlite3.DatabaseError as exc:
+                if "not authorized" in str(exc):
+                    return f"query {shown!r} writes to or changes the world; checks may only read it"
+                return f"query refused: {exc}"
+            try:
+                self.db.execute(sql).fetchall()
+            except sqlite3.DatabaseError as exc:
+                if self.deadline.passed:
+                    return (f"query {shown!r} runs past the verification's time bound of {VERIFY_BOUND_S:g} s "
+                            "(the task's checks together, on the pack's starting world)")
+                return f"query {shown!r} fails on the pack's starting world: {exc}"
+        return None
+
+
 def _check_task(
     source: str | Path,
     name: str,
@@ -446,7 +480,7 @@ def _check_task(
     tool_names: set[str],
     fault_ids: set[str],
     columns: dict[str, set[str]],
-    db: sqlite3.Connection,
+    checks: _QueryCheck,
 ) -> None:
     for i, step in enumerate(task.gold.steps):
         if step.tool not in tool_names:
@@ -457,13 +491,21 @@ def _check_task(
     for i, fid in enumerate(task.faults):
         if fid not in fault_ids:
             raise PackError(source, name, f"unknown fault {fid!r}", f"faults.{i}")
+    checks.deadline.start(VERIFY_BOUND_S)
+    try:
+        _check_assertions(source, name, task, tool_names, columns, checks)
+    finally:
+        checks.deadline.stop()
+
+
+def _check_assertions(source: str | Path, name: str, task: Task, tool_names: set[str],
+                      columns: dict[str, set[str]], checks: _QueryCheck) -> None:
     for i, assertion in enumerate(task.assertions):
         where = f"assertions.{i}"
         if isinstance(assertion, StateAssertion):
-            try:
-                db.execute("EXPLAIN " + assertion.sql)
-            except sqlite3.Error as exc:
-                raise PackError(source, name, f"query refused: {exc}", f"{where}.sql") from exc
+            refused = checks.refusal(assertion.sql)
+            if refused is not None:
+                raise PackError(source, name, refused, f"{where}.sql")
         elif isinstance(assertion, TraceAssertion):
             patterns: list[CallPattern] = [*assertion.required, *assertion.forbidden]
             for pattern in patterns:

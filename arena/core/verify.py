@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -44,7 +45,7 @@ pastes the record rather than answering."""
 SIDE_EFFECT_STEP = 0.25
 """Penalty per unintended changed row; the total is capped at 1."""
 
-_READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
+_READ_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 
 
 class ReadOnlyGuard:
@@ -74,6 +75,49 @@ class ReadOnlyGuard:
         self._active = False
 
 
+VERIFY_BOUND_S = 2.0
+"""Longest the SQLite work of one verification (state queries, change diff) may run; a check past it fails, and a
+pack whose checks need longer on its starting world is refused when it is read."""
+
+PROGRESS_STEPS = 10_000
+"""SQLite virtual-machine steps between two looks at the clock (a look costs well under a microsecond)."""
+
+
+class Deadline:
+    """A time bound on a connection's SQLite work, through SQLite's progress handler.
+
+    The handler is installed once and compares the clock with the current deadline (none between bounded
+    sections), so an unbounded query never pays for it and a bounded one stops within a few milliseconds of its
+    bound with ``sqlite3.OperationalError: interrupted``. SQLite releases the GIL while it works, so a query
+    running to its bound never holds up other threads.
+
+    Args:
+        conn: The connection to bound.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.at = math.inf
+        self.bound_s = 0.0
+        conn.set_progress_handler(self._past, PROGRESS_STEPS)
+
+    def _past(self) -> bool:
+        return time.monotonic() > self.at
+
+    def start(self, bound_s: float) -> None:
+        """Bound the SQLite work from now on to ``bound_s`` seconds."""
+        self.bound_s = bound_s
+        self.at = time.monotonic() + bound_s
+
+    def stop(self) -> None:
+        """Lift the bound."""
+        self.at = math.inf
+
+    @property
+    def passed(self) -> bool:
+        """Whether the current bound has passed."""
+        return time.monotonic() > self.at
+
+
 def normalize(value: Any) -> Any:
     """Normalise a SQL or JSON value for comparison (floats to 6 decimals, tuples to lists)."""
     if isinstance(value, float):
@@ -91,6 +135,8 @@ def check_state(conn: sqlite3.Connection, assertion: StateAssertion) -> tuple[bo
     try:
         rows = conn.execute(assertion.sql).fetchall()
     except sqlite3.Error as exc:
+        if str(exc) == "interrupted":
+            return False, "query stopped at the verification's time bound"
         return False, f"query failed: {exc}"
     got = normalize([list(r) for r in rows])
     want = normalize(assertion.expected)
@@ -492,7 +538,11 @@ def _judge(
 ) -> Verdict:
     results: list[AssertionResult] = []
     scopes = [s for a in task.assertions if isinstance(a, SideEffectAssertion) for s in a.allowed]
-    changes = [c for c, _ in diff.changes(conn)]
+    try:
+        changes = [c for c, _ in diff.changes(conn)]
+        unread = ""
+    except sqlite3.OperationalError as exc:  # stopped at the verification's time bound
+        changes, unread = [], f"the changed rows could not be read within the verification's time bound ({exc})"
     for change in changes:
         change.allowed = _allowed(change, scopes)
     unintended = [c for c in changes if not c.allowed]
@@ -507,8 +557,9 @@ def _judge(
                 own_ids=episode_ids(trace, assertion.id_pattern, known_ids) if assertion.id_pattern else frozenset(),
                 known_ids=known_ids, records=records, seen=texts_seen(read), values=read, prompt=task.prompt))
         else:
-            ok = not unintended
-            detail = "; ".join(f"{c.op} {c.table}[{c.key}] {','.join(c.columns)}".strip() for c in unintended[:10])
+            ok = not unintended and not unread
+            detail = unread or "; ".join(f"{c.op} {c.table}[{c.key}] {','.join(c.columns)}".strip()
+                                         for c in unintended[:10])
         results.append(
             AssertionResult(index=i, kind=assertion.kind, description=assertion.description, passed=ok, detail=detail)
         )
