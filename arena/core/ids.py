@@ -11,6 +11,7 @@ have an id's format, whatever separates them.
 
 from __future__ import annotations
 
+import codecs
 import re
 import sqlite3
 from collections import defaultdict
@@ -37,6 +38,36 @@ SKIPPED_TABLES = frozenset({"_gymloop_changes", "sqlite_sequence"})
 
 
 @dataclass(frozen=True)
+class Targets:
+    """Values found as runs of tokens, by skeleton, also written backwards or in ROT13 (one tokenisation serves all).
+
+    Attributes:
+        plain: Values by skeleton (``skeleton(compact(value))``).
+        backwards: Values by the skeleton of the value written backwards.
+        rot13: Values by the skeleton of the value in ROT13.
+        prefixes: Every prefix of every key above: a run of tokens is extended only while it is one.
+    """
+
+    plain: dict[str, str] = field(default_factory=dict)
+    backwards: dict[str, str] = field(default_factory=dict)
+    rot13: dict[str, str] = field(default_factory=dict)
+    prefixes: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, values: Iterable[str]) -> Targets:
+        """The targets for ``values`` (each as the text shows it)."""
+        plain: dict[str, str] = {}
+        for value in values:
+            key = compact(value)
+            if key:
+                plain.setdefault(skeleton(key), value)
+        backwards = {key[::-1]: value for key, value in plain.items()}
+        rot13 = {skeleton(codecs.encode(compact(value), "rot13")): value for value in plain.values()}
+        keys = [*plain, *backwards, *rot13]
+        return cls(plain, backwards, rot13, frozenset(k[:i] for k in keys for i in range(1, len(k) + 1)))
+
+
+@dataclass(frozen=True)
 class RecordIds:
     """The record ids of one world.
 
@@ -45,11 +76,13 @@ class RecordIds:
         longest: Characters of the longest id written compact.
         starts: Skeletons of the ids' leading letter parts and of their prefixes: a run of tokens can spell an id
             only from a token that is one of these or begins with one (a cheap filter for the hidden views).
+        targets: The ids as ``Targets`` (plain, backwards, ROT13).
     """
 
     skeletons: dict[str, str] = field(default_factory=dict)
     longest: int = 0
     starts: frozenset[str] = frozenset()
+    targets: Targets = field(default_factory=Targets)
 
 
 def world_ids(conn: sqlite3.Connection) -> dict[str, list[str]]:
@@ -73,7 +106,8 @@ def record_ids(ids: Iterable[str]) -> RecordIds:
     skeletons = {skeleton(compact(i)): i for i in ids}
     heads = {skeleton(m.group(0).casefold()) for i in skeletons.values() if (m := _PARTS.match(i))}
     starts = frozenset(head[:k] for head in heads for k in range(1, len(head) + 1))
-    return RecordIds(skeletons=skeletons, longest=max((len(s) for s in skeletons), default=0), starts=starts)
+    return RecordIds(skeletons=skeletons, longest=max((len(s) for s in skeletons), default=0), starts=starts,
+                     targets=Targets.of(skeletons.values()))
 
 
 def id_formats(ids_by_table: dict[str, list[str]]) -> str | None:
@@ -125,9 +159,8 @@ def _format(kinds: tuple[str, ...], values: list[list[str]], max_literals: int) 
     return "".join(out)
 
 
-def spelled_in(text: str, targets: dict[str, str], longest: int, pattern: str | None = None, *,
-               number_points: bool = True, hidden: bool = True,
-               starts: frozenset[str] | None = None) -> dict[str, str]:
+def spelled_in(text: str, targets: Targets, pattern: str | None = None, *, number_points: bool = True,
+               hidden: bool = True, text_views: tuple[tuple[str, str], ...] | None = None) -> dict[str, str]:
     r"""The values of ``targets`` (and the matches of ``pattern``) that ``text`` spells, however it spells them.
 
     Returns each found value's compact form mapped to how it is shown: a target as ``targets`` writes it, a
@@ -135,76 +168,89 @@ def spelled_in(text: str, targets: dict[str, str], longest: int, pattern: str | 
 
     Args:
         text: The text searched.
-        targets: Values by skeleton (``skeleton(compact(value))``), each found as any run of tokens with that
-            skeleton.
-        longest: Longest run tried, in characters written compact.
-        pattern: A regular expression, matched case-insensitively against each view as it stands (a pattern
-            written for the raw form, such as ``[A-Z]{3}-\d+``) and against each run of tokens written compact
-            (the form ``id_formats`` writes).
+        targets: The values, each found as any run of tokens with its skeleton (``hidden``: also written backwards
+            or in ROT13).
+        pattern: A regular expression, matched case-insensitively against the folded text and its decoded views as
+            they stand (a pattern written for the raw form, such as ``[A-Z]{3}-\d+``) and against their runs of
+            tokens written compact (the form ``id_formats`` writes); text written backwards or in ROT13 is searched
+            for the targets only (a format matched there names no record).
         number_points: Keep the points and commas inside numbers in runs (see ``arena.core.text.tokens``).
-        hidden: Search every view of the text (``arena.core.text.views``: reversed, ROT13, decoded), not only
+        hidden: Search every view of the text (``arena.core.text.views``: backwards, ROT13, decoded), not only
             the text folded (``False`` for gymloop's own text, such as tool outputs).
-        starts: The targets' leading parts (``RecordIds.starts``): the reversed and ROT13 views are then searched
-            for targets only, from the tokens that can begin one (``pattern`` matches there are not records).
+        text_views: ``views(text)`` when the caller has them already.
     """
     regex = patterns.compile_pattern(patterns.case_insensitive(pattern)) if pattern else None
     found: dict[str, str] = {}
-    for kind, view in views(text) if hidden else (("plain", fold(text)),):
-        hidden_view = kind in ("reversed", "rot13")
-        formats = None if hidden_view and starts is not None or kind == "rot13" else regex
-        if formats is not None:
-            for match in formats.finditer(view):
-                if compact(match.group(0)):
-                    found.setdefault(compact(match.group(0)), match.group(0).upper())
-        found_runs = _runs_in(tokens(view, number_points=number_points), targets, longest, formats,
-                              starts if hidden_view else None)
-        for key, shown in found_runs.items():
+    if hidden:
+        text_views = text_views if text_views is not None else views(text)
+    for kind, view in text_views if hidden and text_views is not None else (("plain", fold(text)),):
+        if kind in ("reversed", "rot13"):
+            continue
+        if regex is not None:
+            for match in regex.finditer(view):
+                key = compact(match.group(0))
+                if key:
+                    found.setdefault(key, match.group(0).upper())
+        runs = tokens(view, number_points=number_points)
+        keyed = (targets.plain, targets.backwards, targets.rot13) if hidden and kind == "plain" else (targets.plain,)
+        for key, shown in _runs_in(runs, keyed, targets.prefixes, regex).items():
             found.setdefault(key, shown)
     return found
 
 
+def _runs_in(found: list[tuple[str, int, int]], keyed: tuple[dict[str, str], ...], prefixes: frozenset[str],
+             regex: Any) -> dict[str, str]:
+    """The targets (by skeleton) and the format's matches among the runs of consecutive tokens.
 
-def _runs_in(found: list[tuple[str, int, int]], targets: dict[str, str], longest: int,
-             regex: Any, starts: frozenset[str] | None = None) -> dict[str, str]:
-    """The targets (by skeleton) and the format's matches among the runs of consecutive tokens."""
+    A run is extended while its skeleton is a prefix of a target's; the format is matched once over the tokens
+    written compact (runs more than ``MAX_GAP`` characters apart kept apart), a match counting only when it starts
+    and ends where tokens do.
+    """
     hits: dict[str, str] = {}
-    skeletons: list[str | None] = [None] * len(found)
-
-    def shape_of(i: int) -> str:
-        known = skeletons[i]
-        if known is None:
-            known = skeletons[i] = skeleton(found[i][0])
-        return known
-
-    widths = sorted({len(s) for s in starts}) if starts else []
-    for i, (first, _, end) in enumerate(found):
-        if len(first) > longest:
+    shapes = [skeleton(token) for token, _, _ in found]
+    count = len(found)
+    for i in range(count):
+        shape = shapes[i]
+        if shape not in prefixes:
             continue
-        if starts is not None and not any(shape_of(i)[:w] in starts for w in widths):
-            continue
-        run, shape = first, shape_of(i)
+        end = found[i][2]
         j = i
         while True:
-            if (hit := targets.get(shape)) is not None:
-                hits.setdefault(compact(hit), hit)
-            elif regex is not None and regex.fullmatch(run):
-                hits.setdefault(run, run.upper())
+            for targets in keyed:
+                if (hit := targets.get(shape)) is not None:
+                    hits.setdefault(compact(hit), hit)
             j += 1
-            if j >= len(found):
+            if j >= count:
                 break
-            token, start, token_end = found[j]
-            if start - end > MAX_GAP or len(run) + len(token) > longest:
+            _, start, token_end = found[j]
+            shape += shapes[j]
+            if start - end > MAX_GAP or shape not in prefixes:
                 break
-            run, shape, end = run + token, shape + shape_of(j), token_end
+            end = token_end
+    if regex is not None and found:
+        parts: list[str] = []
+        bounds = {0}
+        position, last = 0, found[0][1]
+        for token, start, token_end in found:
+            if start - last > MAX_GAP:
+                parts.append(" ")
+                position += 1
+                bounds.add(position)
+            parts.append(token)
+            position += len(token)
+            bounds.add(position)
+            last = token_end
+        for match in regex.finditer("".join(parts)):
+            run = match.group(0)
+            if match.start() in bounds and match.end() in bounds and " " not in run:
+                hits.setdefault(run, run.upper())
     return hits
 
 
 def ids_in(text: str, pattern: str | None, known: RecordIds | None = None, *,
-           hidden: bool = True) -> dict[str, str]:
+           hidden: bool = True, text_views: tuple[tuple[str, str], ...] | None = None) -> dict[str, str]:
     """The ids ``text`` names (compact form to how it is shown): the world's ids by skeleton, others by ``pattern``.
 
     ``hidden`` searches the text's reversed, ROT13 and decoded views too (see ``spelled_in``).
     """
-    longest = known.longest if known and known.longest else 24
-    return spelled_in(text, known.skeletons if known else {}, longest, pattern, hidden=hidden,
-                      starts=known.starts if known else None)
+    return spelled_in(text, known.targets if known else Targets(), pattern, hidden=hidden, text_views=text_views)

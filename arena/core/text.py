@@ -118,7 +118,6 @@ def fold(text: str) -> str:
                    for c in folded)
 
 
-@lru_cache(maxsize=256)
 def words(folded: str) -> str:
     """A folded text as words between single spaces (and one at each end), numbers kept whole: for phrase search."""
     return " " + " ".join(m.group(0) for m in _TOKEN.finditer(folded)) + " "
@@ -171,16 +170,22 @@ def spans(folded: str, max_chars: int, *, number_points: bool = True) -> Iterato
 
 
 def _maybe_base64(raw: str) -> bool:
-    """Whether a run may be base64 rather than a word: padded, long, or with digits or inner capitals."""
+    """Whether a run may be base64 rather than a word.
+
+    It is six characters or more (four bytes: a short value such as ``RR-2``), and padded, long, or with digits or
+    inner capitals.
+    """
     body = raw.rstrip("=")
-    return (raw.endswith("=") or len(body) >= 8 or any(c.isdigit() for c in body)
-            or any(c.isupper() for c in body[1:]))
+    return len(body) >= 6 and (raw.endswith("=") or len(body) >= 8 or any(c.isdigit() for c in body)
+                               or any(c.isupper() for c in body[1:]))
 
 
-@lru_cache(maxsize=256)
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
 def squeezed(text: str) -> str:
     """A folded text with everything but letters and digits dropped, read as a skeleton (for long values)."""
-    return skeleton("".join(c for c in text if c.isalnum()))
+    return skeleton(_NOT_ALNUM.sub("", text))
 
 
 def _decodings(text: str) -> Iterator[str]:
@@ -212,7 +217,6 @@ def _decodings(text: str) -> Iterator[str]:
             pass
 
 
-@lru_cache(maxsize=256)
 def views(text: str) -> tuple[tuple[str, str], ...]:
     r"""``text`` folded, then folded again after each way it may hide a value, each named by how it was read.
 
