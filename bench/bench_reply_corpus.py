@@ -11,6 +11,11 @@ honest replies. Targets per gym: false-pass 0 and false-fail <= 1 %. The dev par
 sealed part is judged once, at the end.
 
 Run: python -m bench.bench_reply_corpus [--part dev|sealed|all] [--list]   (exit 1 when a target is missed)
+
+The replies state the facts of their episodes. ``episodes.json`` keeps a digest of each episode's prompt and tool
+results as they were when the replies were written; ``--changed`` lists the episodes whose facts changed since
+(a gym's world or tasks changed at these seeds). Their replies must be re-read and rewritten before
+``--write-digests`` records the new digests.
 """
 
 from __future__ import annotations
@@ -26,10 +31,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench.reply_episodes import judge_reply
+from bench.reply_episodes import careful_episode, judge_reply
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "tests" / "reply_corpus"
 """Where the corpus lives: one folder per part, one JSONL file per gym."""
+
+DIGESTS = CORPUS_DIR / "episodes.json"
+"""Digest of each corpus episode's facts when its replies were written (``CarefulEpisode.digest`` by key)."""
 
 PARTS = ("dev", "sealed")
 FALSE_PASS_TARGET = 0.0
@@ -92,6 +100,17 @@ def load_cases(part: str, root: Path = CORPUS_DIR) -> list[ReplyCase]:
                 problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors())
                 raise CorpusError(f"{path}:{number}: not a valid reply case: {problems}") from None
     return cases
+
+
+def episode_digests(cases: list[ReplyCase]) -> dict[str, str]:
+    """The current digest of every episode the cases are written for, by ``gym/world_seed/task_id/seed``."""
+    keys = sorted({(case.gym, case.world_seed, case.task_id, case.seed) for case in cases})
+    return {episode.key: episode.digest for episode in (careful_episode(*key) for key in keys)}
+
+
+def changed_episodes(cases: list[ReplyCase], recorded: dict[str, str]) -> list[str]:
+    """Episodes whose facts differ from those recorded when their replies were written (or were never recorded)."""
+    return [key for key, digest in episode_digests(cases).items() if recorded.get(key) != digest]
 
 
 @dataclass
@@ -167,12 +186,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--part", choices=("dev", "sealed", "all"), default="dev", help="which part (default dev)")
     parser.add_argument("--list", action="store_true", help="also print every misjudged reply of the part")
+    parser.add_argument("--changed", action="store_true", help="list the episodes whose facts changed; judge nothing")
+    parser.add_argument("--write-digests", action="store_true",
+                        help="record every episode's current digest (only after re-reading their replies)")
     args = parser.parse_args(argv)
     try:
         cases = load_cases(args.part)
     except CorpusError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.write_digests:
+        digests = episode_digests(load_cases("all"))
+        DIGESTS.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {len(digests)} episode digests to {DIGESTS}")
+        return 0
+    if args.changed:
+        changed = changed_episodes(cases, json.loads(DIGESTS.read_text()))
+        print("\n".join(changed) or "no episode changed")
+        return 1 if changed else 0
     started = time.perf_counter()
     by_gym, by_class, by_both = judge_cases(cases)
     elapsed = time.perf_counter() - started

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.bench_reply_corpus import CORPUS_DIR, PARTS, CorpusError, ReplyCase, load_cases
+from bench.bench_reply_corpus import DIGESTS, PARTS, CorpusError, ReplyCase, changed_episodes, load_cases
 from bench.reply_episodes import careful_episode, task_ids
 
 GYMS = ("helpdesk", "tracker", "procurement", "crm")
-EPISODES = CORPUS_DIR / "episodes.json"
 
 
 @pytest.fixture(scope="module")
@@ -51,24 +50,28 @@ def test_cases_name_the_episodes_they_were_written_for(parts: dict[str, list[Rep
     """Each case's task exists in its world, the careful policy passes it, and its facts are those the replies state.
 
     The digests in episodes.json were taken when the replies were written; a gym whose world or tasks changed at
-    these seeds makes the replies say something else than they were written to say.
+    these seeds makes the replies say something else than they were written to say
+    (``python -m bench.bench_reply_corpus --changed`` lists those episodes).
     """
-    recorded: dict[str, str] = json.loads(EPISODES.read_text())
-    used = {(c.gym, c.world_seed, c.task_id, c.seed) for part in PARTS for c in parts[part]}
-    stale, failing, unknown = [], [], []
-    for gym, world_seed, task_id, seed in sorted(used):
-        if task_id not in task_ids(gym, world_seed):
-            unknown.append((gym, world_seed, task_id))
-            continue
-        episode = careful_episode(gym, world_seed, task_id, seed)
-        if not episode.passed:
-            failing.append(episode.key)
-        if recorded.get(episode.key) != episode.digest:
-            stale.append(episode.key)
+    cases = [case for part in PARTS for case in parts[part]]
+    recorded: dict[str, str] = json.loads(DIGESTS.read_text())
+    used = sorted({(c.gym, c.world_seed, c.task_id, c.seed) for c in cases})
+    unknown = [(g, w, t) for g, w, t, _ in used if t not in task_ids(g, w)]
     assert unknown == []
+    failing = [key for key in used if not careful_episode(*key).passed]
     assert failing == []
+    stale = changed_episodes(cases, recorded)
     assert stale == [], f"{len(stale)} episodes changed since the replies were written, e.g. {stale[:3]}"
     assert set(recorded) == {f"{g}/{w}/{t}/{s}" for g, w, t, s in used}
+
+
+def test_a_changed_episode_is_named(parts: dict[str, list[ReplyCase]]) -> None:
+    case = parts["dev"][0]
+    key = f"{case.gym}/{case.world_seed}/{case.task_id}/{case.seed}"
+    recorded = json.loads(DIGESTS.read_text())
+    assert changed_episodes([case], recorded) == []
+    assert changed_episodes([case], {**recorded, key: "0" * 64}) == [key]
+    assert changed_episodes([case], {}) == [key]
 
 
 def test_a_bad_line_is_refused_with_its_file_and_line(tmp_path: Path) -> None:
