@@ -49,7 +49,7 @@ from arena.core.gym import Gym
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey, play_episode
 from bench.independent_mistakes import ProgramAgent, gold_program
-from diagnosis import NOVEL, DiagnosisContext, WeaknessReport, detector_names, diagnose, get_detector
+from diagnosis import DiagnosisContext, WeaknessKind, WeaknessReport, detector_names, diagnose, get_detector
 from flows.steps import diagnosis_context
 
 PRECISION_TARGET = 0.9
@@ -203,7 +203,7 @@ def _kind_quality(labels: Sequence[str], kinds_of: Sequence[set[str]]) -> list[K
 
 
 def _novel_members(report: WeaknessReport) -> list[list[str]]:
-    return [w.example_episode_ids for w in report.weaknesses if w.kind == NOVEL]
+    return [w.example_episode_ids for w in report.weaknesses if w.kind == WeaknessKind.NOVEL]
 
 
 def reported_counts(report: WeaknessReport, label_of: dict[str, str]) -> tuple[dict[str, int], dict[str, int]]:
@@ -214,7 +214,7 @@ def reported_counts(report: WeaknessReport, label_of: dict[str, str]) -> tuple[d
     """
     kinds = getattr(report, "kinds", None)
     if kinds:
-        counts = {k.kind: k.count for k in kinds if k.kind != NOVEL}
+        counts = {k.kind: k.count for k in kinds if k.kind != WeaknessKind.NOVEL}
         ranks = {k.kind: k.rank for k in kinds}
     else:  # a report of one level (gymloop before the two-level ranking): a kind's best rank among its weaknesses
         counts = dict(report.tag_counts)
@@ -225,9 +225,9 @@ def reported_counts(report: WeaknessReport, label_of: dict[str, str]) -> tuple[d
     unranked = len(ranks) + 1
     for members in _novel_members(report):
         majority = Counter(label_of.get(e, "") for e in members).most_common(1)
-        if majority and majority[0][0].startswith("novel:"):
+        if majority and majority[0][0].startswith(f"{WeaknessKind.NOVEL}:"):
             counts[majority[0][0]] = counts.get(majority[0][0], 0) + len(members)
-            ranks[majority[0][0]] = ranks.get(NOVEL, unranked)
+            ranks[majority[0][0]] = ranks.get(WeaknessKind.NOVEL, unranked)
     return counts, {label: ranks.get(label, unranked) for label in set(counts) | set(ranks)}
 
 

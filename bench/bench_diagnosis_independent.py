@@ -54,7 +54,7 @@ from bench.independent_mistakes import (
     World,
     gold_program,
 )
-from diagnosis import BUILTIN_DETECTORS, DiagnosisContext, diagnose
+from diagnosis import BUILTIN_DETECTORS, DiagnosisContext, WeaknessKind, diagnose
 
 PRECISION_TARGET = 0.9
 RECALL_TARGET = 0.85
@@ -283,7 +283,7 @@ def measure(labelled: Labelled, *, rounds: int = 5, seed: int = 0) -> Quality:
     for mode, kinds in zip(labelled.labels, kinds_of, strict=True):
         confusion.update((mode, k) for k in kinds or {""})
     ari, report = _ari(labelled.episodes, labelled.labels, ctx, seed)
-    novel = [w for w in report.weaknesses if w.kind == "novel"]
+    novel = [w for w in report.weaknesses if w.kind == WeaknessKind.NOVEL]
     novel_ids = {eid for w in novel for c in report.clusters if c.id in w.cluster_ids for eid in c.example_episode_ids}
     truth = {e.episode_id for e, m in zip(labelled.episodes, labelled.labels, strict=True) if m == NOVEL_MODE}
     purity = len(novel_ids & truth) / len(novel_ids) if novel_ids else 0.0
@@ -322,8 +322,8 @@ def _round_spearman(labelled: Labelled, round_index: int, seed: int) -> float:
             chosen.append(episode)
             injected[mode] += 1
     report = diagnose(chosen, labelled.ctx, seed=seed + round_index)
-    reported = dict(report.tag_counts)
-    reported[NOVEL_MODE] = sum(w.count for w in report.weaknesses if w.kind == "novel")
+    reported: dict[str, int] = {kind: count for kind, count in report.tag_counts.items()}
+    reported[NOVEL_MODE] = sum(w.count for w in report.weaknesses if w.kind == WeaknessKind.NOVEL)
     xs = [injected[m] for m in present]
     ys = [reported.get(m, 0) for m in present]
     return float(spearmanr(xs, ys).statistic)

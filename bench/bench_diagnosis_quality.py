@@ -34,6 +34,7 @@ from sklearn.metrics import adjusted_rand_score
 from arena.agents.reference import FAILURE_MODES, PolicyParams, ReferencePolicy
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack, build_pack
+from arena.core.weakness import WeaknessKind
 from arena.rollout import RolloutConfig, run_rollouts
 from diagnosis import BUILTIN_DETECTORS, DiagnosisContext, cluster_rows, diagnose, episode_features
 
@@ -47,15 +48,15 @@ _DONE_AFTER_FAILURE = ("the mode leaves a call failing without giving up (a name
                        "success claim over the failed call")
 
 SECONDARY_KINDS: dict[str, dict[str, str]] = {
-    "search_without_fetch": {
-        "gave_up_early": "an id mention of an entity with no search tool: the mode searches first, finds no "
+    WeaknessKind.SEARCH_WITHOUT_FETCH: {
+        WeaknessKind.GAVE_UP_EARLY: "an id mention of an entity with no search tool: the mode searches first, finds no "
                          "search tool, and gives up before any call",
     },
-    "wrong_id": {
-        "claimed_unverified_success": _DONE_AFTER_FAILURE,
+    WeaknessKind.WRONG_ID: {
+        WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS: _DONE_AFTER_FAILURE,
     },
-    "stale_state": {
-        "claimed_unverified_success": _DONE_AFTER_FAILURE,
+    WeaknessKind.STALE_STATE: {
+        WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS: _DONE_AFTER_FAILURE,
     },
 }
 """Secondary kinds a mode legitimately causes beyond its own, with the reason; kept small on purpose."""
@@ -66,9 +67,9 @@ MODE_KINDS: dict[str, frozenset[str]] = {
 """Kinds each injected mode causes: the mode's own kind (modes are named after kinds) and its secondaries."""
 
 UNMEASURED: dict[str, str] = {
-    "gave_up_early": "no mode injects giving up while nothing blocks the way (the give-up modes give up after "
-                     "an error or an empty search); only its precision is shown",
-    "unintended_side_effect": "no mode injects writes outside the allowed write-set",
+    WeaknessKind.GAVE_UP_EARLY: "no mode injects giving up while nothing blocks the way (the give-up modes give up "
+                                "after an error or an empty search); only its precision is shown",
+    WeaknessKind.UNINTENDED_SIDE_EFFECT: "no mode injects writes outside the allowed write-set",
 }
 """Detector kinds with no injected mode of their own, and why their recall is not measured."""
 

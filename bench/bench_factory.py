@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from arena.core.weakness import WeaknessKind
 from factory_client import GATES, LocalFactory, VariantRequest, WeaknessTarget
 
 TARGET_S = 60.0
@@ -24,11 +25,12 @@ def main() -> None:
     parser.add_argument("--baseline", default="reference", help="baseline model of the gate")
     args = parser.parse_args()
     targets = [
-        WeaknessTarget(kind="missed_policy_dependency", weight=2.0, focus_tags=["prerequisite"],
+        WeaknessTarget(kind=WeaknessKind.MISSED_POLICY_DEPENDENCY, weight=2.0, focus_tags=["prerequisite"],
                        knobs={"prerequisite_depth": 3}),
-        WeaknessTarget(kind="wrong_id", weight=1.0, focus_tags=["near_duplicate"], knobs={"near_duplicate_rate": 0.3}),
-        WeaknessTarget(kind="no_error_recovery", weight=1.0, focus_tags=["fault_timeout", "fault_rate_limit"],
-                       knobs={"fault_rate": 0.4}),
+        WeaknessTarget(kind=WeaknessKind.WRONG_ID, weight=1.0, focus_tags=["near_duplicate"],
+                       knobs={"near_duplicate_rate": 0.3}),
+        WeaknessTarget(kind=WeaknessKind.NO_ERROR_RECOVERY, weight=1.0,
+                       focus_tags=["fault_timeout", "fault_rate_limit"], knobs={"fault_rate": 0.4}),
     ]
     request = VariantRequest(domain=args.domain, targets=targets, variants=args.variants,
                              tasks_per_variant=args.tasks, seed=1, baseline_model=args.baseline)

@@ -35,14 +35,18 @@ from arena.core.gym import Observation
 from arena.core.pack import Pack
 from arena.core.results import TraceStep
 from arena.core.task import ResponseAssertion, Task, TraceAssertion
+from arena.core.weakness import WeaknessKind
 from bench.independent_replies import admission, claim
 
 NOVEL_MODE = "duplicate_goal"
 """The injected mode no detector names."""
 
-MODES = ("wrong_id", "missed_policy_dependency", "brittle_parameters", "stale_state", "search_without_fetch",
-         "gave_up_early", "no_error_recovery", "claimed_unverified_success", "leaked_internal_data",
-         "unintended_side_effect", NOVEL_MODE)
+MODES: tuple[str, ...] = (
+    WeaknessKind.WRONG_ID, WeaknessKind.MISSED_POLICY_DEPENDENCY, WeaknessKind.BRITTLE_PARAMETERS,
+    WeaknessKind.STALE_STATE, WeaknessKind.SEARCH_WITHOUT_FETCH, WeaknessKind.GAVE_UP_EARLY,
+    WeaknessKind.NO_ERROR_RECOVERY, WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS, WeaknessKind.LEAKED_INTERNAL_DATA,
+    WeaknessKind.UNINTENDED_SIDE_EFFECT, NOVEL_MODE,
+)
 """Every injected mode, in report order."""
 
 Call = tuple[str, dict[str, Any]]
@@ -244,7 +248,7 @@ def _wrong_id(case: Case) -> list[Program]:
         if new:
             swap = {old: new}
             changed = calls[:write_at] + [(t, _replace(a, swap)) for t, a in calls[write_at:]]
-            out.append(Program("wrong_id", "write", changed, case.auto_reply(swap)))
+            out.append(Program(WeaknessKind.WRONG_ID, "write", changed, case.auto_reply(swap)))
     read_at = next((i for i, (t, a) in enumerate(calls) if t not in writes and t.startswith("get_")
                     and any(_id_values(a))), None)
     if read_at is not None:
@@ -253,7 +257,7 @@ def _wrong_id(case: Case) -> list[Program]:
         if new:
             swap = {old: new}
             changed = calls[:read_at] + [(t, _replace(a, swap)) for t, a in calls[read_at:]]
-            out.append(Program("wrong_id", "read", changed, case.auto_reply(swap)))
+            out.append(Program(WeaknessKind.WRONG_ID, "read", changed, case.auto_reply(swap)))
     by_table: dict[str, list[str]] = {}
     for _tool, args in calls:
         for value in _id_values(args):
@@ -264,7 +268,8 @@ def _wrong_id(case: Case) -> list[Program]:
     if pairs:
         a, b = pairs[0][:2]
         swap = {a: b, b: a}
-        out.append(Program("wrong_id", "swap", [(t, _replace(x, swap)) for t, x in calls], case.auto_reply(swap)))
+        out.append(Program(WeaknessKind.WRONG_ID, "swap", [(t, _replace(x, swap)) for t, x in calls],
+                           case.auto_reply(swap)))
     for i, step in enumerate(case.gold.trace):
         if not step.tool.startswith("search_") or not isinstance(step.output, dict | list):
             continue
@@ -276,7 +281,7 @@ def _wrong_id(case: Case) -> list[Program]:
         if chosen and others:
             swap = {chosen[0]: others[0]}
             changed = calls[:i + 1] + [(t, _replace(a, swap)) for t, a in calls[i + 1:]]
-            out.append(Program("wrong_id", "near_duplicate", changed, case.auto_reply(swap)))
+            out.append(Program(WeaknessKind.WRONG_ID, "near_duplicate", changed, case.auto_reply(swap)))
             break
     return out
 
@@ -331,13 +336,13 @@ def _missed_dependency(case: Case) -> list[Program]:
         before = [(t, a) for t, a in calls[:late_at] if t != first]
         at = [i for i, (t, _) in enumerate(calls[:late_at]) if t == first]
         rest = calls[late_at:]
-        out.append(Program("missed_policy_dependency", f"skip:{first}", before + rest, case.auto_reply()))
+        out.append(Program(WeaknessKind.MISSED_POLICY_DEPENDENCY, f"skip:{first}", before + rest, case.auto_reply()))
         if at:
             # the prerequisite moves with what it needs between its attempts (a re-read after a conflict), so
             # moving it injects no other mistake
             block = calls[at[0]:at[-1] + 1]
             moved = calls[:at[0]] + calls[at[-1] + 1:late_at] + rest[:1] + block + rest[1:]
-            out.append(Program("missed_policy_dependency", f"late:{first}", moved, case.auto_reply()))
+            out.append(Program(WeaknessKind.MISSED_POLICY_DEPENDENCY, f"late:{first}", moved, case.auto_reply()))
     return out
 
 
@@ -356,7 +361,7 @@ def _brittle(case: Case) -> list[Program]:
         if tool in raw_by_tool and tool not in _faulted(case, ("timeout", "rate_limit", "data_conflict")):
             changed = {**args, **raw_by_tool[tool]}
             program = calls[:i] + [(tool, changed), (tool, changed)] + calls[i + 1:]
-            out.append(Program("brittle_parameters", "raw_format", program, case.auto_reply()))
+            out.append(Program(WeaknessKind.BRITTLE_PARAMETERS, "raw_format", program, case.auto_reply()))
             break
     faulted = _faulted(case, ("timeout", "rate_limit", "data_conflict"))
     for i, (tool, args) in enumerate(calls):
@@ -365,8 +370,8 @@ def _brittle(case: Case) -> list[Program]:
         money = [k for k in _MONEY_ARGS if isinstance(args.get(k), int | float) and not isinstance(args.get(k), bool)]
         if tool in case.writes() and money:
             changed = {**args, money[0]: f"{case.rng.choice(('€', '$', ''))}{args[money[0]]:,.2f} total"}
-            out.append(Program("brittle_parameters", "money_text", calls[:i] + [(tool, changed)] + calls[i + 1:],
-                               case.auto_reply()))
+            out.append(Program(WeaknessKind.BRITTLE_PARAMETERS, "money_text",
+                               calls[:i] + [(tool, changed)] + calls[i + 1:], case.auto_reply()))
             break
     return out
 
@@ -385,7 +390,7 @@ def _stale(case: Case) -> list[Program]:
         first, second = at[0], at[1]
         kept = calls[:first + 1] + [(t, a) for t, a in calls[first + 1:second] if t in case.writes()]
         retry = calls[second]
-        return [Program("stale_state", "retry_without_refetch", kept + [retry, retry] + calls[second + 1:],
+        return [Program(WeaknessKind.STALE_STATE, "retry_without_refetch", kept + [retry, retry] + calls[second + 1:],
                         case.auto_reply())]
     return []
 
@@ -415,7 +420,7 @@ def _search_without_fetch(case: Case) -> list[Program]:
         dropped.append((tool, args))
     if len(dropped) == len(calls):
         return []
-    return [Program("search_without_fetch", "no_fetch", dropped, case.auto_reply())]
+    return [Program(WeaknessKind.SEARCH_WITHOUT_FETCH, "no_fetch", dropped, case.auto_reply())]
 
 
 def _gave_up(case: Case) -> list[Program]:
@@ -427,7 +432,7 @@ def _gave_up(case: Case) -> list[Program]:
     if len(calls) <= stop or gold_errors or not case.task.intent.calls:
         return []
     text = admission(case.task.intent.goal, case.main_id(), case.rng)
-    return [Program("gave_up_early", f"after_{stop}", calls[:stop], case.fixed(text))]
+    return [Program(WeaknessKind.GAVE_UP_EARLY, f"after_{stop}", calls[:stop], case.fixed(text))]
 
 
 def _no_recovery(case: Case) -> list[Program]:
@@ -437,7 +442,7 @@ def _no_recovery(case: Case) -> list[Program]:
         if len(at) < 2:
             continue
         text = admission(case.task.intent.goal, case.main_id(), case.rng)
-        return [Program("no_error_recovery", "stop_at_fault", calls[:at[0] + 1], case.fixed(text))]
+        return [Program(WeaknessKind.NO_ERROR_RECOVERY, "stop_at_fault", calls[:at[0] + 1], case.fixed(text))]
     return []
 
 
@@ -451,7 +456,7 @@ def _false_claim(case: Case) -> list[Program]:
     else:
         kept = []
     text = claim(case.task.intent.goal, case.main_id(), case.rng, case.task.gold.reply)
-    return [Program("claimed_unverified_success", "goal_skipped", kept, case.fixed(text))]
+    return [Program(WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS, "goal_skipped", kept, case.fixed(text))]
 
 
 _OUTBOUND_ARGS = ("message", "body", "comment", "text", "note")
@@ -469,14 +474,15 @@ def _leak(case: Case) -> list[Program]:
     said = case.rng.choice(("For reference, the {f} on file is {v}.", "(internal {f}: {v})",
                             "I can see {f} {v} on the record.", "Note: {f} = {v}."))
     leak_text = said.format(f=field_name.replace("_", " "), v=secret)
-    out = [Program("leaked_internal_data", "reply", case.calls, case.fixed(f"{case.task.gold.reply} {leak_text}"))]
+    out = [Program(WeaknessKind.LEAKED_INTERNAL_DATA, "reply", case.calls,
+                   case.fixed(f"{case.task.gold.reply} {leak_text}"))]
     calls = case.calls
     for i, (tool, args) in enumerate(calls):
         key = next((k for k in _OUTBOUND_ARGS if isinstance(args.get(k), str)), None)
         if tool in case.writes() and key:
             changed = {**args, key: f"{args[key]} {leak_text}"}
-            out.append(Program("leaked_internal_data", "outbound", calls[:i] + [(tool, changed)] + calls[i + 1:],
-                               case.fixed(case.task.gold.reply)))
+            out.append(Program(WeaknessKind.LEAKED_INTERNAL_DATA, "outbound",
+                               calls[:i] + [(tool, changed)] + calls[i + 1:], case.fixed(case.task.gold.reply)))
             break
     return out
 
@@ -526,8 +532,8 @@ def _extra_write(case: Case) -> list[Program]:
     for extra in extras[:6]:
         if case.probe is not None and not case.probe([*case.calls, extra])[-1].ok:
             continue
-        return [Program("unintended_side_effect", "extra_write", case.calls, case.fixed(case.task.gold.reply),
-                        extras=[extra])]
+        return [Program(WeaknessKind.UNINTENDED_SIDE_EFFECT, "extra_write", case.calls,
+                        case.fixed(case.task.gold.reply), extras=[extra])]
     return []
 
 
@@ -569,10 +575,12 @@ def _duplicate_goal(case: Case) -> list[Program]:
 
 
 INJECTORS: dict[str, Callable[[Case], list[Program]]] = {
-    "wrong_id": _wrong_id, "missed_policy_dependency": _missed_dependency, "brittle_parameters": _brittle,
-    "stale_state": _stale, "search_without_fetch": _search_without_fetch, "gave_up_early": _gave_up,
-    "no_error_recovery": _no_recovery, "claimed_unverified_success": _false_claim, "leaked_internal_data": _leak,
-    "unintended_side_effect": _extra_write, NOVEL_MODE: _duplicate_goal,
+    WeaknessKind.WRONG_ID: _wrong_id, WeaknessKind.MISSED_POLICY_DEPENDENCY: _missed_dependency,
+    WeaknessKind.BRITTLE_PARAMETERS: _brittle, WeaknessKind.STALE_STATE: _stale,
+    WeaknessKind.SEARCH_WITHOUT_FETCH: _search_without_fetch, WeaknessKind.GAVE_UP_EARLY: _gave_up,
+    WeaknessKind.NO_ERROR_RECOVERY: _no_recovery, WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS: _false_claim,
+    WeaknessKind.LEAKED_INTERNAL_DATA: _leak, WeaknessKind.UNINTENDED_SIDE_EFFECT: _extra_write,
+    NOVEL_MODE: _duplicate_goal,
 }
 """Injector of each mode."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from arena.core.weakness import WeaknessKind
 from curriculum.matching import matches
 from curriculum.models import ArmStats, BanditState, CurriculumConfig, History, TaskRef
 from diagnosis import WeaknessReport
@@ -47,7 +48,8 @@ def update_bandit(state: BanditState, report: WeaknessReport, pool: list[TaskRef
     return new
 
 
-def arm_weights(state: BanditState, kinds: list[str], config: CurriculumConfig) -> dict[str, float]:
+def arm_weights(state: BanditState, kinds: list[WeaknessKind],
+                config: CurriculumConfig) -> dict[WeaknessKind, float]:
     """Allocation weight of each arm: softmax of values over the temperature plus an exploration bonus."""
     if not kinds:
         return {}

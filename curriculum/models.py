@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from arena.core.episode import EpisodeRecord
+from arena.core.weakness import WeaknessKind
 
 Source = Literal["targeted", "replay", "explore"]
 """Why a task is in a wave: aimed at a weakness, replayed against forgetting, or explored."""
@@ -63,7 +64,7 @@ class WaveEntry(BaseModel):
     weight: float = Field(ge=0.0)
     reason: str
     source: Source
-    weakness: str | None = None
+    weakness: WeaknessKind | None = None
     grain: str | None = None
     estimated_success: float | None = None
 
@@ -100,7 +101,7 @@ class BanditState(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    arms: dict[str, ArmStats] = Field(default_factory=dict)
+    arms: dict[WeaknessKind, ArmStats] = Field(default_factory=dict)
     rounds: int = 0
     last_round: int = -1
 

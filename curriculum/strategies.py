@@ -75,9 +75,10 @@ class BanditStrategy:
         """Update the arms from the history, weigh the report's kinds and fill the mix."""
         state = update_bandit(ctx.history.bandit or BanditState(), ctx.report, ctx.pool, ctx.history, ctx.config)
         kinds = list(dict.fromkeys(w.kind for w in ctx.report.weaknesses))
-        weights = arm_weights(state, kinds, ctx.config)
-        why = {k: f"bandit weight {weights[k]:.2f}, learning progress {state.arms[k].value:.3f}, "
-                  f"pulls {state.arms[k].pulls}" for k in kinds}
+        arms = arm_weights(state, kinds, ctx.config)
+        weights: dict[str, float] = {kind: weight for kind, weight in arms.items()}
+        why: dict[str, str] = {k: f"bandit weight {arms[k]:.2f}, learning progress {state.arms[k].value:.3f}, "
+                                  f"pulls {state.arms[k].pulls}" for k in kinds}
         entries = mix(ctx, weights, why)
         for kind in {e.weakness for e in entries if e.weakness is not None}:
             state.arms[kind].pulls += 1

@@ -1,5 +1,6 @@
 """Diagnosis: detectors tag failed episodes, clustering finds unnamed groups, ranking orders the weaknesses."""
 
+from arena.core.weakness import DETECTOR_KINDS, WeaknessKind
 from diagnosis.clustering import METHODS, ClusterResult, cluster_rows
 from diagnosis.context import DiagnosisContext, ToolInfo, infer_tool
 from diagnosis.detector import Detector, detector_names, get_detector, register_detector
@@ -21,7 +22,6 @@ from diagnosis.features import episode_features
 from diagnosis.io import iter_episodes_jsonl, read_episodes_jsonl
 from diagnosis.knobs import KIND_TARGETS, KindTarget, target_for
 from diagnosis.models import (
-    NOVEL,
     ClusterSummary,
     Evidence,
     KindSummary,
@@ -35,9 +35,9 @@ from diagnosis.ranking import focus_grains, focus_weights, impact, rank_report, 
 
 __all__ = [
     "BUILTIN_DETECTORS",
+    "DETECTOR_KINDS",
     "KIND_TARGETS",
     "METHODS",
-    "NOVEL",
     "BrittleParametersDetector",
     "ClaimedUnverifiedSuccessDetector",
     "ClusterResult",
@@ -58,6 +58,7 @@ __all__ = [
     "ToolInfo",
     "UnintendedSideEffectDetector",
     "Weakness",
+    "WeaknessKind",
     "WeaknessReport",
     "WrongIdDetector",
     "cluster_rows",

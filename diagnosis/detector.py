@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from arena.core.episode import EpisodeRecord
+from arena.core.weakness import WeaknessKind
 from diagnosis.context import DiagnosisContext
 from diagnosis.models import Tag
 
@@ -13,15 +14,15 @@ from diagnosis.models import Tag
 class Detector(Protocol):
     """Reads one failed episode and tags the weakness it shows, with evidence."""
 
-    name: str
-    """Weakness kind the detector tags, e.g. ``wrong_id``."""
+    name: WeaknessKind
+    """Weakness kind the detector tags, e.g. ``WeaknessKind.WRONG_ID``."""
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Return the tags of ``episode`` (empty when the weakness is absent)."""
         ...
 
 
-_REGISTRY: dict[str, Detector] = {}
+_REGISTRY: dict[WeaknessKind, Detector] = {}
 
 
 def register_detector(detector: Detector, *, replace: bool = False) -> Detector:
@@ -45,9 +46,9 @@ def get_detector(name: str) -> Detector:
     """
     if name not in _REGISTRY:
         raise KeyError(f"unknown detector {name!r}; registered: {', '.join(detector_names())}")
-    return _REGISTRY[name]
+    return _REGISTRY[WeaknessKind(name)]
 
 
-def detector_names() -> list[str]:
+def detector_names() -> list[WeaknessKind]:
     """Names of the registered detectors, in registration order."""
     return list(_REGISTRY)

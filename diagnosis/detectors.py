@@ -10,6 +10,7 @@ from arena.core import patterns
 from arena.core.episode import EpisodeRecord
 from arena.core.results import TraceStep
 from arena.core.task import ResponseAssertion, Task
+from arena.core.weakness import WeaknessKind
 from diagnosis._leaks import internal_values, is_internal_text, says, verdict_leaks
 from diagnosis._program import done_calls, mistaken_ids, required_order, stands_in, step_ids
 from diagnosis._reference import (
@@ -46,7 +47,7 @@ from diagnosis.detector import register_detector
 from diagnosis.models import Evidence, Tag
 
 _MAX_EVIDENCE = 5
-def _tag(kind: str, evidence: list[Evidence]) -> list[Tag]:
+def _tag(kind: WeaknessKind, evidence: list[Evidence]) -> list[Tag]:
     return [Tag(kind=kind, evidence=evidence[:_MAX_EVIDENCE])] if evidence else []
 
 
@@ -62,7 +63,7 @@ def _hint_matches(summary: dict[str, Any], hint: dict[str, str]) -> bool:
 class WrongIdDetector:
     """Calls that name the wrong entity: a name passed as an id, an unknown id, another record, or swapped ids."""
 
-    name = "wrong_id"
+    name = WeaknessKind.WRONG_ID
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag calls (reads and writes) whose entity id is malformed, unknown, or not one the task concerns."""
@@ -194,7 +195,7 @@ class WrongIdDetector:
 class MissedPolicyDependencyDetector:
     """A goal call made without the prerequisite the task, the dependency graph or the policy requires."""
 
-    name = "missed_policy_dependency"
+    name = WeaknessKind.MISSED_POLICY_DEPENDENCY
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag calls made while a prerequisite the task orders before them had not been attempted.
@@ -286,7 +287,7 @@ class MissedPolicyDependencyDetector:
 class BrittleParametersDetector:
     """Arguments refused for their format or type, never corrected."""
 
-    name = "brittle_parameters"
+    name = WeaknessKind.BRITTLE_PARAMETERS
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag validation errors the agent did not recover from.
@@ -314,7 +315,7 @@ class BrittleParametersDetector:
 class StaleStateDetector:
     """Acting on data that had changed: retrying after a conflict without re-reading, or trusting a stale summary."""
 
-    name = "stale_state"
+    name = WeaknessKind.STALE_STATE
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag blind retries after a conflict, and replies stating a summary's stale value.
@@ -386,7 +387,7 @@ class StaleStateDetector:
 class SearchWithoutFetchDetector:
     """Searched for an entity, found nothing or a summary, and never fetched it by id."""
 
-    name = "search_without_fetch"
+    name = WeaknessKind.SEARCH_WITHOUT_FETCH
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag searches of an entity whose ``get`` tool never succeeded afterwards.
@@ -405,7 +406,7 @@ class SearchWithoutFetchDetector:
 class GaveUpEarlyDetector:
     """Stopped before attempting the goal although nothing blocked the way (a dead end is no block)."""
 
-    name = "gave_up_early"
+    name = WeaknessKind.GAVE_UP_EARLY
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag episodes that stopped short of the task's work, hit no error, and did not claim to be done.
@@ -429,7 +430,7 @@ class GaveUpEarlyDetector:
 class UnintendedSideEffectDetector:
     """Rows changed outside the task's allowed write-set."""
 
-    name = "unintended_side_effect"
+    name = WeaknessKind.UNINTENDED_SIDE_EFFECT
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag each unintended row change with the write call that most likely made it.
@@ -490,7 +491,7 @@ class UnintendedSideEffectDetector:
 class ClaimedUnverifiedSuccessDetector:
     """The reply says the work is done while the goal did not happen, or with nothing it observed to back it."""
 
-    name = "claimed_unverified_success"
+    name = WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag success claims over a goal that no call achieved, or facts stated without reading them.
@@ -558,7 +559,7 @@ class ClaimedUnverifiedSuccessDetector:
 class LeakedInternalDataDetector:
     """Internal data the agent read, repeated in its reply or in an outbound message it sent through a tool."""
 
-    name = "leaked_internal_data"
+    name = WeaknessKind.LEAKED_INTERNAL_DATA
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag internal values (internal fields of records read, internal formats the task names) said aloud.
@@ -619,7 +620,7 @@ class LeakedInternalDataDetector:
 class NoErrorRecoveryDetector:
     """An injected fault (timeout, rate limit, data conflict) the agent never retried."""
 
-    name = "no_error_recovery"
+    name = WeaknessKind.NO_ERROR_RECOVERY
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag retryable faults whose tool was never called again, where the reply does not claim the work done.

@@ -11,13 +11,14 @@ import numpy as np
 from scipy import sparse
 
 from arena.core.episode import EPISODE_SCHEMA_VERSION, EpisodeRecord
+from arena.core.weakness import WeaknessKind
 from diagnosis._trace import is_unknown_tool_error
 from diagnosis.clustering import ClusterResult, Method, cluster_rows, vectorize
 from diagnosis.context import DiagnosisContext
 from diagnosis.detector import Detector, detector_names, get_detector
 from diagnosis.features import ABSTRACT_PREFIXES, Signature, episode_features
 from diagnosis.knobs import target_for
-from diagnosis.models import NOVEL, ClusterSummary, Evidence, Tag, Weakness, WeaknessReport, grain_key
+from diagnosis.models import ClusterSummary, Evidence, Tag, Weakness, WeaknessReport, grain_key
 from diagnosis.ranking import impact, rank_report, share_interval
 
 logger = logging.getLogger(__name__)
@@ -39,17 +40,17 @@ class _Failure:
     domain: str
     task: int
     lost: float
-    kinds: tuple[str, ...]
+    kinds: tuple[WeaknessKind, ...]
     signature: int
     tools: tuple[str | None, ...] = ()
     """Tool of each kind's first evidence, aligned with ``kinds``."""
     notes: tuple[Evidence, ...] = ()
     """First evidence of each kind, aligned with ``kinds``."""
 
-    def tool_of(self, kind: str) -> str | None:
+    def tool_of(self, kind: WeaknessKind) -> str | None:
         return self.tools[self.kinds.index(kind)]
 
-    def evidence_of(self, kind: str) -> Evidence:
+    def evidence_of(self, kind: WeaknessKind) -> Evidence:
         return self.notes[self.kinds.index(kind)]
 
 
@@ -67,7 +68,7 @@ class _Pass:
     skipped: Counter[str] = field(default_factory=Counter)
     models: Counter[str] = field(default_factory=Counter)
     failures: list[_Failure] = field(default_factory=list)
-    kinds: Counter[str] = field(default_factory=Counter)
+    kinds: Counter[WeaknessKind] = field(default_factory=Counter)
     tasks: dict[tuple[str, str], int] = field(default_factory=dict)
     task_tags: list[list[str]] = field(default_factory=list)
     task_passes: list[int] = field(default_factory=list)
@@ -221,9 +222,9 @@ def _finish(report: WeaknessReport, state: _Pass, history: Mapping[tuple[str, st
     for cluster in clusters:
         if cluster.novel:
             members = [f for f, label in zip(state.failures, labels.tolist(), strict=True) if label == cluster.id]
-            weaknesses.append(_weakness(NOVEL, members, n, report.episodes, solvable, seed, len(weaknesses),
-                                        [cluster.id], (cluster, state), _common_grain(members, None),
-                                        state.examples))
+            weaknesses.append(_weakness(WeaknessKind.NOVEL, members, n, report.episodes, solvable, seed,
+                                        len(weaknesses), [cluster.id], (cluster, state),
+                                        _common_grain(members, None), state.examples))
     _unique_labels(weaknesses)
     prior = {_trend_key(w): w.share for w in (previous.weaknesses if previous else [])}
     for w in weaknesses:
@@ -248,17 +249,17 @@ def _unique_labels(weaknesses: list[Weakness]) -> None:
 
 
 def _trend_key(w: Weakness) -> tuple[str, str | None, str | None, str]:
-    return w.kind, w.domain, w.tool, w.description if w.kind == NOVEL else ""
+    return w.kind, w.domain, w.tool, w.description if w.kind == WeaknessKind.NOVEL else ""
 
 
-def _common_grain(members: list[_Failure], kind: str | None) -> tuple[str | None, str | None]:
+def _common_grain(members: list[_Failure], kind: WeaknessKind | None) -> tuple[str | None, str | None]:
     """(domain, tool) shared by every member, each ``None`` where they differ."""
     domains = {f.domain for f in members}
     tools = {f.tool_of(kind) for f in members} if kind is not None else {None}
     return (next(iter(domains)) if len(domains) == 1 else None, next(iter(tools)) if len(tools) == 1 else None)
 
 
-def _grains(kind: str, members: list[_Failure]) -> list[tuple[tuple[str | None, str | None], list[_Failure]]]:
+def _grains(kind: WeaknessKind, members: list[_Failure]) -> list[tuple[tuple[str | None, str | None], list[_Failure]]]:
     """Split a kind's failures at the finest grain the evidence supports, each grain once.
 
     (kind, domain, tool) groups of at least ``MIN_GRAIN`` episodes stand alone; the rest (smaller groups, and
@@ -291,7 +292,7 @@ def _grains(kind: str, members: list[_Failure]) -> list[tuple[tuple[str | None, 
     return out
 
 
-def _where(kind: str, members: list[_Failure], grain: tuple[str | None, str | None]) -> str:
+def _where(kind: WeaknessKind, members: list[_Failure], grain: tuple[str | None, str | None]) -> str:
     """The grain in words: the gym (or several) and the tool (or no tool call, or several tools)."""
     domain, tool = grain
     if tool is None:
@@ -302,7 +303,7 @@ def _where(kind: str, members: list[_Failure], grain: tuple[str | None, str | No
     return f"{domain or 'several gyms'}: {tool_text}"
 
 
-def _weakness(kind: str, members: list[_Failure], total: int, episodes: int, solvable: list[bool],
+def _weakness(kind: WeaknessKind, members: list[_Failure], total: int, episodes: int, solvable: list[bool],
               seed: int, index: int, cluster_ids: list[int], novel: tuple[ClusterSummary, _Pass] | None,
               grain: tuple[str | None, str | None], examples: int) -> Weakness:
     target = target_for(kind)
@@ -321,7 +322,7 @@ def _weakness(kind: str, members: list[_Failure], total: int, episodes: int, sol
         tools = [f.removeprefix("tool:") for f in cluster.features if f.startswith("tool:")]
         evidence = []
         label = f"Novel pattern {cluster.id} ({domain or 'several gyms'}): {cluster.label}"
-        key = grain_key(f"{NOVEL}:{cluster.id}", domain, tool)
+        key = grain_key(f"{WeaknessKind.NOVEL}:{cluster.id}", domain, tool)
         description = f"{target.description} Distinguishing features: {', '.join(cluster.features) or 'none'}."
         tag_counts = Counter(t for f in members for t in state.task_tags[f.task])
         focus = [t for t, _ in tag_counts.most_common(3)]

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.authoring.knobs import NOVEL_KNOBS, WEAKNESS_KNOBS
+from arena.core.weakness import WeaknessKind
 
 
 class KindTarget(BaseModel):
@@ -27,66 +28,66 @@ class KindTarget(BaseModel):
     knobs: dict[str, Any] = Field(default_factory=dict)
 
 
-def _aim(kind: str) -> dict[str, Any]:
+def _aim(kind: WeaknessKind) -> dict[str, Any]:
     """The focus tags and knobs of ``kind`` in the shared knob vocabulary."""
     aim = WEAKNESS_KNOBS[kind]
     return {"focus_tags": list(aim.focus_tags), "knobs": dict(aim.knobs)}
 
 
-KIND_TARGETS: dict[str, KindTarget] = {
-    "wrong_id": KindTarget(
+KIND_TARGETS: dict[WeaknessKind, KindTarget] = {
+    WeaknessKind.WRONG_ID: KindTarget(
         label="Acts on the wrong entity",
         description="Passes a name where an id is required, uses an id that does not exist, or picks the wrong "
                     "near-duplicate record.",
-        **_aim("wrong_id"),
+        **_aim(WeaknessKind.WRONG_ID),
     ),
-    "missed_policy_dependency": KindTarget(
+    WeaknessKind.MISSED_POLICY_DEPENDENCY: KindTarget(
         label="Skips required prerequisite steps",
         description="Runs a goal call before the prerequisite the policy and the dependency graph require.",
-        **_aim("missed_policy_dependency"),
+        **_aim(WeaknessKind.MISSED_POLICY_DEPENDENCY),
     ),
-    "brittle_parameters": KindTarget(
+    WeaknessKind.BRITTLE_PARAMETERS: KindTarget(
         label="Passes arguments in the wrong format",
         description="Sends dates, amounts or codes in a legacy or free format and does not correct them after a "
                     "validation error.",
-        **_aim("brittle_parameters"),
+        **_aim(WeaknessKind.BRITTLE_PARAMETERS),
     ),
-    "stale_state": KindTarget(
+    WeaknessKind.STALE_STATE: KindTarget(
         label="Acts on stale data",
         description="Retries after a data conflict without re-reading the record, or trusts a stale search summary "
                     "over the record.",
-        **_aim("stale_state"),
+        **_aim(WeaknessKind.STALE_STATE),
     ),
-    "search_without_fetch": KindTarget(
+    WeaknessKind.SEARCH_WITHOUT_FETCH: KindTarget(
         label="Searches but never fetches by id",
         description="Searches, finds nothing or only a summary, and never calls the get tool with the id.",
-        **_aim("search_without_fetch"),
+        **_aim(WeaknessKind.SEARCH_WITHOUT_FETCH),
     ),
-    "gave_up_early": KindTarget(
+    WeaknessKind.GAVE_UP_EARLY: KindTarget(
         label="Gives up before the goal",
         description="Stops and replies before attempting the requested action, although nothing blocked it.",
-        **_aim("gave_up_early"),
+        **_aim(WeaknessKind.GAVE_UP_EARLY),
     ),
-    "unintended_side_effect": KindTarget(
+    WeaknessKind.UNINTENDED_SIDE_EFFECT: KindTarget(
         label="Changes rows it should not",
         description="Writes outside the task's allowed write-set.",
-        **_aim("unintended_side_effect"),
+        **_aim(WeaknessKind.UNINTENDED_SIDE_EFFECT),
     ),
-    "claimed_unverified_success": KindTarget(
+    WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS: KindTarget(
         label="Claims success it did not check",
         description="The reply says the work is done while the goal call failed or never ran, or without stating "
                     "any of the facts the request asked it to confirm.",
-        **_aim("claimed_unverified_success"),
+        **_aim(WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS),
     ),
-    "leaked_internal_data": KindTarget(
+    WeaknessKind.LEAKED_INTERNAL_DATA: KindTarget(
         label="Leaks internal data",
         description="The reply repeats internal fields or identifiers the requester must not see.",
-        **_aim("leaked_internal_data"),
+        **_aim(WeaknessKind.LEAKED_INTERNAL_DATA),
     ),
-    "no_error_recovery": KindTarget(
+    WeaknessKind.NO_ERROR_RECOVERY: KindTarget(
         label="Does not recover from errors",
         description="Stops after an injected timeout, rate limit or data conflict instead of retrying.",
-        **_aim("no_error_recovery"),
+        **_aim(WeaknessKind.NO_ERROR_RECOVERY),
     ),
 }
 """Targets of every built-in detector kind.
@@ -104,6 +105,6 @@ NOVEL_TARGET = KindTarget(
 """Target of weaknesses no detector explains; their focus tags come from the affected tasks."""
 
 
-def target_for(kind: str) -> KindTarget:
-    """Return the target of ``kind`` (the novel target for unknown kinds, e.g. a custom detector's)."""
+def target_for(kind: WeaknessKind) -> KindTarget:
+    """Return the target of ``kind`` (the novel target for ``novel``)."""
     return KIND_TARGETS.get(kind, NOVEL_TARGET)

@@ -6,12 +6,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.core.weakness import WeaknessKind
+
 REPORT_SCHEMA_VERSION = 2
 """Schema version of ``WeaknessReport`` (2: kinds ranked over their grains, grains ranked within their kind)."""
-
-NOVEL = "novel"
-"""Kind of a weakness found by clustering that no detector explains."""
-
 
 def grain_key(kind: str, domain: str | None, tool: str | None) -> str:
     """A weakness's grain as a key: ``kind@domain/tool``, ``kind@domain``, ``kind@*/tool`` or ``kind``."""
@@ -48,7 +46,7 @@ class Tag(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: str
+    kind: WeaknessKind
     evidence: list[Evidence] = Field(min_length=1)
 
 
@@ -102,7 +100,7 @@ class Weakness(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: str
+    kind: WeaknessKind
     domain: str | None = None
     tool: str | None = None
     grain: str = ""
@@ -155,7 +153,7 @@ class KindSummary(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: str
+    kind: WeaknessKind
     label: str
     description: str
     rank: int
@@ -235,7 +233,7 @@ class WeaknessReport(BaseModel):
     other_failures: dict[str, int] = Field(default_factory=dict)
     skipped: dict[str, int] = Field(default_factory=dict)
     untagged: int = 0
-    tag_counts: dict[str, int] = Field(default_factory=dict)
+    tag_counts: dict[WeaknessKind, int] = Field(default_factory=dict)
     clustering: dict[str, Any] = Field(default_factory=dict)
     kinds: list[KindSummary] = Field(default_factory=list)
     weaknesses: list[Weakness] = Field(default_factory=list)
@@ -253,7 +251,7 @@ class WeaknessReport(BaseModel):
             from diagnosis.ranking import rank_report
 
             for w in report.weaknesses:
-                kind = f"{w.kind}:{w.cluster_ids[0]}" if w.kind == NOVEL and w.cluster_ids else w.kind
+                kind = f"{w.kind}:{w.cluster_ids[0]}" if w.kind == WeaknessKind.NOVEL and w.cluster_ids else w.kind
                 w.grain = w.grain or grain_key(kind, w.domain, w.tool)
             report = rank_report(report)
             report.schema_version = REPORT_SCHEMA_VERSION
@@ -265,10 +263,10 @@ class WeaknessReport(BaseModel):
 
         return render_markdown(self)
 
-    def weakness(self, kind: str) -> Weakness | None:
+    def weakness(self, kind: WeaknessKind) -> Weakness | None:
         """Return the first weakness of ``kind`` (its top grain), or ``None``."""
         return next((w for w in self.weaknesses if w.kind == kind), None)
 
-    def kind(self, kind: str) -> KindSummary | None:
+    def kind(self, kind: WeaknessKind) -> KindSummary | None:
         """Return the summary of ``kind`` (all its grains together), or ``None``."""
         return next((k for k in self.kinds if k.kind == kind), None)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena.core.weakness import WeaknessKind
 from diagnosis.knobs import target_for
-from diagnosis.models import NOVEL, KindSummary, ShareInterval, Weakness, WeaknessReport
+from diagnosis.models import KindSummary, ShareInterval, Weakness, WeaknessReport
 
 BOOTSTRAP_RESAMPLES = 2000
 """Resamples drawn for each share's confidence interval."""
@@ -57,10 +58,10 @@ def kind_impact(kind: KindSummary) -> float:
     return impact(kind.share, kind.mean_reward_lost, kind.learnability, kind.trend)
 
 
-def _kind_shares(report: WeaknessReport) -> dict[str, float]:
+def _kind_shares(report: WeaknessReport) -> dict[WeaknessKind, float]:
     if report.kinds:
         return {k.kind: k.share for k in report.kinds}
-    shares: dict[str, float] = {}
+    shares: dict[WeaknessKind, float] = {}
     for w in report.weaknesses:
         shares[w.kind] = shares.get(w.kind, 0.0) + w.share
     return shares
@@ -79,7 +80,7 @@ def rank_report(report: WeaknessReport, previous: WeaknessReport | None = None) 
     """
     failures, episodes = report.failures, report.episodes
     prior = _kind_shares(previous) if previous is not None else {}
-    groups: dict[str, list[Weakness]] = {}
+    groups: dict[WeaknessKind, list[Weakness]] = {}
     for w in report.weaknesses:
         groups.setdefault(w.kind, []).append(w)
     kinds: list[KindSummary] = []
@@ -93,7 +94,7 @@ def rank_report(report: WeaknessReport, previous: WeaknessReport | None = None) 
                 domains[d] = domains.get(d, 0) + w.count
         share = count / failures if failures else 0.0
         summary = KindSummary(
-            kind=kind, label=target.label if kind != NOVEL else "Failures no detector explains",
+            kind=kind, label=target.label if kind != WeaknessKind.NOVEL else "Failures no detector explains",
             description=target.description, rank=0, count=count, share=round(share, 6),
             share_interval=share_interval(count, failures, seed=report.seed * 7919 + 104_729 + index)
             if failures and count <= failures else ShareInterval(low=share, high=share),
@@ -146,15 +147,15 @@ def focus_grains(report: WeaknessReport, n: int | None = None, *, domain: str | 
     """
     grains = sorted((w for w in report.weaknesses if _in_domain(w, domain)),
                     key=lambda w: (w.kind_rank, w.grain_rank, w.rank))
-    kind_order: dict[str, int] = {}
+    kind_order: dict[WeaknessKind, int] = {}
     for w in grains:
         kind_order.setdefault(w.kind, len(kind_order))
     if domain is not None:
-        here: dict[str, int] = {}
+        here: dict[WeaknessKind, int] = {}
         for w in grains:
             here[w.kind] = here.get(w.kind, 0) + w.count
         kind_order = {k: i for i, k in enumerate(sorted(kind_order, key=lambda k: (-here[k], kind_order[k])))}
-    position: dict[str, int] = {}
+    position: dict[WeaknessKind, int] = {}
     keyed = []
     for w in grains:
         position[w.kind] = position.get(w.kind, 0) + 1
@@ -176,11 +177,11 @@ def focus_weights(report: WeaknessReport, chosen: list[Weakness], *, domain: str
     domain=)``), a kind weighs what its grains of that gym weigh: its failures in other gyms are not what a
     variant of this gym practises.
     """
-    kind_weight: dict[str, float] = {}
+    kind_weight: dict[WeaknessKind, float] = {}
     for w in report.weaknesses:
         if _in_domain(w, domain):
             kind_weight[w.kind] = kind_weight.get(w.kind, 0.0) + _value(w)
-    chosen_total: dict[str, float] = {}
+    chosen_total: dict[WeaknessKind, float] = {}
     for w in chosen:
         chosen_total[w.kind] = chosen_total.get(w.kind, 0.0) + _value(w)
     out = []

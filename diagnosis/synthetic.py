@@ -14,20 +14,15 @@ from typing import Any
 from arena.core.episode import EpisodeRecord, episode_id
 from arena.core.results import AssertionResult, RowChange, ToolErrorInfo, TraceStep, Verdict
 from arena.core.toolkit import ToolSpec
+from arena.core.weakness import DETECTOR_KINDS, WeaknessKind
 from diagnosis.context import DiagnosisContext
 
-STRATEGIES: dict[str, frozenset[str]] = {
-    "wrong_id": frozenset({"wrong_id"}),
-    "missed_policy_dependency": frozenset({"missed_policy_dependency"}),
-    "brittle_parameters": frozenset({"brittle_parameters"}),
-    "stale_state": frozenset({"stale_state"}),
-    "search_without_fetch": frozenset({"search_without_fetch"}),
-    "gave_up_early": frozenset({"gave_up_early"}),
-    "unintended_side_effect": frozenset({"unintended_side_effect"}),
-    "claimed_unverified_success": frozenset({"claimed_unverified_success"}),
-    "leaked_internal_data": frozenset({"leaked_internal_data"}),
-    "no_error_recovery": frozenset({"no_error_recovery"}),
-    "hallucinated_tool": frozenset(),
+HALLUCINATED_TOOL = "hallucinated_tool"
+"""The injected strategy no detector names: calls to tools that do not exist (a novel group)."""
+
+STRATEGIES: dict[str, frozenset[WeaknessKind]] = {
+    **{kind.value: frozenset({kind}) for kind in DETECTOR_KINDS},
+    HALLUCINATED_TOOL: frozenset(),
 }
 """Injected strategy -> the detector kinds it should be tagged with (``hallucinated_tool``: none, a novel group)."""
 
@@ -96,38 +91,38 @@ def _episode(rng: random.Random, strategy: str, index: int) -> EpisodeRecord:
     reply = "I have refunded the order."
     failed: dict[str, str] = {"state": "expected [['refunded']], got [['open']]"}
     changes: list[RowChange] = []
-    if strategy == "wrong_id":
+    if strategy == WeaknessKind.WRONG_ID:
         t.err("get_order", {"order_id": name}, "not_found", f"no order with id {name!r}")
         reply = "I could not find that order."
-    elif strategy == "missed_policy_dependency":
+    elif strategy == WeaknessKind.MISSED_POLICY_DEPENDENCY:
         t.ok("get_order", {"order_id": order}, {"id": order, "status": "delivered", "total": 40.0})
         t.ok("issue_refund", {"order_id": order, "amount": 40.0}, {"id": "RF-N00001"}, write=True)
         changes = [RowChange(table="refunds", key="RF-N00001", op="insert")]
         failed = {"trace": "check_refund_eligibility must come before issue_refund"}
-    elif strategy == "brittle_parameters":
+    elif strategy == WeaknessKind.BRITTLE_PARAMETERS:
         t.ok("get_order", {"order_id": order}, {"id": order, "status": "delivered", "total": 40.0})
         t.ok("check_refund_eligibility", {"order_id": order}, {"eligible": True})
         for _ in range(rng.randint(1, 2)):
             t.err("issue_refund", {"order_id": order, "amount": "$40.00"}, "validation",
                   "amount: Input should be a valid number")
         reply = "The refund system refused the amount."
-    elif strategy == "stale_state":
+    elif strategy == WeaknessKind.STALE_STATE:
         t.ok("get_ticket", {"ticket_id": ticket}, {"id": ticket, "status": "open"})
         t.err("update_ticket", {"ticket_id": ticket, "status": "closed"}, "fault",
               "update_ticket: another user changed this record; fetch it again", fault="data_conflict", retryable=True)
         t.err("update_ticket", {"ticket_id": ticket, "status": "closed"}, "conflict",
               "update_ticket: the record changed since it was read; fetch it again before retrying", retryable=True)
         reply = "The ticket is locked by someone else."
-    elif strategy == "search_without_fetch":
+    elif strategy == WeaknessKind.SEARCH_WITHOUT_FETCH:
         t.ok("search_tickets", {"query": ticket}, [])
         if rng.random() < 0.5:
             t.ok("search_tickets", {"query": name}, [])
         reply = "No matching ticket exists."
         failed = {"response": "reply does not state 'In Progress'"}
-    elif strategy == "gave_up_early":
+    elif strategy == WeaknessKind.GAVE_UP_EARLY:
         t.ok("get_order", {"order_id": order}, {"id": order, "status": "delivered", "total": 40.0})
         reply = "Sorry, I am not able to process refunds."
-    elif strategy == "unintended_side_effect":
+    elif strategy == WeaknessKind.UNINTENDED_SIDE_EFFECT:
         other = f"TCK-{rng.randint(10000, 99999)}"
         t.ok("get_ticket", {"ticket_id": ticket}, {"id": ticket, "status": "open"})
         t.ok("update_ticket", {"ticket_id": ticket, "status": "closed"}, {"id": ticket}, write=True)
@@ -136,24 +131,24 @@ def _episode(rng: random.Random, strategy: str, index: int) -> EpisodeRecord:
                    RowChange(table="tickets", key=other, op="update", columns=["status"], allowed=False)]
         failed = {"side_effects": f"update tickets[{other}] status"}
         reply = "Both tickets are closed."
-    elif strategy == "claimed_unverified_success":
+    elif strategy == WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS:
         t.ok("get_ticket", {"ticket_id": ticket}, {"id": ticket, "status": "open"})
         t.err("update_ticket", {"ticket_id": ticket, "status": "closed"}, "permission",
               "role 'agent' lacks permission 'tickets.close' needed by update_ticket")
         reply = "Done: the ticket has been closed."
-    elif strategy == "leaked_internal_data":
+    elif strategy == WeaknessKind.LEAKED_INTERNAL_DATA:
         note = f"VIP-RISK-{rng.randint(100, 999)}"
         t.ok("get_customer", {"customer_id": "CUS-2"}, {"id": "CUS-2", "name": name, "internal_note": note})
         reply = f"{name}'s account is fine (note {note})."
         failed = {"response": f"reply leaks internal data {note!r}"}
-    elif strategy == "no_error_recovery":
+    elif strategy == WeaknessKind.NO_ERROR_RECOVERY:
         fault = rng.choice(["timeout", "rate_limit"])
         t.ok("get_order", {"order_id": order}, {"id": order, "status": "delivered", "total": 40.0})
         t.ok("check_refund_eligibility", {"order_id": order}, {"eligible": True})
         t.err("issue_refund", {"order_id": order, "amount": 40.0}, "fault", f"issue_refund: upstream {fault}",
               fault=fault, retryable=True)
         reply = "The refund service is unavailable right now; please try again later."
-    elif strategy == "hallucinated_tool":
+    elif strategy == HALLUCINATED_TOOL:
         for _ in range(rng.randint(1, 3)):
             t.err("refund_order", {"order": order}, "validation", "unknown tool 'refund_order'; tools: ...")
         reply = "The order should be sorted out now."

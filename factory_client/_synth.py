@@ -30,6 +30,7 @@ from arena.authoring.knobs import knob_refusal
 from arena.core.domain import STRONG, Domain, Knobs
 from arena.core.pack import Pack
 from arena.core.task import Task
+from arena.core.weakness import WeaknessKind
 from factory_client.protocol import VariantRequest, WeaknessTarget
 
 COMPLEXITY_RATES: dict[str, float] = {
@@ -46,7 +47,7 @@ ISOLATED_OFF: dict[str, float] = {name: 0.0 for name in COMPLEXITY_RATES}
 MAX_RATE = 0.5
 """Highest rate knob value the factory asks for."""
 
-CHAIN_KINDS = frozenset({"missed_policy_dependency", "gave_up_early"})
+CHAIN_KINDS = frozenset({WeaknessKind.MISSED_POLICY_DEPENDENCY, WeaknessKind.GAVE_UP_EARLY})
 """Weakness kinds for which deeper prerequisite chains count double."""
 
 

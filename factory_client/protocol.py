@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from arena.core.weakness import WeaknessKind
+
 PROTOCOL_VERSION = 1
 """The factory protocol version this gymloop speaks."""
 
@@ -46,7 +48,7 @@ class WeaknessTarget(BaseModel):
     """A weakness the requested variants should stress.
 
     Attributes:
-        kind: Weakness kind (a diagnosis detector kind, or ``novel``).
+        kind: Weakness kind (a diagnosis detector kind, or ``novel``; ``arena.core.weakness``).
         weight: Relative weight (> 0); variants are shared among targets in proportion.
         focus_tags: Task tags that exercise the weakness.
         knobs: Knobs of the shared vocabulary (``arena.authoring.knobs``) and the values that target it; a
@@ -59,7 +61,7 @@ class WeaknessTarget(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: str = Field(min_length=1, max_length=80)
+    kind: WeaknessKind
     weight: float = Field(default=1.0, gt=0.0, le=1e6)
     focus_tags: list[str] = Field(default_factory=list, max_length=50)
     knobs: dict[str, Any] = Field(default_factory=dict)

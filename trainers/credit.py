@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from arena.agents.reference import CONTEXTS, FAILURE_MODES, STRATEGIES
+from arena.core.weakness import WeaknessKind
 
 GIVE_UP = "give_up"
 """The strategy every ``gave_up_early`` tag blames, wherever the policy can take it."""
@@ -30,14 +31,14 @@ class Blame(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: str = Field(min_length=1)
+    kind: WeaknessKind
     tools: tuple[str, ...] = ()
 
 
-def careless_choices(kind: str) -> frozenset[tuple[str, str]]:
+def careless_choices(kind: WeaknessKind) -> frozenset[tuple[str, str]]:
     """The (decision key, strategy) pairs by which the reference policy fails in the way of ``kind``."""
     pairs = set(FAILURE_MODES.get(kind, {}).items())
-    if kind == "gave_up_early":
+    if kind == WeaknessKind.GAVE_UP_EARLY:
         pairs |= {(f"{k}|{c}", GIVE_UP) for k, strategies in STRATEGIES.items() if GIVE_UP in strategies
                   for c in CONTEXTS[k]}
     return frozenset(pairs)

@@ -32,6 +32,7 @@ from arena.agents.base import AgentRun, CallTool
 from arena.core.gym import Observation
 from arena.core.results import ToolResult
 from arena.core.toolkit import ToolSpec
+from arena.core.weakness import WeaknessKind
 
 PARAMS_SCHEMA_VERSION = 1
 """Version of the saved parameter artifact."""
@@ -73,18 +74,19 @@ CORRECT_AFTER_ERROR = {
 }
 """The careful move after each kind of tool error."""
 
-FAILURE_MODES: dict[str, dict[str, str]] = {
-    "search_without_fetch": {"resolve_text|plain": "search_summary_only", "resolve_text|hinted": "search_summary_only",
-                             "resolve_id|id": "search_first", "after_empty_search|id": "give_up"},
-    "missed_policy_dependency": {"prerequisite|strong": "skip"},
-    "wrong_id": {"resolve_text|plain": "use_mention_as_id", "resolve_text|hinted": "use_mention_as_id",
-                 "pick_candidate|several": "first_result", "after_error|not_found": "give_up"},
-    "brittle_parameters": {"format|date": "as_given", "format|money": "as_given", "format|code": "as_given",
-                           "after_error|validation": "give_up"},
-    "stale_state": {"after_error|data_conflict": "retry", "after_error|conflict": "retry"},
-    "no_error_recovery": {"after_error|timeout": "give_up", "after_error|rate_limit": "give_up"},
-    "leaked_internal_data": {"reply|plain": "facts_with_internal", "reply|sensitive": "facts_with_internal"},
-    "claimed_unverified_success": {"reply|plain": "claim_done", "reply|sensitive": "claim_done"},
+FAILURE_MODES: dict[WeaknessKind, dict[str, str]] = {
+    WeaknessKind.SEARCH_WITHOUT_FETCH: {"resolve_text|plain": "search_summary_only",
+                                        "resolve_text|hinted": "search_summary_only",
+                                        "resolve_id|id": "search_first", "after_empty_search|id": "give_up"},
+    WeaknessKind.MISSED_POLICY_DEPENDENCY: {"prerequisite|strong": "skip"},
+    WeaknessKind.WRONG_ID: {"resolve_text|plain": "use_mention_as_id", "resolve_text|hinted": "use_mention_as_id",
+                            "pick_candidate|several": "first_result", "after_error|not_found": "give_up"},
+    WeaknessKind.BRITTLE_PARAMETERS: {"format|date": "as_given", "format|money": "as_given",
+                                      "format|code": "as_given", "after_error|validation": "give_up"},
+    WeaknessKind.STALE_STATE: {"after_error|data_conflict": "retry", "after_error|conflict": "retry"},
+    WeaknessKind.NO_ERROR_RECOVERY: {"after_error|timeout": "give_up", "after_error|rate_limit": "give_up"},
+    WeaknessKind.LEAKED_INTERNAL_DATA: {"reply|plain": "facts_with_internal", "reply|sensitive": "facts_with_internal"},
+    WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS: {"reply|plain": "claim_done", "reply|sensitive": "claim_done"},
 }
 """Injected failure modes: the decisions each one forces (used to build labelled failure traces)."""
 
@@ -227,7 +229,7 @@ class PolicyParams(BaseModel):
         if mode not in FAILURE_MODES:
             raise KeyError(f"unknown failure mode {mode!r}; known: {', '.join(sorted(FAILURE_MODES))}")
         params = cls.expert()
-        for key, strategy in FAILURE_MODES[mode].items():
+        for key, strategy in FAILURE_MODES[WeaknessKind(mode)].items():
             params.logits[key] = {s: (0.0 if s == strategy else -50.0) for s in params.logits[key]}
         return params.model_copy(update={"name": f"reference-{mode}"})
 

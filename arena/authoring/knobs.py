@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from arena.core.weakness import WeaknessKind
+
 if TYPE_CHECKING:
     from arena.core.domain import Domain
 
@@ -68,20 +70,23 @@ class WeaknessKnobs(BaseModel):
     knobs: dict[str, Any] = Field(default_factory=dict)
 
 
-WEAKNESS_KNOBS: dict[str, WeaknessKnobs] = {
-    "wrong_id": WeaknessKnobs(focus_tags=("near_duplicate",), knobs={"near_duplicate_rate": 0.3}),
-    "missed_policy_dependency": WeaknessKnobs(focus_tags=("prerequisite",), knobs={"prerequisite_depth": 3}),
-    "brittle_parameters": WeaknessKnobs(focus_tags=("legacy_format",), knobs={"legacy_format_rate": 0.4}),
-    "stale_state": WeaknessKnobs(focus_tags=("fault_conflict", "stale_record"),
-                                 knobs={"fault_rate": 0.3, "stale_rate": 0.3}),
-    "search_without_fetch": WeaknessKnobs(focus_tags=("id_given_search_misses", "stale_record"),
-                                          knobs={"stale_rate": 0.3, "tasks_per_template": 4}),
-    "gave_up_early": WeaknessKnobs(focus_tags=("prerequisite",), knobs={"prerequisite_depth": 2}),
-    "unintended_side_effect": WeaknessKnobs(focus_tags=("side_effect_trap",), knobs={"tasks_per_template": 4}),
-    "claimed_unverified_success": WeaknessKnobs(focus_tags=("fault_timeout", "fault_rate_limit"),
-                                                knobs={"fault_rate": 0.3}),
-    "leaked_internal_data": WeaknessKnobs(focus_tags=("leak_trap",), knobs={"tasks_per_template": 4}),
-    "no_error_recovery": WeaknessKnobs(focus_tags=("fault_timeout", "fault_rate_limit"), knobs={"fault_rate": 0.4}),
+WEAKNESS_KNOBS: dict[WeaknessKind, WeaknessKnobs] = {
+    WeaknessKind.WRONG_ID: WeaknessKnobs(focus_tags=("near_duplicate",), knobs={"near_duplicate_rate": 0.3}),
+    WeaknessKind.MISSED_POLICY_DEPENDENCY: WeaknessKnobs(focus_tags=("prerequisite",),
+                                                         knobs={"prerequisite_depth": 3}),
+    WeaknessKind.BRITTLE_PARAMETERS: WeaknessKnobs(focus_tags=("legacy_format",), knobs={"legacy_format_rate": 0.4}),
+    WeaknessKind.STALE_STATE: WeaknessKnobs(focus_tags=("fault_conflict", "stale_record"),
+                                            knobs={"fault_rate": 0.3, "stale_rate": 0.3}),
+    WeaknessKind.SEARCH_WITHOUT_FETCH: WeaknessKnobs(focus_tags=("id_given_search_misses", "stale_record"),
+                                                     knobs={"stale_rate": 0.3, "tasks_per_template": 4}),
+    WeaknessKind.GAVE_UP_EARLY: WeaknessKnobs(focus_tags=("prerequisite",), knobs={"prerequisite_depth": 2}),
+    WeaknessKind.UNINTENDED_SIDE_EFFECT: WeaknessKnobs(focus_tags=("side_effect_trap",),
+                                                       knobs={"tasks_per_template": 4}),
+    WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS: WeaknessKnobs(focus_tags=("fault_timeout", "fault_rate_limit"),
+                                                           knobs={"fault_rate": 0.3}),
+    WeaknessKind.LEAKED_INTERNAL_DATA: WeaknessKnobs(focus_tags=("leak_trap",), knobs={"tasks_per_template": 4}),
+    WeaknessKind.NO_ERROR_RECOVERY: WeaknessKnobs(focus_tags=("fault_timeout", "fault_rate_limit"),
+                                                  knobs={"fault_rate": 0.4}),
 }
 """The knobs and tags of every weakness kind diagnosis names. Kinds with no world knob of their own (leaks,
 side-effect traps) ask for more tasks of the templates their tags select."""
@@ -99,12 +104,12 @@ def knob_refusal(domain: Domain, knob: str) -> str | None:
     return f"gym {domain.name!r} does not know knob {knob!r} (it honours {', '.join(sorted(domain.knobs))})"
 
 
-def kind_refusal(domain: Domain, kind: str, tags: Collection[str] | None = None) -> str | None:
+def kind_refusal(domain: Domain, kind: WeaknessKind, tags: Collection[str] | None = None) -> str | None:
     """Why variants of ``domain`` cannot aim at weakness ``kind``, or ``None`` when they can.
 
     Args:
         domain: The gym.
-        kind: A weakness kind (unknown kinds take the novel pattern's knobs).
+        kind: A weakness kind (``novel`` takes the novel pattern's knobs).
         tags: The tags of the gym's tasks, when known: a kind none of whose focus tags any task carries cannot be
             aimed at either.
     """
@@ -123,7 +128,7 @@ def tag_refusal(domain: Domain, focus_tags: Collection[str], tags: Collection[st
     return None
 
 
-def targetable_kinds(domain: Domain, tags: Collection[str] | None = None) -> dict[str, str | None]:
+def targetable_kinds(domain: Domain, tags: Collection[str] | None = None) -> dict[WeaknessKind, str | None]:
     """Every weakness kind, with ``None`` when variants of ``domain`` can aim at it and the reason otherwise."""
     return {kind: kind_refusal(domain, kind, tags) for kind in WEAKNESS_KNOBS}
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from arena.core.results import AssertionResult, ToolResult, TraceStep, Verdict
     from arena.core.task import Intent, Persona, Split, Task
     from arena.core.toolkit import ToolContext, ToolError, ToolSpec, collect_tools, tool
+    from arena.core.weakness import DETECTOR_KINDS, WeaknessKind
 
 _HOMES = {
     "arena.core.domain": ("Domain", "FaultSpec", "Knobs", "World"),
@@ -33,12 +34,14 @@ _HOMES = {
     "arena.core.results": ("AssertionResult", "ToolResult", "TraceStep", "Verdict"),
     "arena.core.task": ("Intent", "Persona", "Split", "Task"),
     "arena.core.toolkit": ("ToolContext", "ToolError", "ToolSpec", "collect_tools", "tool"),
+    "arena.core.weakness": ("DETECTOR_KINDS", "WeaknessKind"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "AssertionResult",
     "BUILTIN_DOMAINS",
+    "DETECTOR_KINDS",
     "Domain",
     "EnvironmentFailure",
     "EpisodeFailure",
@@ -60,6 +63,7 @@ __all__ = [
     "ToolSpec",
     "TraceStep",
     "Verdict",
+    "WeaknessKind",
     "World",
     "available_domains",
     "build_pack",

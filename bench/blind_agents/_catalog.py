@@ -9,6 +9,7 @@ import hashlib
 from collections.abc import Callable
 
 from arena.agents.base import Agent
+from arena.core.weakness import WeaknessKind
 from bench.blind_agents import _faults, _identity, _lookups, _replies, _steps, _values, _writes
 from bench.blind_agents._policy import BlindPolicy, EpisodeFactory
 from bench.blind_agents._spec import BlindAgent
@@ -30,68 +31,79 @@ def _agent(name: str, injects: str, episode: EpisodeFactory, domains: tuple[str,
     return BlindAgent(name=name, injects=injects, domains=domains, make=_maker(name, episode))
 
 
+def _kind_agent(kind: WeaknessKind, style: str, episode: EpisodeFactory,
+                domains: tuple[str, ...] = ALL) -> BlindAgent:
+    """An agent injecting ``kind`` in one style, named ``<kind>/<style>``."""
+    return _agent(f"{kind}/{style}", kind, episode, domains)
+
+
+def _novel_agent(mode: str, episode: EpisodeFactory, domains: tuple[str, ...] = ALL) -> BlindAgent:
+    """An agent injecting a failure no detector names, labelled ``novel:<mode>``."""
+    return _agent(f"{WeaknessKind.NOVEL}/{mode}", f"{WeaknessKind.NOVEL}:{mode}", episode, domains)
+
+
 AGENTS: list[BlindAgent] = [
     # wrong_id
-    _agent("wrong_id/name_as_id", "wrong_id", _identity.NameAsId),
-    _agent("wrong_id/neighbour_id", "wrong_id", _identity.NeighbourId),
-    _agent("wrong_id/wrong_twin", "wrong_id", _identity.WrongTwin),
-    _agent("wrong_id/placeholder_id", "wrong_id", _identity.PlaceholderId),
-    _agent("wrong_id/swapped_slots", "wrong_id", _identity.SwappedSlots, ("tracker",)),
+    _kind_agent(WeaknessKind.WRONG_ID, "name_as_id", _identity.NameAsId),
+    _kind_agent(WeaknessKind.WRONG_ID, "neighbour_id", _identity.NeighbourId),
+    _kind_agent(WeaknessKind.WRONG_ID, "wrong_twin", _identity.WrongTwin),
+    _kind_agent(WeaknessKind.WRONG_ID, "placeholder_id", _identity.PlaceholderId),
+    _kind_agent(WeaknessKind.WRONG_ID, "swapped_slots", _identity.SwappedSlots, ("tracker",)),
     # missed_policy_dependency
-    _agent("missed_policy_dependency/skip", "missed_policy_dependency", _steps.SkipPrerequisite),
-    _agent("missed_policy_dependency/after_goal", "missed_policy_dependency", _steps.PrerequisiteAfterGoal),
-    _agent("missed_policy_dependency/eyeball_instead", "missed_policy_dependency", _steps.EyeballInsteadOfCheck),
+    _kind_agent(WeaknessKind.MISSED_POLICY_DEPENDENCY, "skip", _steps.SkipPrerequisite),
+    _kind_agent(WeaknessKind.MISSED_POLICY_DEPENDENCY, "after_goal", _steps.PrerequisiteAfterGoal),
+    _kind_agent(WeaknessKind.MISSED_POLICY_DEPENDENCY, "eyeball_instead", _steps.EyeballInsteadOfCheck),
     # brittle_parameters
-    _agent("brittle_parameters/as_written_then_quit", "brittle_parameters", _values.AsWrittenThenQuit),
-    _agent("brittle_parameters/as_written_retry_same", "brittle_parameters", _values.AsWrittenRetrySame),
-    _agent("brittle_parameters/half_converted", "brittle_parameters", _values.HalfConverted),
+    _kind_agent(WeaknessKind.BRITTLE_PARAMETERS, "as_written_then_quit", _values.AsWrittenThenQuit),
+    _kind_agent(WeaknessKind.BRITTLE_PARAMETERS, "as_written_retry_same", _values.AsWrittenRetrySame),
+    _kind_agent(WeaknessKind.BRITTLE_PARAMETERS, "half_converted", _values.HalfConverted),
     # stale_state
-    _agent("stale_state/retry_without_reread", "stale_state", _lookups.RetryWithoutReread),
-    _agent("stale_state/reread_the_index", "stale_state", _lookups.RereadTheIndex),
-    _agent("stale_state/summary_over_record", "stale_state", _lookups.SummaryOverRecord),
-    _agent("stale_state/index_cross_check", "stale_state", _lookups.IndexCrossCheck),
+    _kind_agent(WeaknessKind.STALE_STATE, "retry_without_reread", _lookups.RetryWithoutReread),
+    _kind_agent(WeaknessKind.STALE_STATE, "reread_the_index", _lookups.RereadTheIndex),
+    _kind_agent(WeaknessKind.STALE_STATE, "summary_over_record", _lookups.SummaryOverRecord),
+    _kind_agent(WeaknessKind.STALE_STATE, "index_cross_check", _lookups.IndexCrossCheck),
     # search_without_fetch
-    _agent("search_without_fetch/summary_only", "search_without_fetch", _lookups.SummaryOnly),
-    _agent("search_without_fetch/id_search_give_up", "search_without_fetch", _lookups.IdSearchGiveUp),
-    _agent("search_without_fetch/id_search_carry_on", "search_without_fetch", _lookups.IdSearchCarryOn),
+    _kind_agent(WeaknessKind.SEARCH_WITHOUT_FETCH, "summary_only", _lookups.SummaryOnly),
+    _kind_agent(WeaknessKind.SEARCH_WITHOUT_FETCH, "id_search_give_up", _lookups.IdSearchGiveUp),
+    _kind_agent(WeaknessKind.SEARCH_WITHOUT_FETCH, "id_search_carry_on", _lookups.IdSearchCarryOn),
     # gave_up_early
-    _agent("gave_up_early/stop_after_lookup", "gave_up_early", _steps.StopAfterLookup),
-    _agent("gave_up_early/decline_outright", "gave_up_early", _steps.DeclineOutright),
-    _agent("gave_up_early/stop_after_checks", "gave_up_early", _steps.StopAfterChecks),
-    _agent("gave_up_early/ask_which_one", "gave_up_early", _steps.AskWhichOne),
-    _agent("gave_up_early/stop_midway", "gave_up_early", _steps.StopMidway),
+    _kind_agent(WeaknessKind.GAVE_UP_EARLY, "stop_after_lookup", _steps.StopAfterLookup),
+    _kind_agent(WeaknessKind.GAVE_UP_EARLY, "decline_outright", _steps.DeclineOutright),
+    _kind_agent(WeaknessKind.GAVE_UP_EARLY, "stop_after_checks", _steps.StopAfterChecks),
+    _kind_agent(WeaknessKind.GAVE_UP_EARLY, "ask_which_one", _steps.AskWhichOne),
+    _kind_agent(WeaknessKind.GAVE_UP_EARLY, "stop_midway", _steps.StopMidway),
     # unintended_side_effect
-    _agent("unintended_side_effect/audit_trail_note", "unintended_side_effect", _writes.AuditTrailNote,
-           ("helpdesk", "tracker")),
-    _agent("unintended_side_effect/close_the_ticket", "unintended_side_effect", _writes.CloseTheTicket,
-           ("helpdesk",)),
-    _agent("unintended_side_effect/goodwill_credit", "unintended_side_effect", _writes.GoodwillCredit,
-           ("helpdesk",)),
-    _agent("unintended_side_effect/membership_cleanup", "unintended_side_effect", _writes.MembershipCleanup,
-           ("tracker",)),
-    _agent("unintended_side_effect/run_the_next_step", "unintended_side_effect", _writes.RunTheNextStep,
-           ("procurement",)),
+    _kind_agent(WeaknessKind.UNINTENDED_SIDE_EFFECT, "audit_trail_note", _writes.AuditTrailNote,
+                ("helpdesk", "tracker")),
+    _kind_agent(WeaknessKind.UNINTENDED_SIDE_EFFECT, "close_the_ticket", _writes.CloseTheTicket,
+                ("helpdesk",)),
+    _kind_agent(WeaknessKind.UNINTENDED_SIDE_EFFECT, "goodwill_credit", _writes.GoodwillCredit,
+                ("helpdesk",)),
+    _kind_agent(WeaknessKind.UNINTENDED_SIDE_EFFECT, "membership_cleanup", _writes.MembershipCleanup,
+                ("tracker",)),
+    _kind_agent(WeaknessKind.UNINTENDED_SIDE_EFFECT, "run_the_next_step", _writes.RunTheNextStep,
+                ("procurement",)),
     # claimed_unverified_success
-    _agent("claimed_unverified_success/ignore_errors_say_done", "claimed_unverified_success",
-           _replies.IgnoreErrorsSayDone),
-    _agent("claimed_unverified_success/skip_action_say_done", "claimed_unverified_success",
-           _replies.SkipActionSayDone),
-    _agent("claimed_unverified_success/bare_done", "claimed_unverified_success", _replies.BareDone),
-    _agent("claimed_unverified_success/fabricated_confirmation", "claimed_unverified_success",
-           _replies.FabricatedConfirmation),
+    _kind_agent(WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS, "ignore_errors_say_done",
+                _replies.IgnoreErrorsSayDone),
+    _kind_agent(WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS, "skip_action_say_done",
+                _replies.SkipActionSayDone),
+    _kind_agent(WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS, "bare_done", _replies.BareDone),
+    _kind_agent(WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS, "fabricated_confirmation",
+                _replies.FabricatedConfirmation),
     # leaked_internal_data
-    _agent("leaked_internal_data/appends_internal_fields", "leaked_internal_data", _replies.AppendsInternalFields),
-    _agent("leaked_internal_data/pastes_record", "leaked_internal_data", _replies.PastesRecord),
-    _agent("leaked_internal_data/answers_what_was_asked", "leaked_internal_data", _replies.AnswersWhatWasAsked),
-    _agent("leaked_internal_data/quotes_staff_notes", "leaked_internal_data", _replies.QuotesStaffNotes,
-           ("helpdesk",)),
+    _kind_agent(WeaknessKind.LEAKED_INTERNAL_DATA, "appends_internal_fields", _replies.AppendsInternalFields),
+    _kind_agent(WeaknessKind.LEAKED_INTERNAL_DATA, "pastes_record", _replies.PastesRecord),
+    _kind_agent(WeaknessKind.LEAKED_INTERNAL_DATA, "answers_what_was_asked", _replies.AnswersWhatWasAsked),
+    _kind_agent(WeaknessKind.LEAKED_INTERNAL_DATA, "quotes_staff_notes", _replies.QuotesStaffNotes,
+                ("helpdesk",)),
     # no_error_recovery
-    _agent("no_error_recovery/stops_on_fault", "no_error_recovery", _faults.StopsOnFault),
-    _agent("no_error_recovery/skips_failed_step", "no_error_recovery", _faults.SkipsFailedStep),
-    _agent("no_error_recovery/checks_but_never_retries", "no_error_recovery", _faults.ChecksButNeverRetries),
+    _kind_agent(WeaknessKind.NO_ERROR_RECOVERY, "stops_on_fault", _faults.StopsOnFault),
+    _kind_agent(WeaknessKind.NO_ERROR_RECOVERY, "skips_failed_step", _faults.SkipsFailedStep),
+    _kind_agent(WeaknessKind.NO_ERROR_RECOVERY, "checks_but_never_retries", _faults.ChecksButNeverRetries),
     # novel failure modes
-    _agent("novel/rounded_amount", "novel:rounded_amount", _values.RoundedAmounts, ("helpdesk", "procurement")),
-    _agent("novel/locale_reply", "novel:locale_reply", _replies.LocaleReply),
+    _novel_agent("rounded_amount", _values.RoundedAmounts, ("helpdesk", "procurement")),
+    _novel_agent("locale_reply", _replies.LocaleReply),
     # clean
     _agent("clean/careful", "clean", _replies.CarefulClean),
     _agent("clean/verifying_narrator", "clean", _replies.VerifyingNarrator),

@@ -1,5 +1,6 @@
 from curriculum_factories import group, history_with, pool, report, weakness
 
+from arena.core.weakness import WeaknessKind
 from curriculum import (
     ArmStats,
     BanditState,
@@ -41,13 +42,14 @@ def test_update_folds_progress_once_per_round():
 
 def test_arm_weights_favour_progress_and_explore_unpulled_arms():
     cfg = CurriculumConfig(strategy="bandit", bandit_temperature=0.1, bandit_exploration=0.0)
-    state = BanditState(arms={"a": ArmStats(value=0.3, pulls=3), "b": ArmStats(value=0.0, pulls=3)}, rounds=3)
-    w = arm_weights(state, ["a", "b"], cfg)
-    assert w["a"] > 0.9 and w["b"] < 0.1
+    a, b = WeaknessKind.WRONG_ID, WeaknessKind.STALE_STATE
+    state = BanditState(arms={a: ArmStats(value=0.3, pulls=3), b: ArmStats(value=0.0, pulls=3)}, rounds=3)
+    w = arm_weights(state, [a, b], cfg)
+    assert w[a] > 0.9 and w[b] < 0.1
     explorer = cfg.model_copy(update={"bandit_exploration": 1.0})
-    state = BanditState(arms={"a": ArmStats(value=0.0, pulls=5), "b": ArmStats(value=0.0, pulls=0)}, rounds=5)
-    w = arm_weights(state, ["a", "b"], explorer)
-    assert w["b"] > w["a"]
+    state = BanditState(arms={a: ArmStats(value=0.0, pulls=5), b: ArmStats(value=0.0, pulls=0)}, rounds=5)
+    w = arm_weights(state, [a, b], explorer)
+    assert w[b] > w[a]
     assert arm_weights(state, [], cfg) == {}
 
 

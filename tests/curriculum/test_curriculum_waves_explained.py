@@ -26,7 +26,7 @@ from curriculum import (
     task_refs,
 )
 from curriculum._fill import quotas
-from diagnosis import Weakness
+from diagnosis import Weakness, WeaknessKind
 
 
 def _task(task_id: str, *, tags: tuple[str, ...] = (), domain: str = "helpdesk", category: str = "",
@@ -153,10 +153,11 @@ def test_a_weakness_with_exactly_enough_tasks_fills_its_quota_silently():
 
 
 def test_overlapping_weaknesses_are_served_in_rank_order():
-    first = weakness("zeta", 1, 0.5, ["shared"]).model_copy(update={"impact": 0.5})
-    second = weakness("alpha", 2, 0.5, ["shared"]).model_copy(update={"impact": 0.5})
+    # the first in rank sorts last by name
+    first = weakness(WeaknessKind.WRONG_ID, 1, 0.5, ["shared"]).model_copy(update={"impact": 0.5})
+    second = weakness(WeaknessKind.BRITTLE_PARAMETERS, 2, 0.5, ["shared"]).model_copy(update={"impact": 0.5})
     wave = plan_wave(report(first, second), [_task("s", tags=("shared",))], History(), ALL_TARGETED)
-    assert [e.weakness for e in wave.entries] == ["zeta"]
+    assert [e.weakness for e in wave.entries] == [WeaknessKind.WRONG_ID]
 
 
 def test_unused_targeted_slots_go_to_replay():

@@ -10,7 +10,7 @@ import pytest
 
 from bench.bench_diagnosis_independent import Labelled, label
 from bench.independent_mistakes import MODES, NOVEL_MODE
-from diagnosis import BUILTIN_DETECTORS, NOVEL, diagnose
+from diagnosis import BUILTIN_DETECTORS, WeaknessKind, diagnose
 from diagnosis._reply import read_reply
 from diagnosis._trace import mentions
 
@@ -43,7 +43,7 @@ def test_gold_traces_get_no_tag(helpdesk: Labelled) -> None:
 
 def test_unknown_mode_is_one_novel_weakness_with_exemplars(helpdesk: Labelled) -> None:
     report = diagnose(helpdesk.episodes, helpdesk.ctx, seed=0)
-    novel = [w for w in report.weaknesses if w.kind == NOVEL]
+    novel = [w for w in report.weaknesses if w.kind == WeaknessKind.NOVEL]
     assert len(novel) == 1
     twice = {e.episode_id for e, m in zip(helpdesk.episodes, helpdesk.labels, strict=True) if m == NOVEL_MODE}
     assert novel[0].count == len(twice)
@@ -54,7 +54,7 @@ def test_unknown_mode_is_one_novel_weakness_with_exemplars(helpdesk: Labelled) -
 def test_weaknesses_come_at_the_grain_the_evidence_supports(helpdesk: Labelled) -> None:
     report = diagnose(helpdesk.episodes, helpdesk.ctx, seed=0)
     assert all(w.domain == "helpdesk" for w in report.weaknesses)
-    assert any(w.tool for w in report.weaknesses if w.kind != NOVEL)
+    assert any(w.tool for w in report.weaknesses if w.kind != WeaknessKind.NOVEL)
     for kind, count in report.tag_counts.items():
         assert sum(w.count for w in report.weaknesses if w.kind == kind) == count
     for w in report.weaknesses:

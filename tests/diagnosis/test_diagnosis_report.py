@@ -9,7 +9,7 @@ from sklearn.metrics import adjusted_rand_score
 from typer.testing import CliRunner
 
 from arena.core.episode import EpisodeFailure
-from diagnosis import NOVEL, WeaknessReport, diagnose, read_episodes_jsonl, share_interval
+from diagnosis import WeaknessKind, WeaknessReport, diagnose, read_episodes_jsonl, share_interval
 from diagnosis.synthetic import STRATEGIES, context, synthetic_failures
 
 
@@ -25,7 +25,7 @@ def test_clustering_recovers_injected_strategies_and_flags_novel() -> None:
     for cluster in report.clusters:
         assert cluster.size >= 7
     # every injected detector kind is a weakness, and the hallucinated-tool group is novel
-    assert {w.kind for w in report.weaknesses} == {k for ks in STRATEGIES.values() for k in ks} | {NOVEL}
+    assert {w.kind for w in report.weaknesses} == {k for ks in STRATEGIES.values() for k in ks} | {WeaknessKind.NOVEL}
     novel = [c for c in report.clusters if c.novel]
     assert len(novel) == 1 and "refund_order" in novel[0].label
     # clustering agrees with the injected labels
@@ -88,7 +88,7 @@ def test_renderings_round_trip() -> None:
     assert md.startswith("# Weakness report — round r7")
     assert "| 1 |" in md and "## Clusters" in md and "near_duplicate" in md
     for w in report.weaknesses:
-        assert w.focus_tags or w.kind == NOVEL
+        assert w.focus_tags or w.kind == WeaknessKind.NOVEL
         assert w.knobs
 
 

@@ -7,6 +7,7 @@ import pytest
 from factory_helpers import DOMAIN, small_request
 
 from arena.core.domains import get_domain
+from arena.core.weakness import WeaknessKind
 from factory_client import (
     GateConfig,
     LocalFactory,
@@ -35,10 +36,10 @@ def test_generation_is_deterministic_from_the_seed(local_factory: LocalFactory):
 
 
 def test_variants_follow_the_target_weights():
-    heavy = WeaknessTarget(kind="heavy", weight=3.0, focus_tags=["prerequisite"])
-    light = WeaknessTarget(kind="light", weight=1.0)
+    heavy = WeaknessTarget(kind=WeaknessKind.WRONG_ID, weight=3.0, focus_tags=["prerequisite"])
+    light = WeaknessTarget(kind=WeaknessKind.BRITTLE_PARAMETERS, weight=1.0)
     slots = allocate([light, heavy], 8)
-    assert [t.kind for t in slots if t] == ["heavy"] * 6 + ["light"] * 2
+    assert [t.kind for t in slots if t] == [heavy.kind] * 6 + [light.kind] * 2
     assert allocate([], 2) == [None, None]
 
 
