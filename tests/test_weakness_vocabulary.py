@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def _spelled_kinds(path: Path, root: Path = ROOT) -> list[str]:
     names = {k.value for k in WeaknessKind}
     return [f"{path.relative_to(root)}:{node.lineno}: {node.value!r}" for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
-            and (node.value in names or node.value.split("/")[0].split(":")[0] in names)]
+            and re.split(r"[/:+]", node.value)[0] in names]
 
 
 def test_no_kind_is_spelled_as_a_string_outside_its_definition():
@@ -49,8 +50,10 @@ def test_no_kind_is_spelled_as_a_string_outside_its_definition():
 
 def test_the_spelling_check_sees_a_spelled_kind(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text('"""A kind in a docstring is prose: stale_state."""\nKIND = "stale_state"\nAGENT = "novel:x"\n')
-    assert _spelled_kinds(sample, tmp_path) == ["sample.py:2: 'stale_state'", "sample.py:3: 'novel:x'"]
+    sample.write_text('"""A kind in a docstring is prose: stale_state."""\nKIND = "stale_state"\n'
+                      'AGENT = "novel:x"\nPAIR = "wrong_id+stale_state"\n')
+    assert _spelled_kinds(sample, tmp_path) == ["sample.py:2: 'stale_state'", "sample.py:3: 'novel:x'",
+                                                       "sample.py:4: 'wrong_id+stale_state'"]
 
 
 @pytest.mark.parametrize("table", [WEAKNESS_KNOBS, KIND_TARGETS], ids=["kit knobs", "diagnosis targets"])

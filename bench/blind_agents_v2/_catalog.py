@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Callable
 
 from arena.agents.base import Agent
+from arena.core.weakness import WeaknessKind
 from bench.blind_agents._spec import BlindAgent
 from bench.blind_agents_v2 import _slips_compound as compound
 from bench.blind_agents_v2 import _slips_faults as faults
@@ -35,8 +36,18 @@ def _maker(name: str, hand: type[Hand], voice: Voice) -> Callable[[], Agent]:
     return make
 
 
+def _pair(first: WeaknessKind, second: WeaknessKind) -> str:
+    """The label of an agent injecting two kinds at once."""
+    return f"{first}+{second}"
+
+
+def _novel(mode: str) -> str:
+    """The label of an agent injecting a failure no kind names."""
+    return f"{WeaknessKind.NOVEL}:{mode}"
+
+
 def _agent(injects: str, style: str, hand: type[Hand], voice: Voice, domains: tuple[str, ...] = ALL) -> BlindAgent:
-    name = f"novel.{style}" if injects.startswith("novel:") else f"{injects}.{style}"
+    name = f"{WeaknessKind.NOVEL}.{style}" if injects.startswith(_novel("")) else f"{injects}.{style}"
     return BlindAgent(name=f"v2.{name}", injects=injects, domains=domains, make=_maker(f"v2.{name}", hand, voice))
 
 
@@ -46,60 +57,62 @@ AGENTS: list[BlindAgent] = [
     _agent("clean", "prose", Hand, PROSE),
     _agent("clean", "bulleted", Hand, BULLETED),
     # wrong_id
-    _agent("wrong_id", "name_for_id", lookup.NameForId, PROSE),
-    _agent("wrong_id", "top_hit", lookup.TopHit, TERSE),
-    _agent("wrong_id", "digit_slip", lookup.DigitSlip, BULLETED),
-    _agent("wrong_id", "swapped_roles", lookup.SwappedRoles, PROSE),
+    _agent(WeaknessKind.WRONG_ID, "name_for_id", lookup.NameForId, PROSE),
+    _agent(WeaknessKind.WRONG_ID, "top_hit", lookup.TopHit, TERSE),
+    _agent(WeaknessKind.WRONG_ID, "digit_slip", lookup.DigitSlip, BULLETED),
+    _agent(WeaknessKind.WRONG_ID, "swapped_roles", lookup.SwappedRoles, PROSE),
     # missed_policy_dependency
-    _agent("missed_policy_dependency", "skip_check", order.SkipCheck, TERSE),
-    _agent("missed_policy_dependency", "check_afterwards", order.CheckAfterwards, PROSE),
-    _agent("missed_policy_dependency", "broken_chain", order.BrokenChain, BULLETED),
+    _agent(WeaknessKind.MISSED_POLICY_DEPENDENCY, "skip_check", order.SkipCheck, TERSE),
+    _agent(WeaknessKind.MISSED_POLICY_DEPENDENCY, "check_afterwards", order.CheckAfterwards, PROSE),
+    _agent(WeaknessKind.MISSED_POLICY_DEPENDENCY, "broken_chain", order.BrokenChain, BULLETED),
     # brittle_parameters
-    _agent("brittle_parameters", "raw_legacy", values.RawLegacy, TERSE),
-    _agent("brittle_parameters", "half_converted", values.HalfConverted, PROSE),
-    _agent("brittle_parameters", "human_values", values.HumanValues, BULLETED),
+    _agent(WeaknessKind.BRITTLE_PARAMETERS, "raw_legacy", values.RawLegacy, TERSE),
+    _agent(WeaknessKind.BRITTLE_PARAMETERS, "half_converted", values.HalfConverted, PROSE),
+    _agent(WeaknessKind.BRITTLE_PARAMETERS, "human_values", values.HumanValues, BULLETED),
     # stale_state
-    _agent("stale_state", "blind_retry", state.BlindRetry, PROSE),
-    _agent("stale_state", "search_refresh", state.SearchRefresh, TERSE),
-    _agent("stale_state", "summary_over_record", state.SummaryOverRecord, BULLETED),
-    _agent("stale_state", "reports_pre_change", state.ReportsPreChange, TERSE),
+    _agent(WeaknessKind.STALE_STATE, "blind_retry", state.BlindRetry, PROSE),
+    _agent(WeaknessKind.STALE_STATE, "search_refresh", state.SearchRefresh, TERSE),
+    _agent(WeaknessKind.STALE_STATE, "summary_over_record", state.SummaryOverRecord, BULLETED),
+    _agent(WeaknessKind.STALE_STATE, "reports_pre_change", state.ReportsPreChange, TERSE),
     # search_without_fetch
-    _agent("search_without_fetch", "summary_answer", lookup.SummaryAnswer, BULLETED),
-    _agent("search_without_fetch", "id_search", lookup.IdSearch, PROSE),
-    _agent("search_without_fetch", "query_variants", lookup.QueryVariants, TERSE),
+    _agent(WeaknessKind.SEARCH_WITHOUT_FETCH, "summary_answer", lookup.SummaryAnswer, BULLETED),
+    _agent(WeaknessKind.SEARCH_WITHOUT_FETCH, "id_search", lookup.IdSearch, PROSE),
+    _agent(WeaknessKind.SEARCH_WITHOUT_FETCH, "query_variants", lookup.QueryVariants, TERSE),
     # gave_up_early
-    _agent("gave_up_early", "handover_after_read", order.HandoverAfterRead, PROSE),
-    _agent("gave_up_early", "asks_first", order.AsksFirst, TERSE),
-    _agent("gave_up_early", "step_budget", order.StepBudget, BULLETED),
-    _agent("gave_up_early", "irreversible_caution", order.IrreversibleCaution, PROSE),
+    _agent(WeaknessKind.GAVE_UP_EARLY, "handover_after_read", order.HandoverAfterRead, PROSE),
+    _agent(WeaknessKind.GAVE_UP_EARLY, "asks_first", order.AsksFirst, TERSE),
+    _agent(WeaknessKind.GAVE_UP_EARLY, "step_budget", order.StepBudget, BULLETED),
+    _agent(WeaknessKind.GAVE_UP_EARLY, "irreversible_caution", order.IrreversibleCaution, PROSE),
     # unintended_side_effect
-    _agent("unintended_side_effect", "courtesy_note", writes.CourtesyNote, TERSE, NOTES),
-    _agent("unintended_side_effect", "touches_while_looking", writes.TouchesWhileLooking, BULLETED),
-    _agent("unintended_side_effect", "sibling_too", writes.SiblingToo, PROSE),
+    _agent(WeaknessKind.UNINTENDED_SIDE_EFFECT, "courtesy_note", writes.CourtesyNote, TERSE, NOTES),
+    _agent(WeaknessKind.UNINTENDED_SIDE_EFFECT, "touches_while_looking", writes.TouchesWhileLooking, BULLETED),
+    _agent(WeaknessKind.UNINTENDED_SIDE_EFFECT, "sibling_too", writes.SiblingToo, PROSE),
     # claimed_unverified_success
-    _agent("claimed_unverified_success", "phantom_write", replies.PhantomWrite, TERSE),
-    _agent("claimed_unverified_success", "ignores_refusal", replies.IgnoresRefusal, PROSE),
-    _agent("claimed_unverified_success", "bare_done", replies.BareDone, BULLETED),
+    _agent(WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS, "phantom_write", replies.PhantomWrite, TERSE),
+    _agent(WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS, "ignores_refusal", replies.IgnoresRefusal, PROSE),
+    _agent(WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS, "bare_done", replies.BareDone, BULLETED),
     # leaked_internal_data
-    _agent("leaked_internal_data", "internal_aside", replies.InternalAside, PROSE),
-    _agent("leaked_internal_data", "record_dump", replies.RecordDump, TERSE),
-    _agent("leaked_internal_data", "explains_why", replies.ExplainsWhy, BULLETED),
-    _agent("leaked_internal_data", "told_the_customer", replies.ToldTheCustomer, PROSE, NOTES),
+    _agent(WeaknessKind.LEAKED_INTERNAL_DATA, "internal_aside", replies.InternalAside, PROSE),
+    _agent(WeaknessKind.LEAKED_INTERNAL_DATA, "record_dump", replies.RecordDump, TERSE),
+    _agent(WeaknessKind.LEAKED_INTERNAL_DATA, "explains_why", replies.ExplainsWhy, BULLETED),
+    _agent(WeaknessKind.LEAKED_INTERNAL_DATA, "told_the_customer", replies.ToldTheCustomer, PROSE, NOTES),
     # no_error_recovery
-    _agent("no_error_recovery", "stop_on_fault", faults.StopOnFault, TERSE),
-    _agent("no_error_recovery", "escalates_to_it", faults.EscalatesToIt, PROSE),
-    _agent("no_error_recovery", "drops_failed_step", faults.DropsFailedStep, BULLETED),
-    _agent("no_error_recovery", "leaves_conflict", faults.LeavesConflict, TERSE),
+    _agent(WeaknessKind.NO_ERROR_RECOVERY, "stop_on_fault", faults.StopOnFault, TERSE),
+    _agent(WeaknessKind.NO_ERROR_RECOVERY, "escalates_to_it", faults.EscalatesToIt, PROSE),
+    _agent(WeaknessKind.NO_ERROR_RECOVERY, "drops_failed_step", faults.DropsFailedStep, BULLETED),
+    _agent(WeaknessKind.NO_ERROR_RECOVERY, "leaves_conflict", faults.LeavesConflict, TERSE),
     # two kinds at once
-    _agent("search_without_fetch+missed_policy_dependency", "unconfirmed_pick", compound.UnconfirmedPick, PROSE,
-           SEARCHED_FETCH),
-    _agent("search_without_fetch+gave_up_early", "hit_then_handover", compound.HitThenHandover, TERSE),
-    _agent("no_error_recovery+claimed_unverified_success", "timeout_then_claims", compound.TimeoutThenClaims,
-           BULLETED),
-    _agent("wrong_id+missed_policy_dependency", "checks_neighbour", compound.ChecksNeighbour, PROSE),
+    _agent(_pair(WeaknessKind.SEARCH_WITHOUT_FETCH, WeaknessKind.MISSED_POLICY_DEPENDENCY), "unconfirmed_pick",
+           compound.UnconfirmedPick, PROSE, SEARCHED_FETCH),
+    _agent(_pair(WeaknessKind.SEARCH_WITHOUT_FETCH, WeaknessKind.GAVE_UP_EARLY), "hit_then_handover",
+           compound.HitThenHandover, TERSE),
+    _agent(_pair(WeaknessKind.NO_ERROR_RECOVERY, WeaknessKind.CLAIMED_UNVERIFIED_SUCCESS), "timeout_then_claims",
+           compound.TimeoutThenClaims, BULLETED),
+    _agent(_pair(WeaknessKind.WRONG_ID, WeaknessKind.MISSED_POLICY_DEPENDENCY), "checks_neighbour",
+           compound.ChecksNeighbour, PROSE),
     # failure modes no kind names
-    _agent("novel:misread_value", "misread_value", values.MisreadValue, TERSE),
-    _agent("novel:wrong_facts", "wrong_facts", replies.WrongFacts, PROSE),
-    _agent("novel:no_answer", "no_answer", replies.NoAnswer, BULLETED),
+    _agent(_novel("misread_value"), "misread_value", values.MisreadValue, TERSE),
+    _agent(_novel("wrong_facts"), "wrong_facts", replies.WrongFacts, PROSE),
+    _agent(_novel("no_answer"), "no_answer", replies.NoAnswer, BULLETED),
 ]
 """Every agent of the second blind set."""
