@@ -11,7 +11,7 @@ from curriculum.bandit import arm_weights, update_bandit
 from curriculum.coverage import coverage_ranked, pool_coverage
 from curriculum.matching import grain_label
 from curriculum.models import BanditState, WaveEntry
-from diagnosis import focus_grains, focus_weights
+from diagnosis import focus
 
 
 @runtime_checkable
@@ -33,9 +33,9 @@ class TargetedStrategy:
     learnability x trend: the expected gain of practising it). With ``config.coverage`` (default) a kind's grains
     are re-ranked by practice value, impact x (1 + how poorly the pool covers the grain) (``curriculum.coverage``),
     since uniform practice already reaches a well-covered grain. The targeted slots go to ``config.focus`` grains
-    read from that two-level ranking (``diagnosis.focus_grains``: the top grain of each kind in kind order, then
-    each kind's next), split in proportion to their kind's value, all its grains together
-    (``diagnosis.focus_weights``): spreading a small wave over every weakness gives each too few groups to move it.
+    read from that two-level ranking with their weights, once (``diagnosis.focus``: the top grain of each kind in
+    kind order, then each kind's next, each weighing its share of its kind's value, all its grains together):
+    spreading a small wave over every weakness gives each too few groups to move it.
     """
 
     name = "targeted"
@@ -45,14 +45,13 @@ class TargetedStrategy:
         diagnosed = {grain_label(w): w for w in ctx.report.weaknesses}
         if ctx.config.coverage:
             ctx = dataclasses.replace(ctx, report=coverage_ranked(ctx.report, ctx.pool, ctx.slots))
-        top = focus_grains(ctx.report, ctx.config.focus)
-        weights = {grain_label(w): max(weight, 1e-6) for w, weight in zip(top, focus_weights(ctx.report, top),
-                                                                          strict=True)}
+        top = focus(ctx.report, ctx.config.focus)
+        weights = {grain_label(g.weakness): max(g.weight, 1e-6) for g in top}
         why = {grain_label(w): f"kind {w.kind} rank {w.kind_rank}, grain rank {w.grain_rank} ({w.rate:.2f} per "
                                f"episode), impact {diagnosed[grain_label(w)].impact:.3f}"
                                + (f", pool coverage {pool_coverage(w, ctx.pool, ctx.slots):.2f}, value {w.impact:.3f}"
                                   if ctx.config.coverage else "")
-               for w in top}
+               for w in (g.weakness for g in top)}
         return mix(ctx, weights, why), None
 
 

@@ -31,7 +31,7 @@ from diagnosis.models import (
     WeaknessReport,
     grain_key,
 )
-from diagnosis.ranking import focus_grains, focus_weights, impact, rank_report, share_interval
+from diagnosis.ranking import FocusGrain, focus, focus_grains, focus_weights, impact, rank_report, share_interval
 
 __all__ = [
     "BUILTIN_DETECTORS",
@@ -45,6 +45,7 @@ __all__ = [
     "Detector",
     "DiagnosisContext",
     "Evidence",
+    "FocusGrain",
     "GaveUpEarlyDetector",
     "KindSummary",
     "KindTarget",
@@ -65,6 +66,7 @@ __all__ = [
     "detector_names",
     "diagnose",
     "episode_features",
+    "focus",
     "focus_grains",
     "focus_weights",
     "get_detector",

@@ -6,6 +6,7 @@ Impact is share x reward lost x learnability weight x trend weight; shares and r
 from __future__ import annotations
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from arena.core.weakness import WeaknessKind
 from diagnosis.knobs import target_for
@@ -191,3 +192,33 @@ def focus_weights(report: WeaknessReport, chosen: list[Weakness], *, domain: str
                                                                                           for x in chosen)
         out.append(whole * share)
     return out
+
+
+class FocusGrain(BaseModel):
+    """One grain to act on, with its weight: an item of the ranking the factory and the planner read.
+
+    Attributes:
+        weakness: The grain (a weakness of the report).
+        weight: Its kind's weight shared among the kind's chosen grains (``focus_weights``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    weakness: Weakness
+    weight: float
+
+
+def focus(report: WeaknessReport, n: int | None = None, *, domain: str | None = None) -> list[FocusGrain]:
+    """The grains to act on first and their weights, computed once: ``focus_grains`` weighed by ``focus_weights``.
+
+    The factory's targets (``factory_client.targets_from_report``) and the targeted planner both read this list,
+    so a request and a wave follow one ranking.
+
+    Args:
+        report: A ranked report (or the planner's practice view of it, ``curriculum.coverage_ranked``).
+        n: Keep at most this many grains (all by default).
+        domain: Read one gym's grains only (see ``focus_grains``).
+    """
+    chosen = focus_grains(report, n, domain=domain)
+    weights = focus_weights(report, chosen, domain=domain)
+    return [FocusGrain(weakness=w, weight=weight) for w, weight in zip(chosen, weights, strict=True)]

@@ -7,7 +7,7 @@ from typing import Any
 
 from arena.authoring.knobs import knob_refusal, tag_refusal
 from arena.core.domain import Domain
-from diagnosis import WeaknessReport, focus_grains, focus_weights
+from diagnosis import FocusGrain, WeaknessReport, focus
 from factory_client.protocol import TargetEvidence, WeaknessTarget
 
 
@@ -20,7 +20,7 @@ def targets_from_report(
 ) -> list[WeaknessTarget]:
     """Convert a ``WeaknessReport`` (model or plain dict) into weighted weakness targets.
 
-    Targets follow the report's two-level ranking (``diagnosis.focus_grains``): the top grain of each kind in
+    Targets follow the report's two-level ranking as ``diagnosis.focus`` reads it once: the top grain of each kind in
     kind order (kinds ranked by the failures they explain), then each kind's next grain, and so on. A target's
     weight is its kind's weight (the impacts of all its grains summed), shared among the kind's chosen grains in
     proportion to their impact (``diagnosis.focus_weights``), so a kind whose failures are split into many small
@@ -38,20 +38,26 @@ def targets_from_report(
         ValueError: ``report`` is a dict that is not a valid weakness report, naming the field.
     """
     model = report if isinstance(report, WeaknessReport) else WeaknessReport.model_validate(report)
-    chosen = focus_grains(model, top, domain=domain)
-    targets = []
-    for w, weight in zip(chosen, focus_weights(model, chosen, domain=domain), strict=True):
-        targets.append(WeaknessTarget(
-            kind=w.kind,
-            weight=max(weight, min_weight),
-            focus_tags=list(w.focus_tags),
-            knobs=dict(w.knobs),
-            tools=list(dict.fromkeys([*([w.tool] if w.tool else []), *w.tools])),
-            domain=w.domain,
-            tool=w.tool,
-            evidence=[TargetEvidence(tool=e.tool, argument=e.argument, note=e.note) for e in w.evidence],
-        ))
-    return targets
+    return targets_from_focus(focus(model, top, domain=domain), min_weight=min_weight)
+
+
+def targets_from_focus(grains: list[FocusGrain], *, min_weight: float = 1e-6) -> list[WeaknessTarget]:
+    """Weighted weakness targets of grains already ranked and weighed (``diagnosis.focus``), in their order.
+
+    Args:
+        grains: The grains and their weights.
+        min_weight: Weight given to a grain whose weight is 0.
+    """
+    return [WeaknessTarget(
+        kind=g.weakness.kind,
+        weight=max(g.weight, min_weight),
+        focus_tags=list(g.weakness.focus_tags),
+        knobs=dict(g.weakness.knobs),
+        tools=list(dict.fromkeys([*([g.weakness.tool] if g.weakness.tool else []), *g.weakness.tools])),
+        domain=g.weakness.domain,
+        tool=g.weakness.tool,
+        evidence=[TargetEvidence(tool=e.tool, argument=e.argument, note=e.note) for e in g.weakness.evidence],
+    ) for g in grains]
 
 
 def target_refusal(target: WeaknessTarget, domain: Domain, tags: Collection[str]) -> str | None:
