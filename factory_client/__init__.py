@@ -38,7 +38,7 @@ from factory_client.protocol import (
     WeaknessTarget,
 )
 from factory_client.server import BackgroundServer, create_app, openapi_schema
-from factory_client.targets import targetable, targets_from_report
+from factory_client.targets import target_for_kind, targetable, targets_from_report
 
 __all__ = [
     "GATES",
@@ -83,6 +83,7 @@ __all__ = [
     "pack_archive",
     "resolve_baseline",
     "sha256_hex",
+    "target_for_kind",
     "targetable",
     "targets_from_report",
     "task_content_hash",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
-from arena.authoring.knobs import knob_refusal, tag_refusal
+from arena.authoring.knobs import NOVEL_KNOBS, WEAKNESS_KNOBS, knob_refusal, tag_refusal
 from arena.core.domain import Domain
+from arena.core.weakness import parse_kind
 from diagnosis import FocusGrain, WeaknessReport, focus
 from factory_client.protocol import TargetEvidence, WeaknessTarget
 
@@ -58,6 +59,21 @@ def targets_from_focus(grains: list[FocusGrain], *, min_weight: float = 1e-6) ->
         tool=g.weakness.tool,
         evidence=[TargetEvidence(tool=e.tool, argument=e.argument, note=e.note) for e in g.weakness.evidence],
     ) for g in grains]
+
+
+def target_for_kind(kind: str, focus_tags: Sequence[str] = ()) -> WeaknessTarget:
+    """A target aimed at weakness ``kind`` as a round aims at it: the kind's knobs and focus tags of the vocabulary.
+
+    Args:
+        kind: A weakness kind (``arena.core.weakness.WeaknessKind``), as a user types it.
+        focus_tags: Task tags to focus on instead of the kind's own.
+
+    Raises:
+        ValueError: ``kind`` is no weakness kind, naming the kinds.
+    """
+    known = parse_kind(kind, source="--weakness")
+    aim = WEAKNESS_KNOBS.get(known, NOVEL_KNOBS)
+    return WeaknessTarget(kind=known, focus_tags=list(focus_tags or aim.focus_tags), knobs=dict(aim.knobs))
 
 
 def target_refusal(target: WeaknessTarget, domain: Domain, tags: Collection[str]) -> str | None:

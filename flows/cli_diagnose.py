@@ -55,8 +55,8 @@ def print_report(console: Console, report: WeaknessReport) -> None:
 
 
 def _sources(found: dict[str, str]) -> str:
-    """Where the packs were found, counted by place (``2 in the pack store, 1 rebuilt from a built-in gym``)."""
-    places = Counter("rebuilt from a built-in gym" if s.startswith("built-in gym") else
+    """Where the packs were found, counted by place (``2 in the pack store, 1 rebuilt from gym helpdesk``)."""
+    places = Counter(f"rebuilt from gym {s.split()[1]}" if s.startswith("gym ") else
                      "in the --packs folder" if s == "--packs" else f"in the {s}" for s in found.values())
     return ", ".join(f"{n} {place}" for place, n in sorted(places.items(), key=lambda item: (-item[1], item[0])))
 

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 
 from flows.cli_group import GymloopGroup
-from flows.cli_output import CliError
+from flows.cli_output import CliError, make_console, print_json, print_line
+
+if TYPE_CHECKING:
+    from factory_client import FactoryResult, VariantRequest
 
 app = typer.Typer(cls=GymloopGroup, help="The environment factory: serve it, export its schema, request variants.",
                   no_args_is_help=True)
-console = Console()
+console = make_console()
 
 
 @app.command("serve")
@@ -64,58 +66,120 @@ def openapi(
 
 @app.command("request")
 def request(
-    domain: Annotated[str, typer.Argument(help="Built-in domain to vary.")],
-    weakness: Annotated[list[str], typer.Option(help="Weakness kind to target (repeatable).")] = [],  # noqa: B006
-    focus_tag: Annotated[list[str], typer.Option(help="Task tag the targets focus on (repeatable).")] = [],  # noqa: B006
+    domain: Annotated[str, typer.Argument(metavar="GYM", help="The gym to vary (built-in or your own).")],
+    weakness: Annotated[list[str], typer.Option(
+        help="Weakness kind to target (repeatable): its knobs and focus tags are set as a round sets them "
+        "(arena.authoring.WEAKNESS_KNOBS).")] = [],  # noqa: B006
+    focus_tag: Annotated[list[str], typer.Option(
+        help="Task tag the targets focus on (repeatable; default: each weakness kind's own).")] = [],  # noqa: B006
     variants: Annotated[int, typer.Option(help="Number of variants.")] = 2,
     tasks: Annotated[int, typer.Option(help="Tasks per variant.")] = 5,
     complexity: Annotated[int, typer.Option(help="Complexity level 1-5.")] = 3,
     seed: Annotated[int, typer.Option(help="Generation seed.")] = 0,
     baseline: Annotated[str, typer.Option(help="Baseline model for the gate.")] = "reference",
+    gate_k: Annotated[int, typer.Option(help="Baseline attempts per candidate task.")] = 5,
+    band_min: Annotated[int, typer.Option(help="Fewest baseline passes a candidate may have.")] = 2,
+    band_max: Annotated[int, typer.Option(help="Most baseline passes a candidate may have.")] = 4,
     url: Annotated[str | None, typer.Option(
         help="Remote factory URL (default: the factory_url setting, else the local factory); "
         "its token is the factory_token setting.")] = None,
     out: Annotated[Path | None, typer.Option(help="Folder to write the accepted packs into.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the request.")] = 600.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
 ) -> None:
-    """Request targeted variants and print the gate's report."""
+    """Request variants of a gym aimed at weaknesses; print the packs and every rejected candidate with its reason."""
     from arena.core.pack import write_pack
-    from factory_client import FactoryError, VariantRequest, WeaknessTarget, make_factory_client
+    from factory_client import FactoryError, GateConfig, VariantRequest, make_factory_client, target_for_kind
 
     options = {"--variants": variants, "--tasks": tasks, "--complexity": complexity, "--seed": seed,
-               "--weakness": weakness, "--focus-tag": focus_tag, "DOMAIN": domain, "--baseline": baseline}
+               "--weakness": weakness, "--focus-tag": focus_tag, "GYM": domain, "--baseline": baseline,
+               "--gate-k": gate_k, "--band-min": band_min, "--band-max": band_max}
     try:
-        targets = [WeaknessTarget(kind=k, focus_tags=list(focus_tag)) for k in weakness]
+        targets = [target_for_kind(k, focus_tag) for k in weakness]
         req = VariantRequest(domain=domain, targets=targets, variants=variants, tasks_per_variant=tasks,
-                             complexity=complexity, seed=seed, baseline_model=baseline)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = str(err["loc"][0]) if err["loc"] else ""
-        option = {"tasks_per_variant": "--tasks", "targets": "--weakness", "baseline_model": "--baseline",
-                  "kind": "--weakness", "focus_tags": "--focus-tag"}.get(field, f"--{field}".replace("_", "-"))
-        shown = options.get(option, err.get("input"))
-        raise CliError(f"{option} {shown!r}: {err['msg']}", prefix="bad option") from None
+                             complexity=complexity, seed=seed, baseline_model=baseline,
+                             gate=GateConfig(k=gate_k, band_min=band_min, band_max=band_max))
+    except ValueError as exc:
+        raise CliError(_option_error(exc, options), prefix="bad option") from None
+    from flows.factory_baselines import baseline_lookup
     from flows.settings import cli_settings
 
     settings = cli_settings()
-    from flows.factory_baselines import baseline_lookup
-
-    options = {} if (url or settings.factory_url) else {"baselines": baseline_lookup(settings)}
+    extra = {} if (url or settings.factory_url) else {"baselines": baseline_lookup(settings)}
     try:
-        client = make_factory_client(url or settings.factory_url, token=settings.factory_token, **options)
+        client = make_factory_client(url or settings.factory_url, token=settings.factory_token, **extra)
     except ValueError as exc:
-        console.print(f"[red]bad option[/red] --url: {exc}")
-        raise typer.Exit(2) from None
+        raise CliError(f"--url: {exc}", prefix="bad option") from None
     try:
         result = client.request(req, timeout=timeout)
     except FactoryError as exc:
         raise CliError(str(exc), exit_code=1, prefix="factory request failed") from exc
-    report = result.gate_report
-    console.print(f"request {result.request_id}: {len(result.packs)} pack(s), "
-                  f"{report.accepted}/{report.candidates} candidate tasks accepted")
-    for name, count in report.gates.items():
-        console.print(f"  {name:22s} {count.accepted}/{count.checked}")
-    for pack in result.packs:
-        console.print(f"  pack {pack.id[:16]}  {len(pack.tasks)} tasks")
-        if out is not None:
+    if out is not None:
+        for pack in result.packs:
             write_pack(pack, out / pack.id)
+    if as_json:
+        print_json(_result_json(req, result, out))
+        return
+    _print_result(req, result, out)
+
+
+def _option_error(exc: ValueError, options: dict[str, object]) -> str:
+    """The bad option and why, from a validation error of the request (or of a weakness kind)."""
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    err = exc.errors()[0]
+    field = str(err["loc"][0]) if err["loc"] else ""
+    names = {"tasks_per_variant": "--tasks", "targets": "--weakness", "baseline_model": "--baseline",
+             "kind": "--weakness", "focus_tags": "--focus-tag", "domain": "GYM"}
+    option = names.get(field, f"--{field}".replace("_", "-"))
+    if field == "gate":
+        option, shown = "--gate-k/--band-min/--band-max", f"{options['--gate-k']}/{options['--band-min']}/" \
+            f"{options['--band-max']}"
+        return f"{option} {shown}: {err['msg']}"
+    return f"{option} {options.get(option, err.get('input'))!r}: {err['msg']}"
+
+
+def _result_json(req: VariantRequest, result: FactoryResult, out: Path | None) -> dict[str, Any]:
+    report = result.gate_report
+    return {
+        "request_id": result.request_id,
+        "domain": req.domain,
+        "targets": [t.model_dump(mode="json", include={"kind", "focus_tags", "knobs"}) for t in req.targets],
+        "packs": [{"id": p.id, "tasks": len(p.tasks), "knobs": p.manifest.knobs,
+                   "variant": p.manifest.provenance.get("variant"),
+                   "path": str(out / p.id) if out is not None else None} for p in result.packs],
+        "gate_report": report.model_dump(mode="json"),
+        "why_empty": _why_empty(result) if not result.packs else None,
+    }
+
+
+def _why_empty(result: FactoryResult) -> str:
+    """Why a request produced no pack, from its dropped variants and rejections."""
+    report = result.gate_report
+    reasons = [f"variant {d.variant}: {d.reason}" for d in report.dropped_variants]
+    gates = {name: count.rejected for name, count in report.gates.items() if count.rejected}
+    if gates:
+        reasons.append("rejected by " + ", ".join(f"{name} ({n})" for name, n in gates.items()))
+    return "; ".join(reasons) or "no candidate task was generated"
+
+
+def _print_result(req: VariantRequest, result: FactoryResult, out: Path | None) -> None:
+    report = result.gate_report
+    print_line(console, f"request {result.request_id}: {len(result.packs)} pack(s), "
+                        f"{report.accepted}/{report.candidates} candidate tasks accepted")
+    for target in req.targets:
+        knobs = ", ".join(f"{k}={v}" for k, v in sorted(target.knobs.items())) or "none"
+        print_line(console, f"  aims at {target.kind}: knobs {knobs}; focus tags {', '.join(target.focus_tags) or '-'}")
+    for name, count in report.gates.items():
+        print_line(console, f"  {name:22s} {count.accepted}/{count.checked}")
+    for pack in result.packs:
+        knobs = ", ".join(f"{k}={v}" for k, v in sorted(pack.manifest.knobs.items()))
+        where = f"  -> {out / pack.id}" if out is not None else ""
+        print_line(console, f"  pack {pack.id[:16]}  {len(pack.tasks)} tasks  knobs {knobs}{where}")
+    for dropped in report.dropped_variants:
+        print_line(console, f"  dropped variant {dropped.variant}: {dropped.reason}")
+    for rejection in report.rejections:
+        print_line(console, f"  rejected variant {rejection.variant} {rejection.task_id} at {rejection.gate}: "
+                            f"{rejection.reason}")
+    if not result.packs:
+        print_line(console, f"no pack: {_why_empty(result)}")

@@ -48,35 +48,57 @@ def _table_counts(pack: Pack) -> list[tuple[str, int]]:
 
 @app.command("list")
 def list_gyms() -> None:
-    """List the gyms (built-in and your own) with their tools, tables and tasks."""
-    from arena.core.domains import available_domains, get_domain
+    """List the gyms (built-in and your own) with their tools, tables and tasks; name those that cannot load."""
+    from arena.core.domains import get_domain, loadable_domains
     from arena.core.pack import build_pack
 
+    names, problems = loadable_domains()
     rows = []
-    for name in available_domains():
-        pack = build_pack(name, seed=0)
+    for name in names:
+        try:
+            pack = build_pack(name, seed=0)
+        except ValueError as exc:  # the gym loads but cannot generate: name it beside the others
+            problems.append(f"gym {name!r} cannot generate its seed-0 pack: {exc}")
+            continue
         counts = _table_counts(pack)
         splits = Counter(t.split for t in pack.tasks)
         rows.append([name, get_domain(name).description, str(len(pack.tools)), str(len(counts)),
                      str(sum(c for _, c in counts)), str(splits["train"]), str(splits["heldout"])])
     print_table(console, "Gyms", ("domain", "description", "tools", "tables", "entities", "train", "heldout"),
                 rows, right=("tools", "tables", "entities", "train", "heldout"))
+    for problem in problems:
+        print_line(console, f"cannot load: {problem}")
+    if problems:
+        raise CliError(f"{len(problems)} gym(s) cannot load (named above); the others are listed", exit_code=1)
 
 
 @app.command("check")
 def check(
-    domain: Annotated[
-        str | None, typer.Argument(help="A gym (built-in or your own) or a pack folder; default: every gym.")
+    domains: Annotated[
+        list[str] | None, typer.Argument(metavar="[GYM_OR_PACK]...",
+                                         help="Gyms (built-in or your own) or pack folders; default: every gym.")
     ] = None,
 ) -> None:
-    """Run the conformance checker over every task of one gym (or all of them), and the served-verdict oracle."""
+    """Check gyms: what a round needs of every task and tool. A gym that passes is one a round can train on.
+
+    Per task: the gold program passes, a null agent and the adversarial agents fail, replays are identical, bad
+    calls change nothing, the careful reference policy passes it from its intent alone, finds its records by fields
+    their searches show and makes no policy-required step the gold program skips. Per tool: every parameter typed
+    and documented. Then the served-verdict oracle, and the weakness kinds the factory can target in each gym.
+    """
     from arena.checks.conformance import check_pack
-    from arena.core.domains import available_domains
+    from arena.core.domains import loadable_domains
     from arena.core.pack import PackError
     from arena.serve.oracle import audit_served
 
-    targets = [domain] if domain else available_domains()
-    failed = 0
+    problems: list[str] = []
+    if domains:
+        targets = list(domains)
+    else:
+        targets, problems = loadable_domains()
+    failed = len(problems)
+    for problem in problems:
+        print_line(console, f"FAIL cannot load: {problem}")
     summary: list[list[str]] = []
     kinds: list[list[str]] = []
     for target in targets:
@@ -84,13 +106,20 @@ def check(
             pack = _load(target)
         except PackError as exc:
             raise CliError(str(exc), prefix="refused") from exc
+        except ValueError as exc:  # the gym loads but refuses to generate: its own words name the template
+            if len(targets) == 1:
+                raise CliError(f"gym {target!r} cannot generate its tasks: {exc}", prefix="refused") from None
+            print_line(console, f"FAIL {target} generate: {exc}")
+            failed += 1
+            continue
         with console.status(f"checking {pack.manifest.domain} ({len(pack.tasks)} tasks)"):
             report = check_pack(pack)
             leaked = audit_served(pack)
         summary.append([pack.id, report.domain, str(report.tasks), str(len(report.results) + report.tasks),
                         str(len(report.failures) + len(leaked))])
         for failure in report.failures[:50]:
-            print_line(console, f"FAIL {report.domain}/{failure.task_id} {failure.check}: {failure.detail}")
+            where = f"{report.domain}/{failure.task_id}" if failure.task_id else report.domain
+            print_line(console, f"FAIL {where} {failure.check}: {failure.detail}")
         if len(report.failures) > 50:
             print_line(console, f"... and {len(report.failures) - 50} more failures in {report.domain}")
         for task_id in leaked:
@@ -104,7 +133,7 @@ def check(
                 kinds)
     if failed:
         raise CliError(f"{failed} checks failed", exit_code=1)
-    console.print(Text("every check passed", style="green"))
+    console.print(Text("every check passed: a round can train on it", style="green"))
 
 
 def _kinds_row(pack: Pack) -> list[str]:
@@ -142,7 +171,7 @@ def new(name: Annotated[str, typer.Argument(help="The gym's name, also its Pytho
 
 @app.command("show")
 def show(pack_ref: Annotated[str, typer.Argument(metavar="PACK", help="A pack folder or a gym.")]) -> None:
-    """Show a pack: tables, tools, task counts by split and category, faults."""
+    """Show a pack: tables, tools, task counts by split and category, faults, and the gym's knobs."""
     from arena.core.pack import PackError
 
     try:
@@ -163,6 +192,22 @@ def show(pack_ref: Annotated[str, typer.Argument(metavar="PACK", help="A pack fo
     print_table(console, "Faults", ("fault", "kind", "tool", "on call", "times"),
                 [[f.id, f.kind, f.tool, str(f.on_call), str(f.times)] for f in pack.faults],
                 right=("on call", "times"))
+    knobs = _knob_rows(m.domain)
+    if knobs:
+        print_table(console, f"Knobs (build_pack({m.domain!r}, knobs={{...}}), the factory's variants)",
+                    ("knob", "honoured", "what it does, or why not"), knobs)
+
+
+def _knob_rows(name: str) -> list[list[str]]:
+    """The gym's knobs with their documentation, then the vocabulary knobs it cannot honour with the reason."""
+    from arena.core.domains import get_domain
+
+    try:
+        domain = get_domain(name)
+    except KeyError:
+        return []
+    return ([[knob, "yes", doc] for knob, doc in domain.knobs.items()]
+            + [[knob, "no", why] for knob, why in sorted(domain.cannot.items())])
 
 
 app.command("serve")(cli_gyms_serve.serve)

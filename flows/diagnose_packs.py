@@ -1,9 +1,9 @@
 """Finding the packs a file of episodes came from, so ``gymloop diagnose --episodes`` has the flows' context.
 
 Where a pack is looked for, in order: a ``--packs`` folder (pack folders, any depth of one), the pack store
-under the gymloop home (where the registry keeps every pack a round played), and the built-in gyms rebuilt at
-the seeds the episodes recorded (and seed 0, the one ``gymloop eval`` uses), kept only when the rebuilt pack's
-content id is the episode's pack id.
+under the gymloop home (where the registry keeps every pack a round played), and the gyms (built-in or your own)
+rebuilt at the seeds the episodes recorded (and seed 0, the one ``gymloop eval`` uses), kept only when the rebuilt
+pack's content id is the episode's pack id.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class FoundPacks:
 
     Attributes:
         packs: Packs found.
-        sources: Where each found pack came from (``--packs``, ``pack store``, ``built-in gym <domain> seed N``).
+        sources: Where each found pack came from (``--packs``, ``pack store``, ``gym <domain> seed N``).
         missing: Pack ids not found, with how many episodes each has.
     """
 
@@ -82,7 +82,7 @@ def find_packs(wanted: EpisodePacks, *, packs_dir: Path | None = None, store_roo
         wanted: Pack ids, domains and seeds the episodes recorded.
         packs_dir: A folder of pack folders given by the user.
         store_root: The pack store's folder (``<home>/packs``).
-        extra_seeds: World seeds to try for built-in gyms beyond the recorded ones.
+        extra_seeds: World seeds to try for the gyms beyond the recorded ones.
 
     Raises:
         FileNotFoundError: ``packs_dir`` is not a folder.
@@ -109,7 +109,7 @@ def find_packs(wanted: EpisodePacks, *, packs_dir: Path | None = None, store_roo
                 if key not in built:
                     built[key] = build_pack(domain, seed=seed)
                 if built[key].id == pack_id:
-                    pack, source = built[key], f"built-in gym {domain} seed {seed}"
+                    pack, source = built[key], f"gym {domain} seed {seed}"
                     break
         if pack is None:
             out.missing[pack_id] = wanted.episodes.get(pack_id, 0)

@@ -60,7 +60,7 @@ def set_note(ctx: ToolContext, account_id: str, note: str) -> dict[str, Any]:
     """
     get_account.fn(ctx, account_id)
     ctx.conn.execute("UPDATE accounts SET note = ? WHERE id = ?", (note, account_id))
-    return {"account_id": account_id}
+    return {"account_id": account_id, "status": "done"}
 
 
 @tool(mode="write", permission="billing", irreversible=True, entity="account", operation="update")
@@ -169,7 +169,8 @@ def scoped_task(task_id: str, assertions: list[Assertion], *, gold: list[GoldSte
         split="train", category="test", tags=[],
         intent=Intent(goal="set_note",
                       refs=[EntityRef(name="account", entity="account", mention="ACC-1", mention_kind="id")],
-                      calls=[IntendedCall(tool="set_note", arguments={"account_id": "$account", "note": "x"})]),
+                      calls=[IntendedCall(tool="set_note", arguments={"account_id": "$account", "note": "hello"})],
+                      report=["$set_note.status"]),
         faults=faults or [],
         gold=GoldProgram(steps=gold or [], reply="done"),
         assertions=padded,

@@ -525,9 +525,10 @@ class _Episode:
         negate = condition.startswith("!")
         return bool(self.lookup(condition.lstrip("!"))) != negate
 
-    def prerequisite(self, tool: str, goal_args: dict[str, Any]) -> None:
+    def prerequisite(self, tool: str, goal_args: dict[str, Any], chain: tuple[str, ...] = ()) -> None:
+        """Call ``tool``, a strong prerequisite of the call with ``goal_args``, after its own (A -> B -> goal)."""
         spec = self.specs.get(tool)
-        if spec is None:
+        if spec is None or tool in chain:
             return
         args: dict[str, Any] = {}
         for param in spec.parameters.get("required", []):
@@ -544,6 +545,8 @@ class _Episode:
             return
         if self.decide("prerequisite", "strong", tool) == "skip":
             return
+        for before in self.prereqs.get(tool, []):
+            self.prerequisite(before, {**goal_args, **args}, (*chain, tool))
         result = self.call_with_recovery(tool, args)
         if result.ok:
             self.outputs[tool] = result.output

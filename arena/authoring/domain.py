@@ -17,8 +17,8 @@ from types import ModuleType
 from typing import Any, Generic
 
 from arena.authoring.faults import extra_fault, fault_id, inject
-from arena.authoring.gold import expert_gold
-from arena.authoring.knobs import FAULT_TAGS, TAGS, VOCABULARY, K, knob_docs, parse_knobs
+from arena.authoring.gold import dropped_steps, expert_gold, strong_edges
+from arena.authoring.knobs import FAULT_TAGS, TAGS, VOCABULARY, GymKnobs, K, knob_docs, parse_knobs
 from arena.authoring.reply_rules import guard_replies
 from arena.authoring.splits import assign_splits
 from arena.authoring.template import Draft, Template, WorldView
@@ -56,8 +56,8 @@ class _GymParts(Generic[K]):
     internal_patterns: tuple[str, ...] = ()
     id_pattern: str | None = None
 
-    def generate(self, domain: Domain, seed: int, knobs: Knobs) -> World:
-        """Generate the world and the tasks for ``seed`` and ``knobs``.
+    def generate(self, domain: Domain, seed: int, knobs: Knobs | GymKnobs) -> World:
+        """Generate the world and the tasks for ``seed`` and ``knobs`` (a mapping or the gym's knob model).
 
         Raises:
             ValueError: An unknown knob or a bad value; focus tags or a depth that select no task.
@@ -95,7 +95,11 @@ class _GymParts(Generic[K]):
         if not pending:
             return
         programs = expert_gold(domain, state, self.clock_start, [b.provisional(self.persona) for b in pending.values()])
+        strong = strong_edges(domain)
         for task_id, b in pending.items():
+            dropped = dropped_steps(programs[task_id].steps, b.draft.intent, strong, domain)
+            if dropped:
+                raise ValueError(f"gym {self.name!r}, template {b.template.name!r}, task {task_id}: {dropped}")
             b.draft.steps = list(programs[task_id].steps)
             b.draft.reply = b.draft.reply or programs[task_id].reply
 
@@ -229,7 +233,7 @@ def make_domain(
                                   internal_patterns=tuple(internal_patterns), id_pattern=id_pattern)
     bound: list[Domain] = []
 
-    def generate(seed: int, knob_values: Knobs) -> World:
+    def generate(seed: int, knob_values: Knobs | GymKnobs) -> World:
         return gym.generate(bound[0], seed, knob_values)
 
     generate.__module__ = world.__module__  # worker processes import the gym's own module to register it

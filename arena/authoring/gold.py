@@ -2,17 +2,23 @@
 
 A draft that leaves ``steps`` to the kit gets as gold program the calls the careful policy
 (``PolicyParams.expert()``) makes on the task from its observation alone: it resolves each ref, runs the strong
-prerequisites of each goal call, makes the goal calls and replies. So the gold program follows from what the task
-declares and cannot drift from it. The reference policy lives in ``arena.agents`` and is imported when a gym first
-derives a gold program (it imports only the runtime, so no cycle).
+prerequisites of each goal call (chains of them too: ``A -> B -> goal``), makes the goal calls and replies. So the
+gold program follows from what the task declares and cannot drift from it. A policy-required step the careful
+policy cannot make, because neither the goal call, the steps before it nor a ref's id gives an argument it needs,
+refuses the gym at load (:func:`dropped_steps` names the step and the argument). The reference policy lives in
+``arena.agents`` and is imported when a gym first derives a gold program (it imports only the runtime, so no cycle).
 """
 
 from __future__ import annotations
 
-from arena.core.domain import Domain
+from collections.abc import Sequence
+
+import networkx as nx
+
+from arena.core.domain import STRONG, Domain
 from arena.core.gym import Gym
 from arena.core.pack import SCHEMA_VERSION, Manifest, Pack
-from arena.core.task import GoldProgram, GoldStep, Task
+from arena.core.task import GoldProgram, GoldStep, Intent, Task
 from arena.core.toolkit import iter_specs
 
 
@@ -41,3 +47,40 @@ def expert_gold(domain: Domain, state_db: bytes, clock_start: str, tasks: list[T
             steps = [GoldStep(tool=s.tool, arguments=dict(s.arguments)) for s in gym.trace]
             programs[task.id] = GoldProgram(steps=steps, reply=run.reply)
     return programs
+
+
+def strong_edges(domain: Domain) -> nx.DiGraph[str]:
+    """The policy-required edges (STRONG) of a gym's dependency graph."""
+    strong: nx.DiGraph[str] = nx.DiGraph()
+    strong.add_edges_from((a, b) for a, b, weight in domain.dependencies if weight >= STRONG)
+    return strong
+
+
+def dropped_steps(steps: Sequence[GoldStep], intent: Intent, strong: nx.DiGraph[str], domain: Domain) -> str:
+    """Why a derived gold program lacks a policy-required step before one of its goal calls ("" when it lacks none).
+
+    Args:
+        steps: The careful policy's program.
+        intent: The task's intent (its goal calls and refs).
+        strong: The gym's STRONG edges.
+        domain: The gym (the required parameters of its tools).
+    """
+    tools = [s.tool for s in steps]
+    goals = {c.tool for c in intent.calls}
+    known = {f"{r.entity}_id" for r in intent.refs}
+    for index, step in enumerate(steps):
+        if step.tool not in goals or step.tool not in strong:
+            continue
+        known |= set(step.arguments)
+        missing = sorted(nx.ancestors(strong, step.tool) - set(tools[:index]))
+        if not missing:
+            continue
+        needs = {m: sorted(set(domain.tools[m].spec.parameters.get("required", [])) - known) for m in missing
+                 if m in domain.tools}
+        why = "; ".join(f"{m} needs {', '.join(map(repr, p))}" if p else f"{m} was skipped" for m, p in needs.items())
+        chains = ", ".join(" -> ".join(nx.shortest_path(strong, m, step.tool)) for m in missing)
+        return (f"the careful policy calls {step.tool} without the policy-required step(s) {', '.join(missing)} "
+                f"({chains}): a required step takes its arguments from the goal call, the steps before it and the "
+                f"ids of the task's refs (<entity>_id), and {why}: add the argument to the goal call or a ref, or "
+                "write the draft's steps")
+    return ""

@@ -168,12 +168,16 @@ def knob_docs(model: type[GymKnobs]) -> dict[str, str]:
     return {name: field.description or VOCABULARY.get(name, name) for name, field in model.model_fields.items()}
 
 
-def parse_knobs(model: type[K], knobs: Mapping[str, Any], gym: str) -> K:
-    """Validate a knobs mapping against a gym's knob model.
+def parse_knobs(model: type[K], knobs: Mapping[str, Any] | GymKnobs, gym: str) -> K:
+    """Validate knobs against a gym's knob model: a mapping, or a knob model's instance (``RentalKnobs(...)``).
 
     Raises:
         ValueError: An unknown knob or a bad value, naming the gym, the knob and the value.
     """
+    if isinstance(knobs, model):
+        return knobs
+    if isinstance(knobs, GymKnobs):
+        knobs = knobs.model_dump(exclude_unset=True)
     unknown = sorted(set(knobs) - set(model.model_fields))
     if unknown:
         raise ValueError(f"unknown {gym} knob(s) {unknown}; known knobs: {', '.join(sorted(model.model_fields))}")

@@ -5,68 +5,29 @@ fails; two seeded replays give identical traces, final hashes and verdicts;
 the episode starts from the template world whatever ran before; every kind
 of bad call leaves the world unchanged; and no adversarial agent of
 ``arena.checks.adversarial`` (null, claim success, dump everything, paste the
-records, random writes, injection) passes.
+records, random writes, injection) passes. Beyond the gold program, what a round needs: the careful reference
+policy passes the task, finds its records by fields their searches show and makes no policy-required step the gold
+program skips (``arena.checks.careful``); and every tool parameter is typed and documented
+(``arena.checks.tool_docs``). A pack that passes every check is one a round can train on.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+import networkx as nx
 
 from arena.checks.adversarial import audit_task
+from arena.checks.careful import careful_checks, strong_graph
+from arena.checks.results import CheckResult, ConformanceReport
+from arena.checks.tool_docs import tool_checks
 from arena.core.domain import Domain
 from arena.core.gym import Gym
 from arena.core.pack import Pack
 from arena.core.results import ErrorKind, TraceStep, Verdict
 from arena.core.task import Task
 
-
-class CheckResult(BaseModel):
-    """One failed or passed check.
-
-    Attributes:
-        task_id: Task checked (empty for pack-level checks).
-        check: Check name (``gold_passes``, ``null_fails``, ``replay_deterministic``,
-            ``isolated_start``, ``bad_call:<kind>``, ``adversary:<strategy>``).
-        passed: Whether the check held.
-        detail: Why it failed.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    task_id: str
-    check: str
-    passed: bool
-    detail: str = ""
-
-
-class ConformanceReport(BaseModel):
-    """All checks run over a pack.
-
-    Attributes:
-        pack_id: Content id of the pack.
-        domain: Domain name.
-        tasks: Number of tasks checked.
-        results: Every check's result.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    pack_id: str
-    domain: str
-    tasks: int
-    results: list[CheckResult] = Field(default_factory=list)
-
-    @property
-    def failures(self) -> list[CheckResult]:
-        """The checks that did not hold."""
-        return [r for r in self.results if not r.passed]
-
-    @property
-    def passed(self) -> bool:
-        """Whether every check held."""
-        return not self.failures
+__all__ = ["CheckResult", "ConformanceReport", "check_pack", "check_task", "run_gold"]
 
 
 def run_gold(gym: Gym, task: Task, *, seed: int = 0) -> Verdict:
@@ -115,8 +76,15 @@ def _same_trace(a: list[TraceStep], b: list[TraceStep]) -> bool:
     return [s.model_dump() for s in a] == [s.model_dump() for s in b]
 
 
-def check_task(gym: Gym, task: Task, template_hash: str) -> list[CheckResult]:
-    """Run every per-task check of the conformance suite."""
+def check_task(gym: Gym, task: Task, template_hash: str, strong: nx.DiGraph[str] | None = None) -> list[CheckResult]:
+    """Run every per-task check of the conformance suite.
+
+    Args:
+        gym: A gym holding the task's pack.
+        task: The task.
+        template_hash: The logical hash of the pack's starting world.
+        strong: The STRONG edges of the pack's dependency graph (read from the pack when omitted).
+    """
     results: list[CheckResult] = []
 
     def add(check: str, ok: bool, detail: str = "") -> None:
@@ -154,6 +122,7 @@ def check_task(gym: Gym, task: Task, template_hash: str) -> list[CheckResult]:
     for audit in audit_task(gym, task):
         why = f"a tool crashed on its arguments: {audit.crash}" if audit.crash else f"passes (score {audit.score:.2f})"
         add(f"adversary:{audit.adversary}", audit.holds, f"the {audit.adversary} agent: {why}")
+    results += careful_checks(gym, task, strong_graph(gym.pack.graph) if strong is None else strong)
     return results
 
 
@@ -162,15 +131,18 @@ def check_pack(pack: Pack, *, task_ids: list[str] | None = None, domain: Domain 
 
     Args:
         pack: The pack to check.
-        task_ids: Restrict to these tasks (default: all).
+        task_ids: Restrict to these tasks (default: all tasks, and the tools' parameters).
         domain: The domain implementing the pack's tools (looked up by name if omitted).
     """
+    strong = strong_graph(pack.graph)
     with Gym(pack, domain) as gym:
         template_hash = gym.template_hash()
         report = ConformanceReport(pack_id=pack.id, domain=pack.manifest.domain, tasks=0)
+        if task_ids is None:  # the tools are the pack's, checked with the whole pack
+            report.results.extend(tool_checks(pack.tools))
         for task in pack.tasks:
             if task_ids is not None and task.id not in task_ids:
                 continue
             report.tasks += 1
-            report.results.extend(check_task(gym, task, template_hash))
+            report.results.extend(check_task(gym, task, template_hash, strong))
     return report

@@ -40,6 +40,7 @@ MODULES_SETTING = "gym_modules"
 _REGISTERED: dict[str, Domain] = {}
 _ORIGINS: dict[str, str] = {}  # gym name -> "module:attr" a worker process imports to find it
 _SETTING_READ: list[bool] = []  # non-empty once the modules of gym_modules are imported (or being imported)
+_SETTING_ERRORS: list[str] = []  # why each module of gym_modules that could not be imported could not
 
 
 class GymLoadError(Exception):
@@ -98,6 +99,30 @@ def available_domains() -> list[str]:
     return builtin + others
 
 
+def loadable_domains() -> tuple[list[str], list[str]]:
+    """The gyms that load, and one line for each gym that cannot: what ``gymloop gyms list`` shows.
+
+    Unlike :func:`available_domains`, a gym of ``gym_modules`` or an entry point that cannot load does not hide the
+    others: it is named, with why, beside them.
+    """
+    problems: list[str] = []
+    try:
+        _load_setting_modules()
+    except GymLoadError:
+        problems += _SETTING_ERRORS or ["setting gym_modules: cannot be read"]
+    names = [name for name in BUILTIN_DOMAINS if importlib.util.find_spec(f"arena.gyms.{name}") is not None]
+    for name in sorted((set(_REGISTERED) | set(_entry_points())) - set(names)):
+        point = _entry_points().get(name) if name not in _REGISTERED else None
+        try:
+            if point is not None:
+                _load_entry_point(name, point)
+        except GymLoadError as exc:
+            problems.append(str(exc))
+            continue
+        names.append(name)
+    return names, problems
+
+
 def external_domains() -> dict[str, str]:
     """The gyms from outside gymloop this installation can run, each with where it comes from."""
     _load_setting_modules()
@@ -115,7 +140,11 @@ def get_domain(name: str) -> Domain:
         KeyError: No gym has that name; the message lists those that do.
         GymLoadError: The entry point or module that provides it cannot be loaded.
     """
-    _load_setting_modules()
+    try:
+        _load_setting_modules()
+    except GymLoadError:
+        if name not in _REGISTERED and name not in BUILTIN_DOMAINS:  # another module's failure hides no gym
+            raise
     if name in _REGISTERED:
         return _REGISTERED[name]
     if name in BUILTIN_DOMAINS and importlib.util.find_spec(f"arena.gyms.{name}") is not None:
@@ -123,6 +152,15 @@ def get_domain(name: str) -> Domain:
     point = _entry_points().get(name)
     if point is None:
         raise KeyError(f"unknown domain {name!r}; installed gyms: {', '.join(available_domains())}")
+    return _load_entry_point(name, point)
+
+
+def _load_entry_point(name: str, point: EntryPoint) -> Domain:
+    """Load and register the gym an entry point gives.
+
+    Raises:
+        GymLoadError: It cannot be loaded or gives no gym, naming the entry point.
+    """
     where = f"entry point {point.name} = {point.value!r} (group {ENTRY_POINT_GROUP})"
     try:
         loaded = point.load()
@@ -173,14 +211,18 @@ def _load_setting_modules() -> None:
     if _SETTING_READ:
         return
     _SETTING_READ.append(True)  # before importing: a module that asks the registry for gyms does not recurse
+    _SETTING_ERRORS.clear()
     try:
         _import_setting_modules()
-    except GymLoadError:
+    except GymLoadError as exc:
+        _SETTING_ERRORS.append(str(exc))
+    if _SETTING_ERRORS:
         _SETTING_READ.clear()  # asked again, the same error again
-        raise
+        raise GymLoadError(_SETTING_ERRORS[0])
 
 
 def _import_setting_modules() -> None:
+    """Import every module of ``gym_modules``, registering each gym; why the others cannot go to _SETTING_ERRORS."""
     modules, source, folder = _setting_modules()
     if modules and str(folder) not in sys.path:
         sys.path.append(str(folder))
@@ -188,13 +230,14 @@ def _import_setting_modules() -> None:
         where = f"setting {MODULES_SETTING} ({source}): module {module_name!r}"
         try:
             module = importlib.import_module(module_name)
+            if not hasattr(module, "DOMAIN"):
+                raise GymLoadError(f"{where} defines no DOMAIN (DOMAIN = make_domain(...) in the module)")
+            domain = module.DOMAIN
+            _register_external(getattr(domain, "name", module_name), domain, f"{module_name}:DOMAIN", where)
+        except GymLoadError as exc:
+            _SETTING_ERRORS.append(str(exc))
         except Exception as exc:  # a missing or broken module: say which setting names it
-            raise GymLoadError(f"{where} cannot be imported: {_one_line(exc)}") from None
-        if not hasattr(module, "DOMAIN"):
-            raise GymLoadError(f"{where} defines no DOMAIN (DOMAIN = make_domain(...) in the module)")
-        domain = module.DOMAIN
-        name = getattr(domain, "name", module_name)
-        _register_external(name, domain, f"{module_name}:DOMAIN", where)
+            _SETTING_ERRORS.append(f"{where} cannot be imported: {_one_line(exc)}")
 
 
 def _setting_modules() -> tuple[list[str], str, Path]:

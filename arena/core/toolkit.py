@@ -227,6 +227,9 @@ def tool(
 
     Returns:
         A decorator producing the ``Tool``.
+
+    Raises:
+        TypeError: A parameter has no type annotation, naming the tool and the parameter.
     """
 
     def wrap(fn: Callable[..., Any]) -> Tool:
@@ -235,6 +238,9 @@ def tool(
         summary, arg_docs = _parse_docstring(fn.__doc__ or fn.__name__)
         fields: dict[str, Any] = {}
         for pname, param in list(sig.parameters.items())[1:]:
+            if pname not in hints:
+                raise TypeError(f"tool {fn.__name__}: parameter {pname!r} has no type annotation (write e.g. "
+                                f"`{pname}: str`): a tool's parameters are typed, their types are its schema")
             annotation = hints[pname]
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[pname] = (annotation, Field(default, description=arg_docs.get(pname)))

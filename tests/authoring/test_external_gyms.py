@@ -86,6 +86,15 @@ def test_gyms_new_writes_a_gym_that_passes_gyms_check(starter: Path) -> None:
     assert "acme" in listed and "helpdesk" in listed
 
 
+def test_diagnose_names_a_users_gym_as_it_is_not_as_built_in(starter: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    episodes = tmp_path / "episodes.jsonl"
+    _ok(_run([str(GYMLOOP), "eval", "--domain", "acme", "--k", "1", "--out", str(episodes)], starter, _env(home)))
+    out = _ok(_run([str(GYMLOOP), "diagnose", "--episodes", str(episodes)], starter, _env(home)))
+    first = out.splitlines()[0]
+    assert "(1 rebuilt from gym acme)" in first and "built-in" not in out, first
+
+
 def test_gyms_new_refuses_a_taken_or_bad_name_and_writes_nothing(starter: Path) -> None:
     before = sorted(p.name for p in starter.iterdir())
     for name, needle in (("acme", "already exists"), ("helpdesk", "taken by a built-in gym"),

@@ -30,7 +30,7 @@ def test_diagnose_episodes_from_eval_gives_the_flows_weaknesses(gymloop_home, tm
                             timeout=300, env={**os.environ, "COLUMNS": "250"})
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("Diagnosing 22 episodes of helpdesk from ") and "1 rebuilt from a built-in gym" in \
+    assert lines[0].startswith("Diagnosing 22 episodes of helpdesk from ") and "1 rebuilt from gym helpdesk" in \
         lines[0] and "WARNING" not in result.stdout
     cli = WeaknessReport.from_json(out.read_text())
     shown = " ".join(result.stdout.split())
