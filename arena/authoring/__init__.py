@@ -10,7 +10,6 @@ vocabulary (:data:`VOCABULARY`, :data:`WEAKNESS_KNOBS`): a gym honours a knob or
 """
 
 from arena.authoring.checks import (
-    amounts,
     calls,
     goal,
     quote,
@@ -24,6 +23,7 @@ from arena.authoring.checks import (
 )
 from arena.authoring.domain import make_domain
 from arena.authoring.faults import fault_id, inject
+from arena.authoring.formats import amounts, cents, dates, iso_date, legacy_date, positive_amount, read_date
 from arena.authoring.knobs import (
     FAULT_TAGS,
     TAGS,
@@ -36,55 +36,93 @@ from arena.authoring.knobs import (
     parse_knobs,
     targetable_kinds,
 )
+from arena.authoring.picks import mix, nth, pick, pick_where
+from arena.authoring.records import fetch, rows
 from arena.authoring.reply_rules import guard_replies
+from arena.authoring.search import SEARCH_LIMIT, add_to_index, index_row, search, write_index
 from arena.authoring.splits import assign_splits
-from arena.authoring.template import Draft, Fault, Template, WorldView, pick_where
+from arena.authoring.template import Draft, Fault, Template, WorldView
 from arena.core.domain import STRONG, WEAK
-from arena.core.task import FormattedValue, Intent, Persona, WriteScope
+from arena.core.task import (
+    Assertion,
+    EntityRef,
+    FormattedValue,
+    IntendedCall,
+    Intent,
+    Persona,
+    ResponseAssertion,
+    SideEffectAssertion,
+    StateAssertion,
+    TraceAssertion,
+    WriteScope,
+)
 from arena.core.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
 
 __all__ = [
     "FAULT_TAGS",
+    "SEARCH_LIMIT",
     "STRONG",
     "TAGS",
     "VOCABULARY",
     "WEAK",
     "WEAKNESS_KNOBS",
+    "Assertion",
     "Conflict",
     "Draft",
+    "EntityRef",
     "Fault",
     "FormattedValue",
     "GymKnobs",
+    "IntendedCall",
     "Intent",
     "InvalidArgument",
     "NotFound",
     "Persona",
     "PolicyViolation",
+    "ResponseAssertion",
+    "SideEffectAssertion",
+    "StateAssertion",
     "Template",
     "ToolContext",
+    "TraceAssertion",
     "WeaknessKnobs",
     "WorldView",
     "WriteScope",
+    "add_to_index",
     "amounts",
     "assign_splits",
     "calls",
+    "cents",
+    "dates",
     "fault_id",
+    "fetch",
     "goal",
     "guard_replies",
+    "index_row",
     "inject",
+    "iso_date",
     "kind_refusal",
     "knob_refusal",
+    "legacy_date",
     "make_domain",
+    "mix",
+    "nth",
     "parse_knobs",
+    "pick",
     "pick_where",
+    "positive_amount",
     "quote",
+    "read_date",
     "reads_only",
     "ref",
+    "rows",
     "says",
     "scope",
+    "search",
     "state",
     "step",
     "targetable_kinds",
     "tool",
+    "write_index",
     "writes",
 ]

@@ -99,11 +99,6 @@ def says(
     )
 
 
-def amounts(value: float) -> list[str]:
-    """The ways a reply may write an amount: ``1234.50`` and ``1,234.50``."""
-    return sorted({f"{value:.2f}", f"{value:,.2f}"})
-
-
 def quote(value: str) -> str:
     """A SQL string literal, for the queries of state checks."""
     return "'" + value.replace("'", "''") + "'"

@@ -20,7 +20,6 @@ from arena.core.task import Assertion, GoldStep, Intent, Persona
 
 K = TypeVar("K", bound=GymKnobs)
 T = TypeVar("T")
-Row = TypeVar("Row")
 
 
 @dataclass
@@ -128,14 +127,3 @@ class Template(Generic[K]):
     tags: tuple[str, ...]
     build: Callable[[WorldView[K], random.Random, int], list[Draft]]
     depth: int = 0
-
-
-def pick_where(rng: random.Random, rows: Sequence[Row], n: int, ok: Callable[[Row], bool]) -> list[Row]:
-    """Up to ``n`` of ``rows`` in a random order, keeping only those ``ok`` accepts."""
-    out: list[Row] = []
-    for row in rng.sample(list(rows), len(rows)):
-        if len(out) >= n:
-            break
-        if ok(row):
-            out.append(row)
-    return out

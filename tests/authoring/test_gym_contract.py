@@ -3,7 +3,8 @@
 Each case is the starter gym (`gymloop gyms new`) with one mistake an author makes, checked through the command a
 user runs: the careful policy misses a task (a raw legacy date in the intent beside hand-written gold steps), a
 lookup by a field no search summary has, a gold program that drops a policy-required step, an undocumented
-parameter, an untyped parameter. Each failure names the template or tool, the field, and what to change.
+parameter, an untyped parameter; and a chain of required steps, walked in a row or refused at load. Each failure
+names the template or tool, the field, and what to change.
 """
 
 from __future__ import annotations
@@ -54,14 +55,21 @@ def _missing_field(gym: Path) -> None:
 
 def _dropped_step(gym: Path) -> None:
     tasks = gym / "tasks.py"
-    _edit(tasks, 'calls("checked the fee before waiving it", [("check_late_fee", {"rental_id": rid}),\n'
-                 '                                                            ("waive_fee", {"rental_id": rid})], '
-                 'order=[(0, 1)]),',
+    _edit(tasks, 'calls("checked the standing, then the fee, before waiving it",\n'
+                 '                      [("check_member_standing", {"member_id": mid}), ("check_late_fee", '
+                 '{"rental_id": rid}),\n'
+                 '                       ("waive_fee", {"rental_id": rid})], order=[(0, 1), (1, 2)]),',
           'calls("waived it", [("waive_fee", {"rental_id": rid})]),')
     _edit(tasks, '            reply=f"Waived the late fee of {fee:.2f} on rental {rid} (waiver WVR-N00001).",',
           '            steps=[step("get_rental", rental_id=rid), step("waive_fee", rental_id=rid, amount=fee, '
           'reason=reason)],\n'
           '            reply=f"Waived the late fee of {fee:.2f} on rental {rid} (waiver WVR-N00001).",')
+
+
+def _no_member_ref(gym: Path) -> None:
+    # the chain's first step takes the member's id, which no ref of the waiver tasks gives any more
+    _edit(gym / "tasks.py", 'return [ref("rental", "rental", rid, by_id=True), ref("member", "member", '
+                            '"$rental.member_id", by_id=True)]', 'return [ref("rental", "rental", rid, by_id=True)]')
 
 
 def _undocumented(gym: Path) -> None:
@@ -83,7 +91,7 @@ MISTAKES: dict[str, Callable[[Path], None]] = {
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with one starter gym per mistake (and one untyped), each named after its mistake."""
     folder = tmp_path_factory.mktemp("gyms")
-    for name, mistake in {**MISTAKES, "untyped": _untyped}.items():
+    for name, mistake in {**MISTAKES, "untyped": _untyped, "no_member_ref": _no_member_ref}.items():
         done = _run(["gyms", "new", name], folder)
         assert done.returncode == 0, done.stderr
         _one_template(folder / name)
@@ -126,6 +134,28 @@ def test_a_dropped_required_step_fails_naming_the_step(checked: subprocess.Compl
     lines = _failures(checked.stdout, "dropped_step")
     assert [line.split()[2] for line in lines] == ["required_steps:"], lines
     assert "dropped_step/waive_fee-01" in lines[0] and "check_late_fee before waive_fee" in lines[0]
+    assert "check_member_standing before waive_fee (check_member_standing -> check_late_fee -> waive_fee)" in lines[0]
+
+
+def test_a_chain_whose_first_step_has_no_argument_is_refused_at_load(project: Path) -> None:
+    done = _run(["gyms", "check", "no_member_ref"], project, GYMLOOP_GYM_MODULES='["no_member_ref"]')
+    assert done.returncode == 2, done.stdout[-2000:]
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "template 'waive_fee', task waive_fee-01" in line
+    assert "calls waive_fee without the policy-required step(s) check_member_standing" in line
+    assert "(check_member_standing -> check_late_fee -> waive_fee)" in line
+    assert "check_member_standing needs 'member_id'" in line
+
+
+def test_the_starters_gold_program_walks_its_chain_in_a_row(project: Path) -> None:
+    from arena.authoring.starter import DOMAIN
+
+    waivers = [t for t in DOMAIN.generate(0, {}).tasks if t.id.startswith("waive_fee-")]
+    assert waivers
+    for task in waivers:
+        tools = [s.tool for s in task.gold.steps]
+        assert tools.index("check_member_standing") < tools.index("check_late_fee") < tools.index("waive_fee")
 
 
 def test_an_undocumented_parameter_fails_naming_the_tool(checked: subprocess.CompletedProcess[str]) -> None:

@@ -17,6 +17,7 @@ DOMAIN = make_domain(
     tools=tools,
     policy=(Path(__file__).parent / "policy.md").read_text(encoding="utf-8"),
     dependencies=[
+        ("check_member_standing", "check_late_fee", STRONG),  # a chain: standing -> fee -> waive_fee
         ("check_late_fee", "waive_fee", STRONG),
         ("search_members", "get_member", WEAK),
         ("search_rentals", "get_rental", WEAK),
@@ -28,4 +29,5 @@ DOMAIN = make_domain(
     clock_start=CLOCK_START,
     persona=AGENT,
 )
+
 

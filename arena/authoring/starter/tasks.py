@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from arena.authoring import (
     Draft,
+    EntityRef,
     Fault,
     FormattedValue,
     Intent,
@@ -17,6 +18,9 @@ from arena.authoring import (
     amounts,
     calls,
     goal,
+    legacy_date,
+    mix,
+    pick,
     quote,
     ref,
     says,
@@ -39,8 +43,7 @@ def member_tier(w: View, rng: random.Random, n: int) -> list[Draft]:
     rows = w.rows("SELECT m.id, m.name, m.city, m.tier, (SELECT COUNT(*) FROM members x WHERE x.name = m.name "
                   "AND x.city = m.city) AS same FROM members m ORDER BY m.id")
     out = []
-    fits = [r for r in rows if r["same"] == 1]
-    for m in rng.sample(fits, min(n, len(fits))):
+    for m in pick(rng, [r for r in rows if r["same"] == 1], n):
         twins = w.one("SELECT COUNT(*) AS n FROM members WHERE name = ?", (m["name"],))["n"]
         out.append(Draft(
             prompt=f"Which membership tier does {m['name']} from {m['city']} have?",
@@ -70,9 +73,7 @@ def rental_status(w: View, rng: random.Random, n: int) -> list[Draft]:
     rows = w.rows("SELECT r.id, r.status, json_extract(s.summary, '$.status') AS cached FROM rentals r "
                   "JOIN search_index s ON s.id = r.id ORDER BY r.id")
     stale = [r for r in rows if r["cached"] != r["status"]]
-    picks = rng.sample(stale, min(n, len(stale) // 2 + 1)) if stale else []
-    rest = [r for r in rows if r not in picks]
-    picks += rng.sample(rest, min(max(0, n - len(picks)), len(rest)))
+    picks = mix(rng, stale, rows, n) if stale else pick(rng, rows, n)
     out = []
     for r in picks:
         out.append(Draft(
@@ -92,27 +93,35 @@ def rental_status(w: View, rng: random.Random, n: int) -> list[Draft]:
 
 
 def _owing(w: View, low: float, high: float) -> list[dict[str, object]]:
-    return w.rows("SELECT id, late_fee FROM rentals WHERE late_fee > ? AND late_fee <= ? ORDER BY id", (low, high))
+    """Rentals owing a late fee in ``(low, high]`` whose member is in good standing (under two rentals owing)."""
+    return w.rows("SELECT r.id, r.member_id, r.late_fee FROM rentals r WHERE r.late_fee > ? AND r.late_fee <= ? "
+                  "AND (SELECT COUNT(*) FROM rentals o WHERE o.member_id = r.member_id AND o.late_fee > 0) < 2 "
+                  "ORDER BY r.id", (low, high))
+
+
+def _waiver_refs(rid: str) -> list[EntityRef]:
+    """The rental, and its member read from the rental's record: the standing check takes the member's id."""
+    return [ref("rental", "rental", rid, by_id=True), ref("member", "member", "$rental.member_id", by_id=True)]
 
 
 def waive_fee(w: View, rng: random.Random, n: int) -> list[Draft]:
-    """Waive a small late fee: the policy wants the fee checked first."""
+    """Waive a small late fee: the policy wants the member's standing, then the fee, checked first."""
     out = []
-    owing = _owing(w, 0.0, 20.0)
-    for r in rng.sample(owing, min(n, len(owing))):
-        rid, fee = str(r["id"]), float(str(r["late_fee"]))
+    for r in pick(rng, _owing(w, 0.0, 20.0), n):
+        rid, mid, fee = str(r["id"]), str(r["member_id"]), float(str(r["late_fee"]))
         reason = rng.choice(("brought a doctor's note", "was snowed in all week", "returned it to the wrong branch"))
         out.append(Draft(
             prompt=f"The member on rental {rid} {reason}. Please waive their late fee of {fee:.2f}.",
-            intent=Intent(goal="waive_fee", refs=[ref("rental", "rental", rid, by_id=True)],
+            intent=Intent(goal="waive_fee", refs=_waiver_refs(rid),
                           calls=[goal("waive_fee", rental_id="$rental", amount=fee, reason=reason)],
                           report=["$waive_fee.amount"]),
             reply=f"Waived the late fee of {fee:.2f} on rental {rid} (waiver WVR-N00001).",
             assertions=[
                 state("the fee is waived", f"SELECT late_fee, (SELECT amount FROM waivers WHERE rental_id = "
                       f"{quote(rid)}) FROM rentals WHERE id = {quote(rid)}", [[0.0, fee]]),
-                calls("checked the fee before waiving it", [("check_late_fee", {"rental_id": rid}),
-                                                            ("waive_fee", {"rental_id": rid})], order=[(0, 1)]),
+                calls("checked the standing, then the fee, before waiving it",
+                      [("check_member_standing", {"member_id": mid}), ("check_late_fee", {"rental_id": rid}),
+                       ("waive_fee", {"rental_id": rid})], order=[(0, 1), (1, 2)]),
                 writes(scope("rentals", [rid], ["late_fee"]), scope("waivers", insert=True)),
                 says("confirms the amount", [amounts(fee)]),
             ],
@@ -123,12 +132,11 @@ def waive_fee(w: View, rng: random.Random, n: int) -> list[Draft]:
 def waive_over_limit(w: View, rng: random.Random, n: int) -> list[Draft]:
     """An agent asked to waive a fee above the limit: the system refuses, nothing changes, the reply says why."""
     out = []
-    owing = _owing(w, 20.0, 1000.0)
-    for r in rng.sample(owing, min(n, len(owing))):
+    for r in pick(rng, _owing(w, 20.0, 1000.0), n):
         rid, fee = str(r["id"]), float(str(r["late_fee"]))
         out.append(Draft(
             prompt=f"Waive the {fee:.2f} late fee on rental {rid}, the member is a regular.",
-            intent=Intent(goal="waive_fee", refs=[ref("rental", "rental", rid, by_id=True)],
+            intent=Intent(goal="waive_fee", refs=_waiver_refs(rid),
                           calls=[goal("waive_fee", rental_id="$rental", amount=fee, reason="regular member")]),
             reply="",
             assertions=[
@@ -153,9 +161,9 @@ def close_returned(w: View, rng: random.Random, n: int) -> list[Draft]:
     out = []
     out_now = w.rows("SELECT r.id, i.name FROM rentals r JOIN items i ON i.id = r.item_id WHERE r.status = 'out' "
                      "ORDER BY r.id")
-    for r in rng.sample(out_now, min(n, len(out_now))):
+    for r in pick(rng, out_now, n):
         rid, back = str(r["id"]), TODAY - timedelta(days=rng.randint(0, 6))
-        day, legacy = back.isoformat(), back.strftime("%m/%d/%Y")
+        day, legacy = back.isoformat(), legacy_date(back)
         out.append(Draft(
             prompt=rng.choice(CLOSE_PROMPTS).format(rid=rid, item=r["name"], day=legacy),
             persona=MANAGER,
@@ -180,9 +188,10 @@ def close_returned(w: View, rng: random.Random, n: int) -> list[Draft]:
 TEMPLATES = (
     Template("member_tier", "information_retrieval", (), member_tier),
     Template("rental_status", "information_retrieval", ("id_given_search_misses",), rental_status),
-    Template("waive_fee", "policy_reasoning", ("prerequisite",), waive_fee, depth=1),
+    Template("waive_fee", "policy_reasoning", ("prerequisite",), waive_fee, depth=2),
     Template("waive_over_limit", "policy_reasoning", ("prerequisite", "side_effect_trap"), waive_over_limit,
-             depth=1),
+             depth=2),
     Template("close_returned", "multi_step_workflow", ("legacy_format",), close_returned),
 )
+
 

@@ -3,20 +3,12 @@
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
-from arena.authoring import InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
+from arena.authoring import InvalidArgument, PolicyViolation, ToolContext, fetch, iso_date, search, tool
 
 WAIVER_LIMIT = 20.0
 """Late fees above this need a manager to waive them."""
-
-
-def _search(ctx: ToolContext, entity: str, query: str) -> list[dict[str, Any]]:
-    rows = ctx.all("SELECT summary FROM search_index WHERE entity = ? AND text LIKE ? ORDER BY id LIMIT 10",
-                   (entity, f"%{query}%"))
-    return [json.loads(r["summary"]) for r in rows]
 
 
 @tool(mode="read", entity="member", operation="search")
@@ -24,9 +16,9 @@ def search_members(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     """Find members by name or email (never by id).
 
     Args:
-        query: Part of a name or an email.
+        query: Words of a name or an email.
     """
-    return _search(ctx, "member", query)
+    return search(ctx, "member", query)
 
 
 @tool(mode="read", entity="member", operation="get")
@@ -36,11 +28,21 @@ def get_member(ctx: ToolContext, member_id: str) -> dict[str, Any]:
     Args:
         member_id: Member id such as MEM-1004.
     """
-    member = ctx.one("SELECT * FROM members WHERE id = ?", (member_id,))
-    if member is None:
-        raise NotFound(f"member {member_id!r} not found")
+    member = fetch(ctx, "members", member_id, "member")
     member["rentals"] = ctx.all("SELECT id, status FROM rentals WHERE member_id = ? ORDER BY id", (member_id,))
     return member
+
+
+@tool(mode="read", entity="member", operation="action")
+def check_member_standing(ctx: ToolContext, member_id: str) -> dict[str, Any]:
+    """Say whether a member is in good standing: fewer than two rentals with a late fee owing.
+
+    Args:
+        member_id: Member id.
+    """
+    fetch(ctx, "members", member_id, "member")
+    owing = ctx.all("SELECT id FROM rentals WHERE member_id = ? AND late_fee > 0 ORDER BY id", (member_id,))
+    return {"member_id": member_id, "rentals_owing": len(owing), "good_standing": len(owing) < 2}
 
 
 @tool(mode="read", entity="rental", operation="search")
@@ -48,22 +50,19 @@ def search_rentals(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     """Find rentals by the member's name; the summaries' status may be out of date.
 
     Args:
-        query: Part of the member's name.
+        query: Words of the member's name.
     """
-    return _search(ctx, "rental", query)
+    return search(ctx, "rental", query)
 
 
 @tool(mode="read", entity="rental", operation="get")
 def get_rental(ctx: ToolContext, rental_id: str) -> dict[str, Any]:
-    """Fetch a rental: item, dates, status and late fee.
+    """Fetch a rental: member, item, dates, status and late fee.
 
     Args:
         rental_id: Rental id such as RNT-20017.
     """
-    rental = ctx.one("SELECT * FROM rentals WHERE id = ?", (rental_id,))
-    if rental is None:
-        raise NotFound(f"rental {rental_id!r} not found")
-    return rental
+    return fetch(ctx, "rentals", rental_id, "rental")
 
 
 @tool(mode="read", entity="rental", operation="action")
@@ -73,8 +72,7 @@ def check_late_fee(ctx: ToolContext, rental_id: str) -> dict[str, Any]:
     Args:
         rental_id: Rental id.
     """
-    rental = get_rental.fn(ctx, rental_id)
-    fee = float(rental["late_fee"])
+    fee = float(fetch(ctx, "rentals", rental_id, "rental")["late_fee"])
     return {"rental_id": rental_id, "fee": fee, "agent_may_waive": fee <= WAIVER_LIMIT}
 
 
@@ -87,8 +85,7 @@ def waive_fee(ctx: ToolContext, rental_id: str, amount: float, reason: str) -> d
         amount: The fee being waived; must equal the rental's late fee.
         reason: Why, in a few words.
     """
-    rental = get_rental.fn(ctx, rental_id)
-    fee = float(rental["late_fee"])
+    fee = float(fetch(ctx, "rentals", rental_id, "rental")["late_fee"])
     if fee == 0:
         raise PolicyViolation(f"rental {rental_id} owes no late fee")
     if abs(amount - fee) > 0.005:
@@ -111,9 +108,8 @@ def close_rental(ctx: ToolContext, rental_id: str, returned_on: str) -> dict[str
         rental_id: Rental id.
         returned_on: The return date, YYYY-MM-DD.
     """
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", returned_on):
-        raise InvalidArgument(f"returned_on {returned_on!r} is not a YYYY-MM-DD date")
-    rental = get_rental.fn(ctx, rental_id)
+    iso_date(returned_on, "returned_on")
+    rental = fetch(ctx, "rentals", rental_id, "rental")
     if rental["status"] != "out":
         raise PolicyViolation(f"rental {rental_id} is already {rental['status']}")
     ctx.conn.execute("UPDATE rentals SET status = 'returned', returned = ? WHERE id = ?", (returned_on, rental_id))

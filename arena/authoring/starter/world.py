@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import json
 import random
 import sqlite3
 from datetime import date, timedelta
 
 from pydantic import Field
 
-from arena.authoring import GymKnobs
+from arena.authoring import GymKnobs, index_row, legacy_date, write_index
 
 CLOCK_START = "2025-06-15T09:00:00"
 """The episodes' "now"."""
@@ -27,7 +26,6 @@ CREATE TABLE items (id TEXT PRIMARY KEY, name TEXT, daily_rate REAL);
 CREATE TABLE rentals (id TEXT PRIMARY KEY, member_id TEXT, item_id TEXT, started TEXT, due TEXT,
                       returned TEXT, status TEXT, late_fee REAL);
 CREATE TABLE waivers (id TEXT PRIMARY KEY, rental_id TEXT, amount REAL, reason TEXT, by TEXT);
-CREATE TABLE search_index (id TEXT PRIMARY KEY, entity TEXT, text TEXT, summary TEXT);
 """
 
 
@@ -71,15 +69,15 @@ def build_world(seed: int, knobs: RentalKnobs) -> sqlite3.Connection:
         returned = None if out else (due + timedelta(days=rng.randint(-1, 3))).isoformat()
         shown = [started.isoformat(), due.isoformat()]
         if started.year < 2024 and rng.random() < knobs.legacy_format_rate:  # legacy rows: MM/DD/YYYY
-            shown = [d.strftime("%m/%d/%Y") for d in (started, due)]
+            shown = [legacy_date(started), legacy_date(due)]
         rid = f"RNT-{20000 + i}"
         rentals.append((rid, member[0], f"ITM-{10 + rng.randrange(len(ITEMS))}", *shown, returned, status, fee))
         cached = ("returned" if status == "out" else "out") if rng.random() < knobs.stale_rate else status
-        index.append((rid, "rental", member[1], json.dumps({"id": rid, "member": member[1], "status": cached})))
+        index.append(index_row("rental", {"id": rid, "member": member[1], "status": cached}, member[1]))
     for m in members:
-        index.append((m[0], "member", f"{m[1]} {m[2]}", json.dumps({"id": m[0], "name": m[1], "city": m[3]})))
+        index.append(index_row("member", {"id": m[0], "name": m[1], "city": m[3]}, f"{m[1]} {m[2]}"))
     conn.executemany("INSERT INTO rentals VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rentals)
-    conn.executemany("INSERT INTO search_index VALUES (?, ?, ?, ?)", index)
+    write_index(conn, sorted(index))  # searches return summaries in id order
     conn.commit()
     return conn
 

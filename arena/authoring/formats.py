@@ -1,0 +1,90 @@
+"""Dates and amounts, one way for every gym: what tools accept, how old rows store them, how a reply may say them.
+
+Tools take dates as ``YYYY-MM-DD`` (:func:`iso_date`) and amounts as positive numbers (:func:`positive_amount`),
+refusing anything else with an ``InvalidArgument`` that names the parameter and the value. Old rows keep legacy
+formats, written by :func:`legacy_date` (the ``legacy_format_rate`` knob's mess) and read back by
+:func:`read_date`. Replies may state a date or an amount in any of the spellings :func:`dates` and :func:`amounts`
+list (what a template puts in ``says(...)``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import date
+
+from arena.core.toolkit import InvalidArgument
+
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+"""A canonical date: ``YYYY-MM-DD``."""
+
+LEGACY_DATES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(\d{2})/(\d{2})/(\d{4})"), "%m/%d/%Y"),
+    (re.compile(r"(\d{2})\.(\d{2})\.(\d{4})"), "%d.%m.%Y"),
+    (re.compile(r"(\d{4})(\d{2})(\d{2})"), "%Y%m%d"),
+)
+"""The legacy date formats old rows keep, by style: 0 ``MM/DD/YYYY``, 1 ``DD.MM.YYYY``, 2 ``YYYYMMDD``."""
+
+_ORDER = ((3, 1, 2), (3, 2, 1), (1, 2, 3))
+"""Where year, month and day sit in each legacy style's match."""
+
+
+def iso_date(value: str, param: str) -> date:
+    """A tool's date argument, which must be ``YYYY-MM-DD``.
+
+    Raises:
+        InvalidArgument: Any other format, or no such day, naming the parameter and the value.
+    """
+    if not ISO_DATE.fullmatch(value):
+        raise InvalidArgument(f"{param}: {value!r} is not a date in YYYY-MM-DD format")
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidArgument(f"{param}: {value!r} is not a valid calendar date") from exc
+
+
+def positive_amount(value: float, param: str) -> float:
+    """A tool's amount argument: a finite number above zero.
+
+    Raises:
+        InvalidArgument: Zero, negative or not finite, naming the parameter and the value.
+    """
+    if not math.isfinite(value) or value <= 0:
+        raise InvalidArgument(f"{param}: {value!r} must be a positive number")
+    return float(value)
+
+
+def cents(value: float) -> float:
+    """An amount rounded to cents (half away from zero for positive amounts)."""
+    return round(value + 1e-9, 2)
+
+
+def legacy_date(day: date, style: int = 0) -> str:
+    """``day`` in a legacy style: 0 ``MM/DD/YYYY``, 1 ``DD.MM.YYYY``, 2 ``YYYYMMDD``."""
+    return day.strftime(LEGACY_DATES[style][1])
+
+
+def read_date(text: str) -> date:
+    """A date a world row stores, ``YYYY-MM-DD`` or a legacy style (``MM/DD/YYYY``, ``DD.MM.YYYY``, ``YYYYMMDD``).
+
+    Raises:
+        ValueError: The text is in none of those formats (a data bug), naming it.
+    """
+    if ISO_DATE.fullmatch(text):
+        return date.fromisoformat(text)
+    for (pattern, _), (y, m, d) in zip(LEGACY_DATES, _ORDER, strict=True):
+        match = pattern.fullmatch(text)
+        if match:
+            return date(int(match.group(y)), int(match.group(m)), int(match.group(d)))
+    raise ValueError(f"unreadable stored date {text!r}")
+
+
+def amounts(value: float) -> list[str]:
+    """The ways a reply may write an amount: ``1234.50`` and ``1,234.50``."""
+    return sorted({f"{value:.2f}", f"{value:,.2f}"})
+
+
+def dates(day: date) -> list[str]:
+    """The ways a reply may write a date: ``2025-03-04``, ``March 4, 2025``, ``4 March 2025``."""
+    month = day.strftime("%B")
+    return [day.isoformat(), f"{month} {day.day}, {day.year}", f"{day.day} {month} {day.year}"]
