@@ -39,7 +39,7 @@ from arena.authoring.knobs import (
 from arena.authoring.picks import mix, nth, pick, pick_where
 from arena.authoring.records import fetch, rows
 from arena.authoring.reply_rules import guard_replies
-from arena.authoring.search import SEARCH_LIMIT, add_to_index, index_row, search, write_index
+from arena.authoring.search import SEARCH_LIMIT, IndexRow, add_to_index, index_row, search, write_index
 from arena.authoring.splits import assign_splits
 from arena.authoring.template import Draft, Fault, Template, WorldView
 from arena.core.domain import STRONG, WEAK
@@ -74,6 +74,7 @@ __all__ = [
     "FormattedValue",
     "GymKnobs",
     "IntendedCall",
+    "IndexRow",
     "Intent",
     "InvalidArgument",
     "NotFound",

@@ -8,7 +8,9 @@ import sqlite3
 
 import pytest
 
-from arena.gyms.crm.formats import LEGACY_DATE, parse_amount, parse_date
+from arena.authoring import read_date
+from arena.authoring.formats import LEGACY_DATES
+from arena.gyms.crm.rules import parse_amount
 from arena.gyms.crm.world import CrmKnobs, build_world
 
 
@@ -81,14 +83,14 @@ def test_legacy_formats_only_on_old_rows_and_only_with_their_knob() -> None:
     conn = _world(legacy_format_rate=1.0)
     assert _legacy_rows(conn) > 200
     for r in conn.execute("SELECT created, close_date, amount FROM opportunities"):
-        if LEGACY_DATE.fullmatch(r["close_date"]) or isinstance(r["amount"], str):
+        if LEGACY_DATES[0][0].fullmatch(r["close_date"]) or isinstance(r["amount"], str):
             assert r["created"] < "2023-01-01"
 
 
 def test_every_legacy_value_still_reads_as_a_date_or_an_amount() -> None:
     conn = _world(legacy_format_rate=1.0)
     for r in conn.execute("SELECT close_date, amount FROM opportunities"):
-        assert parse_date(r["close_date"]).year >= 2019
+        assert read_date(r["close_date"]).year >= 2019
         assert parse_amount(r["amount"]) >= 5000
     for r in conn.execute("SELECT annual_revenue FROM accounts"):
         assert parse_amount(r["annual_revenue"]) >= 500_000

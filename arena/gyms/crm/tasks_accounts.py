@@ -12,6 +12,8 @@ from arena.authoring import (
     Intent,
     calls,
     goal,
+    legacy_date,
+    mix,
     quote,
     ref,
     says,
@@ -21,8 +23,7 @@ from arena.authoring import (
     writes,
 )
 
-from .formats import legacy_date
-from .tasks_common import View, manager, mix, namesakes, pick, rep
+from .tasks_common import View, manager, namesakes, rep
 from .world import TODAY
 
 ACCOUNTS = ("SELECT a.id, a.name, a.city, a.phone, a.territory_id, a.owner_id, t.phone_code, u.name AS owner "
@@ -50,7 +51,7 @@ def update_phone(w: View, rng: random.Random, n: int) -> list[Draft]:
     for i, a in enumerate(mix(rng, twins, rows, n)):
         aid, phone = str(a["id"]), _new_phone(rng, a["phone_code"])
         out.append(Draft(
-            prompt=pick(rng, PHONE_PROMPTS).format(name=a["name"], city=a["city"], phone=phone),
+            prompt=rng.choice(PHONE_PROMPTS).format(name=a["name"], city=a["city"], phone=phone),
             persona=rep(w, str(a["owner_id"])),
             intent=Intent(goal="update_phone", refs=[ref("account", "account", str(a["name"]), by_id=False,
                                                          city=str(a["city"]))],
@@ -84,7 +85,7 @@ def not_owner(w: View, rng: random.Random, n: int) -> list[Draft]:
                       and r["id"] != a["owner_id"]]
         asker = twin_owners[0] if twin_owners else rng.choice(colleagues)
         out.append(Draft(
-            prompt=pick(rng, PHONE_PROMPTS).format(name=a["name"], city=a["city"], phone=phone),
+            prompt=rng.choice(PHONE_PROMPTS).format(name=a["name"], city=a["city"], phone=phone),
             persona=rep(w, asker),
             intent=Intent(goal="update_phone", refs=[ref("account", "account", str(a["name"]), by_id=False,
                                                          city=str(a["city"]))],
@@ -124,7 +125,7 @@ def reassign(w: View, rng: random.Random, n: int) -> list[Draft]:
         if opps:
             scopes.append(scope("opportunities", opps, ["owner_id"]))
         out.append(Draft(
-            prompt=pick(rng, REASSIGN_PROMPTS).format(name=a["name"], city=a["city"], rep=new["name"],
+            prompt=rng.choice(REASSIGN_PROMPTS).format(name=a["name"], city=a["city"], rep=new["name"],
                                                       old=a["owner"]),
             persona=manager(w, str(a["territory_id"])),
             intent=Intent(goal="reassign_account",
@@ -165,7 +166,7 @@ def flag_duplicate(w: View, rng: random.Random, n: int) -> list[Draft]:
     for r in mix(rng, rows, [], n):
         dup, orig = str(r["dup"]), str(r["orig"])
         out.append(Draft(
-            prompt=pick(rng, FLAG_PROMPTS).format(dup=dup, orig=orig, name=r["name"]),
+            prompt=rng.choice(FLAG_PROMPTS).format(dup=dup, orig=orig, name=r["name"]),
             intent=Intent(goal="flag_duplicate", refs=[ref("duplicate", "account", dup, by_id=True),
                                                        ref("original", "account", orig, by_id=True)],
                           calls=[goal("flag_duplicate_account", account_id="$duplicate",
@@ -198,12 +199,12 @@ def log_call(w: View, rng: random.Random, n: int) -> list[Draft]:
     fits = [r for r in rows if r["same_place"] == 1]
     out = []
     for i, c in enumerate(mix(rng, [r for r in fits if r["same_name"] > 1], fits, n)):
-        cid, name, subject = str(c["id"]), str(c["name"]), pick(rng, CALL_SUBJECTS)
+        cid, name, subject = str(c["id"]), str(c["name"]), rng.choice(CALL_SUBJECTS)
         back = TODAY - timedelta(days=rng.randint(0, 5))
         day, old_style = back.isoformat(), not str(c["phone"]).startswith("+")
         shown = legacy_date(back) if old_style else day
         when: str | FormattedValue = FormattedValue(format="date", raw=shown) if old_style else day
-        prompt = pick(rng, ("Log a call I had on {day} with {name} of {account} about {subject}.",
+        prompt = rng.choice(("Log a call I had on {day} with {name} of {account} about {subject}.",
                             "Please record my call with {name} ({account}) on {day}: we discussed {subject}.",
                             "I spoke to {name} at {account} on {day} about {subject}; log it as a call."))
         out.append(Draft(
@@ -244,7 +245,7 @@ def out_of_territory(w: View, rng: random.Random, n: int) -> list[Draft]:
                                                              - {str(a["territory_id"])}))
         new = rng.choice([r for r in reps if r["territory_id"] == territory])
         out.append(Draft(
-            prompt=pick(rng, REASSIGN_PROMPTS).format(name=a["name"], city=a["city"], rep=new["name"],
+            prompt=rng.choice(REASSIGN_PROMPTS).format(name=a["name"], city=a["city"], rep=new["name"],
                                                       old=a["owner"]),
             persona=manager(w, str(a["territory_id"])),
             intent=Intent(goal="reassign_account",

@@ -1,15 +1,13 @@
-"""What the CRM's task templates share: personas, the world view type and record look-ups."""
+"""What the CRM's task templates share beyond the kit: personas, the world view type, namesakes."""
 
 from __future__ import annotations
 
-import random
-from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from arena.authoring import Persona, WorldView
 
-from .knobs import CrmKnobs
-from .names import LEGAL_SUFFIXES
+from .world import CrmKnobs
+from .world_names import LEGAL_SUFFIXES
 
 View = WorldView[CrmKnobs]
 """What a CRM template reads."""
@@ -22,9 +20,6 @@ MANAGER_PERMISSIONS = [*REP_PERMISSIONS, "approvals", "territories"]
 
 DEFAULT_PERSONA = Persona(name="Morgan Reyes", role="rep", permissions=REP_PERMISSIONS)
 """The gym's default persona: the first rep of NA West, the same for every seed."""
-
-T = TypeVar("T")
-
 
 def rep(w: View, user_id: str) -> Persona:
     """The persona of the rep ``user_id``."""
@@ -52,23 +47,6 @@ def namesakes(w: View) -> dict[str, int]:
         names = [str(r["name"]) for r in w.rows("SELECT name FROM accounts ORDER BY id")]
         return {n: sum(1 for other in names if n.lower() in other.lower()) for n in names}
     return w.memo("crm:namesakes", count)
-
-
-def mix(rng: random.Random, preferred: Sequence[T], rest: Sequence[T], n: int, *, share: float = 0.5) -> list[T]:
-    """Up to ``n`` records, about ``share`` of them from ``preferred`` (the messy ones), the rest from ``rest``."""
-    first = rng.sample(list(preferred), min(len(preferred), max(1, round(n * share + 0.01))))
-    others = [r for r in rest if r not in first]
-    second = rng.sample(others, min(len(others), n - len(first)))
-    picks = first + second
-    if len(picks) < n:
-        more = [r for r in preferred if r not in picks]
-        picks += rng.sample(more, min(len(more), n - len(picks)))
-    return picks
-
-
-def pick(rng: random.Random, options: Sequence[str]) -> str:
-    """One of a few phrasings."""
-    return rng.choice(list(options))
 
 
 Row = dict[str, Any]

@@ -6,10 +6,10 @@ import json
 import random
 import re
 
-from arena.authoring import Draft, Fault, Intent, amounts, calls, ref, says, writes
+from arena.authoring import Draft, Fault, Intent, amounts, calls, mix, ref, says, writes
 
-from .formats import parse_amount
-from .tasks_common import View, mix, namesakes, pick
+from .rules import parse_amount
+from .tasks_common import View, namesakes
 
 OWNER_PROMPTS = (
     "Who owns the {name} account in {city}?",
@@ -29,7 +29,7 @@ def account_owner(w: View, rng: random.Random, n: int) -> list[Draft]:
         others = [str(r["owner"]) for r in rows if str(a["name"]).lower() in str(r["name"]).lower()
                   and r["id"] != a["id"] and r["owner"] != a["owner"]]
         out.append(Draft(
-            prompt=pick(rng, OWNER_PROMPTS).format(name=a["name"], city=a["city"]),
+            prompt=rng.choice(OWNER_PROMPTS).format(name=a["name"], city=a["city"]),
             intent=Intent(goal="account_owner", refs=[ref("account", "account", a["name"], by_id=False,
                                                           city=a["city"])],
                           report=["$account.owner_name"]),
@@ -61,7 +61,7 @@ def opportunity_stage(w: View, rng: random.Random, n: int) -> list[Draft]:
     for r in mix(rng, stale, rows, n):
         oid, stage = str(r["id"]), str(r["stage"])
         out.append(Draft(
-            prompt=pick(rng, STAGE_PROMPTS).format(oid=oid),
+            prompt=rng.choice(STAGE_PROMPTS).format(oid=oid),
             intent=Intent(goal="opportunity_stage", refs=[ref("opportunity", "opportunity", oid, by_id=True)],
                           report=["$opportunity.stage"]),
             reply=f"Opportunity {oid} is at stage {stage}.",
@@ -106,7 +106,7 @@ def contact_phone(w: View, rng: random.Random, n: int) -> list[Draft]:
         phone = str(c["phone"])
         canonical = _canonical(phone, str(c["phone_code"]))
         out.append(Draft(
-            prompt=pick(rng, PHONE_PROMPTS).format(name=c["name"], account=c["account"]),
+            prompt=rng.choice(PHONE_PROMPTS).format(name=c["name"], account=c["account"]),
             intent=Intent(goal="contact_phone", refs=[ref("contact", "contact", str(c["name"]), by_id=False,
                                                           account=str(c["account"]))],
                           report=["$contact.phone"]),
@@ -147,7 +147,7 @@ def quote_status(w: View, rng: random.Random, n: int) -> list[Draft]:
         cached = json.loads(str(q["summary"]))["status"]
         net, floor = float(q["net_total"]), float(q["floor"])
         out.append(Draft(
-            prompt=pick(rng, QUOTE_PROMPTS).format(contact=contact, account=q["account"],
+            prompt=rng.choice(QUOTE_PROMPTS).format(contact=contact, account=q["account"],
                                                    opportunity=q["opportunity"]),
             intent=Intent(goal="quote_status", refs=[ref("quote", "quote", str(q["opportunity"]), by_id=False)],
                           report=["$quote.status", "$quote.net_total"]),
@@ -183,7 +183,7 @@ def account_brief(w: View, rng: random.Random, n: int) -> list[Draft]:
     out = []
     for a in mix(rng, twins, rows, n):
         out.append(Draft(
-            prompt=pick(rng, BRIEF_PROMPTS).format(contact=a["contact"], name=a["name"], city=a["city"]),
+            prompt=rng.choice(BRIEF_PROMPTS).format(contact=a["contact"], name=a["name"], city=a["city"]),
             intent=Intent(goal="account_brief", refs=[ref("account", "account", str(a["name"]), by_id=False,
                                                           city=str(a["city"]))],
                           report=["$account.tier", "$account.owner_name"]),
@@ -215,7 +215,7 @@ def opportunity_amount(w: View, rng: random.Random, n: int) -> list[Draft]:
         value = parse_amount(stored)
         shown = stored if isinstance(stored, str) else f"{value:,.2f} {o['currency']}"
         out.append(Draft(
-            prompt=pick(rng, AMOUNT_PROMPTS).format(oid=oid),
+            prompt=rng.choice(AMOUNT_PROMPTS).format(oid=oid),
             intent=Intent(goal="opportunity_amount", refs=[ref("opportunity", "opportunity", oid, by_id=True)],
                           report=["$opportunity.amount"]),
             reply=f"Opportunity {oid} is worth {shown}.",

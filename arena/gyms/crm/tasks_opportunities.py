@@ -13,7 +13,10 @@ from arena.authoring import (
     amounts,
     calls,
     goal,
+    legacy_date,
+    mix,
     quote,
+    read_date,
     ref,
     says,
     scope,
@@ -22,8 +25,8 @@ from arena.authoring import (
     writes,
 )
 
-from .formats import LEGACY_DATE, legacy_amount, legacy_date, money
-from .tasks_common import View, mix, namesakes, pick, rep
+from .rules import legacy_amount, money
+from .tasks_common import View, namesakes, rep
 from .world import TODAY
 
 OPEN = "o.stage IN ('prospecting', 'qualification', 'proposal', 'negotiation')"
@@ -39,7 +42,7 @@ CLOSE_PROMPTS = (
 def reschedule_close(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Move an open opportunity's close date; a legacy record's owner writes the new day the old way (MM/DD/YYYY)."""
     rows = w.rows(f"SELECT o.id, o.close_date, o.owner_id FROM opportunities o WHERE {OPEN} ORDER BY o.id")
-    legacy = [r for r in rows if LEGACY_DATE.fullmatch(str(r["close_date"]))]
+    legacy = [r for r in rows if str(r["close_date"]) != read_date(str(r["close_date"])).isoformat()]
     out = []
     for i, o in enumerate(mix(rng, legacy, rows, n, share=1.0)):
         oid = str(o["id"])
@@ -49,7 +52,7 @@ def reschedule_close(w: View, rng: random.Random, n: int) -> list[Draft]:
         shown = legacy_date(new) if old_style else day
         value: str | FormattedValue = FormattedValue(format="date", raw=shown) if old_style else day
         out.append(Draft(
-            prompt=pick(rng, CLOSE_PROMPTS).format(oid=oid, day=shown),
+            prompt=rng.choice(CLOSE_PROMPTS).format(oid=oid, day=shown),
             persona=rep(w, str(o["owner_id"])),
             intent=Intent(goal="reschedule_close", refs=[ref("opportunity", "opportunity", oid, by_id=True)],
                           calls=[goal("update_opportunity_close_date", opportunity_id="$opportunity",
@@ -91,7 +94,7 @@ def update_amount(w: View, rng: random.Random, n: int) -> list[Draft]:
         shown = legacy_amount(new, currency) if old_style else f"{new:.0f} {currency}"
         value: float | FormattedValue = FormattedValue(format="money", raw=shown) if old_style else new
         out.append(Draft(
-            prompt=pick(rng, AMOUNT_PROMPTS).format(oid=oid, amount=shown),
+            prompt=rng.choice(AMOUNT_PROMPTS).format(oid=oid, amount=shown),
             persona=rep(w, str(o["owner_id"])),
             intent=Intent(goal="update_amount", refs=[ref("opportunity", "opportunity", oid, by_id=True)],
                           calls=[goal("update_opportunity_amount", opportunity_id="$opportunity", amount=value)],
@@ -128,12 +131,12 @@ def new_opportunity(w: View, rng: random.Random, n: int) -> list[Draft]:
     twins = [r for r in rows if counts[r["name"]] > 1]
     out = []
     for i, a in enumerate(mix(rng, twins, rows, n)):
-        title = f"{a['name']} - {pick(rng, ('Expansion', 'Renewal', 'Add-on Seats', 'Premium Support'))} 2026"
+        title = f"{a['name']} - {rng.choice(('Expansion', 'Renewal', 'Add-on Seats', 'Premium Support'))} 2026"
         amount = float(rng.randint(10, 300) * 500)
         day = (TODAY + timedelta(days=rng.randint(30, 180))).isoformat()
         new_id = "OPP-N00001"
         out.append(Draft(
-            prompt=pick(rng, NEW_PROMPTS).format(name=a["name"], city=a["city"], title=title,
+            prompt=rng.choice(NEW_PROMPTS).format(name=a["name"], city=a["city"], title=title,
                                                  amount=f"{amount:,.0f}", currency=a["currency"], day=day),
             persona=rep(w, str(a["owner_id"])),
             intent=Intent(goal="new_opportunity", refs=[ref("account", "account", str(a["name"]), by_id=False,
@@ -174,7 +177,7 @@ def close_won(w: View, rng: random.Random, n: int) -> list[Draft]:
     for i, o in enumerate(mix(rng, fits, [], n)):
         oid, qid = str(o["id"]), str(o["quote_id"])
         out.append(Draft(
-            prompt=pick(rng, WON_PROMPTS).format(oid=oid, account=o["account"]),
+            prompt=rng.choice(WON_PROMPTS).format(oid=oid, account=o["account"]),
             persona=rep(w, str(o["owner_id"])),
             intent=Intent(goal="close_won", refs=[ref("opportunity", "opportunity", oid, by_id=True)],
                           calls=[goal("close_opportunity", opportunity_id="$opportunity", outcome="won",
@@ -204,7 +207,7 @@ def close_won_unquoted(w: View, rng: random.Random, n: int) -> list[Draft]:
     out = []
     for o in mix(rng, rows, [], n):
         oid, stage = str(o["id"]), str(o["stage"])
-        prompt = pick(rng, ("{account} said yes on the phone, close {oid} as won right away.",
+        prompt = rng.choice(("{account} said yes on the phone, close {oid} as won right away.",
                             "Please mark {oid} as won; {account} verbally agreed this morning.",
                             "Close out {oid} as a win before the end of the day, {account} is in."))
         out.append(Draft(

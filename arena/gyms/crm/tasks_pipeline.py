@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import random
 
-from arena.authoring import Draft, Fault, Intent, calls, goal, quote, ref, says, scope, state, writes
+from arena.authoring import Draft, Fault, Intent, calls, goal, mix, quote, ref, says, scope, state, writes
 
-from .names import OPEN_STAGES
-from .tasks_common import View, mix, pick, rep
+from .tasks_common import View, rep
 from .world import TODAY
+from .world_names import OPEN_STAGES
 
 ADVANCE_PROMPTS = (
     "Move the \"{name}\" deal to {stage}.",
@@ -33,7 +33,7 @@ def stage_advance(w: View, rng: random.Random, n: int) -> list[Draft]:
         new = OPEN_STAGES[OPEN_STAGES.index(str(o["stage"])) + 1]
         cached = json.loads(str(o["summary"]))["stage"]
         out.append(Draft(
-            prompt=pick(rng, ADVANCE_PROMPTS).format(name=name, stage=new),
+            prompt=rng.choice(ADVANCE_PROMPTS).format(name=name, stage=new),
             persona=rep(w, str(o["owner_id"])),
             intent=Intent(goal="stage_advance", refs=[ref("opportunity", "opportunity", name, by_id=False)],
                           calls=[goal("update_opportunity_stage", opportunity_id="$opportunity", stage=new)],
@@ -63,8 +63,8 @@ def close_lost(w: View, rng: random.Random, n: int) -> list[Draft]:
                   "'negotiation') ORDER BY o.id")
     out = []
     for i, o in enumerate(mix(rng, rows, [], n)):
-        oid, reason = str(o["id"]), pick(rng, LOSS_REASONS).format(account=o["account"])
-        prompt = pick(rng, ("Close {oid} as lost: {reason}.",
+        oid, reason = str(o["id"]), rng.choice(LOSS_REASONS).format(account=o["account"])
+        prompt = rng.choice(("Close {oid} as lost: {reason}.",
                             "We lost {oid}, {reason}. Please close it out.",
                             "Mark opportunity {oid} as lost; reason: {reason}."))
         out.append(Draft(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from arena.authoring import Draft, Fault, Intent, amounts, calls, goal, quote, ref, says, scope, state, writes
+from arena.authoring import Draft, Fault, Intent, amounts, calls, goal, mix, quote, ref, says, scope, state, writes
 
-from .tasks_common import View, manager, mix, pick, rep
+from .tasks_common import View, manager, rep
 from .world import TODAY
 
 DRAFTS = ("SELECT q.id, q.discount_pct, q.list_total, o.owner_id, a.name AS account, a.territory_id, "
@@ -105,7 +105,7 @@ def _chain(w: View, rng: random.Random, q: dict[str, Any], depth: int, reason: s
 
 
 def _phrase(rng: random.Random, options: tuple[str, ...], qid: str, q: dict[str, Any]) -> str:
-    return pick(rng, options).format(qid=qid, account=q["account"])
+    return rng.choice(options).format(qid=qid, account=q["account"])
 
 
 def send_quote(w: View, rng: random.Random, n: int) -> list[Draft]:
@@ -119,7 +119,7 @@ def send_quote(w: View, rng: random.Random, n: int) -> list[Draft]:
     for depth in _depths(w.knobs.prerequisite_depth or 3, n):
         pool = within if depth == 1 else above
         if pool:
-            out.append(_chain(w, rng, pool.pop(), depth, pick(rng, REASONS)))
+            out.append(_chain(w, rng, pool.pop(), depth, rng.choice(REASONS)))
     return out
 
 
@@ -130,7 +130,7 @@ def send_unapproved(w: View, rng: random.Random, n: int) -> list[Draft]:
     out = []
     for q in mix(rng, [r for r in rows if r["approval"] == "pending"], rows, n):
         qid = str(q["id"])
-        prompt = pick(rng, ("Send quote {qid} to {account} now, they are waiting for it.",
+        prompt = rng.choice(("Send quote {qid} to {account} now, they are waiting for it.",
                             "{account} is chasing us: please send quote {qid} today.",
                             "Get quote {qid} out to {account}, no more delays."))
         out.append(Draft(
@@ -159,7 +159,7 @@ def change_discount(w: View, rng: random.Random, n: int) -> list[Draft]:
         qid = str(q["id"])
         pct = float(rng.choice([d for d in (0, 5, 8, 10, 12) if d < float(q["discount_pct"])]))
         net = round(float(q["list_total"]) * (1 - pct / 100), 2)
-        prompt = pick(rng, ("Lower the discount on quote {qid} to {pct:g}% before it goes out.",
+        prompt = rng.choice(("Lower the discount on quote {qid} to {pct:g}% before it goes out.",
                             "{account} accepted a smaller discount: set quote {qid} to {pct:g}%. Don't send it yet.",
                             "Change quote {qid}'s discount to {pct:g}%; I'll send it myself later."))
         out.append(Draft(
@@ -195,7 +195,7 @@ def approval_status(w: View, rng: random.Random, n: int) -> list[Draft]:
     for q in mix(rng, [r for r in rows if r["status"] == "draft"], rows, n):
         qid = str(q["id"])
         status = _approval_status(w, qid)
-        prompt = pick(rng, ("{contact} at {account} asks whether the discount on quote {qid} has been approved yet. "
+        prompt = rng.choice(("{contact} at {account} asks whether the discount on quote {qid} has been approved yet. "
                             "What can I tell them?",
                             "Has the discount on {qid} been signed off? {contact} ({account}) is asking.",
                             "{account} wants to know where the discount approval for quote {qid} stands."))

@@ -5,11 +5,19 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from arena.authoring import InvalidArgument, PolicyViolation, ToolContext, tool
+from arena.authoring import (
+    InvalidArgument,
+    PolicyViolation,
+    ToolContext,
+    fetch,
+    iso_date,
+    search,
+    tool,
+)
 
-from .formats import PHONE
-from .names import LEGAL_SUFFIXES
-from .tools_common import fetch, history, iso_date, require_owner, search, user_name
+from .rules import PHONE
+from .tools_common import history, require_owner, user_name
+from .world_names import LEGAL_SUFFIXES
 
 
 @tool(mode="read", entity="account", operation="search")
@@ -29,7 +37,7 @@ def get_account(ctx: ToolContext, account_id: str) -> dict[str, Any]:
     Args:
         account_id: Account id such as ACC-10042.
     """
-    account = fetch(ctx, "accounts", "account", account_id)
+    account = fetch(ctx, "accounts", account_id, "account")
     account["owner_name"] = user_name(ctx, account["owner_id"])
     territory = ctx.one("SELECT name FROM territories WHERE id = ?", (account["territory_id"],))
     account["territory_name"] = None if territory is None else territory["name"]
@@ -57,7 +65,7 @@ def get_contact(ctx: ToolContext, contact_id: str) -> dict[str, Any]:
     Args:
         contact_id: Contact id such as CON-20311.
     """
-    contact = fetch(ctx, "contacts", "contact", contact_id)
+    contact = fetch(ctx, "contacts", contact_id, "contact")
     account = ctx.one("SELECT name FROM accounts WHERE id = ?", (contact["account_id"],))
     contact["account_name"] = None if account is None else account["name"]
     contact["activities"] = ctx.all("SELECT id, kind, subject, happened_on FROM activities WHERE contact_id = ? "
@@ -82,7 +90,7 @@ def get_user(ctx: ToolContext, user_id: str) -> dict[str, Any]:
     Args:
         user_id: User id such as USR-104.
     """
-    user = fetch(ctx, "users", "user", user_id)
+    user = fetch(ctx, "users", user_id, "user")
     territory = ctx.one("SELECT name FROM territories WHERE id = ?", (user["territory_id"],))
     user["territory_name"] = None if territory is None else territory["name"]
     user["manager_name"] = user_name(ctx, user["manager_id"])
@@ -108,7 +116,7 @@ def update_account_phone(ctx: ToolContext, account_id: str, phone: str) -> dict[
     if not PHONE.fullmatch(phone):
         raise InvalidArgument(f"phone {phone!r} is not in international form (+ then 8-15 digits, e.g. "
                               "+14155550123)")
-    account = fetch(ctx, "accounts", "account", account_id)
+    account = fetch(ctx, "accounts", account_id, "account")
     require_owner(ctx, account)
     if account["phone"] == phone:
         raise PolicyViolation(f"account {account_id} already has the phone number {phone}")
@@ -125,8 +133,8 @@ def reassign_account(ctx: ToolContext, account_id: str, user_id: str) -> dict[st
         account_id: Account id.
         user_id: User id of the new owner.
     """
-    account = fetch(ctx, "accounts", "account", account_id)
-    user = fetch(ctx, "users", "user", user_id)
+    account = fetch(ctx, "accounts", account_id, "account")
+    user = fetch(ctx, "users", user_id, "user")
     if user["role"] != "rep":
         raise PolicyViolation(f"{user['name']} is a {user['role']}, not a sales rep: accounts are owned by reps")
     if user["territory_id"] != account["territory_id"]:
@@ -156,8 +164,8 @@ def flag_duplicate_account(ctx: ToolContext, account_id: str, original_account_i
         account_id: Id of the account that duplicates the other.
         original_account_id: Id of the account it duplicates.
     """
-    account = fetch(ctx, "accounts", "account", account_id)
-    original = fetch(ctx, "accounts", "account", original_account_id)
+    account = fetch(ctx, "accounts", account_id, "account")
+    original = fetch(ctx, "accounts", original_account_id, "account")
     if account_id == original_account_id:
         raise InvalidArgument("an account cannot duplicate itself: give two different account ids")
     if _base_name(account["name"]) != _base_name(original["name"]):
@@ -191,7 +199,7 @@ def log_activity(ctx: ToolContext, contact_id: str, kind: Literal["call", "email
         raise InvalidArgument(f"happened_on {happened_on} is in the future")
     if not subject.strip():
         raise InvalidArgument("subject is empty")
-    contact = fetch(ctx, "contacts", "contact", contact_id)
+    contact = fetch(ctx, "contacts", contact_id, "contact")
     activity_id = ctx.new_id("ACT")
     ctx.conn.execute("INSERT INTO activities VALUES (?, ?, ?, ?, ?, ?, ?)",
                      (activity_id, contact["account_id"], contact_id, kind, subject.strip(), happened_on,

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.authoring import InvalidArgument, PolicyViolation, ToolContext, tool
+from arena.authoring import (
+    InvalidArgument,
+    PolicyViolation,
+    ToolContext,
+    fetch,
+    search,
+    tool,
+)
 
-from .tools_common import account_of_opportunity, fetch, require_owner, search
+from .tools_common import account_of_opportunity, require_owner
 
 
 def threshold(ctx: ToolContext) -> float:
@@ -22,8 +29,8 @@ def _approval(ctx: ToolContext, quote: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _own_quote(ctx: ToolContext, quote_id: str) -> dict[str, Any]:
-    quote = fetch(ctx, "quotes", "quote", quote_id)
-    opportunity = fetch(ctx, "opportunities", "opportunity", str(quote["opportunity_id"]))
+    quote = fetch(ctx, "quotes", quote_id, "quote")
+    opportunity = fetch(ctx, "opportunities", str(quote["opportunity_id"]), "opportunity")
     require_owner(ctx, account_of_opportunity(ctx, opportunity))
     return quote
 
@@ -50,7 +57,7 @@ def get_quote(ctx: ToolContext, quote_id: str) -> dict[str, Any]:
     Args:
         quote_id: Quote id such as QTE-40017.
     """
-    quote = fetch(ctx, "quotes", "quote", quote_id)
+    quote = fetch(ctx, "quotes", quote_id, "quote")
     quote["lines"] = ctx.all("SELECT l.id, p.name AS product, l.quantity, l.unit_price FROM quote_lines l "
                              "JOIN products p ON p.id = l.product_id WHERE l.quote_id = ? ORDER BY l.id", (quote_id,))
     quote["approvals"] = ctx.all("SELECT id, discount_pct, status FROM discount_approvals WHERE quote_id = ? "
@@ -65,7 +72,7 @@ def check_quote_discount(ctx: ToolContext, quote_id: str) -> dict[str, Any]:
     Args:
         quote_id: Quote id.
     """
-    quote = fetch(ctx, "quotes", "quote", quote_id)
+    quote = fetch(ctx, "quotes", quote_id, "quote")
     limit = threshold(ctx)
     needs = float(quote["discount_pct"]) > limit
     approval = _approval(ctx, quote) if needs else None
@@ -83,7 +90,7 @@ def get_discount_approval(ctx: ToolContext, approval_id: str) -> dict[str, Any]:
     Args:
         approval_id: Approval id such as APR-50012.
     """
-    return fetch(ctx, "discount_approvals", "discount approval", approval_id)
+    return fetch(ctx, "discount_approvals", approval_id, "discount approval")
 
 
 @tool(mode="write", permission="quotes", entity="quote", operation="update")
@@ -139,7 +146,7 @@ def approve_discount(ctx: ToolContext, approval_id: str) -> dict[str, Any]:
     Args:
         approval_id: Approval id.
     """
-    approval = fetch(ctx, "discount_approvals", "discount approval", approval_id)
+    approval = fetch(ctx, "discount_approvals", approval_id, "discount approval")
     if approval["status"] != "pending":
         raise PolicyViolation(f"discount approval {approval_id} is {approval['status']}, not pending")
     ctx.conn.execute("UPDATE discount_approvals SET status = 'approved', decided_by = ? WHERE id = ?",

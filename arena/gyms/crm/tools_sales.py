@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from arena.authoring import InvalidArgument, PolicyViolation, ToolContext, tool
-
-from .tools_common import (
-    account_of_opportunity,
+from arena.authoring import (
+    InvalidArgument,
+    PolicyViolation,
+    ToolContext,
+    add_to_index,
     fetch,
-    index_summary,
     iso_date,
     positive_amount,
-    require_open,
-    require_owner,
     search,
-    user_name,
+    tool,
 )
+
+from .tools_common import account_of_opportunity, require_open, require_owner, user_name
 
 
 @tool(mode="read", entity="opportunity", operation="search")
@@ -36,7 +36,7 @@ def get_opportunity(ctx: ToolContext, opportunity_id: str) -> dict[str, Any]:
     Args:
         opportunity_id: Opportunity id such as OPP-30125.
     """
-    opportunity = fetch(ctx, "opportunities", "opportunity", opportunity_id)
+    opportunity = fetch(ctx, "opportunities", opportunity_id, "opportunity")
     account = ctx.one("SELECT name FROM accounts WHERE id = ?", (opportunity["account_id"],))
     opportunity["account_name"] = None if account is None else account["name"]
     opportunity["owner_name"] = user_name(ctx, opportunity["owner_id"])
@@ -46,7 +46,7 @@ def get_opportunity(ctx: ToolContext, opportunity_id: str) -> dict[str, Any]:
 
 
 def _open_opportunity(ctx: ToolContext, opportunity_id: str) -> dict[str, Any]:
-    opportunity = fetch(ctx, "opportunities", "opportunity", opportunity_id)
+    opportunity = fetch(ctx, "opportunities", opportunity_id, "opportunity")
     require_owner(ctx, account_of_opportunity(ctx, opportunity))
     require_open(opportunity)
     return opportunity
@@ -63,13 +63,13 @@ def create_opportunity(ctx: ToolContext, account_id: str, name: str, amount: flo
         amount: Expected amount, a number in the account's currency.
         close_date: Expected close date, YYYY-MM-DD, not in the past.
     """
-    amount = positive_amount(amount, "amount")
+    amount = round(positive_amount(amount, "amount"), 2)
     iso_date(close_date, "close_date")
     if close_date < ctx.today():
         raise InvalidArgument(f"close_date {close_date} is in the past")
     if not name.strip():
         raise InvalidArgument("name is empty")
-    account = fetch(ctx, "accounts", "account", account_id)
+    account = fetch(ctx, "accounts", account_id, "account")
     require_owner(ctx, account)
     if account["status"] == "churned":
         raise PolicyViolation(f"account {account_id} ({account['name']}) is churned: reactivate it before opening "
@@ -78,8 +78,8 @@ def create_opportunity(ctx: ToolContext, account_id: str, name: str, amount: flo
     ctx.conn.execute("INSERT INTO opportunities VALUES (?, ?, ?, ?, 'prospecting', ?, ?, ?, ?, NULL)",
                      (opportunity_id, account_id, account["owner_id"], name.strip(), amount, account["currency"],
                       close_date, ctx.today()))
-    index_summary(ctx, opportunity_id, "opportunity", name.strip(),
-                  {"name": name.strip(), "account": account["name"], "stage": "prospecting"})
+    add_to_index(ctx, "opportunity", {"id": opportunity_id, "name": name.strip(), "account": account["name"],
+                                      "stage": "prospecting"}, name.strip())
     return {"opportunity_id": opportunity_id, "stage": "prospecting", "amount": amount,
             "currency": account["currency"], "close_date": close_date}
 
@@ -108,7 +108,7 @@ def update_opportunity_amount(ctx: ToolContext, opportunity_id: str, amount: flo
         opportunity_id: Opportunity id.
         amount: The new amount, a number in the opportunity's currency (no symbols or separators).
     """
-    amount = positive_amount(amount, "amount")
+    amount = round(positive_amount(amount, "amount"), 2)
     opportunity = _open_opportunity(ctx, opportunity_id)
     ctx.conn.execute("UPDATE opportunities SET amount = ? WHERE id = ?", (amount, opportunity_id))
     return {"opportunity_id": opportunity_id, "amount": amount, "currency": opportunity["currency"]}

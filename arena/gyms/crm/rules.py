@@ -1,21 +1,18 @@
-"""Phone numbers, amounts and dates: the canonical formats tools take and the legacy ones old rows keep."""
+"""The CRM's own formats: phone numbers and amounts as tools take them and as the legacy CRM stored them.
+
+Dates (``YYYY-MM-DD``, legacy ``MM/DD/YYYY``) are the kit's (``arena.authoring.iso_date``, ``legacy_date``,
+``read_date``).
+"""
 
 from __future__ import annotations
 
 import re
-from datetime import date
 
 CURRENCY_SIGNS = {"USD": "$", "GBP": "£"}
 """Currencies whose legacy amounts are written with a sign in front (others put the code after)."""
 
 PHONE = re.compile(r"\+\d{8,15}")
 """A canonical phone number: ``+`` then the country code and number, digits only (E.164)."""
-
-ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-"""A canonical date: ``YYYY-MM-DD``."""
-
-LEGACY_DATE = re.compile(r"(\d{2})/(\d{2})/(\d{4})")
-"""A legacy date: ``MM/DD/YYYY``."""
 
 
 def canonical_phone(code: str, number: str) -> str:
@@ -63,20 +60,3 @@ def parse_amount(stored: object) -> float:
     for sign in CURRENCY_SIGNS.values():
         text = text.removeprefix(sign)
     return float(text.split(" ")[0].replace(",", ""))
-
-
-def legacy_date(day: date) -> str:
-    """The legacy CRM's date format: ``MM/DD/YYYY``."""
-    return day.strftime("%m/%d/%Y")
-
-
-def parse_date(stored: str) -> date:
-    """The date a date column holds, in either format.
-
-    Raises:
-        ValueError: The stored value is no date (a data bug).
-    """
-    legacy = LEGACY_DATE.fullmatch(stored)
-    if legacy:
-        return date(int(legacy.group(3)), int(legacy.group(1)), int(legacy.group(2)))
-    return date.fromisoformat(stored)

@@ -6,16 +6,19 @@ mess up or down leaves the rest of the world as it was.
 
 from __future__ import annotations
 
-import json
 import random
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import names
-from .formats import canonical_phone, legacy_amount, legacy_date, legacy_phone
-from .knobs import CrmKnobs
+from arena.authoring import IndexRow, index_row, legacy_date
+
+from . import world_names as names
+from .rules import canonical_phone, legacy_amount, legacy_phone
+
+if TYPE_CHECKING:
+    from .world import CrmKnobs
 
 LEGACY_BEFORE = date(2023, 1, 1)
 """Rows created before this day were imported from the legacy CRM."""
@@ -54,7 +57,7 @@ class Generator:
     knobs: CrmKnobs
     today: date
     rows: dict[str, list[Row]] = field(default_factory=dict)
-    index: list[Row] = field(default_factory=list)
+    index: list[IndexRow] = field(default_factory=list)
     users: list[Row] = field(default_factory=list)
     reps: dict[int, list[str]] = field(default_factory=dict)
     accounts: list[Account] = field(default_factory=list)
@@ -69,7 +72,6 @@ class Generator:
         self._history_and_flags()
         self.rows["currency_rates"] = list(RATES)
         self.rows["settings"] = [("discount_threshold_pct", f"{self.knobs.discount_threshold:g}")]
-        self.rows["search_index"] = self.index
         for table, rows in self.rows.items():
             if rows:
                 marks = ", ".join("?" * len(rows[0]))
@@ -89,7 +91,7 @@ class Generator:
         return legacy_phone(code, number, style) if legacy else canonical_phone(code, number)
 
     def _summary(self, rid: str, entity: str, text: str, shown: dict[str, Any]) -> None:
-        self.index.append((rid, entity, text, json.dumps({"id": rid, **shown})))
+        self.index.append(index_row(entity, {"id": rid, **shown}, text))
 
     def _territories(self) -> None:
         self.rows["territories"] = [(tid, name, ", ".join(cities), currency, code)
