@@ -37,7 +37,7 @@ from arena.authoring.knobs import (
     targetable_kinds,
 )
 from arena.authoring.picks import mix, nth, pick, pick_where
-from arena.authoring.records import fetch, rows
+from arena.authoring.records import fetch, select
 from arena.authoring.reply_rules import guard_replies
 from arena.authoring.search import SEARCH_LIMIT, IndexRow, add_to_index, index_row, search, write_index
 from arena.authoring.splits import assign_splits
@@ -116,10 +116,10 @@ __all__ = [
     "read_date",
     "reads_only",
     "ref",
-    "rows",
     "says",
     "scope",
     "search",
+    "select",
     "state",
     "step",
     "targetable_kinds",

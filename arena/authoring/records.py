@@ -1,4 +1,4 @@
-"""Reading records, one way for tools and templates: rows as dicts, and a record by id or ``NotFound``."""
+"""Reading records, one way for tools and templates: a query's rows as dicts, a record by id or ``NotFound``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from arena.core.toolkit import NotFound, ToolContext
 
 
-def rows(source: ToolContext | sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+def select(source: ToolContext | sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
     """Run a query on a tool's world (or any world) and return its rows as dicts."""
     conn = source.conn if isinstance(source, ToolContext) else source
     cur = conn.execute(sql, tuple(params))
@@ -30,7 +30,7 @@ def fetch(source: ToolContext | sqlite3.Connection, table: str, record_id: str, 
     Raises:
         NotFound: No such row, naming the record and the id (the agent sees it as a tool result).
     """
-    found = rows(source, f'SELECT * FROM "{table}" WHERE id = ?', (record_id,))
+    found = select(source, f'SELECT * FROM "{table}" WHERE id = ?', (record_id,))
     if not found:
         raise NotFound(f"{entity or table} {record_id!r} not found")
     return found[0]

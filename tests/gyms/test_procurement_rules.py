@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from arena.authoring import read_date
 from arena.core.gym import Gym
 from arena.core.pack import Pack, build_pack
 from arena.gyms.procurement import DOMAIN
-from arena.gyms.procurement._rules import TODAY, delegation_covers, parse_stored_date
+from arena.gyms.procurement.rules import TODAY, delegation_covers
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +94,7 @@ def test_delegate_refused_outside_the_delegation_dates(gym: Gym, pack: Pack, wor
     assert call.tool == "approve_purchase_order"
     _refused(gym, "approve_purchase_order", args, "policy", "does not cover")
     future = [r for r in world.execute("SELECT id, delegate_id, start_date, end_date FROM delegations ORDER BY id")
-              if parse_stored_date(r[2]) > TODAY]
+              if read_date(r[2]) > TODAY]
     assert future
     dlg_id, delegate, start, end = future[0]
     assert not delegation_covers({"start_date": start, "end_date": end}, TODAY)

@@ -7,11 +7,11 @@ import sqlite3
 
 import pytest
 
+from arena.authoring import read_date
 from arena.core.domains import get_domain
 from arena.core.gym import Gym
 from arena.core.pack import Pack, build_pack
 from arena.gyms.procurement import DOMAIN, build_world
-from arena.gyms.procurement._rules import parse_stored_date
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +55,10 @@ def test_same_seed_same_bytes_and_pack_id() -> None:
 
 def test_world_holds_the_domain_quirks(world: sqlite3.Connection) -> None:
     stale = world.execute("SELECT COUNT(*) FROM search_index s JOIN vendors v ON v.id = s.id "
-                          "WHERE s.status != v.status").fetchone()[0]
+                          "WHERE json_extract(s.summary, '$.status') != v.status").fetchone()[0]
     assert stale > 0
     legacy = [d for (d,) in world.execute("SELECT created_on FROM vendors") if not re.match(r"^\d{4}-\d{2}-\d{2}$", d)]
-    assert legacy and all(parse_stored_date(d).year < 2021 for d in legacy)
+    assert legacy and all(read_date(d).year < 2021 for d in legacy)
     twins = world.execute("SELECT COUNT(*) FROM (SELECT name FROM vendors WHERE duplicate_of IS NULL "
                           "GROUP BY name HAVING COUNT(*) > 1)").fetchone()[0]
     assert twins > 0
@@ -87,8 +87,9 @@ def test_tools_follow_the_conventions() -> None:
 
 def test_search_never_matches_ids_and_get_is_authoritative(pack: Pack, world: sqlite3.Connection) -> None:
     vid, name, real, cached = world.execute(
-        "SELECT v.id, v.name, v.status, s.status FROM vendors v JOIN search_index s ON s.id = v.id "
-        "WHERE v.status != s.status ORDER BY v.id").fetchone()
+        "SELECT v.id, v.name, v.status, json_extract(s.summary, '$.status') FROM vendors v "
+        "JOIN search_index s ON s.id = v.id "
+        "WHERE v.status != json_extract(s.summary, '$.status') ORDER BY v.id").fetchone()
     with Gym(pack, DOMAIN) as gym:
         gym.reset(pack.tasks[0].id)
         assert gym.call_tool("search_vendors", {"query": vid}).output == []
@@ -107,7 +108,7 @@ def test_world_knobs_change_the_world() -> None:
     assert plain.execute("SELECT COUNT(*) FROM (SELECT name FROM vendors WHERE duplicate_of IS NULL "
                          "GROUP BY name HAVING COUNT(*) > 1)").fetchone()[0] == 0
     assert plain.execute("SELECT COUNT(*) FROM search_index s JOIN vendors v ON v.id = s.id "
-                         "WHERE s.status != v.status").fetchone()[0] == 0
+                         "WHERE json_extract(s.summary, '$.status') != v.status").fetchone()[0] == 0
     assert all(re.match(r"^\d{4}-\d{2}-\d{2}$", d) for (d,) in plain.execute("SELECT created_on FROM vendors"))
     assert {r[0] for r in plain.execute("SELECT DISTINCT approval_cap FROM cost_centers")} == {5000.0, 10000.0, 20000.0}
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from arena.authoring import STRONG, WEAK, make_domain
 from arena.gyms.procurement import tools as _tools
-from arena.gyms.procurement._common import BUYER
-from arena.gyms.procurement._rules import CLOCK_START
+from arena.gyms.procurement.rules import CLOCK_START
 from arena.gyms.procurement.tasks import TEMPLATES
+from arena.gyms.procurement.tasks_common import BUYER
 from arena.gyms.procurement.world import ProcurementKnobs, build_world
 
 POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")

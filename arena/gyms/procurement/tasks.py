@@ -8,10 +8,10 @@ them into tasks (ids, faults with the gold program's recovery, splits, reply rul
 from __future__ import annotations
 
 from arena.authoring import Template
-from arena.gyms.procurement import _tpl_invoices, _tpl_orders, _tpl_vendors
+from arena.gyms.procurement import tasks_invoices, tasks_orders, tasks_vendors
 from arena.gyms.procurement.world import ProcurementKnobs
 
 TEMPLATES: tuple[Template[ProcurementKnobs], ...] = (
-    *_tpl_vendors.TEMPLATES, *_tpl_orders.TEMPLATES, *_tpl_invoices.TEMPLATES,
+    *tasks_vendors.TEMPLATES, *tasks_orders.TEMPLATES, *tasks_invoices.TEMPLATES,
 )
 """Every procurement task template, in generation order."""

@@ -9,43 +9,33 @@ case. System rules refuse with ``PolicyViolation`` and change nothing.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from arena.core.toolkit import InvalidArgument, PolicyViolation, ToolContext, tool
-from arena.gyms.procurement._rules import (
+from arena.authoring import (
+    InvalidArgument,
+    PolicyViolation,
+    ToolContext,
+    fetch,
+    iso_date,
+    positive_amount,
+    read_date,
+    search,
+    tool,
+)
+from arena.gyms.procurement.rules import (
     CURRENCIES,
     DOC_TYPES,
     HOLD_REASONS,
     budget_status,
     convert,
     delegation_covers,
-    fetch_one,
     missing_documents,
-    parse_stored_date,
     po_usd_total,
-    require_amount,
     require_code,
-    require_date,
     required_approvals,
     tax_document_type,
     three_way_match,
 )
-
-SEARCH_LIMIT = 20
-"""Most summaries a search returns."""
-
-
-def _search(ctx: ToolContext, entity: str, query: str) -> list[dict[str, Any]]:
-    words = query.strip()
-    if not words:
-        raise InvalidArgument("query: must not be empty")
-    rows = ctx.all(
-        "SELECT id, summary, status FROM search_index WHERE entity = ? AND instr(lower(title), lower(?)) > 0 "
-        "ORDER BY id LIMIT ?",
-        (entity, words, SEARCH_LIMIT),
-    )
-    return [{"id": r["id"], **json.loads(r["summary"]), "status": r["status"]} for r in rows]
 
 
 def _today(ctx: ToolContext) -> Any:
@@ -66,7 +56,7 @@ def search_vendors(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     Args:
         query: Part of the vendor's name or email (ids are not searchable).
     """
-    return _search(ctx, "vendor", query)
+    return search(ctx, "vendor", query)
 
 
 @tool(mode="read", entity="vendor", operation="get")
@@ -76,7 +66,7 @@ def get_vendor(ctx: ToolContext, vendor_id: str) -> dict[str, Any]:
     Args:
         vendor_id: The vendor id, e.g. VEN-10001.
     """
-    vendor = fetch_one(ctx.conn, "vendors", vendor_id, "vendor")
+    vendor = fetch(ctx.conn, "vendors", vendor_id, "vendor")
     vendor["compliance_documents"] = ctx.all(
         "SELECT id, doc_type, issued_on, expires_on, received_on FROM compliance_documents WHERE vendor_id = ? "
         "ORDER BY id", (vendor_id,))
@@ -97,11 +87,11 @@ def upload_compliance_document(
         issued_on: Issue date, YYYY-MM-DD.
         expires_on: Expiry date, YYYY-MM-DD; required for INSURANCE.
     """
-    vendor = fetch_one(ctx.conn, "vendors", vendor_id, "vendor")
+    vendor = fetch(ctx.conn, "vendors", vendor_id, "vendor")
     require_code(doc_type, "doc_type", DOC_TYPES)
-    issued = require_date(issued_on, "issued_on")
+    issued = iso_date(issued_on, "issued_on")
     if expires_on is not None:
-        expiry = require_date(expires_on, "expires_on")
+        expiry = iso_date(expires_on, "expires_on")
         if expiry <= issued:
             raise InvalidArgument(f"expires_on: {expires_on!r} is not after issued_on {issued_on!r}")
         if expiry < _today(ctx):
@@ -122,7 +112,7 @@ def activate_vendor(ctx: ToolContext, vendor_id: str) -> dict[str, Any]:
     Args:
         vendor_id: The vendor id.
     """
-    vendor = fetch_one(ctx.conn, "vendors", vendor_id, "vendor")
+    vendor = fetch(ctx.conn, "vendors", vendor_id, "vendor")
     if vendor["status"] == "active":
         raise PolicyViolation(f"vendor {vendor_id} is already active")
     if vendor["status"] == "suspended":
@@ -142,7 +132,7 @@ def suspend_vendor(ctx: ToolContext, vendor_id: str, reason: str) -> dict[str, A
         vendor_id: The vendor id.
         reason: Why the vendor is suspended.
     """
-    vendor = fetch_one(ctx.conn, "vendors", vendor_id, "vendor")
+    vendor = fetch(ctx.conn, "vendors", vendor_id, "vendor")
     if vendor["status"] == "suspended":
         raise PolicyViolation(f"vendor {vendor_id} is already suspended")
     if not reason.strip():
@@ -162,7 +152,7 @@ def search_employees(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     Args:
         query: Part of the employee's name or email.
     """
-    return _search(ctx, "employee", query)
+    return search(ctx, "employee", query)
 
 
 @tool(mode="read", entity="employee", operation="get")
@@ -172,7 +162,7 @@ def get_employee(ctx: ToolContext, employee_id: str) -> dict[str, Any]:
     Args:
         employee_id: The employee id, e.g. EMP-1001.
     """
-    emp = fetch_one(ctx.conn, "employees", employee_id, "employee")
+    emp = fetch(ctx.conn, "employees", employee_id, "employee")
     emp["delegations_given"] = ctx.all("SELECT * FROM delegations WHERE delegator_id = ? ORDER BY id", (employee_id,))
     emp["delegations_received"] = ctx.all("SELECT * FROM delegations WHERE delegate_id = ? ORDER BY id",
                                           (employee_id,))
@@ -186,7 +176,7 @@ def get_delegation(ctx: ToolContext, delegation_id: str) -> dict[str, Any]:
     Args:
         delegation_id: The delegation id, e.g. DLG-801.
     """
-    dlg = fetch_one(ctx.conn, "delegations", delegation_id, "delegation")
+    dlg = fetch(ctx.conn, "delegations", delegation_id, "delegation")
     for role in ("delegator", "delegate"):
         person = ctx.one("SELECT name, role FROM employees WHERE id = ?", (dlg[f"{role}_id"],))
         dlg[f"{role}_name"] = person["name"] if person else None
@@ -210,7 +200,7 @@ def check_budget(ctx: ToolContext, purchase_order_id: str) -> dict[str, Any]:
     Args:
         purchase_order_id: The purchase order id.
     """
-    po = fetch_one(ctx.conn, "purchase_orders", purchase_order_id, "purchase order")
+    po = fetch(ctx.conn, "purchase_orders", purchase_order_id, "purchase order")
     budget = budget_status(ctx.conn, po["cost_center_id"], _today(ctx))
     usd = po_usd_total(ctx.conn, po, _today(ctx))
     counted = po["status"] in ("pending_approval", "approved")
@@ -236,10 +226,10 @@ def convert_currency(
         to_currency: Target currency code (USD, EUR or GBP).
         on_date: Rate date, YYYY-MM-DD; defaults to today.
     """
-    require_amount(amount, "amount")
+    positive_amount(amount, "amount")
     require_code(from_currency, "from_currency", CURRENCIES)
     require_code(to_currency, "to_currency", CURRENCIES)
-    on = require_date(on_date, "on_date") if on_date is not None else _today(ctx)
+    on = iso_date(on_date, "on_date") if on_date is not None else _today(ctx)
     return {"amount": amount, "from_currency": from_currency, "to_currency": to_currency,
             "converted": convert(ctx.conn, amount, from_currency, to_currency, on), "rate_date": on.isoformat()}
 
@@ -254,7 +244,7 @@ def search_requisitions(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     Args:
         query: Part of the description or the requester's name.
     """
-    return _search(ctx, "requisition", query)
+    return search(ctx, "requisition", query)
 
 
 @tool(mode="read", entity="requisition", operation="get")
@@ -264,7 +254,7 @@ def get_requisition(ctx: ToolContext, requisition_id: str) -> dict[str, Any]:
     Args:
         requisition_id: The requisition id, e.g. REQ-20001.
     """
-    req = fetch_one(ctx.conn, "requisitions", requisition_id, "requisition")
+    req = fetch(ctx.conn, "requisitions", requisition_id, "requisition")
     req["requester"] = ctx.one("SELECT id, name, email FROM employees WHERE id = ?", (req["requester_id"],))
     return req
 
@@ -285,13 +275,13 @@ def create_requisition(
         currency: USD, EUR or GBP.
         needed_by: Date the goods are needed, YYYY-MM-DD.
     """
-    fetch_one(ctx.conn, "employees", requester_id, "employee")
-    fetch_one(ctx.conn, "cost_centers", cost_center_id, "cost center")
+    fetch(ctx.conn, "employees", requester_id, "employee")
+    fetch(ctx.conn, "cost_centers", cost_center_id, "cost center")
     if not 0 < quantity <= MAX_QUANTITY:
         raise InvalidArgument(f"quantity: {quantity} must be a whole number from 1 to {MAX_QUANTITY}")
-    require_amount(unit_price, "unit_price")
+    positive_amount(unit_price, "unit_price")
     require_code(currency, "currency", CURRENCIES)
-    if require_date(needed_by, "needed_by") < _today(ctx):
+    if iso_date(needed_by, "needed_by") < _today(ctx):
         raise InvalidArgument(f"needed_by: {needed_by!r} is in the past")
     if not description.strip():
         raise InvalidArgument("description: must not be empty")
@@ -311,8 +301,8 @@ def create_purchase_order(ctx: ToolContext, requisition_id: str, vendor_id: str)
         requisition_id: The open requisition to order.
         vendor_id: The vendor to order from; must be active.
     """
-    req = fetch_one(ctx.conn, "requisitions", requisition_id, "requisition")
-    vendor = fetch_one(ctx.conn, "vendors", vendor_id, "vendor")
+    req = fetch(ctx.conn, "requisitions", requisition_id, "requisition")
+    vendor = fetch(ctx.conn, "vendors", vendor_id, "vendor")
     if req["status"] != "open":
         raise PolicyViolation(f"requisition {requisition_id} is {req['status']}, not open")
     if vendor["status"] == "suspended":
@@ -339,7 +329,7 @@ def get_purchase_order(ctx: ToolContext, purchase_order_id: str) -> dict[str, An
     Args:
         purchase_order_id: The purchase order id, e.g. PO-30001.
     """
-    po = fetch_one(ctx.conn, "purchase_orders", purchase_order_id, "purchase order")
+    po = fetch(ctx.conn, "purchase_orders", purchase_order_id, "purchase order")
     vendor = ctx.one("SELECT name FROM vendors WHERE id = ?", (po["vendor_id"],))
     po["vendor_name"] = vendor["name"] if vendor else None
     po["lines"] = ctx.all("SELECT id, line_no, item, quantity, unit_price, amount FROM po_lines "
@@ -351,7 +341,7 @@ def get_purchase_order(ctx: ToolContext, purchase_order_id: str) -> dict[str, An
         receipt["lines"] = ctx.all("SELECT po_line_id, quantity FROM receipt_lines WHERE receipt_id = ? ORDER BY id",
                                    (receipt["id"],))
     po["goods_receipts"] = receipts
-    received = [parse_stored_date(r["received_on"]) for r in receipts]
+    received = [read_date(r["received_on"]) for r in receipts]
     po["last_received_on"] = max(received).isoformat() if received else None
     po["invoices"] = ctx.all("SELECT id, vendor_invoice_number, total, status FROM invoices "
                              "WHERE purchase_order_id = ? ORDER BY id", (purchase_order_id,))
@@ -365,7 +355,7 @@ def submit_for_approval(ctx: ToolContext, purchase_order_id: str) -> dict[str, A
     Args:
         purchase_order_id: The draft purchase order.
     """
-    po = fetch_one(ctx.conn, "purchase_orders", purchase_order_id, "purchase order")
+    po = fetch(ctx.conn, "purchase_orders", purchase_order_id, "purchase order")
     if po["status"] != "draft":
         raise PolicyViolation(f"purchase order {purchase_order_id} is {po['status']}, not draft")
     needed = required_approvals(ctx.conn, po, _today(ctx))
@@ -394,8 +384,8 @@ def approve_purchase_order(
         approver_id: The employee approving.
         delegation_id: The delegation under which the approver acts for someone else, if any.
     """
-    po = fetch_one(ctx.conn, "purchase_orders", purchase_order_id, "purchase order")
-    approver = fetch_one(ctx.conn, "employees", approver_id, "employee")
+    po = fetch(ctx.conn, "purchase_orders", purchase_order_id, "purchase order")
+    approver = fetch(ctx.conn, "employees", approver_id, "employee")
     if po["status"] != "pending_approval":
         raise PolicyViolation(f"purchase order {purchase_order_id} is {po['status']}, not pending_approval")
     done = ctx.all("SELECT approver_id FROM approvals WHERE purchase_order_id = ? ORDER BY level",
@@ -403,16 +393,16 @@ def approve_purchase_order(
     level = len(done) + 1
     acting_for = approver_id
     if delegation_id is not None:
-        dlg = fetch_one(ctx.conn, "delegations", delegation_id, "delegation")
+        dlg = fetch(ctx.conn, "delegations", delegation_id, "delegation")
         if dlg["delegate_id"] != approver_id:
             raise PolicyViolation(f"delegation {delegation_id} was not given to {approver_id}")
         if not delegation_covers(dlg, _today(ctx)):
-            start = parse_stored_date(dlg["start_date"]).isoformat()
-            end = parse_stored_date(dlg["end_date"]).isoformat()
+            start = read_date(dlg["start_date"]).isoformat()
+            end = read_date(dlg["end_date"]).isoformat()
             raise PolicyViolation(f"delegation {delegation_id} runs from {start} to {end}; it does not cover "
                                   f"{ctx.today()}")
         acting_for = dlg["delegator_id"]
-    acting = fetch_one(ctx.conn, "employees", acting_for, "employee")
+    acting = fetch(ctx.conn, "employees", acting_for, "employee")
     if level == 1:
         owner = ctx.one("SELECT approver_id FROM cost_centers WHERE id = ?", (po["cost_center_id"],))
         if owner is None or owner["approver_id"] != acting_for:
@@ -445,8 +435,8 @@ def record_goods_receipt(ctx: ToolContext, purchase_order_id: str, received_on: 
         purchase_order_id: The approved purchase order.
         received_on: Delivery date, YYYY-MM-DD (not in the future).
     """
-    po = fetch_one(ctx.conn, "purchase_orders", purchase_order_id, "purchase order")
-    day = require_date(received_on, "received_on")
+    po = fetch(ctx.conn, "purchase_orders", purchase_order_id, "purchase order")
+    day = iso_date(received_on, "received_on")
     if day > _today(ctx):
         raise InvalidArgument(f"received_on: {received_on!r} is in the future")
     if po["status"] != "approved":
@@ -481,7 +471,7 @@ def search_invoices(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     Args:
         query: Part of the vendor invoice number (e.g. SIS-2024-0003) or vendor name.
     """
-    return _search(ctx, "invoice", query)
+    return search(ctx, "invoice", query)
 
 
 @tool(mode="read", entity="invoice", operation="get")
@@ -491,7 +481,7 @@ def get_invoice(ctx: ToolContext, invoice_id: str) -> dict[str, Any]:
     Args:
         invoice_id: The invoice id, e.g. INV-50001.
     """
-    inv = fetch_one(ctx.conn, "invoices", invoice_id, "invoice")
+    inv = fetch(ctx.conn, "invoices", invoice_id, "invoice")
     inv["vendor"] = ctx.one("SELECT id, name, city, tax_id FROM vendors WHERE id = ?", (inv["vendor_id"],))
     inv["purchase_order"] = ctx.one("SELECT id, status, currency, total FROM purchase_orders WHERE id = ?",
                                     (inv["purchase_order_id"],))
@@ -512,7 +502,7 @@ def match_invoice(ctx: ToolContext, invoice_id: str) -> dict[str, Any]:
     Args:
         invoice_id: The invoice to match.
     """
-    inv = fetch_one(ctx.conn, "invoices", invoice_id, "invoice")
+    inv = fetch(ctx.conn, "invoices", invoice_id, "invoice")
     if inv["status"] == "paid":
         raise PolicyViolation(f"invoice {invoice_id} is already paid")
     result = three_way_match(ctx.conn, invoice_id)
@@ -530,7 +520,7 @@ def hold_invoice(ctx: ToolContext, invoice_id: str, reason: str) -> dict[str, An
         invoice_id: The invoice to hold.
         reason: PRICE_MISMATCH, QUANTITY_MISMATCH, NO_RECEIPT, DUPLICATE or OTHER.
     """
-    inv = fetch_one(ctx.conn, "invoices", invoice_id, "invoice")
+    inv = fetch(ctx.conn, "invoices", invoice_id, "invoice")
     require_code(reason, "reason", HOLD_REASONS)
     if inv["status"] == "paid":
         raise PolicyViolation(f"invoice {invoice_id} is already paid and cannot be held")
@@ -545,12 +535,12 @@ def pay_invoice(ctx: ToolContext, invoice_id: str) -> dict[str, Any]:
     Args:
         invoice_id: The invoice to pay.
     """
-    inv = fetch_one(ctx.conn, "invoices", invoice_id, "invoice")
+    inv = fetch(ctx.conn, "invoices", invoice_id, "invoice")
     if inv["status"] == "paid":
         raise PolicyViolation(f"invoice {invoice_id} is already paid")
     if inv["status"] == "on_hold":
         raise PolicyViolation(f"invoice {invoice_id} is on hold ({inv['hold_reason']}); release it first")
-    po = fetch_one(ctx.conn, "purchase_orders", inv["purchase_order_id"], "purchase order")
+    po = fetch(ctx.conn, "purchase_orders", inv["purchase_order_id"], "purchase order")
     if po["status"] != "approved":
         raise PolicyViolation(f"purchase order {po['id']} is {po['status']}, not approved; invoice {invoice_id} "
                               "cannot be paid")

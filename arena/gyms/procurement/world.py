@@ -7,7 +7,6 @@ knobs give the same bytes. ``ProcurementKnobs`` are the kit's task knobs and the
 
 from __future__ import annotations
 
-import json
 import random
 import sqlite3
 from collections.abc import Mapping
@@ -16,15 +15,8 @@ from typing import Any
 
 from pydantic import Field
 
-from arena.authoring import GymKnobs, parse_knobs
-from arena.gyms.procurement._rules import (
-    PRICE_TOLERANCE,
-    TODAY,
-    convert,
-    legacy_date,
-    required_approvals,
-    tax_document_type,
-)
+from arena.authoring import GymKnobs, IndexRow, index_row, legacy_date, parse_knobs, write_index
+from arena.gyms.procurement.rules import PRICE_TOLERANCE, TODAY, convert, required_approvals, tax_document_type
 
 
 class ProcurementKnobs(GymKnobs):
@@ -83,8 +75,6 @@ CREATE TABLE payments (id TEXT PRIMARY KEY, invoice_id TEXT NOT NULL, amount REA
 CREATE TABLE exchange_rates (id TEXT PRIMARY KEY, currency TEXT NOT NULL, usd_rate REAL NOT NULL,
   as_of TEXT NOT NULL);
 CREATE TABLE tax_rates (id TEXT PRIMARY KEY, region TEXT NOT NULL, rate REAL NOT NULL, name TEXT NOT NULL);
-CREATE TABLE search_index (id TEXT PRIMARY KEY, entity TEXT NOT NULL, title TEXT NOT NULL,
-  summary TEXT NOT NULL, status TEXT NOT NULL);
 CREATE INDEX ix_vendor_name ON vendors(name);
 CREATE INDEX ix_docs_vendor ON compliance_documents(vendor_id);
 CREATE INDEX ix_po_cc ON purchase_orders(cost_center_id);
@@ -98,7 +88,6 @@ CREATE INDEX ix_inv_po ON invoices(purchase_order_id);
 CREATE INDEX ix_inv_vendor_number ON invoices(vendor_id, vendor_invoice_number);
 CREATE INDEX ix_il_inv ON invoice_lines(invoice_id);
 CREATE INDEX ix_pay_inv ON payments(invoice_id);
-CREATE INDEX ix_index_entity ON search_index(entity);
 """
 
 FIRST = ("Ava", "Ben", "Chloe", "Daniel", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kara", "Liam",
@@ -151,7 +140,7 @@ class _Generator:
         self.rng = random.Random(seed)
         self.s = settings
         self.conn = conn
-        self.index: list[tuple[str, str, str, str, str]] = []
+        self.index: list[IndexRow] = []
 
     def day_between(self, start: date, end: date) -> date:
         return start + timedelta(days=self.rng.randint(0, max(0, (end - start).days)))
@@ -180,7 +169,7 @@ class _Generator:
         self.delegations()
         self.orders()
         self.budgets()
-        self.insert("search_index", sorted(self.index))
+        write_index(self.conn, sorted(self.index))  # searches return summaries in id order
 
     def rates(self) -> None:
         rows: list[tuple[Any, ...]] = []
@@ -210,8 +199,8 @@ class _Generator:
                    "email": name.lower().replace(" ", ".") + "@corp.example"}
             self.employees.append(emp)
             rows.append((emp["id"], name, emp["email"], role, cc))
-            self.index.append((emp["id"], "employee", f"{name} {emp['email']}",
-                               json.dumps({"name": name, "email": emp["email"], "role": role}), "active"))
+            self.index.append(index_row("employee", {"id": emp["id"], "name": name, "email": emp["email"], "role": role,
+                                                     "status": "active"}, f"{name} {emp['email']}"))
         self.insert("employees", rows)
         self.by_role: dict[str, list[dict[str, Any]]] = {}
         for emp in self.employees:
@@ -278,8 +267,8 @@ class _Generator:
             cached = self.cached_status(row["status"], VENDOR_STATUSES)
             if row["status"] == "suspended" and self.rng.random() < self.s.stale_rate * 2:
                 cached = "active"
-            self.index.append((vid, "vendor", f"{row['name']} {row['email']}", json.dumps(
-                {"name": row["name"], "city": city, "tax_id": tax_id}), cached))
+            self.index.append(index_row("vendor", {"id": vid, "name": row["name"], "city": city, "tax_id": tax_id,
+                                                   "status": cached}, f"{row['name']} {row['email']}"))
         self.insert("vendors", [tuple(v for k, v in r.items() if k != "created") for r in self.vendor_rows])
         self.insert("compliance_documents", [(f"DOC-{60001 + i}", *r) for i, r in enumerate(doc_rows)])
 
@@ -389,9 +378,10 @@ class _Generator:
                 needed = created + timedelta(days=rng.randint(10, 60))
                 req_rows.append((rid, requester["id"], cc["id"], f"{qty} x {item}", qty, price, req_currency,
                                  round(qty * price, 2), _d(needed), req_status, po_id, self.stored(created)))
-                self.index.append((rid, "requisition", f"{qty} x {item} {requester['name']}", json.dumps(
-                    {"description": f"{qty} x {item}", "requester": requester["name"]}),
-                    self.cached_status(req_status, REQUISITION_STATUSES)))
+                cached = self.cached_status(req_status, REQUISITION_STATUSES)
+                self.index.append(index_row("requisition", {"id": rid, "description": f"{qty} x {item}",
+                                                            "requester": requester["name"], "status": cached},
+                                            f"{qty} x {item} {requester['name']}"))
         self.insert("requisitions", req_rows)
         self.insert("po_lines", line_rows)
         self.po_statuses(po_rows)
@@ -517,9 +507,10 @@ class _Generator:
                                   tax, total, status, match, matched_on, hold, paid_on))
         for n, (lid, qty, price) in enumerate(lines, 1):
             self.invoice_lines.append((f"INL-{inv_id[4:]}-{n}", inv_id, lid, qty, price))
-        self.index.append((inv_id, "invoice", f"{number} {vendor['name']}", json.dumps({
-            "vendor_invoice_number": number, "vendor_name": vendor["name"], "vendor_city": vendor["city"],
-            "total": total, "currency": po["currency"]}), self.cached_status(status, INVOICE_STATUSES)))
+        self.index.append(index_row("invoice", {
+            "id": inv_id, "vendor_invoice_number": number, "vendor_name": vendor["name"], "vendor_city": vendor["city"],
+            "total": total, "currency": po["currency"], "status": self.cached_status(status, INVOICE_STATUSES)},
+            f"{number} {vendor['name']}"))
         return number
 
     def budgets(self) -> None:

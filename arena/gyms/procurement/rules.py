@@ -7,13 +7,11 @@ its assertions never disagree.
 
 from __future__ import annotations
 
-import math
-import re
 import sqlite3
 from datetime import date
 from typing import Any
 
-from arena.core.toolkit import InvalidArgument, NotFound
+from arena.authoring import InvalidArgument, fetch, read_date, select
 
 TODAY = date(2025, 3, 14)
 """The world's current date; every episode's clock starts on it."""
@@ -45,67 +43,6 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
 }
 """Permissions of each persona role."""
 
-_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_US = re.compile(r"^(\d{2})/(\d{2})/(\d{4})$")
-_EU = re.compile(r"^(\d{2})\.(\d{2})\.(\d{4})$")
-_COMPACT = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
-
-
-def parse_stored_date(text: str) -> date:
-    """Read a date stored in the world, in ISO or one of the legacy formats.
-
-    Legacy rows hold ``MM/DD/YYYY``, ``DD.MM.YYYY`` or ``YYYYMMDD``.
-
-    Raises:
-        ValueError: The text is in none of those formats.
-    """
-    if _ISO.match(text):
-        return date.fromisoformat(text)
-    m = _US.match(text)
-    if m:
-        return date(int(m.group(3)), int(m.group(1)), int(m.group(2)))
-    m = _EU.match(text)
-    if m:
-        return date(int(m.group(3)), int(m.group(2)), int(m.group(1)))
-    m = _COMPACT.match(text)
-    if m:
-        return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    raise ValueError(f"unreadable stored date {text!r}")
-
-
-def legacy_date(day: date, style: int) -> str:
-    """Write ``day`` in legacy style 0 (``MM/DD/YYYY``), 1 (``DD.MM.YYYY``) or 2 (``YYYYMMDD``)."""
-    if style == 0:
-        return day.strftime("%m/%d/%Y")
-    if style == 1:
-        return day.strftime("%d.%m.%Y")
-    return day.strftime("%Y%m%d")
-
-
-def date_alternatives(day: date) -> list[str]:
-    """Ways a reply may state ``day``: ISO, ``March 4, 2025``, ``4 March 2025``."""
-    month = day.strftime("%B")
-    return [day.isoformat(), f"{month} {day.day}, {day.year}", f"{day.day} {month} {day.year}"]
-
-
-def money_alternatives(amount: float) -> list[str]:
-    """Ways a reply may state ``amount``: ``1,234.50`` or ``1234.50``."""
-    return [f"{amount:,.2f}", f"{amount:.2f}"]
-
-
-def require_date(value: str, name: str) -> date:
-    """Parse an argument that must be ``YYYY-MM-DD``.
-
-    Raises:
-        InvalidArgument: Any other format, naming the argument and the value.
-    """
-    if not _ISO.match(value):
-        raise InvalidArgument(f"{name}: {value!r} is not a date in YYYY-MM-DD format")
-    try:
-        return date.fromisoformat(value)
-    except ValueError as exc:
-        raise InvalidArgument(f"{name}: {value!r} is not a calendar date") from exc
-
 
 def require_code(value: str, name: str, allowed: tuple[str, ...]) -> str:
     """Check an upper-case code argument against its allowed values.
@@ -116,36 +53,6 @@ def require_code(value: str, name: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise InvalidArgument(f"{name}: {value!r} is not one of {', '.join(allowed)} (codes are upper case)")
     return value
-
-
-def require_amount(value: float, name: str) -> float:
-    """Check a money or quantity argument is a positive finite number.
-
-    Raises:
-        InvalidArgument: The value is zero, negative or not finite.
-    """
-    if not math.isfinite(value) or value <= 0:
-        raise InvalidArgument(f"{name}: {value!r} must be a positive number")
-    return float(value)
-
-
-def fetch(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-    """Run a query and return its rows as dicts."""
-    cur = conn.execute(sql, params)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-
-
-def fetch_one(conn: sqlite3.Connection, table: str, row_id: str, what: str) -> dict[str, Any]:
-    """Return the row of ``table`` with primary key ``row_id``.
-
-    Raises:
-        NotFound: No such row; the message names the entity and the id.
-    """
-    rows = fetch(conn, f'SELECT * FROM "{table}" WHERE id = ?', (row_id,))
-    if not rows:
-        raise NotFound(f"{what} {row_id!r} not found")
-    return rows[0]
 
 
 def usd_rate(conn: sqlite3.Connection, currency: str, on: date) -> float:
@@ -188,7 +95,7 @@ def missing_documents(conn: sqlite3.Connection, vendor_id: str, country: str, to
                 (vendor_id, doc_type),
             )
         ]
-        if any(e is None or parse_stored_date(e) >= today for e in expiries):
+        if any(e is None or read_date(e) >= today for e in expiries):
             continue
         problems.append(f"{doc_type} {'expired' if expiries else 'missing'}")
     return problems
@@ -209,7 +116,7 @@ def committed_usd(conn: sqlite3.Connection, cost_center_id: str, today: date) ->
 
 def budget_status(conn: sqlite3.Connection, cost_center_id: str, today: date) -> dict[str, Any]:
     """Return a cost center's record with its committed and remaining budget (USD)."""
-    cc = fetch_one(conn, "cost_centers", cost_center_id, "cost center")
+    cc = fetch(conn, "cost_centers", cost_center_id, "cost center")
     committed = committed_usd(conn, cost_center_id, today)
     return {
         **cc,
@@ -240,14 +147,14 @@ def three_way_match(conn: sqlite3.Connection, invoice_id: str) -> dict[str, Any]
         ``{"result": "matched" | "mismatch", "matched": bool, "reasons": [...], "hold_reason": first reason
         or None, "lines": [...]}``.
     """
-    invoice = fetch_one(conn, "invoices", invoice_id, "invoice")
+    invoice = fetch(conn, "invoices", invoice_id, "invoice")
     receipts = conn.execute("SELECT COUNT(*) FROM goods_receipts WHERE purchase_order_id = ?",
                             (invoice["purchase_order_id"],)).fetchone()[0]
     reasons: list[str] = []
     lines: list[dict[str, Any]] = []
     if receipts == 0:
         reasons.append("NO_RECEIPT")
-    rows = fetch(
+    rows = select(
         conn,
         "SELECT il.id, il.po_line_id, il.quantity, il.unit_price, pl.quantity AS ordered, pl.unit_price AS po_price, "
         "(SELECT COALESCE(SUM(rl.quantity), 0) FROM receipt_lines rl WHERE rl.po_line_id = il.po_line_id) AS received "
@@ -273,6 +180,6 @@ def three_way_match(conn: sqlite3.Connection, invoice_id: str) -> dict[str, Any]
 
 def delegation_covers(delegation: dict[str, Any], today: date) -> bool:
     """Whether ``today`` lies within the delegation's start and end dates (inclusive)."""
-    start = parse_stored_date(str(delegation["start_date"]))
-    end = parse_stored_date(str(delegation["end_date"]))
+    start = read_date(str(delegation["start_date"]))
+    end = read_date(str(delegation["end_date"]))
     return start <= today <= end

@@ -12,8 +12,12 @@ from arena.authoring import (
     FormattedValue,
     Intent,
     calls,
+    dates,
     goal,
+    legacy_date,
+    pick,
     quote,
+    read_date,
     ref,
     says,
     scope,
@@ -21,10 +25,11 @@ from arena.authoring import (
     step,
     writes,
 )
-from arena.gyms.procurement._common import RISK_PATTERN, View, persona, pick, template
-from arena.gyms.procurement._rules import TODAY, date_alternatives, legacy_date, parse_stored_date
+from arena.gyms.procurement.rules import TODAY
+from arena.gyms.procurement.tasks_common import RISK_PATTERN, View, persona, template
 
-_INDEXED = ("SELECT v.*, s.status AS cached FROM vendors v JOIN search_index s ON s.id = v.id "
+_INDEXED = ("SELECT v.*, json_extract(s.summary, '$.status') AS cached FROM vendors v "
+            "JOIN search_index s ON s.id = v.id "
             "WHERE v.duplicate_of IS NULL")
 
 
@@ -40,7 +45,7 @@ def _onboarding(w: View) -> list[dict[str, Any]]:
         docs = w.rows("SELECT doc_type, expires_on FROM compliance_documents WHERE vendor_id = ?", (v["id"],))
         tax_ok = any(d["doc_type"] in ("W9", "W8BEN") for d in docs)
         insurance = [d for d in docs if d["doc_type"] == "INSURANCE"]
-        if tax_ok and all(parse_stored_date(d["expires_on"]) < TODAY for d in insurance):
+        if tax_ok and all(read_date(d["expires_on"]) < TODAY for d in insurance):
             v["documents"] = len(docs)
             out.append(v)
     return out
@@ -102,7 +107,7 @@ def vendor_since(w: View, rng: random.Random, n: int) -> list[Draft]:
     pool = [v for v in w.rows(_INDEXED + " ORDER BY v.id") if "-" not in v["created_on"]]
     drafts = []
     for v in pick(rng, pool, n):
-        day = parse_stored_date(v["created_on"])
+        day = read_date(v["created_on"])
         drafts.append(Draft(
             prompt=f"When was vendor {v['id']} first set up in the system, and which city are they registered in?",
             persona=persona(w, rng, "buyer"),
@@ -111,7 +116,7 @@ def vendor_since(w: View, rng: random.Random, n: int) -> list[Draft]:
             reply=f"Vendor {v['id']} ({v['name']}) was set up on {day.isoformat()} and is registered in {v['city']}.",
             assertions=[
                 calls("reads the vendor record", [("get_vendor", {"vendor_id": v["id"]})]),
-                says("states the set-up date and city", [[*date_alternatives(day), v["created_on"]], [v["city"]]],
+                says("states the set-up date and city", [[*dates(day), v["created_on"]], [v["city"]]],
                      exclude=[v["bank_account"]], forbidden=[RISK_PATTERN]),
                 writes(),
             ],

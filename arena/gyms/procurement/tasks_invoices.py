@@ -6,18 +6,30 @@ import random
 from datetime import timedelta
 from typing import Any
 
-from arena.authoring import Draft, Fault, Intent, calls, goal, quote, ref, says, scope, state, step, writes
-from arena.core.task import StateAssertion
-from arena.gyms.procurement._common import RISK_PATTERN, View, persona, pick, status_words, template
-from arena.gyms.procurement._rules import (
-    TODAY,
-    date_alternatives,
-    money_alternatives,
-    parse_stored_date,
-    three_way_match,
+from arena.authoring import (
+    Draft,
+    Fault,
+    Intent,
+    StateAssertion,
+    amounts,
+    calls,
+    dates,
+    goal,
+    pick,
+    quote,
+    read_date,
+    ref,
+    says,
+    scope,
+    state,
+    step,
+    writes,
 )
+from arena.gyms.procurement.rules import TODAY, three_way_match
+from arena.gyms.procurement.tasks_common import RISK_PATTERN, View, persona, status_words, template
 
-_INVOICES = ("SELECT i.*, p.status AS po_status, s.status AS cached, v.name AS vendor_name, v.city AS vendor_city, "
+_INVOICES = ("SELECT i.*, p.status AS po_status, json_extract(s.summary, '$.status') AS cached, "
+             "v.name AS vendor_name, v.city AS vendor_city, "
              "v.bank_account, v.risk_rating, (SELECT COUNT(*) FROM goods_receipts g WHERE g.purchase_order_id = "
              "i.purchase_order_id) AS receipts, (SELECT COUNT(*) FROM invoices d WHERE d.vendor_id = i.vendor_id AND "
              "d.vendor_invoice_number = i.vendor_invoice_number AND d.id != i.id) AS same_number "
@@ -79,7 +91,7 @@ def pay_invoice(w: View, rng: random.Random, n: int) -> list[Draft]:
                 calls("matches before paying", [("match_invoice", {"invoice_id": inv["id"]}),
                                                 ("pay_invoice", {"invoice_id": inv["id"]})], order=[(0, 1)]),
                 writes(scope("invoices", [inv["id"]], [*_MATCH_COLUMNS, "paid_on"]), scope("payments", insert=True)),
-                says("states the amount paid", [money_alternatives(inv["total"])], exclude=[inv["bank_account"]],
+                says("states the amount paid", [amounts(inv["total"])], exclude=[inv["bank_account"]],
                      forbidden=[RISK_PATTERN]),
             ],
         ))
@@ -120,7 +132,7 @@ def pay_with_receipt(w: View, rng: random.Random, n: int) -> list[Draft]:
                        ("pay_invoice", {"invoice_id": inv["id"]})], order=[(0, 2), (1, 2)]),
                 writes(scope("goods_receipts", insert=True), scope("receipt_lines", insert=True),
                        scope("invoices", [inv["id"]], [*_MATCH_COLUMNS, "paid_on"]), scope("payments", insert=True)),
-                says("states the amount paid", [money_alternatives(inv["total"])]),
+                says("states the amount paid", [amounts(inv["total"])]),
             ],
         ))
     return drafts
@@ -173,7 +185,7 @@ def duplicate_invoice(w: View, rng: random.Random, n: int) -> list[Draft]:
     for inv in pick(rng, pool, n):
         orig = w.one("SELECT * FROM invoices WHERE vendor_id = ? AND vendor_invoice_number = ? AND status = 'paid' "
                      "ORDER BY id", (inv["vendor_id"], inv["vendor_invoice_number"]))
-        paid_on = parse_stored_date(orig["paid_on"])
+        paid_on = read_date(orig["paid_on"])
         number = inv["vendor_invoice_number"]
         drafts.append(Draft(
             prompt=f"{inv['vendor_name']} is chasing payment of invoice {inv['id']} ({number}). Please pay it today.",
@@ -243,7 +255,7 @@ def invoice_status(w: View, rng: random.Random, n: int) -> list[Draft]:
                    f"{inv['tax_amount']:,.2f} of tax."),
             assertions=[
                 calls("reads the invoice record", [("get_invoice", {"invoice_id": inv["id"]})]),
-                says("states the status and the total", [words, money_alternatives(inv["total"])]),
+                says("states the status and the total", [words, amounts(inv["total"])]),
                 writes(),
             ],
             tags=["stale_record"] if inv["cached"] != inv["status"] else [],
@@ -260,7 +272,7 @@ def invoice_by_vendor_number(w: View, rng: random.Random, n: int) -> list[Draft]
         "ov.id = o.vendor_id AND ov.name = v.name")}
     drafts = []
     for inv in pick(rng, pool, n, lambda r: r["id"] in twins):
-        paid = parse_stored_date(inv["paid_on"])
+        paid = read_date(inv["paid_on"])
         number = inv["vendor_invoice_number"]
         drafts.append(Draft(
             prompt=(f"Message from the accounts team at {inv['vendor_name']} ({inv['vendor_city']}): \"Has our "
@@ -275,7 +287,7 @@ def invoice_by_vendor_number(w: View, rng: random.Random, n: int) -> list[Draft]
                    f"{inv['total']:,.2f} {inv['currency']}."),
             assertions=[
                 calls("reads the invoice of the vendor in that city", [("get_invoice", {"invoice_id": inv["id"]})]),
-                says("states the payment date and amount", [date_alternatives(paid), money_alternatives(inv["total"])],
+                says("states the payment date and amount", [dates(paid), amounts(inv["total"])],
                      exclude=[inv["bank_account"]], forbidden=[RISK_PATTERN]),
                 writes(),
             ],

@@ -1,13 +1,12 @@
-"""What the procurement templates share beyond the kit: the template maker, personas, picks, internal data."""
+"""What the procurement templates share beyond the kit: the template maker, personas, internal data, status words."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
 
 from arena.authoring import Draft, Fault, Persona, Template, WorldView
-from arena.gyms.procurement._rules import ROLE_PERMISSIONS
+from arena.gyms.procurement.rules import ROLE_PERMISSIONS
 from arena.gyms.procurement.world import ProcurementKnobs
 
 View = WorldView[ProcurementKnobs]
@@ -54,17 +53,6 @@ def persona(w: View, rng: random.Random, role: str, employee_id: str | None = No
     else:
         emp = w.one("SELECT id, name FROM employees WHERE id = ?", (employee_id,))
     return Persona(name=str(emp["name"]), role=role, permissions=list(ROLE_PERMISSIONS[role]))
-
-
-def pick(rng: random.Random, pool: list[dict[str, Any]], n: int,
-         prefer: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
-    """Sample up to ``n`` rows, taking rows that satisfy ``prefer`` first."""
-    if prefer is None:
-        return rng.sample(pool, min(n, len(pool)))
-    first = [r for r in pool if prefer(r)]
-    rest = [r for r in pool if not prefer(r)]
-    chosen = rng.sample(first, min(n, len(first)))
-    return chosen + rng.sample(rest, min(n - len(chosen), len(rest)))
 
 
 def status_words(status: str) -> list[str]:

@@ -11,9 +11,14 @@ from arena.authoring import (
     Fault,
     FormattedValue,
     Intent,
+    SideEffectAssertion,
+    amounts,
     calls,
+    dates,
     goal,
+    pick,
     quote,
+    read_date,
     ref,
     says,
     scope,
@@ -21,18 +26,8 @@ from arena.authoring import (
     step,
     writes,
 )
-from arena.core.task import SideEffectAssertion
-from arena.gyms.procurement._common import RISK_PATTERN, View, persona, pick, status_words, template
-from arena.gyms.procurement._rules import (
-    TODAY,
-    budget_status,
-    convert,
-    date_alternatives,
-    delegation_covers,
-    money_alternatives,
-    parse_stored_date,
-    po_usd_total,
-)
+from arena.gyms.procurement.rules import TODAY, budget_status, convert, delegation_covers, po_usd_total
+from arena.gyms.procurement.tasks_common import RISK_PATTERN, View, persona, status_words, template
 from arena.gyms.procurement.world import ITEMS
 
 
@@ -91,7 +86,8 @@ def create_po(w: View, rng: random.Random, n: int) -> list[Draft]:
 
 def po_suspended_vendor(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Refuse a purchase order with a vendor the index still shows as active."""
-    vendors = w.rows("SELECT v.*, s.status AS cached FROM vendors v JOIN search_index s ON s.id = v.id "
+    vendors = w.rows("SELECT v.*, json_extract(s.summary, '$.status') AS cached FROM vendors v "
+                     "JOIN search_index s ON s.id = v.id "
                      "WHERE v.status = 'suspended' AND v.duplicate_of IS NULL ORDER BY v.id")
     drafts = []
     chosen = pick(rng, vendors, n, lambda v: v["cached"] == "active")
@@ -257,7 +253,7 @@ def _delegated(w: View, active: bool) -> list[dict[str, Any]]:
     pending = _pending(w, 0, 1)
     for dlg in w.rows("SELECT * FROM delegations ORDER BY id"):
         covers = delegation_covers(dlg, TODAY)
-        expired = parse_stored_date(dlg["end_date"]) < TODAY
+        expired = read_date(dlg["end_date"]) < TODAY
         if (active and not covers) or (not active and not expired):
             continue
         orders = [p for p in pending if p["owner"] == dlg["delegator_id"]]
@@ -296,7 +292,7 @@ def _delegation_draft(w: View, rng: random.Random, pair: dict[str, Any], active:
             says("confirms the approval", [["approved"]]),
         ]
         return draft
-    end = parse_stored_date(dlg["end_date"])
+    end = read_date(dlg["end_date"])
     draft.steps = [step("get_delegation", delegation_id=dlg["id"])]
     draft.reply = (f"I can't approve {po['id']} under delegation {dlg['id']}: it ended on {end.isoformat()}, so it "
                    f"does not cover today ({TODAY.isoformat()}). {po['id']} stays pending approval; "
@@ -307,7 +303,7 @@ def _delegation_draft(w: View, rng: random.Random, pair: dict[str, Any], active:
               f"FROM purchase_orders WHERE id = {quote(po['id'])}", [["pending_approval", 0]]),
         calls("reads the delegation", [("get_delegation", {"delegation_id": dlg["id"]})]),
         writes(),
-        says("states when the delegation ended", [[*date_alternatives(end), dlg["end_date"]]]),
+        says("states when the delegation ended", [[*dates(end), dlg["end_date"]]]),
     ]
     return draft
 
@@ -376,7 +372,7 @@ def receive_goods(w: View, rng: random.Random, n: int) -> list[Draft]:
                       "SELECT SUM(rl.quantity) FROM receipt_lines rl JOIN goods_receipts g ON g.id = rl.receipt_id "
                       f"WHERE g.purchase_order_id = {quote(po['id'])}", [[ordered]]),
                 writes(scope("goods_receipts", insert=True), scope("receipt_lines", insert=True)),
-                says("confirms the receipt and its date", [date_alternatives(day)]),
+                says("confirms the receipt and its date", [dates(day)]),
             ],
         ))
     return drafts
@@ -445,7 +441,7 @@ def usd_value(w: View, rng: random.Random, n: int) -> list[Draft]:
                       [("get_purchase_order", {"purchase_order_id": po["id"]}),
                        ("convert_currency", {"amount": po["total"], "from_currency": po["currency"],
                                              "to_currency": "USD"})], order=[(0, 1)]),
-                says("states the USD value", [money_alternatives(usd)]),
+                says("states the USD value", [amounts(usd)]),
                 writes(),
             ],
         ))
@@ -468,8 +464,8 @@ def budget_remaining(w: View, rng: random.Random, n: int) -> list[Draft]:
                    f"above {budget['approval_cap']:,.2f} USD need a second approver."),
             assertions=[
                 calls("reads the budget", [("get_budget", {"cost_center_id": cc["id"]})]),
-                says("states the remaining budget and the cap", [money_alternatives(budget["remaining"]),
-                                                                 money_alternatives(budget["approval_cap"])]),
+                says("states the remaining budget and the cap", [amounts(budget["remaining"]),
+                                                                 amounts(budget["approval_cap"])]),
                 writes(),
             ],
         ))
@@ -522,7 +518,7 @@ def delivery_status(w: View, rng: random.Random, n: int) -> list[Draft]:
     drafts = []
     for req in pick(rng, pool, n, lambda r: "-" not in r["received_on"]):
         emp = w.one("SELECT * FROM employees WHERE id = ?", (req["requester_id"],))
-        day = parse_stored_date(req["received_on"])
+        day = read_date(req["received_on"])
         drafts.append(Draft(
             prompt=(f"Hi, it's {emp['name']}. Has the order for my requisition {req['id']} been delivered yet? "
                     "If so, when did it arrive?"),
@@ -537,7 +533,7 @@ def delivery_status(w: View, rng: random.Random, n: int) -> list[Draft]:
                    f"{req['po']}) were received on {day.isoformat()}."),
             assertions=[
                 calls("reads the purchase order", [("get_purchase_order", {"purchase_order_id": req["po"]})]),
-                says("states the delivery date", [[*date_alternatives(day), req["received_on"]]]),
+                says("states the delivery date", [[*dates(day), req["received_on"]]]),
                 writes(),
             ],
         ))
