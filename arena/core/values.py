@@ -1,0 +1,126 @@
+"""Dates and amounts however a person writes them: one parser for tool arguments and for the facts of a reply.
+
+``parse_date`` reads a whole value as a calendar date ("2025-05-03", "05/03/2025", "3.5.2025", "20250503",
+"May 3, 2025", "3 May 2025", "11 September 2022", "Sep 11th, 2022", "Saturday, May 3rd 2025"); ``parse_amount``
+reads a whole value as an amount ("72.67", "$1,234.50", "1.234,50 EUR", "USD 72.67", "72,67 €"). ``dates_in`` and
+``amounts_in`` find them inside free text, each with where it stands. Slashed dates are read month first (US), as
+the built-in gyms' legacy records write them; a day above 12 in the first place is read day first.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal, InvalidOperation
+
+__all__ = ["MONTHS", "amounts_in", "dates_in", "parse_amount", "parse_date"]
+
+MONTHS = {name: i + 1 for i, names in enumerate((
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
+    ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+    ("december", "dec"),
+)) for name in names}
+"""English month names and their abbreviations, to the month's number."""
+
+_MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{4})"
+_WEEKDAY = r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
+
+_DATE_FORMS = (
+    re.compile(r"(?<![\d.])(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})(?![\d])"),
+    re.compile(r"(?<![\d.])(?P<year>\d{4})/(?P<month>\d{1,2})/(?P<day>\d{1,2})(?![\d])"),
+    re.compile(r"(?<![\d./])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<year>\d{4})(?![\d])"),
+    re.compile(r"(?<![\d.])(?P<day>\d{1,2})\.(?P<month>\d{1,2})\.(?P<year>\d{4})(?![\d])"),
+    re.compile(rf"(?i)\b{_WEEKDAY}{_MONTH}\s+{_DAY},?\s+{_YEAR}\b"),
+    re.compile(rf"(?i)\b{_WEEKDAY}(?:the\s+)?{_DAY}(?:\s+of)?\s+{_MONTH},?\s+{_YEAR}\b"),
+    re.compile(rf"(?i)\b{_WEEKDAY}{_DAY}-{_MONTH}-{_YEAR}\b"),
+)
+"""Date forms found inside text (ISO, slashed, dotted, month names in either order)."""
+
+_COMPACT_DATE = re.compile(r"^(?P<year>\d{4})(?P<month>\d{2})(?P<day>\d{2})$")
+
+_AMOUNT = re.compile(
+    r"(?<![\w.,])(?:(?P<pre>[$€£¥]|usd|eur|gbp|chf|cad|aud|jpy)\s?)?"
+    r"(?P<number>-?\d{1,3}(?:(?P<sep>[,.\u00a0 ])\d{3})+(?:(?P<dec>[.,])\d{1,2})?|-?\d+(?:[.,]\d{1,2})?)"
+    r"(?:\s?(?P<post>[$€£¥]|usd|eur|gbp|chf|cad|aud|jpy))?(?![\w])",
+    re.IGNORECASE,
+)
+"""An amount: a number with or without thousands separators and decimals, with or without a currency."""
+
+
+def _date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _from_match(match: re.Match[str]) -> date | None:
+    groups = match.groupdict()
+    year = int(groups["year"])
+    if groups.get("a") is not None:
+        first, second = int(groups["a"]), int(groups["b"])
+        month, day = (first, second) if first <= 12 else (second, first)
+        return _date(year, month, day)
+    raw_month = groups["month"].lower().rstrip(".")
+    month = MONTHS[raw_month] if raw_month in MONTHS else int(raw_month)
+    return _date(year, month, int(groups["day"]))
+
+
+def parse_date(text: str) -> date | None:
+    """The date ``text`` is, written in any common form, or ``None`` when it is not one whole date."""
+    value = text.strip()
+    compact = _COMPACT_DATE.match(value)
+    if compact:
+        return _date(int(compact["year"]), int(compact["month"]), int(compact["day"]))
+    for form in _DATE_FORMS:
+        match = form.fullmatch(value)
+        if match:
+            return _from_match(match)
+    return None
+
+
+def dates_in(text: str) -> list[tuple[date, int, int]]:
+    """Every date written inside ``text``, with where it starts and ends, in order of position."""
+    found: dict[int, tuple[date, int, int]] = {}
+    for form in _DATE_FORMS:
+        for match in form.finditer(text):
+            day = _from_match(match)
+            if day is not None and not any(s <= match.start() < e for _, s, e in found.values()):
+                found[match.start()] = (day, match.start(), match.end())
+    return [found[k] for k in sorted(found)]
+
+
+def _number(raw: str, sep: str | None, dec: str | None) -> Decimal | None:
+    if sep is not None:
+        digits = raw.replace(sep, "")
+        if dec is not None:
+            digits = digits.replace(dec, ".")
+    elif "," in raw:
+        whole, _, part = raw.partition(",")
+        digits = f"{whole}.{part}"
+    else:
+        digits = raw
+    try:
+        return Decimal(digits)
+    except InvalidOperation:
+        return None
+
+
+def parse_amount(text: str) -> Decimal | None:
+    """The amount ``text`` is ("$1,234.50", "1.234,50 EUR", "72,67"), or ``None`` when it is not one whole amount."""
+    match = _AMOUNT.fullmatch(text.strip())
+    if match is None:
+        return None
+    return _number(match["number"], match["sep"], match["dec"])
+
+
+def amounts_in(text: str) -> list[tuple[Decimal, int, int]]:
+    """Every number written inside ``text`` read as an amount, with where it starts and ends."""
+    out: list[tuple[Decimal, int, int]] = []
+    for match in _AMOUNT.finditer(text):
+        value = _number(match["number"], match["sep"], match["dec"])
+        if value is not None:
+            out.append((value, match.start(), match.end()))
+    return out
