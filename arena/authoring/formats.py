@@ -43,15 +43,21 @@ def iso_date(value: str, param: str) -> date:
         raise InvalidArgument(f"{param}: {value!r} is not a valid calendar date") from exc
 
 
-def positive_amount(value: float, param: str) -> float:
+def positive_amount(value: float, param: str, *, most: float | None = None, whole_cents: bool = False) -> float:
     """A tool's amount argument: a finite number above zero.
 
+    ``most`` caps it; ``whole_cents`` refuses a fraction of a cent (and returns the amount rounded to cents).
+
     Raises:
-        InvalidArgument: Zero, negative or not finite, naming the parameter and the value.
+        InvalidArgument: Zero, negative, not finite, above ``most`` or finer than a cent, naming the parameter and the
+            value.
     """
-    if not math.isfinite(value) or value <= 0:
-        raise InvalidArgument(f"{param}: {value!r} must be a positive number")
-    return float(value)
+    if not math.isfinite(value) or value <= 0 or (most is not None and value > most):
+        raise InvalidArgument(f"{param}: {value!r} must be a positive number"
+                              + (f" of at most {most:,.2f}" if most is not None else ""))
+    if whole_cents and abs(cents(value) - value) > 1e-6:
+        raise InvalidArgument(f"{param}: {value!r} has more than two decimals")
+    return cents(value) if whole_cents else float(value)
 
 
 def cents(value: float) -> float:

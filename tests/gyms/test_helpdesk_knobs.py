@@ -41,11 +41,11 @@ def test_world_knobs_change_the_world() -> None:
     clean = world_db(generate(0, {"stale_rate": 0.0, "legacy_format_rate": 0.0, "near_duplicate_rate": 0.0}).state_db)
     assert clean.execute("SELECT COUNT(*) FROM orders WHERE legacy_created IS NOT NULL").fetchone()[0] == 0
     assert clean.execute("SELECT COUNT(*) FROM customers WHERE name = 'Jon Smyth'").fetchone()[0] == 0
-    stale = clean.execute("SELECT COUNT(*) FROM search_index si JOIN orders o ON o.id = si.entity_id "
+    stale = clean.execute("SELECT COUNT(*) FROM search_index si JOIN orders o ON o.id = si.id "
                           "WHERE json_extract(si.summary, '$.status') <> o.status").fetchone()[0]
     assert stale == 0
     messy = world_db(generate(0, {"stale_rate": 0.3}).state_db)
-    assert messy.execute("SELECT COUNT(*) FROM search_index si JOIN orders o ON o.id = si.entity_id "
+    assert messy.execute("SELECT COUNT(*) FROM search_index si JOIN orders o ON o.id = si.id "
                          "WHERE json_extract(si.summary, '$.status') <> o.status").fetchone()[0] > 100
     no_stale = generate(0, {"stale_rate": 0.0})
     assert not any("stale_record" in t.tags for t in no_stale.tasks)

@@ -107,7 +107,7 @@ def test_bad_formats_are_refused(db: sqlite3.Connection, gym: Gym) -> None:
 def test_search_never_matches_ids_and_may_be_stale(db: sqlite3.Connection, gym: Gym) -> None:
     oid, name, real, cached = db.execute(
         "SELECT o.id, c.name, o.status, json_extract(si.summary, '$.status') FROM orders o "
-        "JOIN customers c ON c.id = o.customer_id JOIN search_index si ON si.entity_id = o.id "
+        "JOIN customers c ON c.id = o.customer_id JOIN search_index si ON si.id = o.id "
         "WHERE json_extract(si.summary, '$.status') <> o.status ORDER BY o.id LIMIT 1").fetchone()
     assert gym.call_tool("search_orders", {"query": oid}).output == []
     hits = gym.call_tool("search_orders", {"query": name}).output

@@ -7,7 +7,7 @@ import pytest
 from arena.core.domains import get_domain
 from arena.core.pack import Pack, build_pack
 from arena.gyms.helpdesk import DOMAIN, build_world
-from arena.gyms.helpdesk._rules import CLOCK_START
+from arena.gyms.helpdesk.rules import CLOCK_START
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def test_world_is_messy(db: sqlite3.Connection) -> None:
     both = db.execute("SELECT COUNT(*) FROM orders o JOIN shipments s ON s.order_id = o.id "
                       "WHERE o.status = 'cancelled' AND s.delivered_at IS NOT NULL").fetchone()[0]
     assert both >= 2
-    stale = db.execute("SELECT COUNT(*) FROM search_index si JOIN orders o ON o.id = si.entity_id "
+    stale = db.execute("SELECT COUNT(*) FROM search_index si JOIN orders o ON o.id = si.id "
                        "WHERE si.entity = 'order' AND json_extract(si.summary, '$.status') <> o.status").fetchone()[0]
     assert stale >= 5
     assert db.execute("SELECT COUNT(DISTINCT currency) FROM orders").fetchone()[0] == 3

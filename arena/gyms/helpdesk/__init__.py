@@ -9,11 +9,10 @@ from pathlib import Path
 
 from arena.authoring import STRONG, WEAK, make_domain
 from arena.gyms.helpdesk import tools as _tools
-from arena.gyms.helpdesk._common import AGENT, INTERNAL_PATTERNS
-from arena.gyms.helpdesk._knobs import HelpdeskKnobs
-from arena.gyms.helpdesk._rules import CLOCK_START
+from arena.gyms.helpdesk.rules import CLOCK_START
 from arena.gyms.helpdesk.tasks import CATEGORIES, TEMPLATES
-from arena.gyms.helpdesk.world import build_world
+from arena.gyms.helpdesk.tasks_common import AGENT, INTERNAL_PATTERNS
+from arena.gyms.helpdesk.world import HelpdeskKnobs, build_world
 
 POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")
 """The business rules the agent is given."""

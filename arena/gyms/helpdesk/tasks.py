@@ -7,11 +7,11 @@ from the world itself; the authoring kit (``arena.authoring.make_domain``) turns
 
 from __future__ import annotations
 
-from arena.gyms.helpdesk import _tpl_comms, _tpl_flow, _tpl_info, _tpl_policy
-from arena.gyms.helpdesk._common import HelpdeskTemplate
+from arena.gyms.helpdesk import tasks_comms, tasks_flow, tasks_info, tasks_policy
+from arena.gyms.helpdesk.tasks_common import HelpdeskTemplate
 
 TEMPLATES: tuple[HelpdeskTemplate, ...] = (
-    *_tpl_info.TEMPLATES, *_tpl_policy.TEMPLATES, *_tpl_flow.TEMPLATES, *_tpl_comms.TEMPLATES,
+    *tasks_info.TEMPLATES, *tasks_policy.TEMPLATES, *tasks_flow.TEMPLATES, *tasks_comms.TEMPLATES,
 )
 """Every task template, in a fixed order."""
 

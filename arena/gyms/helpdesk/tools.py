@@ -5,23 +5,31 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from arena.core.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
-from arena.gyms.helpdesk._catalog import FORM_FACTOR_SIZE
-from arena.gyms.helpdesk._rules import (
+from arena.authoring import (
+    Conflict,
+    InvalidArgument,
+    NotFound,
+    PolicyViolation,
+    ToolContext,
+    cents,
+    iso_date,
+    positive_amount,
+    search,
+    tool,
+)
+from arena.gyms.helpdesk.rules import (
     REFUND_TYPES,
     TICKET_STATUSES,
     approval_limit,
     convert,
     current_price_usd,
     eligibility,
-    money,
-    parse_date,
     placed_on,
     price_protection_amount,
     refunded_total,
-    search_summaries,
     tier_rules,
 )
+from arena.gyms.helpdesk.world_catalog import FORM_FACTOR_SIZE
 
 _ID_FORMS = {
     "customer": "CUS", "order": "ORD", "product": "PRD", "shipment": "SHP", "ticket": "TCK", "approval": "APR",
@@ -52,18 +60,6 @@ def _text(value: str, param: str, *, low: int = 1, high: int = 2000) -> str:
     return cleaned
 
 
-def _amount(value: float, param: str) -> float:
-    if value <= 0 or value > 1_000_000:
-        raise InvalidArgument(f"{param}: {value!r} is not a positive amount")
-    if abs(money(value) - value) > 1e-6:
-        raise InvalidArgument(f"{param}: {value!r} has more than two decimals")
-    return money(value)
-
-
-def _search(ctx: ToolContext, entity: str, query: str) -> list[dict[str, Any]]:
-    return search_summaries(ctx.conn, entity, query)
-
-
 def _order_summary(row: dict[str, Any]) -> dict[str, Any]:
     return {"id": row["id"], "status": row["status"], "placed_on": placed_on(row["placed_at"], row["legacy_created"]),
             "total": row["total"], "currency": row["currency"]}
@@ -76,7 +72,7 @@ def search_customers(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     Args:
         query: Words of the customer's name or email. Ids are not searchable.
     """
-    return _search(ctx, "customer", query)
+    return search(ctx, "customer", query)
 
 
 @tool(mode="read", entity="customer", operation="get")
@@ -105,7 +101,7 @@ def search_orders(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     Args:
         query: Words of a customer name, email or product name. Ids are not searchable.
     """
-    return _search(ctx, "order", query)
+    return search(ctx, "order", query)
 
 
 @tool(mode="read", entity="order", operation="get")
@@ -150,7 +146,7 @@ def list_customer_orders(
         status: Only orders with this status (processing, on_hold, shipped, delivered, cancelled).
     """
     _fetch(ctx, "customers", "customer", customer_id, "customer_id")
-    day = parse_date(placed_on_date, "placed_on_date").isoformat() if placed_on_date is not None else None
+    day = iso_date(placed_on_date, "placed_on_date").isoformat() if placed_on_date is not None else None
     out = []
     for row in ctx.all("SELECT * FROM orders WHERE customer_id = ? ORDER BY id", (customer_id,)):
         summary = _order_summary(row)
@@ -166,7 +162,7 @@ def search_products(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     Args:
         query: Words of the product name, brand or category. Ids are not searchable.
     """
-    return _search(ctx, "product", query)
+    return search(ctx, "product", query)
 
 
 @tool(mode="read", entity="product", operation="get")
@@ -260,7 +256,7 @@ def search_tickets(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     Args:
         query: Words of the subject, customer name or email. Ids are not searchable.
     """
-    return _search(ctx, "ticket", query)
+    return search(ctx, "ticket", query)
 
 
 @tool(mode="read", entity="ticket", operation="get")
@@ -329,7 +325,7 @@ def update_ticket_status(
         raise InvalidArgument(f"status: {status!r} is not one of {', '.join(TICKET_STATUSES)}")
     follow = None
     if follow_up_date is not None:
-        follow = parse_date(follow_up_date, "follow_up_date")
+        follow = iso_date(follow_up_date, "follow_up_date")
         if follow < ctx.now.date():
             raise InvalidArgument(f"follow_up_date: {follow_up_date} is in the past")
     now = ctx.now.replace(microsecond=0).isoformat()
@@ -353,7 +349,7 @@ def escalate_ticket(ctx: ToolContext, ticket_id: str, reason: str, due_date: str
     text = _text(reason, "reason", high=500)
     due = None
     if due_date is not None:
-        due = parse_date(due_date, "due_date")
+        due = iso_date(due_date, "due_date")
         if due < ctx.now.date():
             raise InvalidArgument(f"due_date: {due_date} is in the past")
     now = ctx.now.replace(microsecond=0).isoformat()
@@ -406,8 +402,8 @@ def request_manager_approval(ctx: ToolContext, order_id: str, amount: float, rea
         reason: Why the refund is needed.
     """
     order = _fetch(ctx, "orders", "order", order_id, "order_id")
-    value = _amount(amount, "amount")
-    refundable = money(order["total"] - refunded_total(ctx.conn, order_id))
+    value = positive_amount(amount, "amount", most=1_000_000, whole_cents=True)
+    refundable = cents(order["total"] - refunded_total(ctx.conn, order_id))
     if value > refundable + 1e-9:
         raise PolicyViolation(f"amount: {value:.2f} exceeds the refundable balance {refundable:.2f} "
                               f"{order['currency']}")
@@ -447,7 +443,7 @@ def issue_refund(
         approval_id: The approved manager approval, required above the approval limit.
     """
     order = _fetch(ctx, "orders", "order", order_id, "order_id")
-    value = _amount(amount, "amount")
+    value = positive_amount(amount, "amount", most=1_000_000, whole_cents=True)
     if refund_type not in REFUND_TYPES:
         raise InvalidArgument(f"refund_type: {refund_type!r} is not one of {', '.join(REFUND_TYPES)}")
     text = _text(reason, "reason", high=500)
@@ -537,18 +533,18 @@ def apply_store_credit(
         expires_on: Expiry date of the credit (YYYY-MM-DD, after today).
     """
     customer = _fetch(ctx, "customers", "customer", customer_id, "customer_id")
-    value = _amount(amount, "amount")
+    value = positive_amount(amount, "amount", most=1_000_000, whole_cents=True)
     _, limit = tier_rules(ctx.conn, customer["tier"])
     if value > limit:
         raise PolicyViolation(f"amount: {value:.2f} exceeds the {customer['tier']} tier limit of {limit:.2f} "
                               f"{customer['currency']} per grant")
     expiry = None
     if expires_on is not None:
-        expiry = parse_date(expires_on, "expires_on")
+        expiry = iso_date(expires_on, "expires_on")
         if expiry <= ctx.now.date():
             raise InvalidArgument(f"expires_on: {expires_on} is not after today")
     text = _text(reason, "reason", high=500)
-    balance = money(customer["store_credit"] + value)
+    balance = cents(customer["store_credit"] + value)
     ctx.conn.execute("UPDATE customers SET store_credit = ? WHERE id = ?", (balance, customer_id))
     lid = ctx.new_id("SCL")
     ctx.conn.execute("INSERT INTO store_credit_ledger VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import random
 import sqlite3
+from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from pydantic import Field
+
+from arena.authoring import GymKnobs, IndexRow, cents, index_row, legacy_date, parse_knobs, write_index
 from arena.core.domain import Knobs
-from arena.gyms.helpdesk._catalog import (
+from arena.gyms.helpdesk.rules import CLOCK_START, TODAY, convert
+from arena.gyms.helpdesk.world_catalog import (
     CARRIERS,
     COUNTRIES,
     COUNTRY_WEIGHTS,
@@ -21,9 +25,34 @@ from arena.gyms.helpdesk._catalog import (
     STREETS,
     catalog,
 )
-from arena.gyms.helpdesk._knobs import HelpdeskKnobs, helpdesk_knobs
-from arena.gyms.helpdesk._rules import CLOCK_START, TODAY, convert, iso_to_legacy, money
-from arena.gyms.helpdesk._schema import SCHEMA
+from arena.gyms.helpdesk.world_schema import SCHEMA
+
+
+class HelpdeskKnobs(GymKnobs):
+    """Validated knobs of the helpdesk generator; each field's description is its documentation."""
+
+    tasks_per_template: int = Field(default=2, ge=1, le=8, description="Tasks built from each task template "
+                                    "(int, 1-8, default 2; 2 gives the standard set).")
+    near_duplicate_rate: float = Field(default=0.08, ge=0.0, le=0.5, description="Share of customers generated in "
+                                       "near-duplicate name clusters (0-0.5, default 0.08).")
+    stale_rate: float = Field(default=0.06, ge=0.0, le=0.5, description="Share of search-index summaries whose "
+                              "cached status or tier is stale (0-0.5, default 0.06).")
+    legacy_format_rate: float = Field(default=0.6, ge=0.0, le=1.0, description="Share of pre-2023 customers and "
+                                      "orders stored with a legacy MM/DD/YYYY date (0-1, default 0.6).")
+    approval_limit: float = Field(default=500.0, gt=0.0, le=100_000.0, description="Refunds above this amount "
+                                  "(order currency) need an approved manager approval (number > 0, default 500).")
+    world_scale: float = Field(default=1.0, ge=0.5, le=4.0, description="Multiplier on the number of customers, "
+                               "orders and tickets (0.5-4, default 1).")
+
+
+def helpdesk_knobs(knobs: Mapping[str, Any] | HelpdeskKnobs) -> HelpdeskKnobs:
+    """Validated knobs (raw values are parsed by the kit).
+
+    Raises:
+        ValueError: An unknown knob or a bad value, naming the knob and the value.
+    """
+    return knobs if isinstance(knobs, HelpdeskKnobs) else parse_knobs(HelpdeskKnobs, knobs, "helpdesk")
+
 
 NOW = datetime.fromisoformat(CLOCK_START)
 LEGACY_BEFORE = date(2023, 1, 1)
@@ -99,7 +128,7 @@ def _products(b: _Builder) -> None:
         b.products.append((pid, spec.category, spec.price_usd))
         for promo, starts, ends in PROMOTIONS:
             if b.rng.random() < 0.28:
-                price = money(spec.price_usd * (1 - b.rng.choice((0.08, 0.1, 0.12, 0.15, 0.2))))
+                price = cents(spec.price_usd * (1 - b.rng.choice((0.08, 0.1, 0.12, 0.15, 0.2))))
                 b.add("seasonal_prices", b.next_id("SP", 1, 4), pid, promo, starts, ends, price)
                 b.promos.setdefault(pid, []).append((starts, ends, price))
 
@@ -133,8 +162,8 @@ def _customers(b: _Builder) -> list[tuple[str, str, str, str, str, str]]:
         created_at: str | None = _iso(created)
         legacy: str | None = None
         if created.date() < LEGACY_BEFORE and rng.random() < b.knobs.legacy_format_rate:
-            created_at, legacy = None, iso_to_legacy(created.date().isoformat())
-        credit = money(rng.choice((0.0, 0.0, 0.0, rng.uniform(2, 90))))
+            created_at, legacy = None, legacy_date(created.date())
+        credit = cents(rng.choice((0.0, 0.0, 0.0, rng.uniform(2, 90))))
         phone = f"+{rng.randint(10, 99)} {rng.randint(100, 999)} {rng.randint(1000000, 9999999)}"
         b.add("customers", cid, f"{first} {last}", email, phone, city, country, currency, tier, credit,
               rng.randint(1, 99), created_at, legacy, int(rng.random() < 0.4))
@@ -162,10 +191,10 @@ def _order(b: _Builder, cust: tuple[str, str, str, str, str, str], country: str)
     for pid, _, base in rng.sample(b.products, rng.choice((1, 1, 2, 2, 3))):
         qty = 2 if rng.random() < 0.12 else 1
         unit = convert(_price_at(b, pid, base, placed.date().isoformat()), currency)
-        lines.append((b.next_id("OL", 100001, 6), pid, qty, unit, money(unit * qty)))
-    subtotal = money(sum(line[4] for line in lines))
+        lines.append((b.next_id("OL", 100001, 6), pid, qty, unit, cents(unit * qty)))
+    subtotal = cents(sum(line[4] for line in lines))
     fee = 0.0 if tier == "gold" else convert(9.99, currency)
-    total = money(subtotal + fee)
+    total = cents(subtotal + fee)
     address = f"{rng.randint(1, 240)} {rng.choice(STREETS)}, {city}, {country}"
     status, cancelled_at, hold = "delivered", None, None
     shipped_at: datetime | None = placed + timedelta(days=1, hours=rng.randint(1, 20))
@@ -184,7 +213,7 @@ def _order(b: _Builder, cust: tuple[str, str, str, str, str, str], country: str)
     placed_at: str | None = _iso(placed)
     legacy: str | None = None
     if placed.date() < LEGACY_BEFORE and rng.random() < b.knobs.legacy_format_rate:
-        placed_at, legacy = None, iso_to_legacy(placed.date().isoformat())
+        placed_at, legacy = None, legacy_date(placed.date())
     b.add("orders", oid, cid, status, currency, placed_at, legacy, subtotal, fee, total, address, cancelled_at,
           "customer request" if cancelled_at else None, hold)
     for lid, pid, qty, unit, line_total in lines:
@@ -290,19 +319,19 @@ def _tickets(b: _Builder, orders: list[dict[str, Any]], names: dict[str, str]) -
 
 def _search_index(conn: sqlite3.Connection, b: _Builder) -> None:
     rng = b.rng
-    rows: list[tuple[str, str, str, str, str]] = []
+    rows: list[IndexRow] = []
 
-    def add(entity: str, eid: str, text: str, summary: dict[str, Any]) -> None:
-        rows.append((f"IDX-{len(rows) + 1:06d}", entity, eid, text.lower(), json.dumps(summary, sort_keys=True)))
+    def add(entity: str, text: str, summary: dict[str, Any]) -> None:
+        rows.append(index_row(entity, dict(sorted(summary.items())), text))
 
     stale = b.knobs.stale_rate
     for cid, name, email, city, tier in conn.execute("SELECT id, name, email, city, tier FROM customers ORDER BY id"):
         cached = "silver" if tier == "gold" and rng.random() < stale * 3 else tier
-        add("customer", cid, f"{name} {email}", {"id": cid, "name": name, "email": email, "city": city,
+        add("customer", f"{name} {email}", {"id": cid, "name": name, "email": email, "city": city,
                                                  "tier": cached})
     for pid, name, brand, category, price in conn.execute(
             "SELECT id, name, brand, category, base_price_usd FROM products ORDER BY id"):
-        add("product", pid, f"{name} {brand} {category}", {"id": pid, "name": name, "category": category,
+        add("product", f"{name} {brand} {category}", {"id": pid, "name": name, "category": category,
                                                            "list_price_usd": price})
     orders = conn.execute(
         "SELECT o.id, c.name, c.email, o.status, o.placed_at, o.legacy_created, o.total, o.currency, "
@@ -313,16 +342,16 @@ def _search_index(conn: sqlite3.Connection, b: _Builder) -> None:
         if placed_at is not None and placed_at > lag:
             continue
         cached = STALE_ORDER[status] if rng.random() < stale else status
-        add("order", oid, f"{name} {email} {products}", {
+        add("order", f"{name} {email} {products}", {
             "id": oid, "customer": name, "email": email, "placed_on": placed_at[:10] if placed_at else legacy,
             "status": cached, "total": total, "currency": currency})
     tickets = conn.execute("SELECT t.id, t.subject, t.status, t.created_at, c.name, c.email FROM tickets t "
                            "JOIN customers c ON c.id = t.customer_id ORDER BY t.id")
     for tid, subject, status, created, name, email in tickets:
         cached = STALE_TICKET[status] if rng.random() < stale else status
-        add("ticket", tid, f"{subject} {name} {email}", {"id": tid, "subject": subject, "customer": name,
+        add("ticket", f"{subject} {name} {email}", {"id": tid, "subject": subject, "customer": name,
                                                          "status": cached, "created_on": created[:10]})
-    conn.executemany("INSERT INTO search_index VALUES (?, ?, ?, ?, ?)", rows)
+    write_index(conn, rows)
 
 
 def build_world(seed: int, knobs: Knobs | HelpdeskKnobs) -> sqlite3.Connection:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import random
 
-from arena.authoring import Draft, amounts, pick_where, ref, says, step, writes
-from arena.core.task import IntendedCall, Intent
-from arena.gyms.helpdesk._common import HelpdeskTemplate, View, no_writes, singled_out
+from arena.authoring import Draft, Intent, amounts, goal, pick_where, ref, says, step, writes
+from arena.gyms.helpdesk.tasks_common import HelpdeskTemplate, View, no_writes, singled_out
 
 CATEGORY = "information_retrieval"
 
@@ -69,7 +68,7 @@ def order_status_stale(w: View, rng: random.Random, n: int) -> list[Draft]:
     rows = w.rows(
         "SELECT o.id, o.status, substr(o.placed_at, 1, 10) AS day, c.name, "
         "json_extract(si.summary, '$.status') AS cached FROM orders o JOIN customers c ON c.id = o.customer_id "
-        "JOIN search_index si ON si.entity = 'order' AND si.entity_id = o.id "
+        "JOIN search_index si ON si.id = o.id "
         "WHERE json_extract(si.summary, '$.status') <> o.status AND o.placed_at IS NOT NULL "
         "AND (SELECT COUNT(*) FROM customers x WHERE x.name = c.name) = 1 "
         "AND (SELECT COUNT(*) FROM orders y WHERE y.customer_id = o.customer_id "
@@ -101,7 +100,7 @@ def ticket_status_stale(w: View, rng: random.Random, n: int) -> list[Draft]:
     """An assigned ticket found by its subject whose cached status in the index is stale."""
     rows = w.rows(
         "SELECT t.id, t.subject, t.status, s.name AS assignee, json_extract(si.summary, '$.status') AS cached "
-        "FROM tickets t JOIN search_index si ON si.entity = 'ticket' AND si.entity_id = t.id "
+        "FROM tickets t JOIN search_index si ON si.id = t.id "
         "JOIN staff s ON s.id = t.assigned_to WHERE json_extract(si.summary, '$.status') <> t.status "
         "AND (SELECT COUNT(*) FROM tickets x WHERE x.subject = t.subject) = 1 ORDER BY t.id")
     out = []
@@ -156,8 +155,7 @@ def compatibility(w: View, rng: random.Random, n: int) -> list[Draft]:
             intent=Intent(goal="check_compatibility",
                           refs=[ref("cpu", "product", cname, by_id=False, name=cname),
                                 ref("board", "product", bname, by_id=False, name=bname)],
-                          calls=[IntendedCall(tool="check_compatibility",
-                                              arguments={"product_ids": ["$cpu", "$board"]})],
+                          calls=[goal("check_compatibility", product_ids=["$cpu", "$board"])],
                           report=["$check_compatibility.verdict", "$cpu.socket", "$board.socket"]),
             steps=[step("search_products", query=cname), step("search_products", query=bname),
                    step("check_compatibility", product_ids=[str(cpu["id"]), str(board["id"])])],

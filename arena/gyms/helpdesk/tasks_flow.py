@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import date, timedelta
 
-from arena.authoring import Draft, Fault, amounts, calls, pick_where, quote, ref, says, state, step, writes
-from arena.core.task import FormattedValue, IntendedCall, Intent, WriteScope
-from arena.gyms.helpdesk._catalog import STREETS
-from arena.gyms.helpdesk._common import HelpdeskTemplate, View, singled_out
-from arena.gyms.helpdesk._picks import delivered_orders
-from arena.gyms.helpdesk._rules import TODAY, iso_to_legacy, tier_rules
-from arena.gyms.helpdesk._tpl_policy import REFUND_PROMPT, refund_drafts
+from arena.authoring import (
+    Draft,
+    Fault,
+    FormattedValue,
+    Intent,
+    amounts,
+    calls,
+    goal,
+    legacy_date,
+    pick_where,
+    quote,
+    ref,
+    says,
+    scope,
+    state,
+    step,
+    writes,
+)
+from arena.gyms.helpdesk.rules import TODAY, tier_rules
+from arena.gyms.helpdesk.tasks_common import HelpdeskTemplate, View, delivered_orders, singled_out
+from arena.gyms.helpdesk.tasks_policy import REFUND_PROMPT, refund_drafts
+from arena.gyms.helpdesk.world_catalog import STREETS
 
 CATEGORY = "multi_step_workflow"
 TICKET_COLUMNS = ["status", "follow_up_date", "updated_at"]
@@ -31,8 +46,7 @@ def address_change_conflict(w: View, rng: random.Random, n: int) -> list[Draft]:
         out.append(Draft(
             prompt=f"Please change the shipping address on order {oid} to: {addr}",
             intent=Intent(goal="change_address", refs=[ref("order", "order", oid, by_id=True)],
-                          calls=[IntendedCall(tool="update_shipping_address",
-                                              arguments={"order_id": "$order", "address": addr})],
+                          calls=[goal("update_shipping_address", order_id="$order", address=addr)],
                           report=["$update_shipping_address.shipping_address"]),
             reply=f"The shipping address of order {oid} is now {addr}.",
             assertions=[
@@ -41,7 +55,7 @@ def address_change_conflict(w: View, rng: random.Random, n: int) -> list[Draft]:
                 calls("read the order before changing it",
                       [("get_order", {"order_id": oid}), ("update_shipping_address", {"order_id": oid})],
                       order=[(0, 1)]),
-                writes(WriteScope(table="orders", ids=[oid], columns=["shipping_address"])),
+                writes(scope("orders", ids=[oid], columns=["shipping_address"])),
                 says("confirms the change", [[addr.split(",")[0]]]),
             ],
             faults=[Fault("data_conflict", "update_shipping_address")],
@@ -59,8 +73,7 @@ def return_authorization(w: View, rng: random.Random, n: int) -> list[Draft]:
         out.append(Draft(
             prompt=f"The customer wants to return the {product} from order {o.id} ({reason}). Set up the return.",
             intent=Intent(goal="open_return", refs=[ref("order", "order", o.id, by_id=True)],
-                          calls=[IntendedCall(tool="create_return_authorization",
-                                              arguments={"order_id": "$order", "reason": reason})]),
+                          calls=[goal("create_return_authorization", order_id="$order", reason=reason)]),
             steps=[step("check_refund_eligibility", order_id=o.id),
                    step("create_return_authorization", order_id=o.id, reason=reason)],
             reply=f"Return authorization RMA-N00001 is open for order {o.id}; the item must be sent back by "
@@ -72,7 +85,7 @@ def return_authorization(w: View, rng: random.Random, n: int) -> list[Draft]:
                 calls("checked eligibility before the return",
                       [("check_refund_eligibility", {"order_id": o.id}),
                        ("create_return_authorization", {"order_id": o.id})], order=[(0, 1)]),
-                writes(WriteScope(table="return_authorizations", insert=True)),
+                writes(scope("return_authorizations", insert=True)),
                 says("gives the return authorization id", [["RMA-N00001"]]),
             ],
         ))
@@ -109,10 +122,8 @@ def ticket_tracking_rate_limit(w: View, rng: random.Random, n: int) -> list[Draf
                           refs=[ref("ticket", "ticket", subject, by_id=False, subject=subject),
                                 ref("order", "order", "$ticket.order_id", by_id=True),
                                 ref("shipment", "shipment", "$order.shipments.0.id", by_id=True)],
-                          calls=[IntendedCall(tool="reply_to_ticket", arguments={
-                                     "ticket_id": "$ticket", "message": "$shipment.tracking_url"}),
-                                 IntendedCall(tool="update_ticket_status",
-                                              arguments={"ticket_id": "$ticket", "status": "pending"})],
+                          calls=[goal("reply_to_ticket", ticket_id="$ticket", message="$shipment.tracking_url"),
+                                 goal("update_ticket_status", ticket_id="$ticket", status="pending")],
                           report=["$shipment.carrier", "$shipment.tracking_number", "$update_ticket_status.status"]),
             steps=steps,
             reply=f"Replied on ticket {tid} with {carrier} tracking number {tn} and set the ticket to pending.",
@@ -123,8 +134,8 @@ def ticket_tracking_rate_limit(w: View, rng: random.Random, n: int) -> list[Draf
                 state("the ticket is pending", f"SELECT status FROM tickets WHERE id = {quote(tid)}", [["pending"]]),
                 calls("read the ticket before replying",
                       [("get_ticket", {"ticket_id": tid}), ("reply_to_ticket", {"ticket_id": tid})], order=[(0, 1)]),
-                writes(WriteScope(table="ticket_messages", insert=True),
-                       WriteScope(table="tickets", ids=[tid], columns=TICKET_COLUMNS)),
+                writes(scope("ticket_messages", insert=True),
+                       scope("tickets", ids=[tid], columns=TICKET_COLUMNS)),
                 says("reports what was done", [[tn], ["pending"]]),
             ],
             faults=[Fault("rate_limit", "search_tickets")],
@@ -146,14 +157,13 @@ def escalate_legacy_due(w: View, rng: random.Random, n: int) -> list[Draft]:
     for t in _sample(rng, _live_tickets(w), n):
         tid = str(t["id"])
         due = (TODAY + timedelta(days=rng.randint(2, 12))).isoformat()
-        legacy = iso_to_legacy(due)
+        legacy = legacy_date(date.fromisoformat(due))
         reason = rng.choice(ESCALATION_REASONS)
         out.append(Draft(
             prompt=f"Escalate ticket {tid} to the second-level team: {reason}. It has to be handled by {legacy}.",
             intent=Intent(goal="escalate_ticket", refs=[ref("ticket", "ticket", tid, by_id=True)],
-                          calls=[IntendedCall(tool="escalate_ticket", arguments={
-                              "ticket_id": "$ticket", "reason": reason,
-                              "due_date": FormattedValue(format="date", raw=legacy)})],
+                          calls=[goal("escalate_ticket", ticket_id="$ticket", reason=reason,
+                                      due_date=FormattedValue(format="date", raw=legacy))],
                           report=["$escalate_ticket.due_date"]),
             reply=f"Ticket {tid} is escalated to the second-level team, due {due}.",
             assertions=[
@@ -162,7 +172,7 @@ def escalate_legacy_due(w: View, rng: random.Random, n: int) -> list[Draft]:
                 calls("read the ticket, then escalated it",
                       [("get_ticket", {"ticket_id": tid}), ("escalate_ticket", {"ticket_id": tid, "due_date": due})],
                       order=[(0, 1)]),
-                writes(WriteScope(table="tickets", ids=[tid], columns=[
+                writes(scope("tickets", ids=[tid], columns=[
                     "escalated", "escalation_reason", "escalation_due", "priority", "updated_at"])),
                 says("states the due date", [[due, legacy]]),
             ],
@@ -176,20 +186,19 @@ def ticket_followup_legacy(w: View, rng: random.Random, n: int) -> list[Draft]:
     for t in _sample(rng, _live_tickets(w), n):
         tid = str(t["id"])
         day = (TODAY + timedelta(days=rng.randint(3, 20))).isoformat()
-        legacy = iso_to_legacy(day)
+        legacy = legacy_date(date.fromisoformat(day))
         out.append(Draft(
             prompt=f"Set ticket {tid} to pending and schedule a follow-up for {legacy}.",
             intent=Intent(goal="schedule_follow_up", refs=[ref("ticket", "ticket", tid, by_id=True)],
-                          calls=[IntendedCall(tool="update_ticket_status", arguments={
-                              "ticket_id": "$ticket", "status": "pending",
-                              "follow_up_date": FormattedValue(format="date", raw=legacy)})],
+                          calls=[goal("update_ticket_status", ticket_id="$ticket", status="pending",
+                                      follow_up_date=FormattedValue(format="date", raw=legacy))],
                           report=["$update_ticket_status.status", "$update_ticket_status.follow_up_date"]),
             reply=f"Ticket {tid} is pending with a follow-up on {day}.",
             assertions=[
                 state("pending with the follow-up date",
                       f"SELECT status, follow_up_date FROM tickets WHERE id = {quote(tid)}", [["pending", day]]),
                 calls("updated the ticket", [("update_ticket_status", {"ticket_id": tid, "follow_up_date": day})]),
-                writes(WriteScope(table="tickets", ids=[tid], columns=TICKET_COLUMNS)),
+                writes(scope("tickets", ids=[tid], columns=TICKET_COLUMNS)),
                 says("states the follow-up date", [[day, legacy]]),
             ],
         ))
@@ -205,15 +214,15 @@ def store_credit_legacy_expiry(w: View, rng: random.Random, n: int) -> list[Draf
         _, limit = tier_rules(w.conn, tier)
         amt = float(rng.choice([x for x in (10, 15, 20, 25, 40, 50, 75) if x <= limit]))
         expiry = (TODAY + timedelta(days=rng.choice((60, 90, 120, 180)))).isoformat()
-        legacy = iso_to_legacy(expiry)
+        legacy = legacy_date(date.fromisoformat(expiry))
         new_balance = round(balance + amt + 1e-9, 2)
         out.append(Draft(
             prompt=f"Add {amt:.2f} {cur} of store credit to customer {cid} for the delayed delivery; the credit should "
                    f"expire on {legacy}.",
             intent=Intent(goal="grant_store_credit", refs=[ref("customer", "customer", cid, by_id=True)],
-                          calls=[IntendedCall(tool="apply_store_credit", arguments={
-                              "customer_id": "$customer", "amount": amt, "reason": "delayed delivery",
-                              "expires_on": FormattedValue(format="date", raw=legacy)})],
+                          calls=[goal("apply_store_credit", customer_id="$customer", amount=amt,
+                                      reason="delayed delivery",
+                                      expires_on=FormattedValue(format="date", raw=legacy))],
                           report=["$apply_store_credit.amount", "$apply_store_credit.expires_on",
                                   "$apply_store_credit.balance"]),
             reply=f"Added {amt:.2f} {cur} of store credit to {cid}, expiring {expiry}; the balance is now "
@@ -225,8 +234,8 @@ def store_credit_legacy_expiry(w: View, rng: random.Random, n: int) -> list[Draf
                 state("the balance grew by the grant", f"SELECT store_credit FROM customers WHERE id = {quote(cid)}",
                       [[new_balance]]),
                 calls("applied the credit", [("apply_store_credit", {"customer_id": cid, "expires_on": expiry})]),
-                writes(WriteScope(table="customers", ids=[cid], columns=["store_credit"]),
-                       WriteScope(table="store_credit_ledger", insert=True)),
+                writes(scope("customers", ids=[cid], columns=["store_credit"]),
+                       scope("store_credit_ledger", insert=True)),
                 says("confirms amount and expiry", [amounts(amt), [expiry, legacy]]),
             ],
         ))

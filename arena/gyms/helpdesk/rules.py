@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import re
 import sqlite3
 from datetime import date, datetime, timedelta
 
-from arena.core.toolkit import InvalidArgument
+from arena.authoring import cents, read_date
 
 CLOCK_START = "2025-06-15T09:00:00"
 """The world's "now": every episode's clock starts within the hour after it."""
@@ -24,57 +22,13 @@ REFUND_TYPES = ("partial", "prorated")
 TICKET_STATUSES = ("open", "pending", "solved", "closed")
 """Ticket statuses the status tool accepts."""
 
-SEARCH_LIMIT = 20
-"""Most summaries a search returns."""
-
 PRICE_PROTECTION_DAYS = 14
 """Days after delivery during which a price drop is refunded as a ``prorated`` refund."""
-
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_LEGACY_DATE = re.compile(r"^(\d{2})/(\d{2})/(\d{4})$")
-
-
-def money(value: float) -> float:
-    """Round an amount to cents (half away from zero for positive amounts)."""
-    return round(value + 1e-9, 2)
 
 
 def convert(usd: float, currency: str) -> float:
     """Convert a US-dollar price into ``currency``, rounded to cents."""
-    return money(usd * RATES[currency])
-
-
-def parse_date(value: str, param: str) -> date:
-    """Parse a ``YYYY-MM-DD`` argument.
-
-    Raises:
-        InvalidArgument: Any other format, naming the parameter and the value.
-    """
-    if not _ISO_DATE.match(value):
-        raise InvalidArgument(f"{param}: {value!r} is not a date in YYYY-MM-DD format")
-    try:
-        return date.fromisoformat(value)
-    except ValueError as exc:
-        raise InvalidArgument(f"{param}: {value!r} is not a valid calendar date") from exc
-
-
-def legacy_to_iso(value: str) -> str:
-    """Turn a legacy ``MM/DD/YYYY`` date (as stored in old rows) into ``YYYY-MM-DD``.
-
-    Raises:
-        ValueError: ``value`` is not a legacy date.
-    """
-    match = _LEGACY_DATE.match(value)
-    if match is None:
-        raise ValueError(f"{value!r} is not a legacy MM/DD/YYYY date")
-    month, day, year = match.groups()
-    return f"{year}-{month}-{day}"
-
-
-def iso_to_legacy(value: str) -> str:
-    """Turn ``YYYY-MM-DD`` into the legacy ``MM/DD/YYYY`` form."""
-    year, month, day = value.split("-")
-    return f"{month}/{day}/{year}"
+    return cents(usd * RATES[currency])
 
 
 def placed_on(placed_at: str | None, legacy_created: str | None) -> str:
@@ -82,7 +36,7 @@ def placed_on(placed_at: str | None, legacy_created: str | None) -> str:
     if placed_at:
         return placed_at[:10]
     if legacy_created:
-        return legacy_to_iso(legacy_created)
+        return read_date(legacy_created).isoformat()
     return ""
 
 
@@ -105,7 +59,7 @@ def refunded_total(conn: sqlite3.Connection, order_id: str) -> float:
     row = conn.execute(
         "SELECT COALESCE(SUM(amount), 0) FROM refunds WHERE order_id = ? AND status = 'completed'", (order_id,)
     ).fetchone()
-    return money(float(row[0]))
+    return cents(float(row[0]))
 
 
 def eligibility(conn: sqlite3.Connection, order_id: str, today: date) -> dict[str, object]:
@@ -126,7 +80,7 @@ def eligibility(conn: sqlite3.Connection, order_id: str, today: date) -> dict[st
     delivered = conn.execute(
         "SELECT MAX(delivered_at) FROM shipments WHERE order_id = ? AND delivered_at IS NOT NULL", (order_id,)
     ).fetchone()[0]
-    refundable = money(total - refunded_total(conn, order_id))
+    refundable = cents(total - refunded_total(conn, order_id))
     result: dict[str, object] = {
         "order_id": order_id,
         "eligible": False,
@@ -186,7 +140,7 @@ def price_protection_amount(conn: sqlite3.Connection, order_id: str, today: date
     for product_id, quantity, unit_price in conn.execute(
             "SELECT product_id, quantity, unit_price FROM order_lines WHERE order_id = ? ORDER BY id", (order_id,)):
         due += line_price_drop(conn, str(product_id), int(quantity), float(unit_price), currency, today)
-    return money(due)
+    return cents(due)
 
 
 def line_price_drop(conn: sqlite3.Connection, product_id: str, quantity: int, unit_price: float, currency: str,
@@ -195,21 +149,4 @@ def line_price_drop(conn: sqlite3.Connection, product_id: str, quantity: int, un
     usd, promo = current_price_usd(conn, product_id, today)
     if promo is None:
         return 0.0
-    return money(max(0.0, unit_price - convert(usd, currency)) * quantity)
-
-
-def search_summaries(conn: sqlite3.Connection, entity: str, query: str) -> list[dict[str, object]]:
-    """The search-index summaries of ``entity`` whose text holds every word of ``query`` (at most ``SEARCH_LIMIT``).
-
-    Raises:
-        InvalidArgument: The query is too short, naming it.
-    """
-    tokens = query.lower().split()
-    if not tokens or len(query.strip()) < 2:
-        raise InvalidArgument(f"query: {query!r} is too short; give a name, title or email")
-    clauses = " AND ".join("instr(search_text, ?) > 0" for _ in tokens)
-    rows = conn.execute(
-        f"SELECT summary FROM search_index WHERE entity = ? AND {clauses} ORDER BY entity_id LIMIT ?",
-        (entity, *tokens, SEARCH_LIMIT),
-    ).fetchall()
-    return [json.loads(r[0]) for r in rows]
+    return cents(max(0.0, unit_price - convert(usd, currency)) * quantity)

@@ -4,20 +4,33 @@ from __future__ import annotations
 
 import random
 
-from arena.authoring import Draft, Fault, amounts, calls, quote, ref, says, state, step, writes
-from arena.core.task import IntendedCall, Intent, WriteScope
-from arena.gyms.helpdesk._common import HelpdeskTemplate, View, no_writes
-from arena.gyms.helpdesk._picks import delivered_orders
+from arena.authoring import (
+    Draft,
+    Fault,
+    Intent,
+    WriteScope,
+    amounts,
+    calls,
+    goal,
+    quote,
+    ref,
+    says,
+    scope,
+    state,
+    step,
+    writes,
+)
+from arena.gyms.helpdesk.tasks_common import HelpdeskTemplate, View, delivered_orders, no_writes
 
 CATEGORY = "customer_communication"
-REPLY_SCOPES = (WriteScope(table="ticket_messages", insert=True),)
+REPLY_SCOPES = (scope("ticket_messages", insert=True),)
 HOLD_MESSAGE = ("Your order is on hold for a routine payment verification. Our team will contact you shortly to "
                 "confirm your details, and it will ship as soon as that is done.")
 """The customer-safe explanation of a hold the policy prescribes."""
 
 
 def _reply_scope(tid: str) -> list[WriteScope]:
-    return [*REPLY_SCOPES, WriteScope(table="tickets", ids=[tid], columns=["updated_at"])]
+    return [*REPLY_SCOPES, scope("tickets", ids=[tid], columns=["updated_at"])]
 
 
 def _leak_free(tid: str, secrets: list[str]) -> str:
@@ -43,8 +56,7 @@ def hold_reason_reply(w: View, rng: random.Random, n: int) -> list[Draft]:
             intent=Intent(goal="explain_hold",
                           refs=[ref("ticket", "ticket", tid, by_id=True),
                                 ref("order", "order", "$ticket.order_id", by_id=True)],
-                          calls=[IntendedCall(tool="reply_to_ticket",
-                                              arguments={"ticket_id": "$ticket", "message": HOLD_MESSAGE})],
+                          calls=[goal("reply_to_ticket", ticket_id="$ticket", message=HOLD_MESSAGE)],
                           report=["$order.status", "$order.hold_reason"]),
             steps=[step("get_ticket", ticket_id=tid), step("get_order", order_id=oid),
                    step("reply_to_ticket", ticket_id=tid, message=message)],
@@ -84,8 +96,7 @@ def payment_question_reply(w: View, rng: random.Random, n: int) -> list[Draft]:
                           refs=[ref("ticket", "ticket", tid, by_id=True),
                                 ref("customer", "customer", "$ticket.customer_id", by_id=True),
                                 ref("order", "order", "$ticket.order_id", by_id=True)],
-                          calls=[IntendedCall(tool="reply_to_ticket", arguments={
-                              "ticket_id": "$ticket", "message": "$order.payments.0.card_last4"})],
+                          calls=[goal("reply_to_ticket", ticket_id="$ticket", message="$order.payments.0.card_last4")],
                           report=["$order.payments.0.method", "$order.payments.0.card_last4",
                                   "$order.payments.0.amount", "$order.payments.0.currency"]),
             steps=[step("get_ticket", ticket_id=tid), step("get_order", order_id=oid),
@@ -151,8 +162,7 @@ def shipment_update_reply(w: View, rng: random.Random, n: int) -> list[Draft]:
                           refs=[ref("ticket", "ticket", tid, by_id=True),
                                 ref("order", "order", "$ticket.order_id", by_id=True),
                                 ref("shipment", "shipment", "$order.shipments.0.id", by_id=True)],
-                          calls=[IntendedCall(tool="reply_to_ticket", arguments={
-                              "ticket_id": "$ticket", "message": "$shipment.tracking_url"})],
+                          calls=[goal("reply_to_ticket", ticket_id="$ticket", message="$shipment.tracking_url")],
                           report=["$shipment.carrier", "$shipment.tracking_number"]),
             steps=steps,
             reply=f"Replied on ticket {tid} with the {t['carrier']} tracking link for {tn}.",
@@ -190,11 +200,10 @@ def refund_refusal_reply(w: View, rng: random.Random, n: int) -> list[Draft]:
                           refs=[ref("ticket", "ticket", tid, by_id=True),
                                 ref("customer", "customer", "$ticket.customer_id", by_id=True),
                                 ref("order", "order", "$ticket.order_id", by_id=True)],
-                          calls=[IntendedCall(tool="issue_refund", arguments={
-                                     "order_id": "$order", "amount": "$order.total", "refund_type": "partial",
-                                     "reason": "full refund requested on the ticket"}),
-                                 IntendedCall(tool="reply_to_ticket", arguments={
-                                     "ticket_id": "$ticket", "message": "$check_refund_eligibility.reason"})],
+                          calls=[goal("issue_refund", order_id="$order", amount="$order.total", refund_type="partial",
+                                      reason="full refund requested on the ticket"),
+                                 goal("reply_to_ticket", ticket_id="$ticket",
+                                      message="$check_refund_eligibility.reason")],
                           report=["$check_refund_eligibility.window_ends"]),
             steps=[step("get_ticket", ticket_id=tid), step("check_refund_eligibility", order_id=o.id),
                    step("reply_to_ticket", ticket_id=tid, message=message)],

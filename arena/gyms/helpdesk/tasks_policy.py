@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import random
 
-from arena.authoring import Draft, Fault, amounts, calls, quote, ref, says, state, step, writes
-from arena.core.task import IntendedCall, Intent, WriteScope
-from arena.gyms.helpdesk._common import MANAGER, HelpdeskTemplate, View, no_writes, singled_out
-from arena.gyms.helpdesk._picks import PRICE_WINDOW, Delivered, Line, delivered_orders, price_drop
-from arena.gyms.helpdesk._rules import tier_rules
+from arena.authoring import Draft, Fault, Intent, amounts, calls, goal, quote, ref, says, scope, state, step, writes
+from arena.gyms.helpdesk.rules import tier_rules
+from arena.gyms.helpdesk.tasks_common import (
+    MANAGER,
+    PRICE_WINDOW,
+    Delivered,
+    HelpdeskTemplate,
+    Line,
+    View,
+    delivered_orders,
+    no_writes,
+    price_drop,
+    singled_out,
+)
 
 CATEGORY = "policy_reasoning"
 
@@ -20,6 +29,7 @@ def _refund_line(order: Delivered, limit: float) -> Line | None:
 
 def refund_drafts(w: View, rng: random.Random, n: int, orders: list[Delivered], *, timeout: bool,
                    prompt: str) -> list[Draft]:
+    """Partial refunds of one returned line each, for up to ``n`` of ``orders`` (``timeout``: the refund times out)."""
     out = []
     picks = [o for o in orders if _refund_line(o, w.knobs.approval_limit) is not None]
     for o in rng.sample(picks, min(n, len(picks))):
@@ -34,9 +44,8 @@ def refund_drafts(w: View, rng: random.Random, n: int, orders: list[Delivered], 
             prompt=prompt.format(oid=o.id, product=line.product, amt=f"{amt:.2f}", cur=o.currency,
                                  days=o.days_since),
             intent=Intent(goal="refund_returned_item", refs=[ref("order", "order", o.id, by_id=True)],
-                          calls=[IntendedCall(tool="issue_refund", arguments={
-                              "order_id": "$order", "amount": amt, "refund_type": "partial",
-                              "reason": "returned item"})],
+                          calls=[goal("issue_refund", order_id="$order", amount=amt, refund_type="partial",
+                                      reason="returned item")],
                           report=["$issue_refund.amount", "$issue_refund.refund_type"]),
             steps=steps,
             reply=f"Refunded {amt:.2f} {o.currency} on order {o.id} for the returned {line.product} "
@@ -48,7 +57,7 @@ def refund_drafts(w: View, rng: random.Random, n: int, orders: list[Delivered], 
                 calls("checked eligibility before refunding",
                       [("check_refund_eligibility", {"order_id": o.id}), ("issue_refund", {"order_id": o.id})],
                       order=[(0, 1)]),
-                writes(WriteScope(table="refunds", insert=True)),
+                writes(scope("refunds", insert=True)),
                 says("confirms the refunded amount", [amounts(amt)]),
             ],
             faults=faults,
@@ -83,9 +92,8 @@ def refund_outside_window(w: View, rng: random.Random, n: int) -> list[Draft]:
             prompt=f"The customer on order {o.id} wants their money back for the whole order "
                    f"({o.refundable:.2f} {o.currency}). Process the refund if our policy allows it.",
             intent=Intent(goal="refund_order", refs=[ref("order", "order", o.id, by_id=True)],
-                          calls=[IntendedCall(tool="issue_refund", arguments={
-                              "order_id": "$order", "amount": o.refundable, "refund_type": "partial",
-                              "reason": "full refund requested by the customer"})]),
+                          calls=[goal("issue_refund", order_id="$order", amount=o.refundable, refund_type="partial",
+                                      reason="full refund requested by the customer")]),
             steps=[step("check_refund_eligibility", order_id=o.id)],
             reply=f"I can't refund order {o.id}: it was delivered on {o.delivered_on} and the {o.window_days}-day "
                   f"return window ({o.tier} tier) ended on {o.window_ends}. No refund was issued.",
@@ -115,8 +123,8 @@ def refund_over_limit_agent(w: View, rng: random.Random, n: int) -> list[Draft]:
             prompt=f"Please refund order {o.id} in full ({amt:.2f} {o.currency}); the customer returned everything "
                    "and the warehouse confirmed it.",
             intent=Intent(goal="request_refund_approval", refs=[ref("order", "order", o.id, by_id=True)],
-                          calls=[IntendedCall(tool="request_manager_approval", arguments={
-                              "order_id": "$order", "amount": amt, "reason": "full refund of returned order"})],
+                          calls=[goal("request_manager_approval", order_id="$order", amount=amt,
+                                      reason="full refund of returned order")],
                           report=["$request_manager_approval.status"]),
             steps=[step("check_refund_eligibility", order_id=o.id),
                    step("request_manager_approval", order_id=o.id, amount=amt, reason="full refund of returned order")],
@@ -132,7 +140,7 @@ def refund_over_limit_agent(w: View, rng: random.Random, n: int) -> list[Draft]:
                 calls("checked eligibility, then asked for approval",
                       [("check_refund_eligibility", {"order_id": o.id}),
                        ("request_manager_approval", {"order_id": o.id})], order=[(0, 1)]),
-                writes(WriteScope(table="approvals", insert=True)),
+                writes(scope("approvals", insert=True)),
                 says("says approval was requested", [["APR-N00001"], ["approval"]]),
             ],
         ))
@@ -150,14 +158,12 @@ def refund_with_approval(w: View, rng: random.Random, n: int) -> list[Draft]:
                    "You're the manager on duty: get it approved and refund it.",
             persona=MANAGER,
             intent=Intent(goal="refund_order", refs=[ref("order", "order", o.id, by_id=True)],
-                          calls=[IntendedCall(tool="request_manager_approval", arguments={
-                                     "order_id": "$order", "amount": amt, "reason": "full refund of returned order"}),
-                                 IntendedCall(tool="approve_refund", arguments={
-                                     "approval_id": "$request_manager_approval.approval_id"}),
-                                 IntendedCall(tool="issue_refund", arguments={
-                                     "order_id": "$order", "amount": amt, "refund_type": "partial",
-                                     "reason": "full refund of returned order",
-                                     "approval_id": "$approve_refund.approval_id"})],
+                          calls=[goal("request_manager_approval", order_id="$order", amount=amt,
+                                      reason="full refund of returned order"),
+                                 goal("approve_refund", approval_id="$request_manager_approval.approval_id"),
+                                 goal("issue_refund", order_id="$order", amount=amt, refund_type="partial",
+                                      reason="full refund of returned order",
+                                      approval_id="$approve_refund.approval_id")],
                           report=["$issue_refund.amount"]),
             steps=[step("check_refund_eligibility", order_id=o.id),
                    step("request_manager_approval", order_id=o.id, amount=amt, reason="full refund of returned order"),
@@ -176,7 +182,7 @@ def refund_with_approval(w: View, rng: random.Random, n: int) -> list[Draft]:
                        ("request_manager_approval", {"order_id": o.id}), ("approve_refund", {}),
                        ("issue_refund", {"order_id": o.id})],
                       order=[(0, 1), (1, 2), (2, 3)]),
-                writes(WriteScope(table="approvals", insert=True), WriteScope(table="refunds", insert=True)),
+                writes(scope("approvals", insert=True), scope("refunds", insert=True)),
                 says("confirms the refund", [amounts(amt)]),
             ],
         ))
@@ -194,8 +200,7 @@ def cancel_unshipped(w: View, rng: random.Random, n: int) -> list[Draft]:
         out.append(Draft(
             prompt=f"{name} asked us to cancel order {oid} before it ships. Please cancel it.",
             intent=Intent(goal="cancel_order", refs=[ref("order", "order", oid, by_id=True)],
-                          calls=[IntendedCall(tool="cancel_order", arguments={"order_id": "$order",
-                                                                              "reason": "customer request"})],
+                          calls=[goal("cancel_order", order_id="$order", reason="customer request")],
                           report=["$cancel_order.status", "$cancel_order.payment"]),
             reply=f"Order {oid} is cancelled and its payment has been voided.",
             assertions=[
@@ -204,8 +209,8 @@ def cancel_unshipped(w: View, rng: random.Random, n: int) -> list[Draft]:
                       [["voided"]]),
                 calls("read the order before cancelling it",
                       [("get_order", {"order_id": oid}), ("cancel_order", {"order_id": oid})], order=[(0, 1)]),
-                writes(WriteScope(table="orders", ids=[oid], columns=["status", "cancelled_at", "cancel_reason"]),
-                       WriteScope(table="payments", ids=[pay], columns=["status"])),
+                writes(scope("orders", ids=[oid], columns=["status", "cancelled_at", "cancel_reason"]),
+                       scope("payments", ids=[pay], columns=["status"])),
                 says("confirms the cancellation", [["cancelled", "canceled"]]),
             ],
         ))
@@ -223,8 +228,7 @@ def cancel_shipped_refused(w: View, rng: random.Random, n: int) -> list[Draft]:
         out.append(Draft(
             prompt=f"The customer changed their mind about order {oid}. Cancel it, please.",
             intent=Intent(goal="cancel_order", refs=[ref("order", "order", oid, by_id=True)],
-                          calls=[IntendedCall(tool="cancel_order", arguments={
-                              "order_id": "$order", "reason": "the customer changed their mind"})]),
+                          calls=[goal("cancel_order", order_id="$order", reason="the customer changed their mind")]),
             steps=[step("get_order", order_id=oid)],
             reply=f"I can't cancel order {oid}: it already shipped on {day} with {carrier}. Once it is delivered the "
                   "customer can return it within the return window.",
@@ -255,9 +259,8 @@ def store_credit_over_limit(w: View, rng: random.Random, n: int) -> list[Draft]:
                    "late delivery.",
             intent=Intent(goal="grant_store_credit",
                           refs=[ref("customer", "customer", name, by_id=False, email=email)],
-                          calls=[IntendedCall(tool="apply_store_credit", arguments={
-                              "customer_id": "$customer", "amount": amt,
-                              "reason": "goodwill gesture for the late delivery"})]),
+                          calls=[goal("apply_store_credit", customer_id="$customer", amount=amt,
+                                      reason="goodwill gesture for the late delivery")]),
             steps=[step("search_customers", query=email), step("get_customer", customer_id=cid)],
             reply=f"I did not apply the credit: {name} is {tier} tier and the store-credit limit per grant for {tier} "
                   f"is {limit:.2f} {cur}, below the {amt:.2f} requested. Nothing was changed.",
@@ -296,9 +299,9 @@ def price_protection(w: View, rng: random.Random, n: int) -> list[Draft]:
             intent=Intent(goal="price_protection",
                           refs=[ref("order", "order", o.id, by_id=True),
                                 ref("product", "product", line.product, by_id=False, name=line.product)],
-                          calls=[IntendedCall(tool="issue_refund", arguments={
-                              "order_id": "$order", "amount": "$order.price_protection_amount",
-                              "refund_type": "prorated", "reason": "price protection"})],
+                          calls=[goal("issue_refund", order_id="$order", amount="$order.price_protection_amount",
+                                      refund_type="prorated",
+                                      reason="price protection")],
                           report=["$issue_refund.amount", "$issue_refund.refund_type"]),
             steps=[step("check_refund_eligibility", order_id=o.id), step("get_order", order_id=o.id),
                    step("get_product", product_id=line.product_id),
@@ -313,7 +316,7 @@ def price_protection(w: View, rng: random.Random, n: int) -> list[Draft]:
                       [("check_refund_eligibility", {"order_id": o.id}),
                        ("get_product", {"product_id": line.product_id}), ("issue_refund", {"order_id": o.id})],
                       order=[(0, 2), (1, 2)]),
-                writes(WriteScope(table="refunds", insert=True)),
+                writes(scope("refunds", insert=True)),
                 says("states the refunded difference", [amounts(diff)]),
             ],
         ))

@@ -75,10 +75,6 @@ CREATE TABLE store_credit_ledger (
     id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, amount REAL NOT NULL, currency TEXT NOT NULL,
     reason TEXT NOT NULL, expires_on TEXT, created_at TEXT NOT NULL, created_by TEXT NOT NULL
 );
-CREATE TABLE search_index (
-    id TEXT PRIMARY KEY, entity TEXT NOT NULL, entity_id TEXT NOT NULL, search_text TEXT NOT NULL,
-    summary TEXT NOT NULL
-);
 CREATE INDEX ix_lines_order ON order_lines(order_id);
 CREATE INDEX ix_orders_customer ON orders(customer_id);
 CREATE INDEX ix_payments_order ON payments(order_id);
@@ -91,7 +87,6 @@ CREATE INDEX ix_approvals_order ON approvals(order_id);
 CREATE INDEX ix_notes_entity ON internal_notes(entity_id);
 CREATE INDEX ix_prices_product ON seasonal_prices(product_id);
 CREATE INDEX ix_ledger_customer ON store_credit_ledger(customer_id);
-CREATE INDEX ix_search_entity ON search_index(entity, entity_id);
 """
 """Every table has a single ``id TEXT PRIMARY KEY``; dates are ISO strings except ``legacy_created``."""
 
