@@ -168,11 +168,12 @@ def _gymloop_run(client: str, base_url: str, pack: Any, heldout: list[str], conc
                  asks: Any) -> tuple[float, float, float, int, int]:
     """One run of gymloop's episodes; returns its CPU, the server's CPU before it, its start, failures, in flight."""
     from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
+    from arena.core.model_id import parse_model_id
     from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
-    from flows.model_spec import choose_client, parse_model
+    from flows.model_spec import choose_client
 
     path = client if client != "auto" else choose_client(
-        parse_model("hosted_vllm/bench", api_base=base_url + "/v1"), "auto").client
+        parse_model_id("hosted_vllm/bench", api_base=base_url + "/v1"), "auto").client
     agent = LiteLLMAgent(LiteLLMConfig(model="hosted_vllm/bench", api_base=base_url + "/v1", timeout_s=30,
                                        client=path))
     warm = [EpisodeKey(pack.id, heldout[0], 0, a) for a in range(8)]

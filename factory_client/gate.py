@@ -28,10 +28,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from arena.agents.base import Agent
-from arena.agents.reference import PolicyParams, ReferencePolicy
+from arena.agents.reference import PolicyParams, ReferencePolicy, builtin_params
 from arena.checks.adversarial import audit_task
 from arena.checks.conformance import run_gold
 from arena.core.gym import Gym
+from arena.core.model_id import ModelIdError, parse_model_id
 from arena.core.results import RowChange
 from arena.core.task import Task
 from arena.rollout import EpisodeKey, play_episode
@@ -100,24 +101,26 @@ class HeldoutIndex:
         return None
 
 
-BaselineLookup = Callable[[str], PolicyParams | None]
-"""Finds the parameters of a model reference a factory knows (its models folder, its registry), or ``None``."""
+BaselineLookup = Callable[[str], Agent | None]
+"""Finds the agent playing a model name this factory knows beyond the built-in policies (its registry, its models
+folder), or ``None``; raises ``ValueError`` naming why a model it knows cannot play."""
 
-BUILTIN_BASELINES = "'reference', 'reference-expert', 'reference-failure:<mode>'"
+BUILTIN_BASELINES = "'reference', 'reference-expert', 'reference-few-weak-skills', 'reference-failure:<mode>'"
 
 
 def resolve_baseline(request: VariantRequest, known: BaselineLookup | None = None) -> Agent:
     """Build the current model the baseline gate runs, from the request.
 
-    ``baseline_model`` names a built-in policy or a model reference ``known`` finds; it is never read as a
-    path, so a request cannot make the factory open a file of its choosing or learn whether one exists.
+    ``baseline_model`` is a model name as gymloop prints it (``arena.core.model_id``): a built-in policy, by name or
+    by the name its parameters print as (``reference-expert@v0:<hash>``), or a model ``known`` finds. It is never
+    read as a path, so a request cannot make the factory open a file of its choosing or learn whether one exists.
 
     Args:
         request: The request.
-        known: Looks up the model references this factory knows (none but the built-in ones by default).
+        known: Looks up the models this factory knows (none but the built-in ones by default).
 
     Raises:
-        ValueError: An unknown model reference, or inline parameters that do not load, naming the field only.
+        ValueError: An unknown model, or inline parameters that do not load, naming the field only.
     """
     if request.baseline_params is not None:
         try:
@@ -127,22 +130,32 @@ def resolve_baseline(request: VariantRequest, known: BaselineLookup | None = Non
             where = ".".join(str(p) for p in err["loc"])
             raise ValueError(f"baseline_params: field {where!r}: {err['msg']}") from None
     name = request.baseline_model
-    if name == "reference":
-        return ReferencePolicy(PolicyParams.initial())
-    if name == "reference-expert":
-        return ReferencePolicy(PolicyParams.expert())
-    if name.startswith("reference-failure:"):
-        try:
-            return ReferencePolicy(PolicyParams.with_failure(name.split(":", 1)[1]))
-        except KeyError as exc:
-            raise ValueError(f"baseline model {name[:100]!r}: {exc.args[0]}") from exc
-    params = known(name) if known is not None else None
+    try:
+        params = _builtin(name)
+        agent = known(name) if params is None and known is not None else None
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"baseline model {name[:100]!r}: {exc.args[0]}") from exc
     if params is not None:
         return ReferencePolicy(params)
+    if agent is not None:
+        return agent
     raise ValueError(
-        f"baseline model {name[:100]!r} is not a model this factory knows: use {BUILTIN_BASELINES}, a model "
-        "reference of its registry (name@version) or the name of a parameter file in its models folder"
+        f"baseline model {name[:100]!r} is not a model this factory knows: use {BUILTIN_BASELINES}, a model of its "
+        "registry as gymloop prints it (name@vN:hash) or the name of a parameter file in its models folder"
     )
+
+
+def _builtin(name: str) -> PolicyParams | None:
+    """The built-in policy's parameters ``name`` names, or ``None`` (a name that does not parse names none here).
+
+    Raises:
+        KeyError: ``reference-failure:`` with an unknown failure mode.
+    """
+    try:
+        model = parse_model_id(name)
+    except ModelIdError:  # a masked endpoint: the lookup knows the api_base it masks
+        return None
+    return builtin_params(model)
 
 
 class ModelsFolder:
@@ -155,7 +168,12 @@ class ModelsFolder:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
 
-    def __call__(self, name: str) -> PolicyParams | None:
+    def __call__(self, name: str) -> Agent | None:
+        """The reference policy playing the parameters saved as ``name`` (with or without ``.json``), or ``None``."""
+        params = self.params(name)
+        return ReferencePolicy(params) if params is not None else None
+
+    def params(self, name: str) -> PolicyParams | None:
         """The parameters saved as ``name`` (with or without ``.json``) in the folder, or ``None``."""
         wanted = name if name.endswith(".json") else f"{name}.json"
         try:

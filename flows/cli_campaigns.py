@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from rich.text import Text
 
 from arena.core.episode import EpisodeRecord
+from arena.core.model_id import names_model
 from arena.core.text import clip
 from flows.cli_output import CliError, make_console, print_json, print_line, print_table
 
@@ -176,6 +177,22 @@ def _plays(registry: Registry, found: list[tuple[int, str, EpisodeRecord]]) -> l
         (w["round"], order.get(w["stage"], len(order))) for w in p.stored_in)))
 
 
+def _printed(model: str, settings: GymloopSettings) -> str:
+    """How episodes name ``model``: a built-in policy by its parameters' name, any other name as given.
+
+    Raises:
+        CliError: A name that is no model (an unknown failure mode, a masked endpoint without api_base).
+    """
+    from arena.core.model_id import ModelIdError, parse_model_id
+    from flows.model_spec import builtin
+
+    try:
+        spec = parse_model_id(model, api_base=settings.api_base)
+        return builtin(spec).ref if spec.form == "builtin" else model
+    except ModelIdError as exc:
+        raise CliError(str(exc), prefix="bad option --model") from None
+
+
 def _where_label(play: _Play) -> str:
     return ", ".join(f"round {w['round']} {STAGE_NAMES.get(w['stage'], w['stage'])}" for w in play.stored_in)
 
@@ -209,6 +226,9 @@ def episode_command(
     campaign: Annotated[str | None, typer.Option(help="Only the plays of this campaign (every arm).")] = None,
     arm: Annotated[str | None, typer.Option(help="Only the plays of this arm (targeted, uniform, ...).")] = None,
     round_index: Annotated[int | None, typer.Option("--round", help="Only the plays stored in this round.")] = None,
+    model: Annotated[str | None, typer.Option(help=(
+        "Only the plays of this model, named as gymloop prints it (reference@v3:<hash>, a shorter hash, or a "
+        "built-in policy)."))] = None,
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -219,7 +239,8 @@ def episode_command(
     """
     from registry import RegistryError
 
-    _, registry = _open(home)
+    settings, registry = _open(home)
+    wanted = _printed(model, settings) if model is not None else None
     try:
         found = registry.find_episodes(episode_id)
     except RegistryError as exc:
@@ -237,10 +258,13 @@ def episode_command(
         plays = [p for p in plays if p.arm == arm]
     if round_index is not None:
         plays = [p for p in plays if any(w["round"] == round_index for w in p.stored_in)]
+    if wanted is not None:
+        plays = [p for p in plays if names_model(wanted, p.model)]
     if not plays:
         raise CliError(f"episode {ids[0]} was not played in " + " ".join(
             part for part in (f"campaign {campaign!r}" if campaign else "", f"arm {arm!r}" if arm else "",
-                              f"round {round_index}" if round_index is not None else "") if part))
+                              f"round {round_index}" if round_index is not None else "",
+                              f"by model {model!r}" if model else "") if part))
     if as_json:
         print_json({"episode_id": ids[0], "plays": [p.model_dump(mode="json") for p in plays]})
         return

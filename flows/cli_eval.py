@@ -125,7 +125,7 @@ def eval_command(
     if split not in ("train", "heldout", "all"):
         raise typer.BadParameter(f"split {split!r} is not train, heldout or all", param_hint="--split")
     spec = settings_spec(settings)
-    if params is not None and spec.form != "reference":
+    if params is not None and spec.label != "reference":
         raise typer.BadParameter(f"--params plays reference-policy parameters; the model is {spec.label!r}",
                                  param_hint="--params")
     try:

@@ -48,7 +48,7 @@ def serve(
     auth = ("every request needs 'Authorization: Bearer <token>' (the GYMLOOP_SERVE_TOKEN setting)" if token
             else "no token (loopback only); set GYMLOOP_SERVE_TOKEN to require 'Authorization: Bearer <token>'")
     console.print(f"gymloop factory on http://{host}:{port}/v1\nauth: {auth}", highlight=False, soft_wrap=True)
-    factory = LocalFactory(baselines=baseline_lookup(settings))
+    factory = LocalFactory(baselines=baseline_lookup(settings, served=True))
     app_ = create_app(factory, token=token, host=host, extra_hosts=settings.serve_allowed_hosts)
     uvicorn.run(app_, host=host, port=port, log_level="info")
 
@@ -76,7 +76,10 @@ def request(
     tasks: Annotated[int, typer.Option(help="Tasks per variant.")] = 5,
     complexity: Annotated[int, typer.Option(help="Complexity level 1-5.")] = 3,
     seed: Annotated[int, typer.Option(help="Generation seed.")] = 0,
-    baseline: Annotated[str, typer.Option(help="Baseline model for the gate.")] = "reference",
+    baseline: Annotated[str, typer.Option(help=(
+        "Baseline model for the gate, any name gymloop prints or --model takes: 'reference', 'reference-expert', "
+        "'reference-failure:<kind>', a registered version (reference@v3:<hash>), an LLM, transformers:<folder>."))
+    ] = "reference",
     gate_k: Annotated[int, typer.Option(help="Baseline attempts per candidate task.")] = 5,
     band_min: Annotated[int, typer.Option(help="Fewest baseline passes a candidate may have.")] = 2,
     band_max: Annotated[int, typer.Option(help="Most baseline passes a candidate may have.")] = 4,
@@ -102,10 +105,14 @@ def request(
     except ValueError as exc:
         raise CliError(_option_error(exc, options), prefix="bad option") from None
     from flows.factory_baselines import baseline_lookup
-    from flows.settings import cli_settings
+    from flows.settings import cli_settings, secret_overrides
 
+    if secret_overrides({"model": baseline}):
+        raise CliError("--baseline holds a password or token in its endpoint (a request keeps its baseline's name): "
+                       "set api_base (GYMLOOP_API_BASE) to the URL and give the model as gymloop prints it, masked",
+                       prefix="bad option")
     settings = cli_settings()
-    extra = {} if (url or settings.factory_url) else {"baselines": baseline_lookup(settings)}
+    extra = {} if (url or settings.factory_url) else {"baselines": baseline_lookup(settings, served=False)}
     try:
         client = make_factory_client(url or settings.factory_url, token=settings.factory_token, **extra)
     except ValueError as exc:

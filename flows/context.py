@@ -14,7 +14,7 @@ from typing import Any
 
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
-from flows import steps
+from flows import model_spec, steps
 from flows.models import RoundParams
 from flows.registry_access import open_registry
 from flows.settings import GymloopSettings, load_settings
@@ -106,7 +106,7 @@ def open_round(params: RoundParams, say: Callable[[str], None] = print) -> Round
     """
     settings = arm_settings(params)
     registry = open_registry(settings)
-    model_in = steps.local_model(_model_in(registry, settings, params), settings)
+    model_in = model_spec.local_model(_model_in(registry, settings, params), settings)
     info = registry.open_round(params.campaign, params.arm, params.round_index, model_in.id,
                                settings=settings.public_dict())
     base = steps.base_packs(registry, settings)

@@ -15,9 +15,9 @@ from arena.agents.base import Agent, ModelAPIError
 from arena.agents.chat_client import import_litellm
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.transformers_agent import CheckpointError, TransformersAgent
+from arena.core.model_id import REFERENCE
 from arena.core.redact import mask_url
 from arena.core.text import clip
-from flows.model_spec import REFERENCE
 
 PROBE_TIMEOUT_S = 20.0
 """Longest wait for the preflight request (the whole check stays under 30 s)."""

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from arena.agents.base import Agent
-    from flows.model_spec import ModelSpec
+    from arena.core.model_id import ModelId
 
 MODEL_UNAVAILABLE_EXIT = 3
 """Exit code when the circuit breaker stopped a round."""
@@ -50,7 +50,7 @@ def check_model(settings: GymloopSettings, console: Console) -> None:
     preflight_or_exit(settings_spec(settings), settings, console)
 
 
-def preflight_or_exit(spec: ModelSpec, settings: GymloopSettings, console: Console, *,
+def preflight_or_exit(spec: ModelId, settings: GymloopSettings, console: Console, *,
                       params_path: Path | None = None) -> Agent:
     """Build the agent of ``spec`` and preflight it; say once (stderr) which path an LLM's requests take.
 

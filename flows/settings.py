@@ -28,9 +28,10 @@ from pydantic_settings import SettingsError as SourceError
 from arena.agents.transformers_agent import Sampling
 from arena.core.domains import BUILTIN_DOMAINS, GymLoadError, available_domains
 from arena.core.http_auth import token_conflict
+from arena.core.model_id import ModelIdError, endpoint_of, parse_model_id
 from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
 from arena.core.text import clip
-from flows.model_spec import ClientSetting, ModelSpecError, choose_client, endpoint_of, parse_model
+from flows.model_spec import ClientSetting, builtin, choose_client
 from trainers.trl import TRLConfig
 
 CONFIG_ENV = "GYMLOOP_CONFIG"
@@ -229,8 +230,10 @@ class GymloopSettings(BaseSettings):
     @classmethod
     def _model_form(cls, value: str, info: ValidationInfo) -> str:
         try:
-            parse_model(value, api_base=info.data.get("api_base"))
-        except ModelSpecError as exc:
+            spec = parse_model_id(value, api_base=info.data.get("api_base"))
+            if spec.form == "builtin":
+                builtin(spec)
+        except ModelIdError as exc:
             raise ValueError(str(exc)) from None
         return value
 
@@ -245,7 +248,7 @@ class GymloopSettings(BaseSettings):
         model, api_base = info.data.get("model"), info.data.get("api_base")
         if value is None or not isinstance(model, str):
             return value
-        spec = parse_model(model, api_base=api_base)
+        spec = parse_model_id(model, api_base=api_base)
         if spec.form == "llm" and spec.endpoint and "@" in urlsplit(spec.endpoint).netloc \
                 and choose_client(spec, "auto").client == "openai":
             raise ValueError("api_base holds a user and password (sent as HTTP basic auth) and api_key is set (sent "
@@ -266,7 +269,7 @@ class GymloopSettings(BaseSettings):
     @model_validator(mode="after")
     def _one_endpoint(self) -> GymloopSettings:
         """Keep a model's endpoint in ``api_base`` alone (``m@URL`` splits), and checkpoint folders absolute."""
-        spec = parse_model(self.model, api_base=self.api_base)
+        spec = parse_model_id(self.model, api_base=self.api_base)
         if spec.form == "llm":
             self.model, self.api_base = spec.name, spec.endpoint
         elif spec.form == "transformers":

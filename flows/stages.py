@@ -18,7 +18,7 @@ from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
 from curriculum import History, Wave
 from diagnosis import WeaknessReport
-from flows import steps
+from flows import model_spec, steps
 from flows.context import RoundContext, sorted_records
 from flows.interrupt import hold_if_stopping
 from flows.models import StageResult
@@ -169,7 +169,7 @@ def train_model(ctx: RoundContext, wave: Wave) -> ModelInfo:
     """Train the model in on the wave's rollouts (in key order) and register the model out."""
     done = ctx.stage(TRAIN_MODEL)
     if done is not None:
-        model = steps.local_model(ctx.registry.model(done.model_id), ctx.settings)
+        model = model_spec.local_model(ctx.registry.model(done.model_id), ctx.settings)
         if model_present(model):
             return model
         ctx.say(f"{ctx.where}: the trained model {steps.model_ref(model).ref} is gone ({model.artifact} does not "
@@ -177,7 +177,7 @@ def train_model(ctx: RoundContext, wave: Wave) -> ModelInfo:
         ctx.registry.reset_stages(ctx.round.id, [TRAIN_MODEL])
     records = sorted_records(ctx.registry.round_episodes(ctx.round.id, stage=TRAIN, model_id=ctx.model_in.id))
     ref = steps.train(ctx.settings, ctx.model_in, wave, records, pool(ctx), ctx.folder)
-    if ref.name == ctx.model_in.name and steps.version_label(ref) == ctx.model_in.version:
+    if ref.name == ctx.model_in.name and ref.registry_version == ctx.model_in.version:
         model = ctx.model_in
     else:
         model = steps.register_ref(ctx.registry, ref, ctx.model_in.id)

@@ -19,7 +19,6 @@ from typing import Any
 
 from arena.agents.base import Agent
 from arena.agents.reference import PolicyParams
-from arena.agents.transformers_agent import LOCAL_PREFIX
 from arena.core.domains import get_domain
 from arena.core.episode import EpisodeRecord
 from arena.core.metrics import Metrics, Outcome, compute_metrics, metrics_by, paired_lift
@@ -77,14 +76,8 @@ def round_dir(settings: GymloopSettings, campaign: str, index: int, arm: str = T
 def model_ref(info: ModelInfo) -> ModelRef:
     """The trainers' view of a registered model."""
     kind = info.kind if info.kind in ("reference", "litellm", "external", "transformers") else "external"
-    step = info.version.split("-", 1)[0]
-    return ModelRef(name=info.name, version=int(step) if step.isdigit() else 0, kind=kind,
-                    artifact=info.artifact, endpoint=info.endpoint, params_hash=info.params_hash)
-
-
-def version_label(ref: ModelRef) -> str:
-    """Registry version of a trainer's model reference (``flows.model_spec.version_label``)."""
-    return model_spec.version_label(ref.version, ref.params_hash)
+    return ModelRef(name=info.name, version=info.ref.version or 0, kind=kind, artifact=info.artifact,
+                    endpoint=info.endpoint, params_hash=info.params_hash)
 
 
 def register_ref(registry: Registry, ref: ModelRef, parent_id: int | None) -> ModelInfo:
@@ -94,32 +87,9 @@ def register_ref(registry: Registry, ref: ModelRef, parent_id: int | None) -> Mo
     """
     details = ({"params": json.loads(Path(ref.artifact).read_text())}
                if ref.kind == "reference" and ref.artifact and Path(ref.artifact).is_file() else {})
-    return registry.register_model(ref.name, version_label(ref), kind=ref.kind, parent_id=parent_id,
+    return registry.register_model(ref.name, ref.registry_version, kind=ref.kind, parent_id=parent_id,
                                    artifact=ref.artifact, endpoint=ref.endpoint, params_hash=ref.params_hash,
                                    details=details)
-
-
-def local_model(info: ModelInfo, settings: GymloopSettings) -> ModelInfo:
-    """The model with files this machine can read.
-
-    A reference policy's parameters missing here (it was trained on another machine) are written from the registry
-    under this home's ``models`` folder.
-
-    Raises:
-        ValueError: The registry's parameters do not hash to the model's.
-    """
-    params = info.details.get("params")
-    if info.kind != "reference" or not info.artifact or Path(info.artifact).is_file() or not params:
-        return info
-    path = settings.home / "models" / Path(info.artifact).name
-    if not path.is_file():
-        restored = PolicyParams.model_validate(params)
-        if info.params_hash and restored.content_hash() != info.params_hash:
-            raise ValueError(f"model {info.name}:{info.version}: the registry's parameters hash to "
-                             f"{restored.content_hash()}, not {info.params_hash}")
-        tmp = restored.save(path.with_suffix(".json.tmp"))
-        tmp.replace(path)
-    return info.model_copy(update={"artifact": str(path)})
 
 
 def initial_model(registry: Registry, settings: GymloopSettings) -> ModelInfo:
@@ -226,7 +196,7 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
     if not todo:
         return []
     packs = [load_pack(registry, pid) for pid in sorted({k.pack_id for k in todo})]
-    agent = make_agent(local_model(registry.model(model_id), settings), settings, sampled=stage == TRAIN)
+    agent = make_agent(model_spec.local_model(registry.model(model_id), settings), settings, sampled=stage == TRAIN)
     config = rollout_config(settings, agent)
     with batch_running() as stop, EpisodeSink(registry, round_id, stage, model_id) as sink:
         if settings.arena_backend == "docker":
@@ -295,8 +265,8 @@ def variant_requests(settings: GymloopSettings, report: WeaknessReport, base: Se
             (``None`` for another kind of model).
         key: What identifies the campaign and its model in the requests' idempotency keys (two campaigns
             starting from the same model ask for different variants, so their keys must differ).
-        baseline_model: The gate's baseline as the factory names it (``reference``, or a local checkpoint
-            ``local:<name>@<version>`` the embedded factory plays sampled).
+        baseline_model: The gate's baseline as the factory names it (``reference``, or a local checkpoint's
+            registered name, ``<name>@v<step>:<hash>``, that the embedded factory plays sampled).
     """
     untargeted = settings.arm == "random-variants"
     if settings.variants_per_round == 0 or settings.arm == "uniform" or not (report.weaknesses or untargeted):
@@ -347,7 +317,7 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
     requests = variant_requests(settings, report, base, round_index, tasks, baseline,
                                 f"{campaign}/{model.params_hash or model.id}" if campaign
                                 else model.params_hash or str(model.id),
-                                f"{LOCAL_PREFIX}{model.name}@{model.version}" if local else "reference")
+                                model.ref.label if local else "reference")
     if not requests:
         return []
     options = {"baseline": make_agent(model, settings, sampled=True)} if local else {}

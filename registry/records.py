@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.core.episode import EpisodeRecord
+from arena.core.model_id import ModelId
 
 RoundStatus = Literal["running", "finished", "failed", "interrupted"]
 """A round's state: ``running`` (started or resumed), ``finished`` or ``failed``."""
@@ -87,6 +88,11 @@ class ModelInfo(BaseModel):
     params_hash: str | None
     details: dict[str, Any]
     created_at: datetime
+
+    @property
+    def ref(self) -> ModelId:
+        """The model's identity, read from its name, version label and hash (``ref.label`` is how it is printed)."""
+        return ModelId.registered(self.name, self.version, self.params_hash)
 
 
 class PackInfo(BaseModel):

@@ -19,11 +19,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, defer
 
 from arena.core.episode import EpisodeRecord
+from arena.core.model_id import ModelId
 from arena.core.pack import Pack, PackError, pack_files, parse_pack, read_pack
 from registry import _convert as conv
 from registry import _queries as queries
@@ -200,6 +201,20 @@ class Registry(RoundState):
         with self._read() as s:
             row = s.scalars(select(ModelRow).where(ModelRow.name == name, ModelRow.version == version)).first()
             return conv.model_info(row) if row is not None else None
+
+    def find_registered(self, model: ModelId) -> ModelInfo | None:
+        """Return the model a registered name names (``reference@v3:<hash>``, a hash prefix of 6+ digits, or none).
+
+        Its version's step must match, and its content hash start with the hash given; with no hash given, the
+        step's only version. ``None`` when there is no such model, or several match.
+        """
+        step = str(model.version or 0)
+        with self._read() as s:
+            rows = s.scalars(select(ModelRow).where(
+                ModelRow.name == model.name, or_(ModelRow.version == step, ModelRow.version.like(f"{step}-%")))).all()
+            found = [conv.model_info(r) for r in rows if model.params_hash is None
+                     or (r.params_hash or r.version.partition("-")[2]).startswith(model.params_hash)]
+        return found[0] if len(found) == 1 else None
 
     # Packs and tasks ----------------------------------------------------------
 

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.core.model_id import ModelId, version_label
+
 ModelKind = Literal["reference", "litellm", "external", "transformers"]
 """What a model reference points at: reference-policy parameters, a served model, an outside artifact, or a local
 transformers checkpoint folder."""
@@ -36,8 +38,13 @@ class ModelRef(BaseModel):
 
     @property
     def ref(self) -> str:
-        """Reference string: ``name@vN`` plus ``:hash`` when known."""
-        return f"{self.name}@v{self.version}" + (f":{self.params_hash}" if self.params_hash else "")
+        """The model's name as gymloop prints it: ``name@vN`` plus ``:hash`` when known (``arena.core.model_id``)."""
+        return ModelId(form="registered", name=self.name, version=self.version, params_hash=self.params_hash).label
+
+    @property
+    def registry_version(self) -> str:
+        """The version label the registry stores the model under (``3-<12 hash digits>``, or ``3``)."""
+        return version_label(self.version, self.params_hash)
 
 
 class TrainerError(RuntimeError):

@@ -25,7 +25,7 @@ from arena.agents.base import AgentRun, CallTool, ModelAPIError
 from arena.agents.chat_client import ChatClient, ClientName
 from arena.agents.limits import report_call
 from arena.core.gym import Observation
-from arena.core.redact import mask_url
+from arena.core.model_id import llm_label
 from arena.core.results import ToolResult
 from arena.core.text import clean_text
 from arena.core.toolkit import ToolSpec
@@ -161,9 +161,7 @@ class LiteLLMAgent:
     @property
     def model_ref(self) -> str:
         """The model string, with the endpoint when one is set, masked (``m@http://***@host/v1``)."""
-        if self.config.api_base:
-            return f"{self.config.model}@{mask_url(self.config.api_base)}"
-        return self.config.model
+        return llm_label(self.config.model, self.config.api_base)
 
     def __repr__(self) -> str:
         return f"LiteLLMAgent(model_ref={self.model_ref!r})"

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena.agents.base import AgentRun, CallTool
 from arena.core.gym import Observation
+from arena.core.model_id import EXPERT, FAILURE_PREFIX, REFERENCE, ModelId, is_builtin
 from arena.core.results import ToolResult
 from arena.core.toolkit import ToolSpec
 from arena.core.weakness import WeaknessKind
@@ -231,7 +232,7 @@ class PolicyParams(BaseModel):
         params = cls.expert()
         for key, strategy in FAILURE_MODES[WeaknessKind(mode)].items():
             params.logits[key] = {s: (0.0 if s == strategy else -50.0) for s in params.logits[key]}
-        return params.model_copy(update={"name": f"reference-{mode}"})
+        return params.model_copy(update={"name": f"{FAILURE_PREFIX}{mode}"})
 
     def row(self, key: str, tool: str = "") -> dict[str, float]:
         """The logits at a decision key for one tool: the shared skill plus the tool's offset, if any."""
@@ -258,8 +259,9 @@ class PolicyParams(BaseModel):
 
     @property
     def ref(self) -> str:
-        """Model reference string: ``name@vN:hash``."""
-        return f"{self.name}@v{self.version}:{self.content_hash()}"
+        """The parameters' model name, as gymloop prints it: ``name@vN:hash`` (``arena.core.model_id``)."""
+        return ModelId(form="registered", name=self.name, version=self.version,
+                       params_hash=self.content_hash()).label
 
     def save(self, path: str | Path) -> Path:
         """Write the parameters as a JSON artifact."""
@@ -298,6 +300,33 @@ class PolicyParams(BaseModel):
         if missing:
             raise ValueError(f"{path}: parameters miss decision keys {missing}")
         return params
+
+
+def builtin_params(model: ModelId) -> PolicyParams | None:
+    """The parameters of the built-in policy ``model`` names, or ``None`` when it names none.
+
+    A built-in name (``reference``, ``reference-expert``, ``reference-few-weak-skills``,
+    ``reference-failure:<kind>``) names its policy; so does a registered name whose name, version and hash are the
+    policy's own (``reference@v0:<hash>``, as episodes the policy played print it).
+
+    Raises:
+        KeyError: ``reference-failure:`` with an unknown failure mode, or a built-in name this policy does not
+            know, naming the known ones.
+    """
+    if model.form not in ("builtin", "registered") or not is_builtin(model.name):
+        return None
+    if model.name == REFERENCE:
+        params = PolicyParams.initial()
+    elif model.name == EXPERT:
+        params = PolicyParams.expert()
+    elif model.name.startswith(FAILURE_PREFIX):
+        params = PolicyParams.with_failure(model.name.removeprefix(FAILURE_PREFIX))
+    else:
+        params = PolicyParams.named(model.name.removeprefix(f"{REFERENCE}-"))
+    if model.form == "registered" and (model.version != params.version or (
+            model.params_hash is not None and not params.content_hash().startswith(model.params_hash))):
+        return None
+    return params
 
 
 def grain_key(key: str, tool: str) -> str:

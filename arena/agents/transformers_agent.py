@@ -25,9 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from arena.agents.base import AgentRun, CallTool, ModelAPIError
 from arena.agents.transcript import call_message, opening_messages, result_message
 from arena.core.gym import Observation
-
-LOCAL_PREFIX = "transformers:"
-"""Model string prefix of a local transformers checkpoint folder."""
+from arena.core.model_id import ModelId
 
 
 class CheckpointError(ValueError):
@@ -171,7 +169,7 @@ class TransformersAgent:
     @property
     def model_ref(self) -> str:
         """``transformers:<checkpoint folder>``, the model string that plays it again."""
-        return LOCAL_PREFIX + self.config.checkpoint
+        return ModelId(form="transformers", name=self.config.checkpoint).label
 
     def load(self) -> None:
         """Load the checkpoint now (once per process), so a bad folder fails before any episode.

@@ -62,7 +62,7 @@ def test_injected_failure_modes_force_their_decisions(mode):
     params = PolicyParams.with_failure(mode)
     for key, strategy in FAILURE_MODES[mode].items():
         assert params.probabilities(key)[strategy] > 0.999
-    assert params.name == f"reference-{mode}"
+    assert params.name == f"reference-failure:{mode}"
 
 
 def test_missed_dependency_mode_skips_the_prerequisite(pack):

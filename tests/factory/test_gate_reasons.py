@@ -117,8 +117,8 @@ def test_an_unknown_baseline_is_refused_listing_the_accepted_forms():
         resolve_baseline(VariantRequest(domain="tracker", targets=[], baseline_model="gpt-nothing"))
     assert str(caught.value) == (
         "baseline model 'gpt-nothing' is not a model this factory knows: use 'reference', 'reference-expert', "
-        "'reference-failure:<mode>', a model reference of its registry (name@version) or the name of a parameter "
-        "file in its models folder")
+        "'reference-few-weak-skills', 'reference-failure:<mode>', a model of its registry as gymloop prints it "
+        "(name@vN:hash) or the name of a parameter file in its models folder")
 
 
 @pytest.mark.parametrize(("a", "b", "expected"), [

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import pytest
 from arena.agents.scripted_server import ReplyCue, ScriptedModelServer
 from arena.core.episode import EpisodeRecord
 from arena.core.redact import mask_url
+from factory_client import HttpFactoryClient, VariantRequest
 
 PASSWORD = "pw-BOUNDARY-90c4d2"
 SMALL_ROUND = {"domains": ["procurement"], "variants_per_round": 0, "eval_k": 1, "wave_budget": 24, "train_k": 2,
@@ -148,7 +150,33 @@ def test_an_llm_endpoint_takes_the_openai_path_by_default_and_its_password_stays
         assert PASSWORD not in path.read_text(), path
 
 
-@pytest.mark.timeout(900)
+def _served_factory(env: dict[str, str], tmp_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``gymloop factory serve`` on a free loopback port, answering."""
+    import httpx
+
+    from tests.flows.conftest import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", "from flows.cli import app; app()", "factory", "serve", "--port",
+                             str(port)], env=env, cwd=tmp_path, stdout=(tmp_path / "factory.log").open("ab"),
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            httpx.get(f"{url}/v1/requests/none", timeout=5)
+            return proc, url
+        except httpx.TransportError:  # not listening yet
+            time.sleep(1)
+    raise AssertionError((tmp_path / "factory.log").read_text()[-2000:])
+
+
+def _factory(name: str, env: dict[str, str], cwd: Path, url: str | None = None) -> subprocess.CompletedProcess[str]:
+    return _gymloop(["factory", "request", "procurement", "--variants", "1", "--tasks", "1", "--baseline", name,
+                     *(["--url", url] if url else [])], env, cwd)
+
+
+@pytest.mark.timeout(1500)
 def test_every_model_name_gymloop_prints_is_accepted_back(prefect_harness, gymloop_home, tmp_path):
     env = _env(gymloop_home, tmp_path, _api_url(), **SMALL_ROUND)
     first = _gymloop(["eval", "--domain", "procurement", "--k", "1", "--json", "--out", "ref.jsonl"], env, tmp_path)
@@ -162,19 +190,48 @@ def test_every_model_name_gymloop_prints_is_accepted_back(prefect_harness, gymlo
                *(s[key] for s in summaries for key in ("model_in", "model_out")),
                *(c["model_out"] for c in json.loads(listed.stdout))}
     assert len(printed) == 3 and all(name.startswith("reference@v") for name in printed), printed
-    for name in sorted(printed):
-        again = _gymloop(["eval", "--model", name, "--domain", "procurement", "--k", "1", "--json", "--out",
-                          "again.jsonl"], env, tmp_path)
-        assert again.returncode == 0, f"{name}: {again.stdout[-1000:]} {again.stderr[-2000:]}"
-        assert json.loads(again.stdout)["model"] == name
-        assert {r.model_ref for r in _episodes(tmp_path / "again.jsonl")} == {name}
+    expert = _gymloop(["eval", "--model", "reference-expert", "--domain", "procurement", "--k", "1", "--json",
+                       "--out", "expert.jsonl"], env, tmp_path)
+    assert expert.returncode == 0, expert.stderr[-2000:]
+    builtin = json.loads(expert.stdout)["model"]  # a built-in policy prints as its parameters' name
+    assert builtin.startswith("reference-expert@v0:"), builtin
+    episode = _episodes(tmp_path / "ref.jsonl")[0].episode_id
+    proc, url = _served_factory(env, tmp_path)
+    try:
+        for name in sorted(printed | {builtin}):
+            again = _gymloop(["eval", "--model", name, "--domain", "procurement", "--k", "1", "--json", "--out",
+                              "again.jsonl"], env, tmp_path)
+            assert again.returncode == 0, f"{name}: {again.stdout[-1000:]} {again.stderr[-2000:]}"
+            assert json.loads(again.stdout)["model"] == name
+            assert {r.model_ref for r in _episodes(tmp_path / "again.jsonl")} == {name}
+            requested = _factory(name, env, tmp_path)  # the embedded factory
+            assert requested.returncode == 0, f"{name}: {requested.stdout[-1000:]} {requested.stderr[-2000:]}"
+            assert "candidate tasks accepted" in requested.stdout
+            served = HttpFactoryClient(url).request(VariantRequest(  # the served factory, as any client asks it
+                domain="procurement", targets=[], variants=1, tasks_per_variant=1, baseline_model=name), timeout=600)
+            assert served.gate_report.candidates >= 1, name
+        for name in sorted(printed - {json.loads(first.stdout)["model"]}):
+            shown = _gymloop(["episode", episode, "--model", name, "--json"], env, tmp_path)
+            assert shown.returncode == 0, f"{name}: {shown.stderr[-2000:]}"
+            assert {p["model"] for p in json.loads(shown.stdout)["plays"]} == {name}
+        endpoint = _factory("hosted_vllm/m@http://127.0.0.1:9/v1", env, tmp_path, url)  # through the command line
+        assert endpoint.returncode == 1 and "is not a model this factory knows" in endpoint.stdout + endpoint.stderr
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
     started = _gymloop(["round", "--campaign", "from-v1", "--model", summaries[0]["model_out"], "--json"], env,
                        tmp_path)
     assert started.returncode == 0, started.stderr[-3000:]
     assert json.loads(started.stdout)["rounds"][0]["model_in"] == summaries[0]["model_out"]
+    campaign = _gymloop(["campaign", "--name", "from-expert", "--model", builtin, "--rounds", "1", "--json"], env,
+                        tmp_path)
+    assert campaign.returncode == 0, campaign.stderr[-3000:]
+    assert json.loads(campaign.stdout)["rounds"][0]["model_in"] == builtin
     unknown = _one_line(_gymloop(["eval", "--model", "reference@v9:0123456789abcdef"], env, tmp_path),
                         "preflight failed:")
     assert "reference@v9:0123456789abcdef" in unknown and "is not registered" in unknown
+    bad = _one_line(_gymloop(["eval", "--model", "reference-failure:bogus"], env, tmp_path), "bad setting:")
+    assert "unknown failure mode 'bogus'" in bad and "setting 'model' (option --model)" in bad
 
 
 @pytest.mark.timeout(900)

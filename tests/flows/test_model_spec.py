@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
-from arena.agents.reference import PolicyParams, ReferencePolicy
+from arena.agents.reference import NAMED_STARTS, PolicyParams, ReferencePolicy, builtin_params
+from arena.core.model_id import BUILTIN_NAMES, ModelIdError, parse_model_id
 from arena.core.redact import mask_url
-from flows.model_spec import ModelSpecError, choose_client, parse_model
+from flows.model_spec import choose_client
 from flows.models import CampaignParams, RoundParams
 from flows.settings import SettingsError, load_settings
 
@@ -18,7 +19,11 @@ PASSWORD = "pw-SPEC-5e1f07"
 
 
 @pytest.mark.parametrize(("text", "form"), [
-    ("reference", "reference"),
+    ("reference", "builtin"),
+    ("reference-expert", "builtin"),
+    ("reference-few-weak-skills", "builtin"),
+    ("reference-failure:wrong_id", "builtin"),
+    ("reference-failure:wrong_id@v0:0123456789abcdef", "registered"),
     ("reference@v3:60b60fb740edb405", "registered"),
     ("hosted_vllm/scripted@v0", "registered"),
     ("tiny-helpdesk@v1:0123456789abcdef", "registered"),
@@ -27,27 +32,27 @@ PASSWORD = "pw-SPEC-5e1f07"
     ("hosted_vllm/scripted@http://127.0.0.1:8000/v1", "llm"),
 ])
 def test_each_form_parses_and_its_label_is_the_text(text, form):
-    spec = parse_model(text)
-    assert spec.form == form and spec.label == text and parse_model(spec.label) == spec
+    spec = parse_model_id(text)
+    assert spec.form == form and spec.label == text and parse_model_id(spec.label) == spec
 
 
 def test_a_checkpoint_folder_is_made_absolute_and_keeps_its_prefix(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    spec = parse_model("transformers:./ckpt")
+    spec = parse_model_id("transformers:./ckpt")
     assert spec.form == "transformers" and spec.name == str(tmp_path / "ckpt")
-    assert spec.label == f"transformers:{tmp_path / 'ckpt'}" and parse_model(spec.label) == spec
+    assert spec.label == f"transformers:{tmp_path / 'ckpt'}" and parse_model_id(spec.label) == spec
 
 
 def test_what_the_agents_print_parses_back_to_what_they_play():
     params = PolicyParams.initial()
     printed = ReferencePolicy(params).model_ref
-    spec = parse_model(printed)
+    spec = parse_model_id(printed)
     assert (spec.form, spec.name, spec.version, spec.params_hash) == ("registered", "reference", 0,
                                                                       params.content_hash())
     base = f"http://user:{PASSWORD}@127.0.0.1:8000/v1"
     shown = LiteLLMAgent(LiteLLMConfig(model="hosted_vllm/m", api_base=base)).model_ref
     assert PASSWORD not in shown and shown == f"hosted_vllm/m@{mask_url(base)}"
-    spec = parse_model(shown, api_base=base)
+    spec = parse_model_id(shown, api_base=base)
     assert (spec.form, spec.name, spec.endpoint) == ("llm", "hosted_vllm/m", base)
 
 
@@ -55,18 +60,18 @@ def test_what_the_agents_print_parses_back_to_what_they_play():
        digest=st.one_of(st.none(), st.from_regex(r"[0-9a-f]{16}", fullmatch=True)))
 def test_registered_labels_round_trip(name, version, digest):
     text = f"{name}@v{version}" + (f":{digest}" if digest else "")
-    spec = parse_model(text)
+    spec = parse_model_id(text)
     assert (spec.form, spec.name, spec.version, spec.params_hash, spec.label) == ("registered", name, version,
                                                                                   digest, text)
 
 
 def test_a_masked_endpoint_needs_the_api_base_it_masks_and_never_shows_the_password():
     base = f"http://user:{PASSWORD}@127.0.0.1:8000/v1"
-    with pytest.raises(ModelSpecError, match="masked endpoint") as info:
-        parse_model(f"m@{mask_url(base)}")
+    with pytest.raises(ModelIdError, match="masked endpoint") as info:
+        parse_model_id(f"m@{mask_url(base)}")
     assert PASSWORD not in str(info.value)
-    with pytest.raises(ModelSpecError, match="another endpoint") as info:
-        parse_model(f"m@{base}", api_base="http://127.0.0.1:9/v1")
+    with pytest.raises(ModelIdError, match="another endpoint") as info:
+        parse_model_id(f"m@{base}", api_base="http://127.0.0.1:9/v1")
     assert PASSWORD not in str(info.value)
 
 
@@ -89,7 +94,7 @@ def test_auto_takes_the_openai_path_for_openai_compatible_endpoints(monkeypatch,
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    choice = choose_client(parse_model(model, api_base=api_base), setting)
+    choice = choose_client(parse_model_id(model, api_base=api_base), setting)
     assert (choice.client, choice.api_base) == (client, base)
 
 
@@ -142,3 +147,27 @@ def test_a_flow_run_refusing_a_secret_parameter_shows_and_logs_no_secret(capfd, 
     logged = out + err + caplog.text  # Prefect's log lines reach the terminal or pytest's capture
     assert "Parameter validation failed" in logged and "Parameters:" in logged
     assert secret not in str(info.value) + logged
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("reference", PolicyParams.initial()),
+    ("reference-expert", PolicyParams.expert()),
+    ("reference-few-weak-skills", PolicyParams.named("few-weak-skills")),
+    ("reference-failure:stale_state", PolicyParams.with_failure("stale_state")),
+])
+def test_a_built_in_policy_is_named_by_its_name_and_by_the_name_its_parameters_print_as(name, params):
+    assert builtin_params(parse_model_id(name)) == params
+    printed = ReferencePolicy(params).model_ref
+    assert printed == f"{name}@v0:{params.content_hash()}" and builtin_params(parse_model_id(printed)) == params
+    assert builtin_params(parse_model_id(f"{name}@v0:{params.content_hash()[:6]}")) == params
+    assert builtin_params(parse_model_id(f"{name}@v1:{params.content_hash()}")) is None  # a trained version
+    assert builtin_params(parse_model_id(f"{name}@v0:0000000000000000")) is None
+
+
+def test_every_named_start_is_a_built_in_policy_and_an_unknown_failure_mode_is_named():
+    assert {PolicyParams.named(start).name for start in NAMED_STARTS} <= set(BUILTIN_NAMES)
+    with pytest.raises(KeyError, match="unknown failure mode 'bogus'; known: "):
+        builtin_params(parse_model_id("reference-failure:bogus"))
+    with pytest.raises(SettingsError, match="setting 'model'.*unknown failure mode 'bogus'"):
+        load_settings(model="reference-failure:bogus")
+    assert builtin_params(parse_model_id("openai/gpt-4o-mini")) is None
