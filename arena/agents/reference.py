@@ -22,7 +22,6 @@ import json
 import math
 import random
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from arena.core.gym import Observation
 from arena.core.model_id import EXPERT, FAILURE_PREFIX, REFERENCE, ModelId, is_builtin
 from arena.core.results import ToolResult
 from arena.core.toolkit import ToolSpec
+from arena.core.values import parse_amount, parse_date
 from arena.core.weakness import WeaknessKind
 
 PARAMS_SCHEMA_VERSION = 1
@@ -696,18 +696,10 @@ def _dig(record: dict[str, Any], field: str) -> Any:
     return value
 
 
-_DATE_FORMATS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    (re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})$"), lambda m: f"{m[3]}-{int(m[1]):02d}-{int(m[2]):02d}"),
-    (re.compile(r"^(\d{4})/(\d{1,2})/(\d{1,2})$"), lambda m: f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}"),
-    (re.compile(r"^(\d{1,2})\.(\d{1,2})\.(\d{4})$"), lambda m: f"{m[3]}-{int(m[2]):02d}-{int(m[1]):02d}"),
-    (re.compile(r"^(\d{4})(\d{2})(\d{2})$"), lambda m: f"{m[1]}-{m[2]}-{m[3]}"),
-)
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])}
-
-
 def convert(fmt: str, raw: str) -> Any:
     """Convert a value written in a legacy format to the canonical one a tool expects.
+
+    Dates and amounts are read by ``arena.core.values`` (the one reading gymloop has of them).
 
     Args:
         fmt: ``date`` (to YYYY-MM-DD; US month-first for slashes), ``money`` (to a number)
@@ -716,28 +708,12 @@ def convert(fmt: str, raw: str) -> Any:
     """
     text = raw.strip()
     if fmt == "money":
-        cleaned = re.sub(r"[^0-9.,-]", "", text)
-        if cleaned.count(",") and cleaned.count("."):
-            cleaned = cleaned.replace(",", "")
-        elif cleaned.count(","):
-            cleaned = cleaned.replace(",", ".") if len(cleaned.split(",")[-1]) == 2 else cleaned.replace(",", "")
-        try:
-            return round(float(cleaned), 2)
-        except ValueError:
-            return raw
+        amount = parse_amount(text)
+        return raw if amount is None else round(float(amount), 2)
     if fmt == "code":
         return text.upper().replace(" ", "-")
-    for pattern, build in _DATE_FORMATS:
-        match = pattern.match(text)
-        if match:
-            return build(match)
-    match = re.match(r"^(\d{1,2})[ -]([A-Za-z]{3})[a-z]*[-, ]+(\d{4})$", text) or None
-    if match and match[2].lower() in _MONTHS:
-        return f"{match[3]}-{_MONTHS[match[2].lower()]:02d}-{int(match[1]):02d}"
-    match = re.match(r"^([A-Za-z]{3})[a-z]*\.? (\d{1,2}),? (\d{4})$", text)
-    if match and match[1].lower() in _MONTHS:
-        return f"{match[3]}-{_MONTHS[match[1].lower()]:02d}-{int(match[2]):02d}"
-    return raw
+    day = parse_date(text)
+    return raw if day is None else day.isoformat()
 
 
 def format_value(value: Any) -> str:

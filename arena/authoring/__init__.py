@@ -23,7 +23,16 @@ from arena.authoring.checks import (
 )
 from arena.authoring.domain import make_domain
 from arena.authoring.faults import fault_id, inject
-from arena.authoring.formats import amounts, cents, dates, iso_date, legacy_date, positive_amount, read_date
+from arena.authoring.formats import (
+    amounts,
+    cents,
+    dates,
+    iso_date,
+    legacy_date,
+    positive_amount,
+    read_amount,
+    read_date,
+)
 from arena.authoring.knobs import (
     FAULT_TAGS,
     TAGS,
@@ -113,6 +122,7 @@ __all__ = [
     "pick_where",
     "positive_amount",
     "quote",
+    "read_amount",
     "read_date",
     "reads_only",
     "ref",

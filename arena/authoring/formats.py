@@ -2,8 +2,9 @@
 
 Tools take dates as ``YYYY-MM-DD`` (:func:`iso_date`) and amounts as positive numbers (:func:`positive_amount`),
 refusing anything else with an ``InvalidArgument`` that names the parameter and the value. Old rows keep legacy
-formats, written by :func:`legacy_date` (the ``legacy_format_rate`` knob's mess) and read back by
-:func:`read_date`. Replies may state a date or an amount in any of the spellings :func:`dates` and :func:`amounts`
+formats, written by :func:`legacy_date` (the ``legacy_format_rate`` knob's mess) and read back by :func:`read_date`
+and :func:`read_amount` through ``arena.core.values``, the one reading of dates and amounts that tool arguments and
+reply facts share. Replies may state a date or an amount in any of the spellings :func:`dates` and :func:`amounts`
 list (what a template puts in ``says(...)``).
 """
 
@@ -14,6 +15,7 @@ import re
 from datetime import date
 
 from arena.core.toolkit import InvalidArgument
+from arena.core.values import parse_amount, parse_date
 
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 """A canonical date: ``YYYY-MM-DD``."""
@@ -24,10 +26,6 @@ LEGACY_DATES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(\d{4})(\d{2})(\d{2})"), "%Y%m%d"),
 )
 """The legacy date formats old rows keep, by style: 0 ``MM/DD/YYYY``, 1 ``DD.MM.YYYY``, 2 ``YYYYMMDD``."""
-
-_ORDER = ((3, 1, 2), (3, 2, 1), (1, 2, 3))
-"""Where year, month and day sit in each legacy style's match."""
-
 
 def iso_date(value: str, param: str) -> date:
     """A tool's date argument, which must be ``YYYY-MM-DD``.
@@ -73,16 +71,31 @@ def legacy_date(day: date, style: int = 0) -> str:
 def read_date(text: str) -> date:
     """A date a world row stores, ``YYYY-MM-DD`` or a legacy style (``MM/DD/YYYY``, ``DD.MM.YYYY``, ``YYYYMMDD``).
 
+    Read by ``arena.core.values.parse_date``, the one reading of dates that tool arguments and reply facts share.
+
     Raises:
-        ValueError: The text is in none of those formats (a data bug), naming it.
+        ValueError: The text is no date (a data bug), naming it.
     """
-    if ISO_DATE.fullmatch(text):
-        return date.fromisoformat(text)
-    for (pattern, _), (y, m, d) in zip(LEGACY_DATES, _ORDER, strict=True):
-        match = pattern.fullmatch(text)
-        if match:
-            return date(int(match.group(y)), int(match.group(m)), int(match.group(d)))
-    raise ValueError(f"unreadable stored date {text!r}")
+    day = parse_date(text)
+    if day is None:
+        raise ValueError(f"unreadable stored date {text!r}")
+    return day
+
+
+def read_amount(stored: object) -> float:
+    """The number an amount column holds, a number or a text form (``$12,500.00``, ``12,500.00 EUR``).
+
+    Text is read by ``arena.core.values.parse_amount``, the one reading of amounts.
+
+    Raises:
+        ValueError: The stored value is no amount (a data bug), naming it.
+    """
+    if isinstance(stored, int | float) and not isinstance(stored, bool):
+        return float(stored)
+    amount = parse_amount(str(stored))
+    if amount is None:
+        raise ValueError(f"unreadable stored amount {stored!r}")
+    return float(amount)
 
 
 def amounts(value: float) -> list[str]:

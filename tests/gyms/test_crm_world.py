@@ -8,9 +8,8 @@ import sqlite3
 
 import pytest
 
-from arena.authoring import read_date
+from arena.authoring import read_amount, read_date
 from arena.authoring.formats import LEGACY_DATES
-from arena.gyms.crm.rules import parse_amount
 from arena.gyms.crm.world import CrmKnobs, build_world
 
 
@@ -91,9 +90,9 @@ def test_every_legacy_value_still_reads_as_a_date_or_an_amount() -> None:
     conn = _world(legacy_format_rate=1.0)
     for r in conn.execute("SELECT close_date, amount FROM opportunities"):
         assert read_date(r["close_date"]).year >= 2019
-        assert parse_amount(r["amount"]) >= 5000
+        assert read_amount(r["amount"]) >= 5000
     for r in conn.execute("SELECT annual_revenue FROM accounts"):
-        assert parse_amount(r["annual_revenue"]) >= 500_000
+        assert read_amount(r["annual_revenue"]) >= 500_000
 
 
 def _legacy_rows(conn: sqlite3.Connection) -> int:

@@ -46,17 +46,3 @@ def legacy_amount(value: float, currency: str) -> str:
     if currency in CURRENCY_SIGNS:
         return f"{CURRENCY_SIGNS[currency]}{money(value)}"
     return f"{money(value)} {currency}"
-
-
-def parse_amount(stored: object) -> float:
-    """The number an amount column holds, whether a number or one of the legacy text forms.
-
-    Raises:
-        ValueError: The stored value is no amount (a data bug).
-    """
-    if isinstance(stored, int | float):
-        return float(stored)
-    text = str(stored).strip()
-    for sign in CURRENCY_SIGNS.values():
-        text = text.removeprefix(sign)
-    return float(text.split(" ")[0].replace(",", ""))

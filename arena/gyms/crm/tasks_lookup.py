@@ -6,9 +6,8 @@ import json
 import random
 import re
 
-from arena.authoring import Draft, Fault, Intent, amounts, calls, mix, ref, says, writes
+from arena.authoring import Draft, Fault, Intent, amounts, calls, mix, read_amount, ref, says, writes
 
-from .rules import parse_amount
 from .tasks_common import View, namesakes
 
 OWNER_PROMPTS = (
@@ -212,7 +211,7 @@ def opportunity_amount(w: View, rng: random.Random, n: int) -> list[Draft]:
     out = []
     for o in mix(rng, legacy, rows, n):
         oid, stored = str(o["id"]), o["amount"]
-        value = parse_amount(stored)
+        value = read_amount(stored)
         shown = stored if isinstance(stored, str) else f"{value:,.2f} {o['currency']}"
         out.append(Draft(
             prompt=rng.choice(AMOUNT_PROMPTS).format(oid=oid),
