@@ -175,7 +175,7 @@ def test_release_needs_iso_dates_and_ships_once(gym: Gym, db: sqlite3.Connection
 
 
 def test_search_never_matches_keys_and_misses_unindexed_subtasks(gym: Gym, db: sqlite3.Connection) -> None:
-    key, summary = _one(db, "SELECT id, summary FROM issues WHERE indexed = 0 ORDER BY id")
+    key, summary = _one(db, "SELECT id, summary FROM issues WHERE id NOT IN (SELECT id FROM search_index) ORDER BY id")
     assert gym.call_tool("search_issues", {"query": key}).output == []
     hits = gym.call_tool("search_issues", {"query": summary}).output
     assert key not in [h["id"] for h in hits]
@@ -184,8 +184,8 @@ def test_search_never_matches_keys_and_misses_unindexed_subtasks(gym: Gym, db: s
 
 def test_search_summaries_can_be_stale(gym: Gym, db: sqlite3.Connection) -> None:
     key, summary, status, cached = _one(
-        db, "SELECT id, summary, status, index_status FROM issues WHERE indexed = 1 AND index_status <> status "
-            "ORDER BY id")
+        db, "SELECT i.id, i.summary, i.status, json_extract(s.summary, '$.status') AS cached FROM issues i "
+            "JOIN search_index s ON s.id = i.id WHERE cached <> i.status ORDER BY i.id")
     hit = next(h for h in gym.call_tool("search_issues", {"query": summary}).output if h["id"] == key)
     assert hit["status"] == cached != status
     assert gym.call_tool("get_issue", {"issue_id": key}).output["status"] == status

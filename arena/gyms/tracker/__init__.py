@@ -9,8 +9,8 @@ from pathlib import Path
 
 from arena.authoring import STRONG, WEAK, make_domain
 from arena.gyms.tracker import tools as _tools
-from arena.gyms.tracker._common import DEVELOPER
 from arena.gyms.tracker.tasks import CATEGORIES, TEMPLATES
+from arena.gyms.tracker.tasks_common import DEVELOPER
 from arena.gyms.tracker.world import CLOCK_START, TrackerKnobs, build_world
 
 POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")

@@ -9,11 +9,11 @@ draft with a gold program and 3-12 checks whose expected values come from the ge
 from __future__ import annotations
 
 from arena.authoring import Fault, Template
-from arena.gyms.tracker import _tpl_issues as issues
-from arena.gyms.tracker import _tpl_people as people
-from arena.gyms.tracker import _tpl_releases as releases
-from arena.gyms.tracker import _tpl_security as security
-from arena.gyms.tracker._common import each
+from arena.gyms.tracker import tasks_issues as issues
+from arena.gyms.tracker import tasks_people as people
+from arena.gyms.tracker import tasks_releases as releases
+from arena.gyms.tracker import tasks_security as security
+from arena.gyms.tracker.tasks_common import each
 from arena.gyms.tracker.world import TrackerKnobs
 
 INFO, POLICY, FLOW, COMMS = "information_retrieval", "policy_reasoning", "multi_step_workflow", "customer_communication"

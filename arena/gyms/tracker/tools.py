@@ -5,27 +5,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from arena.core.toolkit import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, tool
-from arena.gyms.tracker._rules import DONE, PERMISSIONS, STATUSES
+from arena.authoring import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, search, tool
+from arena.gyms.tracker.rules import DONE, PERMISSIONS, STATUSES
 
 _ISSUE_KEY = re.compile(r"^[A-Z][A-Z0-9]*-\d+$")
 _PROJECT_KEY = re.compile(r"^[A-Z][A-Z0-9]*$")
 _ISO_DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
-SEARCH_LIMIT = 20
-"""Most summaries a search returns."""
 
 
 def _need(row: dict[str, Any] | None, kind: str, value: str) -> dict[str, Any]:
     if row is None:
         raise NotFound(f"{kind} {value!r} not found")
     return row
-
-
-def _words(query: str) -> list[str]:
-    words = [w for w in query.casefold().split() if w]
-    if not words:
-        raise InvalidArgument("query must contain at least one word")
-    return words
 
 
 def _issue(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
@@ -70,22 +61,9 @@ def search_issues(ctx: ToolContext, query: str, project_id: str | None = None) -
         query: Words that must all appear in the summary.
         project_id: Optional project key to search within, e.g. PAY.
     """
-    words = _words(query)
-    sql = "SELECT id, project_id, issue_type, summary, index_status FROM issues WHERE indexed=1"
-    params: tuple[Any, ...] = ()
     if project_id is not None:
         _project(ctx, project_id)
-        sql += " AND project_id=?"
-        params = (project_id,)
-    out: list[dict[str, Any]] = []
-    for iid, pid, issue_type, summary, index_status in ctx.conn.execute(sql + " ORDER BY rowid", params):
-        text = summary.casefold()
-        if all(w in text for w in words):
-            out.append({"id": iid, "project_id": pid, "issue_type": issue_type, "summary": summary,
-                        "status": index_status})
-            if len(out) >= SEARCH_LIMIT:
-                break
-    return out
+    return search(ctx, "issue", query, where=None if project_id is None else {"project_id": project_id})
 
 
 @tool(mode="read", permission="browse", entity="issue", operation="get")
@@ -105,7 +83,7 @@ def get_issue(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
         raise InvalidArgument(f"issue_id {issue_id!r} is not an issue key like PAY-123 (upper-case project key)")
     issue = _need(ctx.one("SELECT i.*, u.display_name AS _assignee_name FROM issues i "
                           "LEFT JOIN users u ON u.id=i.assignee_id WHERE i.id=?", (issue_id,)), "issue", issue_id)
-    record = {k: v for k, v in issue.items() if k not in ("index_status", "indexed", "_assignee_name")}
+    record = {k: v for k, v in issue.items() if k != "_assignee_name"}
     record["assignee_name"] = issue["_assignee_name"]
     subtasks = ctx.all("SELECT id, status FROM issues WHERE parent_id=? ORDER BY rowid", (issue_id,))
     open_subtasks = [r for r in subtasks if r["status"] != DONE]
@@ -155,11 +133,7 @@ def search_users(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     Args:
         query: Words that must all appear in the display name or the email.
     """
-    words = _words(query)
-    # Names and emails are ASCII, so SQLite's lower() folds them exactly as casefold() does.
-    clauses = " AND ".join("instr(lower(display_name || ' ' || email), ?) > 0" for _ in words)
-    return ctx.all(f"SELECT id, display_name, email, team, active FROM users WHERE {clauses} ORDER BY rowid "
-                   "LIMIT ?", (*words, SEARCH_LIMIT))
+    return search(ctx, "user", query)
 
 
 @tool(mode="read", permission="browse", entity="user", operation="get")
@@ -183,9 +157,7 @@ def search_groups(ctx: ToolContext, query: str) -> list[dict[str, Any]]:
     Args:
         query: Words that must all appear in the group name.
     """
-    words = _words(query)
-    return [r for r in ctx.all("SELECT id, name, project_id FROM groups ORDER BY rowid")
-            if all(w in r["name"].casefold() for w in words)][:SEARCH_LIMIT]
+    return search(ctx, "group", query)
 
 
 @tool(mode="read", permission="browse", entity="group", operation="get")
@@ -251,9 +223,7 @@ def search_security_schemes(ctx: ToolContext, query: str) -> list[dict[str, Any]
     Args:
         query: Words that must all appear in the scheme name.
     """
-    words = _words(query)
-    return [r for r in ctx.all("SELECT id, name FROM security_schemes ORDER BY rowid")
-            if all(w in r["name"].casefold() for w in words)][:SEARCH_LIMIT]
+    return search(ctx, "security_scheme", query)
 
 
 @tool(mode="read", permission="browse", entity="security_scheme", operation="get")
@@ -281,17 +251,7 @@ def search_versions(ctx: ToolContext, query: str, project_id: str | None = None)
         query: Words that must all appear in the version name.
         project_id: Optional project key to search within.
     """
-    words = _words(query)
-    out = []
-    for vid, pid, name, index_status in ctx.conn.execute(
-            "SELECT id, project_id, name, index_status FROM versions ORDER BY rowid"):
-        if project_id is not None and pid != project_id:
-            continue
-        if all(w in name.casefold() for w in words):
-            out.append({"id": vid, "project_id": pid, "name": name, "status": index_status})
-            if len(out) >= SEARCH_LIMIT:
-                break
-    return out
+    return search(ctx, "version", query, where=None if project_id is None else {"project_id": project_id})
 
 
 @tool(mode="read", permission="browse", entity="version", operation="get")
@@ -302,7 +262,6 @@ def get_version(ctx: ToolContext, version_id: str) -> dict[str, Any]:
         version_id: The version id, e.g. VER-201.
     """
     version = _need(ctx.one("SELECT * FROM versions WHERE id=?", (version_id,)), "version", version_id)
-    version.pop("index_status")
     version["issues"] = ctx.all("SELECT id, status FROM issues WHERE fix_version_id=? ORDER BY rowid", (version_id,))
     return version
 

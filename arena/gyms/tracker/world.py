@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import Field
 
-from arena.authoring import GymKnobs
-from arena.gyms.tracker._rules import DONE, STATUSES, WORKFLOWS
+from arena.authoring import GymKnobs, IndexRow, index_row, write_index
+from arena.gyms.tracker.rules import DONE, STATUSES, WORKFLOWS
 
 CLOCK_START = "2025-06-02T09:00:00"
 """The world's "now": every episode's clock starts within the hour after it."""
@@ -34,11 +34,10 @@ CREATE TABLE security_levels (id TEXT PRIMARY KEY, security_scheme_id TEXT, name
 CREATE TABLE projects (id TEXT PRIMARY KEY, name TEXT, lead_id TEXT, workflow_id TEXT, permission_scheme_id TEXT,
     security_scheme_id TEXT, admin_group_id TEXT, archived INTEGER, created TEXT);
 CREATE TABLE components (id TEXT PRIMARY KEY, project_id TEXT, name TEXT, lead_id TEXT);
-CREATE TABLE versions (id TEXT PRIMARY KEY, project_id TEXT, name TEXT, status TEXT, release_date TEXT,
-    index_status TEXT);
+CREATE TABLE versions (id TEXT PRIMARY KEY, project_id TEXT, name TEXT, status TEXT, release_date TEXT);
 CREATE TABLE issues (id TEXT PRIMARY KEY, project_id TEXT, issue_type TEXT, parent_id TEXT, summary TEXT,
-    description TEXT, status TEXT, index_status TEXT, indexed INTEGER, assignee_id TEXT, reporter_id TEXT,
-    component_id TEXT, fix_version_id TEXT, security_level_id TEXT, created TEXT, updated TEXT);
+    description TEXT, status TEXT, assignee_id TEXT, reporter_id TEXT, component_id TEXT, fix_version_id TEXT,
+    security_level_id TEXT, created TEXT, updated TEXT);
 CREATE TABLE issue_links (id TEXT PRIMARY KEY, issue_id TEXT, blocked_issue_id TEXT, link_type TEXT, created TEXT);
 CREATE TABLE comments (id TEXT PRIMARY KEY, issue_id TEXT, author_id TEXT, body TEXT, created TEXT);
 CREATE INDEX issues_project ON issues(project_id);
@@ -149,13 +148,39 @@ def build_world(seed: int, knobs: TrackerKnobs) -> sqlite3.Connection:
     _memberships(g, users_by_team)
     for key, state in projects:
         _project_issues(g, key, state, users_by_team[key])
+    index = _search_index(g)
     conn = sqlite3.connect(":memory:")
     conn.executescript(SCHEMA)
     for table, rows in g.rows.items():
         marks = ",".join("?" * len(rows[0]))
         conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    write_index(conn, index)
     conn.commit()
     return conn
+
+
+def _search_index(g: _Gen) -> list[IndexRow]:
+    """The search index: users, groups, security schemes, versions and the indexed issues, in their tables' order.
+
+    A version's or an issue's cached status (maybe stale) lives in the index alone: it leaves their rows.
+    """
+    index = [index_row("user", {"id": r[0], "display_name": r[2], "email": r[3], "team": r[4], "active": r[5]},
+                       f"{r[2]} {r[3]}") for r in g.rows["users"]]
+    index += [index_row("group", {"id": r[0], "name": r[1], "project_id": r[3]}, r[1]) for r in g.rows["groups"]]
+    index += [index_row("security_scheme", {"id": r[0], "name": r[1]}, r[1]) for r in g.rows["security_schemes"]]
+    versions = []
+    for vid, key, name, status, released, cached in g.rows["versions"]:
+        versions.append((vid, key, name, status, released))
+        index.append(index_row("version", {"id": vid, "project_id": key, "name": name, "status": cached}, name))
+    g.rows["versions"] = versions
+    issues = []
+    for iid, key, itype, parent, summary, description, status, cached, indexed, *rest in g.rows["issues"]:
+        issues.append((iid, key, itype, parent, summary, description, status, *rest))
+        if indexed:
+            index.append(index_row("issue", {"id": iid, "project_id": key, "issue_type": itype, "summary": summary,
+                                             "status": cached}, summary))
+    g.rows["issues"] = issues
+    return index
 
 
 def _workflows(g: _Gen) -> None:

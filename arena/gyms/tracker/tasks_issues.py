@@ -5,15 +5,15 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from arena.authoring import Draft, Intent, calls, goal, scope, state, step, writes
-from arena.gyms.tracker._common import Index, blocker_refs, issue_ref, pick, prefer, said, workflow_refs
-from arena.gyms.tracker._rules import DONE
+from arena.authoring import Draft, Intent, calls, goal, nth, scope, state, step, writes
+from arena.gyms.tracker.rules import DONE
+from arena.gyms.tracker.tasks_common import Index, blocker_refs, issue_ref, prefer, said, workflow_refs
 
 
 def issue_status(x: Index, rng: random.Random, i: int) -> Draft | None:
     """The status and assignee of an issue given by key; its search summary may be stale."""
     pool = x.memo("top_level", lambda: [r for r in x.issues if x.active_issue(r) and r["parent_id"] is None])
-    issue = pick(prefer(pool, [r for r in pool if r["index_status"] != r["status"]]), rng, i)
+    issue = nth(prefer(pool, [r for r in pool if r["index_status"] != r["status"]]), rng, i)
     if issue is None:
         return None
     key, status = issue["id"], issue["status"]
@@ -38,7 +38,7 @@ def open_subtasks(x: Index, rng: random.Random, i: int) -> Draft | None:
     pool = x.memo("parents_open", lambda: [r for r in x.issues if x.active_issue(r)
                                            and len(x.subtasks.get(r["id"], [])) >= 2 and x.open_subtasks(r["id"])])
     good = [r for r in pool if any(not s["indexed"] or s["index_status"] != s["status"] for s in x.subtasks[r["id"]])]
-    parent = pick(prefer(pool, good), rng, i)
+    parent = nth(prefer(pool, good), rng, i)
     if parent is None:
         return None
     key = parent["id"]
@@ -71,7 +71,7 @@ def dependency_check(x: Index, rng: random.Random, i: int) -> Draft | None:
         r for r in x.issues if x.active_issue(r) and r["status"] != DONE
         and any(x.issue[b]["status"] != DONE for b in x.blockers.get(r["id"], []))])
     good = [r for r in pool if _stale_blocker(x, r)]
-    issue = pick(prefer(pool, good), rng, i)
+    issue = nth(prefer(pool, good), rng, i)
     if issue is None:
         return None
     key = issue["id"]
@@ -115,7 +115,7 @@ def _move_intent(goal_name: str, key: str, target: str) -> Intent:
 def transition(x: Index, rng: random.Random, i: int) -> Draft | None:
     """One workflow step of an issue, read first."""
     pool = x.memo("transitions", lambda: _transitions(x))
-    picked = pick(prefer(pool, [p for p in pool if p[0]["index_status"] != p[0]["status"]]), rng, i)
+    picked = nth(prefer(pool, [p for p in pool if p[0]["index_status"] != p[0]["status"]]), rng, i)
     if picked is None:
         return None
     issue, target = picked
@@ -144,7 +144,7 @@ def _refusable(x: Index) -> list[tuple[dict[str, Any], str]]:
 
 def transition_refused(x: Index, rng: random.Random, i: int) -> Draft | None:
     """A move the workflow does not allow in one step: explain the allowed ones, change nothing."""
-    picked = pick(x.memo("refusable", lambda: _refusable(x)), rng, i)
+    picked = nth(x.memo("refusable", lambda: _refusable(x)), rng, i)
     if picked is None:
         return None
     issue, target = picked
@@ -170,7 +170,7 @@ def transition_refused(x: Index, rng: random.Random, i: int) -> Draft | None:
 
 def close_parent(x: Index, rng: random.Random, i: int) -> Draft | None:
     """Closing an issue whose sub-tasks are open: name them, change nothing."""
-    parent = pick(x.memo("closable_parents", lambda: [
+    parent = nth(x.memo("closable_parents", lambda: [
         r for r in x.issues if x.active_issue(r) and DONE in x.next_statuses(r) and x.open_subtasks(r["id"])]), rng, i)
     if parent is None:
         return None
@@ -202,7 +202,7 @@ def blocker_comment(x: Index, rng: random.Random, i: int) -> Draft | None:
     pool = x.memo("blocked_open", lambda: [
         r for r in x.issues if x.active_issue(r) and r["status"] != DONE and x.blockers.get(r["id"])])
     good = [r for r in pool if _stale_blocker(x, r)]
-    issue = pick(prefer(pool, good), rng, i)
+    issue = nth(prefer(pool, good), rng, i)
     if issue is None:
         return None
     key = issue["id"]
@@ -235,11 +235,11 @@ def link(x: Index, rng: random.Random, i: int) -> Draft | None:
     """A blocking link between two issues of a project that are not linked yet."""
     pool = x.memo("open_top_level", lambda: [
         r for r in x.issues if x.active_issue(r) and r["parent_id"] is None and r["status"] != DONE])
-    src = pick(pool, rng, i)
+    src = nth(pool, rng, i)
     if src is None:
         return None
     linked = set(x.blockers.get(src["id"], [])) | {k["blocked_issue_id"] for k in x.links if k["issue_id"] == src["id"]}
-    dst = pick([r for r in pool if r["project_id"] == src["project_id"] and r["id"] != src["id"]
+    dst = nth([r for r in pool if r["project_id"] == src["project_id"] and r["id"] != src["id"]
                 and r["id"] not in linked], rng, i)
     if dst is None:
         return None

@@ -5,10 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from arena.authoring import Draft, FormattedValue, Intent, calls, goal, ref, scope, state, step, writes
-from arena.core.task import EntityRef
-from arena.gyms.tracker._common import PROJECT_ADMIN, Index, pick, prefer, said
-from arena.gyms.tracker._rules import DONE
+from arena.authoring import Draft, EntityRef, FormattedValue, Intent, calls, goal, nth, ref, scope, state, step, writes
+from arena.gyms.tracker.rules import DONE
+from arena.gyms.tracker.tasks_common import PROJECT_ADMIN, Index, prefer, said
 from arena.gyms.tracker.world import CLOCK_START, MONTHS
 
 TODAY = CLOCK_START[:10]
@@ -57,7 +56,7 @@ def _legacy_date(iso: str, i: int) -> str:
 
 def release(x: Index, rng: random.Random, i: int) -> Draft | None:
     """Release a version without blockers on a date the requester writes the old way; blockers checked first."""
-    version = pick(_unreleased(x, blocked=False), rng, i)
+    version = nth(_unreleased(x, blocked=False), rng, i)
     if version is None:
         return None
     vid, vname = version["id"], version["name"]
@@ -86,7 +85,7 @@ def release(x: Index, rng: random.Random, i: int) -> Draft | None:
 
 def release_blocked(x: Index, rng: random.Random, i: int) -> Draft | None:
     """Ship a version whose issues are blocked by open ones: name the blockers, release nothing."""
-    version = pick(_unreleased(x, blocked=True), rng, i)
+    version = nth(_unreleased(x, blocked=True), rng, i)
     if version is None:
         return None
     vid, vname = version["id"], version["name"]
@@ -115,7 +114,7 @@ def release_status(x: Index, rng: random.Random, i: int) -> Draft | None:
     """Whether and when a version shipped, for a customer; the index may say unreleased, the date may be legacy."""
     pool = [v for v in x.versions if v["status"] == "released"]
     good = [v for v in pool if v["index_status"] != v["status"] or to_iso(v["release_date"]) != v["release_date"]]
-    version = pick(prefer(pool, good), rng, i)
+    version = nth(prefer(pool, good), rng, i)
     if version is None:
         return None
     vid, vname, raw = version["id"], version["name"], version["release_date"]

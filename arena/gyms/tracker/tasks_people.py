@@ -5,10 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from arena.authoring import Draft, Intent, calls, goal, ref, scope, state, step, writes
-from arena.core.task import EntityRef
-from arena.gyms.tracker._common import PROJECT_ADMIN, SITE_ADMIN, Index, issue_ref, pick, prefer, said, user_ref
-from arena.gyms.tracker._rules import DONE
+from arena.authoring import Draft, EntityRef, Intent, calls, goal, nth, ref, scope, state, step, writes
+from arena.gyms.tracker.rules import DONE
+from arena.gyms.tracker.tasks_common import PROJECT_ADMIN, SITE_ADMIN, Index, issue_ref, prefer, said, user_ref
 
 ISSUE_COLS = ["assignee_id", "updated"]
 """What an assignment changes on an issue."""
@@ -18,7 +17,7 @@ def subtask_by_key(x: Index, rng: random.Random, i: int) -> Draft | None:
     """Assign a sub-task given by key (often missing from search) to a user named with a hint."""
     pool = x.memo("open_subtasks", lambda: [
         r for r in x.issues if x.active_issue(r) and r["parent_id"] and r["status"] != DONE])
-    issue = pick(prefer(pool, [r for r in pool if not r["indexed"]]), rng, i)
+    issue = nth(prefer(pool, [r for r in pool if not r["indexed"]]), rng, i)
     if issue is None:
         return None
     user = next(u for u in x.pick_users(rng) if u["id"] != issue["assignee_id"])
@@ -48,7 +47,7 @@ def bulk_assign(x: Index, rng: random.Random, i: int) -> Draft | None:
     """Assign the open sub-tasks of an issue (closed ones stay as they are) to a user named with a hint."""
     pool = x.memo("bulk_parents", lambda: [
         r for r in x.issues if x.active_issue(r) and len(x.open_subtasks(r["id"])) >= 2])
-    parent = pick(prefer(pool, [r for r in pool if len(x.open_subtasks(r["id"])) < len(x.subtasks[r["id"]])]), rng, i)
+    parent = nth(prefer(pool, [r for r in pool if len(x.open_subtasks(r["id"])) < len(x.subtasks[r["id"]])]), rng, i)
     if parent is None:
         return None
     user = x.pick_users(rng)[0]
@@ -91,7 +90,7 @@ def _group_ref(name: str, group: str) -> EntityRef:
 def add_to_group(x: Index, rng: random.Random, i: int) -> Draft | None:
     """Add a user named with a hint (a namesake may exist) to a company-wide group."""
     user = x.pick_users(rng)[i % 10]
-    group = pick([g for g in _global_groups(x) if g["id"] not in x.user_groups.get(user["id"], [])], rng, i)
+    group = nth([g for g in _global_groups(x) if g["id"] not in x.user_groups.get(user["id"], [])], rng, i)
     if group is None:
         return None
     uid, name, gid, gname = user["id"], user["display_name"], group["id"], group["name"]
@@ -127,13 +126,13 @@ def move_between_groups(x: Index, rng: random.Random, i: int) -> Draft | None:
     gids = {g["id"] for g in globals_}
     pool = [u for u in x.pick_users(rng) if len(x.user_groups.get(u["id"], [])) >= 2
             and any(g in gids for g in x.user_groups[u["id"]])]
-    user = pick(pool[:40], rng, i)
+    user = nth(pool[:40], rng, i)
     if user is None:
         return None
     uid, name = user["id"], user["display_name"]
     current = x.user_groups[uid]
     src = x.group[next(g for g in current if g in gids)]
-    dst = pick([g for g in globals_ if g["id"] not in current], rng, i)
+    dst = nth([g for g in globals_ if g["id"] not in current], rng, i)
     if dst is None:
         return None
     membership = next(m["id"] for m in x.members if m["user_id"] == uid and m["group_id"] == src["id"])
@@ -170,7 +169,7 @@ def already_member(x: Index, rng: random.Random, i: int) -> Draft | None:
     """Add a user to a group they already belong to: say so, change nothing."""
     gids = {g["id"] for g in _global_groups(x)}
     pool = [u for u in x.pick_users(rng) if any(g in gids for g in x.user_groups.get(u["id"], []))]
-    user = pick(pool[:40], rng, i)
+    user = nth(pool[:40], rng, i)
     if user is None:
         return None
     uid, name = user["id"], user["display_name"]

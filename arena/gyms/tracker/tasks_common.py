@@ -1,4 +1,4 @@
-"""What the tracker's templates share beyond the kit: personas, an index of the world, references, picks."""
+"""What the tracker's templates share beyond the kit: personas, an index of the world, references."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from arena.authoring import Draft, Fault, Persona, WorldView, ref, says
-from arena.core.task import EntityRef, ResponseAssertion
-from arena.gyms.tracker._rules import DONE, ROLES, WORKFLOWS
+from arena.authoring import Draft, EntityRef, Fault, Persona, ResponseAssertion, WorldView, ref, says
+from arena.gyms.tracker.rules import DONE, ROLES, WORKFLOWS
 from arena.gyms.tracker.world import TrackerKnobs
 
 View = WorldView[TrackerKnobs]
@@ -36,7 +35,12 @@ class Index:
     def __init__(self, w: View) -> None:
         self.knobs = w.knobs
         self.memo = w.memo
+        cached = {r["id"]: r["status"] for r in w.rows("SELECT id, json_extract(summary, '$.status') AS status "
+                                                        "FROM search_index WHERE entity IN ('issue', 'version')")}
         self.issues = w.rows("SELECT * FROM issues ORDER BY rowid")
+        for row in self.issues:  # what the search index shows of it: indexed or not, and the cached status
+            row["indexed"] = int(row["id"] in cached)
+            row["index_status"] = cached.get(row["id"], row["status"])
         self.issue = {r["id"]: r for r in self.issues}
         self.users = w.rows("SELECT * FROM users ORDER BY rowid")
         self.user = {r["id"]: r for r in self.users}
@@ -45,6 +49,8 @@ class Index:
         self.projects = w.rows("SELECT * FROM projects ORDER BY rowid")
         self.project = {r["id"]: r for r in self.projects}
         self.versions = w.rows("SELECT * FROM versions ORDER BY rowid")
+        for row in self.versions:
+            row["index_status"] = cached[row["id"]]
         self.levels = w.rows("SELECT * FROM security_levels ORDER BY rowid")
         self.level = {r["id"]: r for r in self.levels}
         self.schemes = w.rows("SELECT * FROM security_schemes ORDER BY rowid")
@@ -132,15 +138,6 @@ def each(one: OneTask, *faults: Fault) -> Callable[[View, random.Random, int], l
         return drafts
 
     return build
-
-
-def pick(pool: list[T], rng: random.Random, i: int) -> T | None:
-    """Entry ``i`` of a shuffled ``pool`` (wrapping around), ``None`` when the pool is empty."""
-    if not pool:
-        return None
-    order = list(pool)
-    rng.shuffle(order)
-    return order[i % len(order)]
 
 
 def prefer(pool: list[T], good: list[T]) -> list[T]:

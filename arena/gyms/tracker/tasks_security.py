@@ -9,9 +9,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from arena.authoring import Draft, Intent, calls, goal, ref, scope, state, step, writes
-from arena.gyms.tracker._common import PROJECT_ADMIN, Index, issue_ref, pick, said, user_ref
-from arena.gyms.tracker._rules import DONE
+from arena.authoring import Draft, Intent, calls, goal, nth, ref, scope, state, step, writes
+from arena.gyms.tracker.rules import DONE
+from arena.gyms.tracker.tasks_common import PROJECT_ADMIN, Index, issue_ref, said, user_ref
 
 DEEPEST = 3
 """The longest chain: no grant, no scheme applied, no level for the group."""
@@ -35,11 +35,11 @@ def chain_state(x: Index, project: dict[str, Any]) -> int:
 def restrict(x: Index, rng: random.Random, i: int) -> Draft | None:
     """Restrict an issue to a group: task ``i`` walks a chain of ``1 + i mod prerequisite_depth`` missing links."""
     depth = 1 + i % (x.knobs.prerequisite_depth or DEEPEST)
-    key = pick([p["id"] for p in x.projects if not p["archived"] and chain_state(x, p) == depth], rng, i)
+    key = nth([p["id"] for p in x.projects if not p["archived"] and chain_state(x, p) == depth], rng, i)
     if key is None:
         return None
     project = x.project[key]
-    issue = pick([r for r in x.issues if r["project_id"] == key and r["parent_id"] is None
+    issue = nth([r for r in x.issues if r["project_id"] == key and r["parent_id"] is None
                   and r["security_level_id"] is None and r["status"] != DONE], rng, i)
     if issue is None:
         return None
@@ -108,7 +108,7 @@ def restrict(x: Index, rng: random.Random, i: int) -> Draft | None:
 
 def restricted_inquiry(x: Index, rng: random.Random, i: int) -> Draft | None:
     """A requester outside the group asks what a restricted issue is about: decline without revealing it."""
-    issue = pick([r for r in x.issues if r["security_level_id"] and not x.project[r["project_id"]]["archived"]], rng, i)
+    issue = nth([r for r in x.issues if r["security_level_id"] and not x.project[r["project_id"]]["archived"]], rng, i)
     if issue is None:
         return None
     level = x.level[issue["security_level_id"]]
