@@ -46,7 +46,7 @@ from arena.authoring.knobs import (
     targetable_kinds,
 )
 from arena.authoring.picks import mix, nth, pick, pick_where
-from arena.authoring.records import fetch, select
+from arena.authoring.records import fetch, insert_rows, select
 from arena.authoring.reply_rules import guard_replies
 from arena.authoring.search import SEARCH_LIMIT, IndexRow, add_to_index, index_row, search, write_index
 from arena.authoring.splits import assign_splits
@@ -110,6 +110,7 @@ __all__ = [
     "guard_replies",
     "index_row",
     "inject",
+    "insert_rows",
     "iso_date",
     "kind_refusal",
     "knob_refusal",

@@ -1,9 +1,13 @@
-"""Reading records, one way for tools and templates: a query's rows as dicts, a record by id or ``NotFound``."""
+"""Records, one way for every gym: generated rows written, a query's rows read as dicts, a record by id.
+
+:func:`insert_rows` writes a generated world's rows, :func:`select` reads a query's rows as dicts and :func:`fetch` a
+record by its id, or raises ``NotFound`` naming it.
+"""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from arena.core.toolkit import NotFound, ToolContext
@@ -34,3 +38,12 @@ def fetch(source: ToolContext | sqlite3.Connection, table: str, record_id: str, 
     if not found:
         raise NotFound(f"{entity or table} {record_id!r} not found")
     return found[0]
+
+
+def insert_rows(conn: sqlite3.Connection, tables: Mapping[str, Iterable[Sequence[Any]]]) -> None:
+    """Write a generated world's rows, table by table in the mapping's order, each row in its table's column order."""
+    for table, rows in tables.items():
+        batch = [tuple(row) for row in rows]
+        if batch:
+            marks = ", ".join("?" * len(batch[0]))
+            conn.executemany(f'INSERT INTO "{table}" VALUES ({marks})', batch)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
-from arena.authoring import IndexRow, index_row, legacy_date
+from arena.authoring import IndexRow, index_row, insert_rows, legacy_date
 
 from . import world_names as names
 from .rules import canonical_phone, legacy_amount, legacy_phone
@@ -72,10 +72,7 @@ class Generator:
         self._history_and_flags()
         self.rows["currency_rates"] = list(RATES)
         self.rows["settings"] = [("discount_threshold_pct", f"{self.knobs.discount_threshold:g}")]
-        for table, rows in self.rows.items():
-            if rows:
-                marks = ", ".join("?" * len(rows[0]))
-                conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+        insert_rows(conn, self.rows)
 
     def _day(self, start: date, end: date) -> date:
         return start + timedelta(days=self.rng.randint(0, max(0, (end - start).days)))

@@ -10,8 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
-from arena.authoring import GymKnobs, IndexRow, cents, index_row, legacy_date, parse_knobs, write_index
-from arena.core.domain import Knobs
+from arena.authoring import GymKnobs, IndexRow, cents, index_row, insert_rows, legacy_date, parse_knobs, write_index
 from arena.gyms.helpdesk.rules import CLOCK_START, TODAY, convert
 from arena.gyms.helpdesk.world_catalog import (
     CARRIERS,
@@ -354,7 +353,7 @@ def _search_index(conn: sqlite3.Connection, b: _Builder) -> None:
     write_index(conn, rows)
 
 
-def build_world(seed: int, knobs: Knobs | HelpdeskKnobs) -> sqlite3.Connection:
+def build_world(seed: int, knobs: Mapping[str, Any] | HelpdeskKnobs) -> sqlite3.Connection:
     """Generate the helpdesk world for ``seed`` and ``knobs`` into an in-memory database.
 
     Args:
@@ -383,9 +382,7 @@ def build_world(seed: int, knobs: Knobs | HelpdeskKnobs) -> sqlite3.Connection:
     _tickets(b, orders, names)
     conn = sqlite3.connect(":memory:")
     conn.executescript(SCHEMA)
-    for table, rows in b.rows.items():
-        marks = ", ".join("?" * len(rows[0]))
-        conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    insert_rows(conn, b.rows)
     _search_index(conn, b)
     conn.commit()
     return conn

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
-from arena.authoring import GymKnobs, IndexRow, index_row, legacy_date, parse_knobs, write_index
+from arena.authoring import GymKnobs, IndexRow, index_row, insert_rows, legacy_date, parse_knobs, write_index
 from arena.gyms.procurement.rules import PRICE_TOLERANCE, TODAY, convert, required_approvals, tax_document_type
 
 
@@ -152,9 +152,7 @@ class _Generator:
         return day.isoformat()
 
     def insert(self, table: str, rows: list[tuple[Any, ...]]) -> None:
-        if rows:
-            marks = ",".join("?" * len(rows[0]))
-            self.conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+        insert_rows(self.conn, {table: rows})
 
     def cached_status(self, real: str, choices: tuple[str, ...]) -> str:
         """The status the search index caches: stale (another status) at the knob's rate."""

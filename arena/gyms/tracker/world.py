@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import Field
 
-from arena.authoring import GymKnobs, IndexRow, index_row, write_index
+from arena.authoring import GymKnobs, IndexRow, index_row, insert_rows, write_index
 from arena.gyms.tracker.rules import DONE, STATUSES, WORKFLOWS
 
 CLOCK_START = "2025-06-02T09:00:00"
@@ -151,9 +151,7 @@ def build_world(seed: int, knobs: TrackerKnobs) -> sqlite3.Connection:
     index = _search_index(g)
     conn = sqlite3.connect(":memory:")
     conn.executescript(SCHEMA)
-    for table, rows in g.rows.items():
-        marks = ",".join("?" * len(rows[0]))
-        conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    insert_rows(conn, g.rows)
     write_index(conn, index)
     conn.commit()
     return conn
