@@ -46,10 +46,11 @@ from arena.core.domains import BUILTIN_DOMAINS
 from arena.core.pack import build_pack
 from arena.serve import GymService
 for name in [*BUILTIN_DOMAINS, *sys.argv[1:]]:  # one gold episode per gym (and the served one, if outside
-    # gymloop), so lazily imported modules are found too
+    # gymloop), so lazily imported modules are found too; started as the operator, who may start any task of
+    # either split
     service = GymService(build_pack(name, seed=0))
     task = service.pack.tasks[0]
-    handle, _ = service.start(task.id, 0)
+    handle, _ = service.start(task.id, 0, operator=True)
     for step in task.gold.steps:
         service.call(handle, step.tool, dict(step.arguments))
     service.finish(handle, task.gold.reply)
