@@ -13,7 +13,8 @@ sealed part is judged once, at the end.
 Run: python -m bench.bench_reply_corpus [--part dev|sealed|all] [--list]   (exit 1 when a target is missed)
 
 The replies state the facts of their episodes. ``episodes.json`` keeps a digest of each episode's prompt and tool
-results as they were when the replies were written; ``--changed`` lists the episodes whose facts changed since
+results as they were when the replies were written; ``--changed`` lists the episodes (of both parts) whose facts
+changed since
 (a gym's world or tasks changed at these seeds). Their replies must be re-read and rewritten before
 ``--write-digests`` records the new digests.
 """
@@ -186,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--part", choices=("dev", "sealed", "all"), default="dev", help="which part (default dev)")
     parser.add_argument("--list", action="store_true", help="also print every misjudged reply of the part")
-    parser.add_argument("--changed", action="store_true", help="list the episodes whose facts changed; judge nothing")
+    parser.add_argument("--changed", action="store_true",
+                        help="list the episodes (of both parts) whose facts changed; judge nothing")
     parser.add_argument("--write-digests", action="store_true",
                         help="record every episode's current digest (only after re-reading their replies)")
     args = parser.parse_args(argv)
@@ -201,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {len(digests)} episode digests to {DIGESTS}")
         return 0
     if args.changed:
-        changed = changed_episodes(cases, json.loads(DIGESTS.read_text()))
+        changed = changed_episodes(load_cases("all"), json.loads(DIGESTS.read_text()))
         print("\n".join(changed) or "no episode changed")
         return 1 if changed else 0
     started = time.perf_counter()
