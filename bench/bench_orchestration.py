@@ -33,13 +33,13 @@ def bare_round(settings: Any, out: Path) -> int:
     from flows import steps
     from trainers import GRPOTrainer, save_reference
 
-    packs = [build_pack(d, seed=0) for d in settings.domains]
+    packs = [build_pack(d, seed=0) for d in settings.gyms.domains]
     suite = steps.heldout_keys(packs, settings)
     ref = save_reference(PolicyParams.initial(), out)
     before = run_episodes(ReferencePolicy(PolicyParams.load(ref.artifact or "")), packs, suite)
-    report = steps.diagnose_round(before, packs, None, 0, settings.seed)
-    config = CurriculumConfig(strategy=settings.strategy, budget=settings.wave_budget, k=settings.train_k,
-                              seed=settings.seed * 1000)
+    report = steps.diagnose_round(before, packs, None, 0, settings.curriculum.seed)
+    plan = settings.curriculum
+    config = CurriculumConfig(strategy=plan.strategy, budget=plan.wave_budget, k=plan.train_k, seed=plan.seed * 1000)
     wave = plan_wave(report, task_refs(packs), History(), config)
     train = run_episodes(ReferencePolicy(PolicyParams.load(ref.artifact or "")), packs, steps.wave_keys(wave, 0),
                          RolloutConfig())

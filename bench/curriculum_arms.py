@@ -58,10 +58,10 @@ class LoopSettings:
 
     def campaign(self, arm: str, seed: int, home: Path, domains: Sequence[str]) -> GymloopSettings:
         """The settings a campaign of this arm would run with (the gate opened: baseline once, band 0-1)."""
-        return GymloopSettings(
+        return GymloopSettings.model_validate(dict(
             home=home, domains=list(domains), seed=seed, arm=arm, strategy="targeted", wave_budget=self.budget,
             train_k=self.k, variants_per_round=self.variants_per_round, tasks_per_variant=self.tasks_per_variant,
-            gate_k=1, gate_band_min=0, gate_band_max=1, credit=self.credit, trainer="builtin")
+            gate_k=1, gate_band_min=0, gate_band_max=1, credit=self.credit, trainer="builtin"))
 
 
 @dataclass
@@ -162,9 +162,9 @@ class Cell:
             round_index: The round.
         """
         packs = [p for p in self.base if p.id in {r.pack_id for r in held}]
-        report = steps.diagnose_round(held, packs, previous, round_index, settings.seed)
+        report = steps.diagnose_round(held, packs, previous, round_index, settings.curriculum.seed)
         requests = steps.variant_requests(settings, report, self.base, round_index, pool, params,
-                                          f"{self.name}/{settings.arm}/{settings.seed}/{params.content_hash()}")
+                                          f"{self.name}/{settings.curriculum.arm}/{settings.curriculum.seed}/{params.content_hash()}")
         variants: list[Pack] = []
         candidates = 0
         known = {t.pack_id for t in pool}
@@ -210,6 +210,6 @@ class Cell:
             held = self.evaluate(params, packs)
             if arm == "targeted":
                 after = steps.diagnose_round(held, [p for p in self.base if p.id in {r.pack_id for r in held}],
-                                             planned.report, rnd + 1, settings.seed)
+                                             planned.report, rnd + 1, settings.curriculum.seed)
                 result.targeted_rates.append(targeted_changes(planned.report, after, wave))
         return result

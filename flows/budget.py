@@ -21,8 +21,8 @@ def spent(summaries: Iterable[dict[str, Any]]) -> tuple[float, float]:
 def budget_stop(settings: GymloopSettings, summaries: Iterable[dict[str, Any]]) -> str | None:
     """Why the campaign must stop for its budget (``None`` while it may run another round)."""
     tokens, cost = spent(summaries)
-    if settings.token_budget is not None and tokens >= settings.token_budget:
-        return f"token budget reached: {tokens:.0f} tokens used, budget {settings.token_budget}"
-    if settings.cost_budget is not None and cost >= settings.cost_budget:
-        return f"cost budget reached: ${cost:.4f} used, budget ${settings.cost_budget:g}"
+    if settings.stop.token_budget is not None and tokens >= settings.stop.token_budget:
+        return f"token budget reached: {tokens:.0f} tokens used, budget {settings.stop.token_budget}"
+    if settings.stop.cost_budget is not None and cost >= settings.stop.cost_budget:
+        return f"cost budget reached: ${cost:.4f} used, budget ${settings.stop.cost_budget:g}"
     return None

@@ -50,8 +50,9 @@ def campaign(params: CampaignParams) -> CampaignOutcome:
     with flow_run_tracked():
         settings = load_settings(**params.overrides)
         registry = open_registry(settings)
-        with campaign_lease(registry, params.campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
-            return drive(params, settings, registry, limit=params.rounds or settings.max_rounds, stop_rules=True)
+        runner = settings.runner
+        with campaign_lease(registry, params.campaign, ttl_s=runner.lease_ttl_s, wait_s=runner.lease_wait_s):
+            return drive(params, settings, registry, limit=params.rounds or settings.stop.max_rounds, stop_rules=True)
 
 
 @flow(name="next-round", flow_run_name=prefect_view.campaign_run_name)
@@ -60,7 +61,8 @@ def next_round(params: CampaignParams) -> CampaignOutcome:
     with flow_run_tracked():
         settings = load_settings(**params.overrides)
         registry = open_registry(settings)
-        with campaign_lease(registry, params.campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
+        runner = settings.runner
+        with campaign_lease(registry, params.campaign, ttl_s=runner.lease_ttl_s, wait_s=runner.lease_wait_s):
             return drive(params, settings, registry, limit=1, stop_rules=False)
 
 
@@ -69,7 +71,7 @@ def campaign_arms(registry: Registry, params: CampaignParams, settings: GymloopS
     info = registry.find_campaign(params.campaign)
     names: list[Any] = [a.name for a in registry.arms(info.id)] if info is not None else []
     if not names:
-        names = [settings.arm]
+        names = [settings.curriculum.arm]
     if params.control != "none" and params.control not in names:
         names.append(params.control)
     return sorted(names, key=lambda n: n != TARGETED_ARM)
@@ -83,8 +85,8 @@ def _result(summary: dict[str, Any]) -> RoundResult:
 
 def stop_reason(settings: GymloopSettings, summaries: list[dict[str, Any]], max_rounds: int) -> str | None:
     """Why an arm stops now, read over every finished round of it (``None`` while it may run another)."""
-    rules = StopRules(plateau_rounds=settings.plateau_rounds, plateau_lift=settings.plateau_lift,
-                      target_pass_rate=settings.target_pass_rate, max_episodes=settings.episode_budget,
+    rules = StopRules(plateau_rounds=settings.stop.plateau_rounds, plateau_lift=settings.stop.plateau_lift,
+                      target_pass_rate=settings.stop.target_pass_rate, max_episodes=settings.stop.episode_budget,
                       max_rounds=max_rounds)
     decision = should_stop([_result(s) for s in summaries], rules)
     return decision.reason if decision.stop else budget_stop(settings, summaries)

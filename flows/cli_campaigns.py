@@ -94,7 +94,7 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
         lift = {"lift": first.lift, "lift_low": first.lift_low, "lift_high": first.lift_high}
     else:
         first, last = summaries[0], summaries[-1]
-        _, _, value, low, high = steps.campaign_lift(registry, name, settings.seed, arm)
+        _, _, value, low, high = steps.campaign_lift(registry, name, settings.curriculum.seed, arm)
         lift = {"lift": value, "lift_low": low, "lift_high": high}
     report = round_report(registry, last.round_id)
     kinds = report.kinds if report is not None else []
@@ -187,7 +187,7 @@ def _printed(model: str, settings: GymloopSettings) -> str:
     from flows.model_spec import builtin
 
     try:
-        spec = parse_model_id(model, api_base=settings.api_base)
+        spec = parse_model_id(model, api_base=settings.models.api_base)
         return builtin(spec).ref if spec.form == "builtin" else model
     except ModelIdError as exc:
         raise CliError(str(exc), prefix="bad option --model") from None

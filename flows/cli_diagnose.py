@@ -69,7 +69,7 @@ def _episode_context(episodes: Path, packs_dir: Path | None, console: Console) -
     from flows.settings import cli_settings
 
     wanted = EpisodePacks.of(iter_episodes_jsonl(episodes))
-    store_root = cli_settings().home / "packs"
+    store_root = cli_settings().store.home / "packs"
     try:
         found = find_packs(wanted, packs_dir=packs_dir, store_root=store_root)
     except FileNotFoundError as exc:

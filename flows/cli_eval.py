@@ -118,7 +118,7 @@ def eval_command(
                              "tasks": task, "eval_k": k, "eval_seeds": seeds, "max_concurrency": max_concurrency,
                              "max_model_failures": max_model_failures, "max_invalid_share": max_invalid_share},
                             EVAL_FLAGS)
-    domains = settings.domains
+    domains = settings.gyms.domains
     unknown = [d for d in domains if d not in available_domains()]
     if unknown:
         raise typer.BadParameter(f"unknown domain(s) {unknown}; built-in: {available_domains()}", param_hint="--domain")
@@ -132,19 +132,20 @@ def eval_command(
         agent = preflight_or_exit(spec, settings, console, params_path=params)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--params") from None
-    k = settings.eval_k
+    k = settings.evaluation.eval_k
     llm = isinstance(agent, LiteLLMAgent)
     packs = [build_pack(d, seed=0) for d in domains]
     try:
-        check_focus(packs, settings.tasks, heldout=split != "train")
+        check_focus(packs, settings.gyms.tasks, heldout=split != "train")
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--task") from None
-    chosen = [t.id for p in packs for t in p.tasks if in_focus(t.id, settings.tasks)] if settings.tasks else None
+    focus = settings.gyms.tasks
+    chosen = [t.id for p in packs for t in p.tasks if in_focus(t.id, focus)] if focus else None
     config = RolloutConfig(
-        seeds=settings.eval_seeds, k=k, split=None if split == "all" else split, task_ids=chosen,
+        seeds=settings.evaluation.eval_seeds, k=k, split=None if split == "all" else split, task_ids=chosen,
         executor="process" if workers > 1 else "inline", workers=workers,
-        max_concurrency=settings.max_concurrency if llm else 1,
-        max_model_failures=settings.max_model_failures if llm else None,
+        max_concurrency=settings.runner.max_concurrency if llm else 1,
+        max_model_failures=settings.runner.max_model_failures if llm else None,
     )
     total = len(plan_episodes(packs, config))
     try:
@@ -169,7 +170,7 @@ def eval_command(
             bar = progress.add_task(f"evaluating {agent.model_ref}", total=total)
             records = run_rollouts(agent, packs, config, on_episode=finished, stop=stop)
     except ModelUnavailable as exc:
-        where = mask_url(settings.api_base) if settings.api_base else "the provider's default endpoint"
+        where = mask_url(settings.models.api_base) if settings.models.api_base else "the provider's default endpoint"
         raise CliError(f"{exc.reason}; {len(exc.records)} episodes written to {out}",
                        exit_code=MODEL_UNAVAILABLE_EXIT,
                        prefix=f"model {spec.name} at {where} stopped the evaluation") from exc
@@ -183,13 +184,13 @@ def eval_command(
     groups.update({f"category {n}": m for n, m in metrics_by(records, lambda r: [r.category], k=k).items()})
     overall = groups["all"]
     complaint = invalid_share_message(overall.episodes + overall.invalid, overall.invalid_causes,
-                                      settings.max_invalid_share,
+                                      settings.evaluation.max_invalid_share,
                                       "evaluation")
     if as_json:
         data: dict[str, Any] = {"model": agent.model_ref, "split": split, "k": k, "episodes_file": str(out),
                                 "valid": overall.episodes, "invalid": overall.invalid,
                                 "invalid_causes": overall.invalid_causes,
-                                "max_invalid_share": settings.max_invalid_share, "error": complaint,
+                                "max_invalid_share": settings.evaluation.max_invalid_share, "error": complaint,
                                 "groups": {name: m.model_dump(mode="json") for name, m in groups.items()}}
         print_json(data)
     else:

@@ -40,7 +40,7 @@ def serve(
     from flows.settings import cli_settings
 
     settings = cli_settings()
-    token = settings.serve_token
+    token = settings.serving.serve_token
     try:
         check_bind(host, token)
     except ServeAuthError as exc:
@@ -49,7 +49,7 @@ def serve(
             else "no token (loopback only); set GYMLOOP_SERVE_TOKEN to require 'Authorization: Bearer <token>'")
     console.print(f"gymloop factory on http://{host}:{port}/v1\nauth: {auth}", highlight=False, soft_wrap=True)
     factory = LocalFactory(baselines=baseline_lookup(settings, served=True))
-    app_ = create_app(factory, token=token, host=host, extra_hosts=settings.serve_allowed_hosts)
+    app_ = create_app(factory, token=token, host=host, extra_hosts=settings.serving.serve_allowed_hosts)
     uvicorn.run(app_, host=host, port=port, log_level="info")
 
 
@@ -112,9 +112,9 @@ def request(
                        "set api_base (GYMLOOP_API_BASE) to the URL and give the model as gymloop prints it, masked",
                        prefix="bad option")
     settings = cli_settings()
-    extra = {} if (url or settings.factory_url) else {"baselines": baseline_lookup(settings, served=False)}
+    extra = {} if (url or settings.gate.factory_url) else {"baselines": baseline_lookup(settings, served=False)}
     try:
-        client = make_factory_client(url or settings.factory_url, token=settings.factory_token, **extra)
+        client = make_factory_client(url or settings.gate.factory_url, token=settings.gate.factory_token, **extra)
     except ValueError as exc:
         raise CliError(f"--url: {exc}", prefix="bad option") from None
     try:

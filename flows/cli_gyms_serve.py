@@ -60,22 +60,22 @@ def serve(
         if transport not in ("stdio", "http"):
             raise ServeError(f"--transport {transport!r} is not one of stdio, http")
         if docker:
-            _serve_docker(target, image, port, settings.serve_token, settings.serve_operator_token)
+            _serve_docker(target, image, port, settings.serving.serve_token, settings.serving.serve_operator_token)
             return
         try:
-            limits = ServeLimits(max_episodes=max_sessions, client_episodes=settings.serve_client_episodes,
-                                 idle_timeout_s=settings.serve_idle_timeout_s)
+            limits = ServeLimits(max_episodes=max_sessions, client_episodes=settings.serving.serve_client_episodes,
+                                 idle_timeout_s=settings.serving.serve_idle_timeout_s)
         except ValidationError as exc:
             raise ServeError(f"--max-sessions {max_sessions}: {exc.errors()[0]['msg']}") from None
-        service = GymService(resolve_pack(target), limits=limits, operator_token=settings.serve_operator_token)
+        service = GymService(resolve_pack(target), limits=limits, operator_token=settings.serving.serve_operator_token)
         if transport == "stdio":
             serve_stdio(service)
             return
-        check_bind(host, settings.serve_token)
-        console.print(serve_banner(service.name, host, port, openenv, settings.serve_token is not None,
-                                   settings.serve_operator_token is not None), highlight=False, soft_wrap=True)
-        serve_http(service, host=host, port=port, token=settings.serve_token, openenv=openenv,
-                   allowed_hosts=settings.serve_allowed_hosts)
+        check_bind(host, settings.serving.serve_token)
+        console.print(serve_banner(service.name, host, port, openenv, settings.serving.serve_token is not None,
+                                   settings.serving.serve_operator_token is not None), highlight=False, soft_wrap=True)
+        serve_http(service, host=host, port=port, token=settings.serving.serve_token, openenv=openenv,
+                   allowed_hosts=settings.serving.serve_allowed_hosts)
     except (ServeError, ServeAuthError) as exc:
         raise _fail(str(exc)) from exc
 

@@ -37,7 +37,7 @@ def _open(url: str | None, home: Path | None, *, auto_upgrade: bool) -> Registry
 
     settings = _settings(**({"home": str(home)} if home else {}))
     url = url or settings.resolved_registry_url()
-    home = home or settings.home
+    home = home or settings.store.home
     if not auto_upgrade and url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
         raise CliError(f"no registry at {url} yet (create it: gymloop registry upgrade)", exit_code=1)
     try:

@@ -99,7 +99,7 @@ def _lease(campaign: str, overrides: dict[str, Any]) -> Iterator[None]:
     settings = _settings(**overrides)
     try:
         registry = open_registry(settings)
-        with campaign_lease(registry, campaign, ttl_s=settings.lease_ttl_s, wait_s=settings.lease_wait_s):
+        with campaign_lease(registry, campaign, ttl_s=settings.runner.lease_ttl_s, wait_s=settings.runner.lease_wait_s):
             yield
     except CampaignBusy as exc:
         raise CliError(str(exc), exit_code=3, prefix="not started") from exc
@@ -127,9 +127,9 @@ def _check_focus(settings: GymloopSettings) -> None:
     from flows import steps
     from flows.focus import check_focus
 
-    if settings.tasks:
+    if settings.gyms.tasks:
         try:
-            check_focus([steps.built_pack(d, 0) for d in settings.domains], settings.tasks)
+            check_focus([steps.built_pack(d, 0) for d in settings.gyms.domains], settings.gyms.tasks)
         except ValueError as exc:
             raise CliError(str(exc), prefix="bad setting") from None
 
@@ -170,7 +170,7 @@ def _campaign_lift(name: str, settings: GymloopSettings) -> dict[str, float]:
     from flows import steps
     from flows.registry_access import open_registry
 
-    before, after, lift, low, high = steps.campaign_lift(open_registry(settings), name, settings.seed)
+    before, after, lift, low, high = steps.campaign_lift(open_registry(settings), name, settings.curriculum.seed)
     return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high}
 
 
@@ -179,7 +179,7 @@ def _campaign_line(name: str, settings: GymloopSettings) -> str:
 
     lift = _campaign_lift(name, settings)
     return campaign_headline(name, lift["before"], lift["after"], lift["lift"], lift["lift_low"], lift["lift_high"],
-                             settings.tasks)
+                             settings.gyms.tasks)
 
 
 def _where(name: str, settings: GymloopSettings, home: Path | None = None) -> dict[str, str]:
@@ -187,7 +187,7 @@ def _where(name: str, settings: GymloopSettings, home: Path | None = None) -> di
     from arena.core.redact import mask_url
     from flows.round_tracking import runs_url
 
-    report = settings.home / "campaigns" / name / "report.md"
+    report = settings.store.home / "campaigns" / name / "report.md"
     home_env = f"GYMLOOP_HOME={home} " if home else ""
     remote = settings.resolved_mlflow_uri().startswith(("http://", "https://"))
     return {"report": str(report), "mlflow_uri": mask_url(settings.resolved_mlflow_uri()),
@@ -217,7 +217,7 @@ def _drive(params: CampaignParams, settings: GymloopSettings, progress_console: 
     from flows.run_guard import MeterColumn, guarded_run
 
     arms = campaign_arms(open_registry(settings), params, settings)
-    total = (params.rounds or settings.max_rounds if whole_campaign else 1) * len(arms)
+    total = (params.rounds or settings.stop.max_rounds if whole_campaign else 1) * len(arms)
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn())
     with guarded_run(settings, params.campaign, progress_console) as meter, \
             Progress(*columns, MeterColumn(meter), console=progress_console, transient=True) as progress:

@@ -63,7 +63,7 @@ def weakness_changes(settings: GymloopSettings, registry: Registry, round_info: 
                                              model_id=steps.stage_model(registry, round_info.id, steps.EVAL_AFTER)),
                      key=lambda r: (r.pack_id, r.task_id, r.seed, r.attempt))
     packs = [steps.load_pack(registry, pid) for pid in sorted({r.pack_id for r in records})]
-    after = steps.diagnose_round(records, packs, report, round_info.id, settings.seed)
+    after = steps.diagnose_round(records, packs, report, round_info.id, settings.curriculum.seed)
     out = []
     for w in chosen:
         match = next((a for a in after.weaknesses if _same_grain(a, w)), None)
@@ -88,7 +88,7 @@ def compare_round(settings: GymloopSettings, registry: Registry, campaign: str, 
         rounds[arm] = found
         after[arm] = steps.outcomes(registry, found.id, steps.EVAL_AFTER,
                                     steps.stage_model(registry, found.id, steps.EVAL_AFTER))
-    lift = paired_lift(after[control], after[TARGETED_ARM], seed=settings.seed)
+    lift = paired_lift(after[control], after[TARGETED_ARM], seed=settings.curriculum.seed)
     return ArmComparison(
         round_index=index, control=control,
         targeted_after=compute_metrics(after[TARGETED_ARM], rounds=1).pass_rate.value,

@@ -28,10 +28,10 @@ def baseline_lookup(settings: GymloopSettings, *, served: bool) -> BaselineLooku
         settings: Where the registry and the models folder are, and how models play (key, endpoint, sampling).
         served: The factory answers remote requests: only models its registry or models folder holds play.
     """
-    folder = ModelsFolder(settings.home / "models")
+    folder = ModelsFolder(settings.store.home / "models")
 
     def lookup(name: str) -> Agent | None:
-        model = parse_model_id(name, api_base=None if served else settings.api_base)
+        model = parse_model_id(name, api_base=None if served else settings.models.api_base)
         if model.form == "registered":
             return _registered(settings, model)
         agent = folder(name)

@@ -1,4 +1,4 @@
-"""A campaign's focus: the tasks its rounds practise and are judged on (``settings.tasks``).
+"""A campaign's focus: the tasks its rounds practise and are judged on (``settings.gyms.tasks``).
 
 Patterns are shell-style and match whole task ids (``issue_status-*``, ``refund_*-0[1-3]``); an empty list
 keeps every task. The same patterns choose the held-out suite, the tasks a wave may schedule (variants'
@@ -24,7 +24,7 @@ def check_focus(packs: Sequence[Pack], patterns: Sequence[str], *, heldout: bool
 
     Args:
         packs: The gyms' packs the patterns choose from.
-        patterns: The patterns (``settings.tasks``; empty: nothing to check).
+        patterns: The patterns (``settings.gyms.tasks``; empty: nothing to check).
         heldout: Whether the patterns must leave a held-out task (a campaign's suite; ``gymloop eval`` of the
             held-out split); an evaluation of the train split needs none.
 

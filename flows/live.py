@@ -130,9 +130,9 @@ def metering() -> Iterator[RolloutMeter]:
 def rollout_config(settings: GymloopSettings, agent: Agent) -> RolloutConfig:
     """A batch's rollout settings: LLM episodes run ``max_concurrency`` at a time behind the circuit breaker."""
     llm = agent.name == "litellm"
-    return RolloutConfig(executor="inline", max_concurrency=settings.max_concurrency if llm else 1,
-                         max_model_failures=settings.max_model_failures if llm else None,
-                         episode_timeout_s=max(30.0, settings.model_timeout_s * 4))
+    return RolloutConfig(executor="inline", max_concurrency=settings.runner.max_concurrency if llm else 1,
+                         max_model_failures=settings.runner.max_model_failures if llm else None,
+                         episode_timeout_s=max(30.0, settings.models.model_timeout_s * 4))
 
 
 def retry_unless_stopped(task: Any, task_run: Any, state: Any) -> bool:

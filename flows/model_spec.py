@@ -94,9 +94,9 @@ def _names_other_provider(model: str) -> bool:
 
 def llm_config(spec: ModelId, settings: GymloopSettings) -> LiteLLMConfig:
     """The LLM agent's configuration for an ``llm`` spec under ``settings`` (key, timeout, retries, request path)."""
-    choice = choose_client(spec, settings.model_client)
-    return LiteLLMConfig(model=spec.name, api_base=choice.api_base, api_key=settings.api_key,
-                         timeout_s=settings.model_timeout_s, max_retries=settings.model_retries,
+    choice = choose_client(spec, settings.models.model_client)
+    return LiteLLMConfig(model=spec.name, api_base=choice.api_base, api_key=settings.models.api_key,
+                         timeout_s=settings.models.model_timeout_s, max_retries=settings.models.model_retries,
                          client=choice.client)
 
 
@@ -105,7 +105,7 @@ def llm_config(spec: ModelId, settings: GymloopSettings) -> LiteLLMConfig:
 
 def settings_spec(settings: GymloopSettings) -> ModelId:
     """The model of the ``model`` setting (validated when the settings were read)."""
-    return parse_model_id(settings.model, api_base=settings.api_base)
+    return parse_model_id(settings.models.model, api_base=settings.models.api_base)
 
 
 def agent_for(spec: ModelId, settings: GymloopSettings, *, params_path: Path | None = None,
@@ -174,8 +174,9 @@ def local_checkpoint_agent(checkpoint: str, settings: GymloopSettings, *, sample
             ``local_train_sampling``; otherwise it decodes with ``local_eval_sampling`` (greedy by default).
     """
     return TransformersAgent(TransformersConfig(
-        checkpoint=checkpoint, max_new_tokens=settings.local_max_new_tokens, max_steps=settings.local_max_steps,
-        sampling=settings.local_train_sampling if sampled else settings.local_eval_sampling, seed=settings.seed))
+        checkpoint=checkpoint, max_new_tokens=settings.models.local_max_new_tokens,
+        max_steps=settings.models.local_max_steps, seed=settings.curriculum.seed,
+        sampling=settings.models.local_train_sampling if sampled else settings.evaluation.local_eval_sampling))
 
 
 def _llm_agent(spec: ModelId, settings: GymloopSettings, params_path: Path | None,
@@ -211,7 +212,7 @@ def local_model(info: ModelInfo, settings: GymloopSettings) -> ModelInfo:
     params = info.details.get("params")
     if info.kind != "reference" or not info.artifact or Path(info.artifact).is_file() or not params:
         return info
-    path = settings.home / "models" / Path(info.artifact).name
+    path = settings.store.home / "models" / Path(info.artifact).name
     if not path.is_file():
         restored = PolicyParams.model_validate(params)
         if info.params_hash and restored.content_hash() != info.params_hash:
@@ -235,7 +236,7 @@ def agent_for_model(info: ModelInfo, settings: GymloopSettings, *, sampled: bool
     """
     spec = registered_spec(info)
     if spec.form == "llm":  # the endpoint is where the settings send requests; the registry never stores it
-        return agent_for(spec.model_copy(update={"endpoint": settings.api_base}), settings)
+        return agent_for(spec.model_copy(update={"endpoint": settings.models.api_base}), settings)
     if spec.form == "transformers":
         return local_checkpoint_agent(spec.name, settings, sampled=sampled)
     artifact = local_model(info, settings).artifact
@@ -273,7 +274,7 @@ def _settings_registry(settings: GymloopSettings, spec: ModelId) -> Iterator[Reg
         raise ModelIdError(f"model {spec.label!r} names a registered version, but there is no registry at "
                              f"{mask_url(url)} (set GYMLOOP_HOME or registry_url to the one that holds it)")
     try:
-        registry = Registry(url, settings.home)
+        registry = Registry(url, settings.store.home)
     except RegistryError as exc:
         raise ModelIdError(f"model {spec.label!r}: {exc}") from exc
     try:
@@ -292,9 +293,9 @@ def register_start(registry: Registry, settings: GymloopSettings) -> ModelInfo:
         ModelIdError: A checkpoint folder that does not exist, or a registered version the registry lacks.
     """
     spec = settings_spec(settings)
-    start = PolicyParams.named(settings.reference_start) if spec.label == "reference" else builtin_params(spec)
+    start = PolicyParams.named(settings.models.reference_start) if spec.label == "reference" else builtin_params(spec)
     if start is not None:
-        ref = save_reference(start, settings.home / "models")
+        ref = save_reference(start, settings.store.home / "models")
         return registry.register_model(ref.name, ref.registry_version, kind=ref.kind, artifact=ref.artifact,
                                        params_hash=ref.params_hash, details={"params": start.model_dump(mode="json")})
     if spec.form == "builtin":

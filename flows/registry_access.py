@@ -24,4 +24,4 @@ def _registry(url: str, home: str) -> Registry:
 
 def open_registry(settings: GymloopSettings) -> Registry:
     """Open (once per process) the settings' registry and its pack store under the gymloop home."""
-    return _registry(settings.resolved_registry_url(), str(settings.home))
+    return _registry(settings.resolved_registry_url(), str(settings.store.home))

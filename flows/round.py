@@ -58,7 +58,7 @@ def run_batches(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[Epis
     batch_task = rollout_batch.with_options(name=prefect_view.STAGE_TASKS.get(stage, stage))
     overrides = {**ctx.params.overrides, "arm": ctx.arm}
     futures = [batch_task.submit(ctx.round.id, stage, model.id, batch, overrides)
-               for batch in steps.batches(keys, ctx.settings.batch_size)]
+               for batch in steps.batches(keys, ctx.settings.runner.batch_size)]
     ran: list[EpisodeRecord] = []
     meter = current_meter()
     for future in futures:
@@ -172,7 +172,8 @@ def _record(ctx: RoundContext, model_out: ModelInfo, report: WeaknessReport, var
     before = steps.outcomes(registry, rid, stages.EVAL_BEFORE, ctx.model_in.id)
     after = steps.outcomes(registry, rid, stages.EVAL_AFTER, model_out.id)
     train = steps.outcomes(registry, rid, stages.TRAIN, ctx.model_in.id)
-    metrics = steps.round_metrics(before, after, report, train, ctx.settings.eval_k, ctx.settings.seed)
+    metrics = steps.round_metrics(before, after, report, train, ctx.settings.evaluation.eval_k,
+                                  ctx.settings.curriculum.seed)
     metrics.update({f"seconds/{k}": v for k, v in seconds.items()})
     metrics["variants_added"] = float(len(variant_ids))
     wave = registry.wave(rid)

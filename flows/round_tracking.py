@@ -37,7 +37,7 @@ def tracker_for(settings: GymloopSettings, campaign: str, arm: str = TARGETED_AR
     uri = settings.resolved_mlflow_uri()
     check_reachable(uri)
     with store_setup_lock(uri):
-        return CampaignTracker(uri, campaign, settings.home / "mlartifacts", arm=arm)
+        return CampaignTracker(uri, campaign, settings.store.home / "mlartifacts", arm=arm)
 
 
 def registered_model_name(campaign: str, arm: str) -> str:
@@ -85,7 +85,7 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
     campaign, index, folder = ctx.campaign, ctx.index, ctx.folder
     tracker = tracker_for(settings, campaign, ctx.arm)
     recorded = registry.wave(ctx.round.id)
-    wave = steps.recorded_wave(recorded, index) if recorded is not None else Wave(strategy=settings.strategy)
+    wave = steps.recorded_wave(recorded, index) if recorded is not None else Wave(strategy=settings.curriculum.strategy)
     steps.write_json(folder / "wave.json", wave.model_dump(mode="json"))
     (folder / "weakness_report.json").write_text(report.to_json())
     (folder / "weakness_report.md").write_text(report.to_markdown())
@@ -93,7 +93,8 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
     round_params = {
         "model_in": summary.model_in, "model_out": summary.model_out, "strategy": wave.strategy,
         "wave_mix": mix, "wave_size": len(wave.entries), "targets": summary.weaknesses[:10],
-        "eval_seeds": settings.eval_seeds, "seed": settings.seed, "variant_pack_ids": [v[:12] for v in variant_ids],
+        "eval_seeds": settings.evaluation.eval_seeds, "seed": settings.curriculum.seed,
+        "variant_pack_ids": [v[:12] for v in variant_ids],
         "base_pack_ids": [p.id[:12] for p in registry.list_packs() if p.parent is None],
     }
     plots = write_plots(registry, campaign, campaign_summaries(registry, campaign, ctx.arm, up_to=index), folder)
@@ -103,7 +104,8 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
     artifacts = [folder / "weakness_report.json", folder / "weakness_report.md", folder / "wave.json", suite_path,
                  *plots]
     run_id = tracker.log_round(index, round_params, summary.metrics, artifacts,
-                               campaign_metrics=_campaign_metrics(registry, campaign, settings.seed, ctx.arm))
+                               campaign_metrics=_campaign_metrics(registry, campaign, settings.curriculum.seed,
+                                                                  ctx.arm))
     domains = {p.id: p.domain for p in registry.list_packs()}
     with warnings.catch_warnings():
         # MLflow hints that integer columns cannot hold missing values (ours never miss one) and that a local
@@ -158,17 +160,17 @@ def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED
     tracker = tracker_for(settings, campaign, arm)
     registry = open_registry(settings)
     try:
-        before, after, lift, low, high = steps.campaign_lift(registry, campaign, settings.seed, arm)
+        before, after, lift, low, high = steps.campaign_lift(registry, campaign, settings.curriculum.seed, arm)
     except ValueError:
         tracker.finish()
         return None
     last = max(r.index for r in steps.finished_rounds(registry, campaign, arm))
     headline = campaign_headline(campaign if arm == TARGETED_ARM else f"{campaign} ({arm} arm)", before, after, lift,
-                                 low, high, settings.tasks)
+                                 low, high, settings.gyms.tasks)
     folder = steps.arm_dir(settings, campaign, arm)
     report = write_report(registry, folder, campaign, headline, arm, extra)
     tracker.log_campaign_artifacts([report, folder / "lift_per_round.png", folder / "weaknesses_by_round.png"])
-    tracker.finish(_campaign_metrics(registry, campaign, settings.seed, arm), step=last)
+    tracker.finish(_campaign_metrics(registry, campaign, settings.curriculum.seed, arm), step=last)
     return report
 
 

@@ -64,7 +64,7 @@ def preflight_or_exit(spec: ModelId, settings: GymloopSettings, console: Console
     from flows.preflight import PreflightError
 
     if spec.form == "llm":
-        make_console(stderr=True).print(choose_client(spec, settings.model_client).line(spec), soft_wrap=True)
+        make_console(stderr=True).print(choose_client(spec, settings.models.model_client).line(spec), soft_wrap=True)
     try:
         return check(spec, settings, params_path=params_path)
     except PreflightError as exc:
@@ -128,6 +128,7 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
             raise CliError(str(exc), exit_code=INVALID_SHARE_EXIT) from exc
         except ModelUnavailable as exc:
             mark_stopped(settings, campaign, "failed", f"model unavailable: {exc.reason}")
-            where = mask_url(settings.api_base) if settings.api_base else "the provider's default endpoint"
+            api_base = settings.models.api_base
+            where = mask_url(api_base) if api_base else "the provider's default endpoint"
             raise CliError(exc.reason, exit_code=MODEL_UNAVAILABLE_EXIT,
-                           prefix=f"model {settings.model} at {where} stopped the round") from exc
+                           prefix=f"model {settings.models.model} at {where} stopped the round") from exc

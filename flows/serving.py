@@ -60,7 +60,7 @@ def serve_campaign(campaign: str, cron: str | None, overrides: dict[str, Any], c
                          "and triggers can reach (prefect server start; export "
                          "PREFECT_API_URL=http://127.0.0.1:4200/api)")
     settings = load_settings(**overrides)
-    schedule = check_cron(cron, "--cron") if cron else check_cron(settings.schedule, "setting schedule")
+    schedule = check_cron(cron, "--cron") if cron else check_cron(settings.runner.schedule, "setting schedule")
     deployment = next_round.to_deployment(
         name=campaign, cron=schedule, concurrency_limit=1, tags=run_tags(campaign),
         parameters={"params": CampaignParams(campaign=campaign, overrides=overrides).model_dump(mode="json")},

@@ -89,7 +89,7 @@ def diagnose(ctx: RoundContext) -> WeaknessReport:
     packs = [ctx.pack(pid) for pid in sorted({r.pack_id for r in records})]
     previous_round = ctx.previous_round()
     previous = _report(ctx.registry.weakness_report(previous_round.id)) if previous_round is not None else None
-    report = steps.diagnose_round(records, packs, previous, ctx.index, ctx.settings.seed)
+    report = steps.diagnose_round(records, packs, previous, ctx.index, ctx.settings.curriculum.seed)
     ctx.registry.record_weaknesses(ctx.round.id, steps.weakness_entries(report), report=report.model_dump(mode="json"),
                                    done=StageDone(stage=DIAGNOSE, model_id=ctx.model_in.id,
                                                   details={"weaknesses": len(report.weaknesses)}))

@@ -62,7 +62,7 @@ _log = logging.getLogger(__name__)
 
 def arm_dir(settings: GymloopSettings, campaign: str, arm: str = TARGETED_ARM) -> Path:
     """Folder of an arm's artifacts: the campaign's folder for the targeted arm, ``<campaign>/<arm>`` for a control."""
-    path = settings.home / "campaigns" / campaign
+    path = settings.store.home / "campaigns" / campaign
     return path if arm == TARGETED_ARM else path / arm
 
 
@@ -140,10 +140,10 @@ def base_packs(registry: Registry, settings: GymloopSettings) -> list[Pack]:
     """The campaign's base packs (seed 0 of each domain), added to the registry once.
 
     Raises:
-        ValueError: A pattern of ``settings.tasks`` chooses no task of these packs (``flows.focus``).
+        ValueError: A pattern of ``settings.gyms.tasks`` chooses no task of these packs (``flows.focus``).
     """
-    packs = [built_pack(domain, 0) for domain in settings.domains]
-    check_focus(packs, settings.tasks)
+    packs = [built_pack(domain, 0) for domain in settings.gyms.domains]
+    check_focus(packs, settings.gyms.tasks)
     for pack in packs:
         add_pack(registry, pack)
     return packs
@@ -152,8 +152,8 @@ def base_packs(registry: Registry, settings: GymloopSettings) -> list[Pack]:
 def heldout_keys(packs: Sequence[Pack], settings: GymloopSettings) -> list[EpisodeKey]:
     """The held-out suite's episodes: every held-out task in focus x eval seeds x eval_k attempts."""
     return [EpisodeKey(p.id, t.id, seed, attempt) for p in packs for t in p.tasks
-            if t.split == "heldout" and in_focus(t.id, settings.tasks)
-            for seed in settings.eval_seeds for attempt in range(settings.eval_k)]
+            if t.split == "heldout" and in_focus(t.id, settings.gyms.tasks)
+            for seed in settings.evaluation.eval_seeds for attempt in range(settings.evaluation.eval_k)]
 
 
 def wave_keys(wave: Wave, round_index: int) -> list[EpisodeKey]:
@@ -199,11 +199,11 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
     agent = make_agent(model_spec.local_model(registry.model(model_id), settings), settings, sampled=stage == TRAIN)
     config = rollout_config(settings, agent)
     with batch_running() as stop, EpisodeSink(registry, round_id, stage, model_id) as sink:
-        if settings.arena_backend == "docker":
+        if settings.runner.arena_backend == "docker":
             from arena.serve.docker_backend import run_episodes_in_docker
 
-            return run_episodes_in_docker(agent, packs, todo, config, image=settings.docker_image,
-                                          docker_host=settings.docker_host, token=settings.serve_token,
+            return run_episodes_in_docker(agent, packs, todo, config, image=settings.runner.docker_image,
+                                          docker_host=settings.runner.docker_host, token=settings.serving.serve_token,
                                           on_episode=sink, stop=stop)
         return run_episodes(agent, packs, todo, config, on_episode=sink, stop=stop)
 
@@ -268,11 +268,13 @@ def variant_requests(settings: GymloopSettings, report: WeaknessReport, base: Se
         baseline_model: The gate's baseline as the factory names it (``reference``, or a local checkpoint's
             registered name, ``<name>@v<step>:<hash>``, that the embedded factory plays sampled).
     """
-    untargeted = settings.arm == "random-variants"
-    if settings.variants_per_round == 0 or settings.arm == "uniform" or not (report.weaknesses or untargeted):
+    untargeted = settings.curriculum.arm == "random-variants"
+    if settings.gate.variants_per_round == 0 or settings.curriculum.arm == "uniform" \
+            or not (report.weaknesses or untargeted):
         return []
-    report = coverage_ranked(report, pool, settings.wave_budget // settings.train_k)
-    gate = GateConfig(k=settings.gate_k, band_min=settings.gate_band_min, band_max=settings.gate_band_max)
+    report = coverage_ranked(report, pool, settings.curriculum.wave_budget // settings.curriculum.train_k)
+    gate = GateConfig(k=settings.gate.gate_k, band_min=settings.gate.gate_band_min,
+                      band_max=settings.gate.gate_band_max)
     # The gate's baseline is given inline: a request (and so the packs' provenance and ids) must not depend on
     # where the gymloop home happens to be.
     inline = baseline.model_dump(mode="json") if baseline is not None else None
@@ -286,8 +288,8 @@ def variant_requests(settings: GymloopSettings, report: WeaknessReport, base: Se
         if not targets and not untargeted:
             continue
         requests.append(VariantRequest(
-            domain=pack.manifest.domain, targets=targets, variants=settings.variants_per_round,
-            tasks_per_variant=settings.tasks_per_variant, seed=settings.seed * 1000 + round_index,
+            domain=pack.manifest.domain, targets=targets, variants=settings.gate.variants_per_round,
+            tasks_per_variant=settings.gate.tasks_per_variant, seed=settings.curriculum.seed * 1000 + round_index,
             parent_pack_id=pack.id, baseline_model=baseline_model, baseline_params=inline, gate=gate,
             idempotency_key=f"{pack.manifest.domain}-{round_index}-{key}"
                             + ("-untargeted" if untargeted else ""),
@@ -312,8 +314,8 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
     baseline = PolicyParams.load(model.artifact) if model.kind == "reference" and model.artifact else None
     # A local checkpoint plays in the embedded factory as it plays its training rollouts (sampled), named in the
     # request by name and version; reference parameters go inline.
-    local = model.kind == "transformers" and bool(model.artifact) and not settings.factory_url
-    tasks = [t for t in task_refs(pool if pool is not None else base) if in_focus(t.task_id, settings.tasks)]
+    local = model.kind == "transformers" and bool(model.artifact) and not settings.gate.factory_url
+    tasks = [t for t in task_refs(pool if pool is not None else base) if in_focus(t.task_id, settings.gyms.tasks)]
     requests = variant_requests(settings, report, base, round_index, tasks, baseline,
                                 f"{campaign}/{model.params_hash or model.id}" if campaign
                                 else model.params_hash or str(model.id),
@@ -321,23 +323,23 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
     if not requests:
         return []
     options = {"baseline": make_agent(model, settings, sampled=True)} if local else {}
-    client = make_factory_client(settings.factory_url, token=settings.factory_token, **options)
+    client = make_factory_client(settings.gate.factory_url, token=settings.gate.factory_token, **options)
     return [client.request(request, timeout=600.0) for request in requests]
 
 
 def plan(report: WeaknessReport, pool_packs: Sequence[Pack], history: History, settings: GymloopSettings,
          round_index: int) -> Wave:
     """Plan the round's wave over the pool's training tasks in focus (a control arm plans uniform waves)."""
-    pool = [t for t in task_refs(pool_packs) if in_focus(t.task_id, settings.tasks)]
+    pool = [t for t in task_refs(pool_packs) if in_focus(t.task_id, settings.gyms.tasks)]
     return plan_tasks(report, pool, history, settings, round_index)
 
 
 def plan_tasks(report: WeaknessReport, pool: Sequence[TaskRef], history: History, settings: GymloopSettings,
                round_index: int) -> Wave:
     """Plan the round's wave over the pool's tasks (``plan`` with the pool given as tasks)."""
-    strategy = settings.strategy if settings.arm == "targeted" else "uniform"
-    config = CurriculumConfig(strategy=strategy, budget=settings.wave_budget, k=settings.train_k,
-                              seed=settings.seed * 1000 + round_index)
+    strategy = settings.curriculum.strategy if settings.curriculum.arm == "targeted" else "uniform"
+    config = CurriculumConfig(strategy=strategy, budget=settings.curriculum.wave_budget, k=settings.curriculum.train_k,
+                              seed=settings.curriculum.seed * 1000 + round_index)
     history = history.model_copy(deep=True)
     if not history.waves or history.waves[-1].round_index != round_index - 1:
         history.waves = [w for w in history.waves if w.round_index < round_index]
@@ -400,8 +402,9 @@ def train_builtin(settings: GymloopSettings, ref: ModelRef, wave: Wave, records:
         out_dir: Where the new parameters are written.
         learning_rate: The trainer's learning rate (default: the trainer's).
     """
-    config = GRPOConfig(credit=settings.credit, **({} if learning_rate is None else {"learning_rate": learning_rate}))
-    blame = rollout_blame(records, packs) if settings.credit == "decision" else None
+    config = GRPOConfig(credit=settings.training.credit,
+                        **({} if learning_rate is None else {"learning_rate": learning_rate}))
+    blame = rollout_blame(records, packs) if settings.training.credit == "decision" else None
     return GRPOTrainer(out_dir, config).train(ref, wave, records, blame=blame)
 
 
@@ -426,13 +429,13 @@ def train(settings: GymloopSettings, model: ModelInfo, wave: Wave, records: Sequ
           packs: Sequence[Pack], out_dir: Path) -> ModelRef:
     """Train the model on the wave's rollouts with the configured trainer."""
     ref = model_ref(model)
-    if settings.trainer == "builtin":
-        return train_builtin(settings, ref, wave, records, packs, settings.home / "models")
-    if settings.trainer == "trl":
-        return TRLTrainer(settings.home / "models", list(packs), settings.trl).train(ref, wave, records)
-    if settings.trainer == "export":
+    if settings.training.trainer == "builtin":
+        return train_builtin(settings, ref, wave, records, packs, settings.store.home / "models")
+    if settings.training.trainer == "trl":
+        return TRLTrainer(settings.store.home / "models", list(packs), settings.training.trl).train(ref, wave, records)
+    if settings.training.trainer == "export":
         return get_trainer("export", out_dir=out_dir / "dataset", packs=list(packs)).train(ref, wave, records)
-    return get_trainer("command", command=settings.trainer_command, workdir=out_dir / "train",
+    return get_trainer("command", command=settings.training.trainer_command, workdir=out_dir / "train",
                        packs=list(packs)).train(ref, wave, records)
 
 

@@ -20,21 +20,21 @@ from flows.settings import GymloopSettings
 
 
 def task_runner(settings: GymloopSettings) -> Any:
-    """The task runner ``settings.task_runner`` names, sized to ``settings.workers``.
+    """The task runner ``settings.runner.task_runner`` names, sized to ``settings.runner.workers``.
 
     The settings checked that the engine's package is installed.
     """
-    engine = settings.task_runner
+    engine = settings.runner.task_runner
     if engine == "dask":
         from prefect_dask.task_runners import DaskTaskRunner
 
-        return DaskTaskRunner(cluster_kwargs={"n_workers": settings.workers, "threads_per_worker": 1,
+        return DaskTaskRunner(cluster_kwargs={"n_workers": settings.runner.workers, "threads_per_worker": 1,
                                               "processes": True, "dashboard_address": None})
     if engine == "ray":
         if os.environ.get("RAY_ADDRESS"):
             return _ray_runner()
-        return _ray_runner({"num_cpus": settings.workers, "include_dashboard": False})
-    return ThreadPoolTaskRunner(max_workers=settings.workers)
+        return _ray_runner({"num_cpus": settings.runner.workers, "include_dashboard": False})
+    return ThreadPoolTaskRunner(max_workers=settings.runner.workers)
 
 
 def _ray_runner(init_kwargs: dict[str, Any] | None = None) -> Any:

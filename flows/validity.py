@@ -55,7 +55,7 @@ def check_invalid_share(settings: GymloopSettings, registry: Registry, round_id:
     summaries = registry.episode_summaries(round_id, stage=stage, model_id=model_id)
     causes = Counter(f"{s.failure_boundary or 'unknown'}/{s.failure_kind or 'unknown'}" for s in summaries
                      if s.invalid)
-    message = invalid_share_message(len(summaries), causes, settings.max_invalid_share, stage)
+    message = invalid_share_message(len(summaries), causes, settings.evaluation.max_invalid_share, stage)
     if message is None:
         return sum(causes.values())
     registry.fail_round(round_id, message)

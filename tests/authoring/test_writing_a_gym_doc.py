@@ -80,7 +80,7 @@ def test_the_doc_gym_named_in_gymloop_toml_is_checked_by_the_cli(project: Path, 
     env = {"GYMLOOP_HOME": str(tmp_path / "home"), "COLUMNS": "250"}
     out = _run([gymloop, "gyms", "check", "rentaldesk"], project, [ROOT], **env).stdout
     assert "every check passed" in out and "rentaldesk" in out and "Weakness kinds the factory can target" in out
-    settings = "from flows.settings import load_settings; print(load_settings().domains)"
+    settings = "from flows.settings import load_settings; print(load_settings().gyms.domains)"
     shown = _run([sys.executable, "-c", settings], project, [ROOT], GYMLOOP_DOMAINS='["rentaldesk"]', **env).stdout
     assert shown.strip() == "['rentaldesk']"
 

@@ -43,14 +43,14 @@ def test_two_round_campaign_lineage(two_rounds):
     before = registry.round_episodes(rounds[0].id, stage="eval_before")
     after = registry.round_episodes(rounds[0].id, stage="eval_after")
     heldout = [t for t in registry.heldout_suite("procurement")]
-    assert len(before) == len(after) == len(heldout) * settings.eval_k
+    assert len(before) == len(after) == len(heldout) * settings.evaluation.eval_k
     reused = registry.round_episodes(rounds[1].id, stage="eval_before")
     assert sorted(r.episode_id for r in reused) == sorted(r.episode_id for r in after)
     assert summaries[1].episodes["eval_before"].ran == 0 and summaries[1].episodes["eval_before"].reused == len(after)
-    assert {p.id for p in registry.list_packs()} <= {d.name for d in (settings.home / "packs").iterdir()}
+    assert {p.id for p in registry.list_packs()} <= {d.name for d in (settings.store.home / "packs").iterdir()}
     train = registry.round_episodes(rounds[0].id, stage="train")
     wave = registry.wave(rounds[0].id)
-    assert len(train) == len(wave.entries) * settings.train_k
+    assert len(train) == len(wave.entries) * settings.curriculum.train_k
 
 
 def test_two_round_campaign_mlflow(two_rounds):
@@ -71,7 +71,7 @@ def test_two_round_campaign_mlflow(two_rounds):
         assert metrics["lift"] == pytest.approx(summaries[index].lift)
         assert metrics["heldout_pass_rate_after"] == pytest.approx(summaries[index].after)
         assert "heldout_pass_rate_before/procurement" in metrics and "pass_hat_2_after" in metrics
-        report = WeaknessReport.from_json((settings.home / f"campaigns/c2/round-{index:03d}/weakness_report.json")
+        report = WeaknessReport.from_json((settings.store.home / f"campaigns/c2/round-{index:03d}/weakness_report.json")
                                           .read_text())
         assert report.kinds, "the round diagnosed no weakness kind"
         for kind in report.kinds:  # each kind once, its grains summed, with its rate per held-out episode
@@ -102,9 +102,9 @@ def test_report_command_writes_markdown_with_plots(two_rounds):
     summaries, settings = two_rounds
     result = CliRunner().invoke(app, ["report", "c2"])
     assert result.exit_code == 0, result.output
-    report = (settings.home / "campaigns" / "c2" / "report.md").read_text()
+    report = (settings.store.home / "campaigns" / "c2" / "report.md").read_text()
     assert "| 1 |" in report and f"{summaries[1].after:.3f}" in report
-    assert (settings.home / "campaigns" / "c2" / "lift_per_round.png").stat().st_size > 1000
+    assert (settings.store.home / "campaigns" / "c2" / "lift_per_round.png").stat().st_size > 1000
 
 
 def test_bad_setting_is_named(gymloop_home, monkeypatch):
@@ -209,7 +209,7 @@ def test_cli_lists_compares_shows_an_episode_and_prints_json(two_rounds):
     assert compared.exit_code == 0, compared.output
     data = json.loads(compared.stdout)
     assert data["a"]["lift"] == pytest.approx(summaries[0].lift) and data["b"]["model_in"] == summaries[0].model_out
-    last = WeaknessReport.from_json((settings.home / "campaigns/c2/round-001/weakness_report.json").read_text())
+    last = WeaknessReport.from_json((settings.store.home / "campaigns/c2/round-001/weakness_report.json").read_text())
     assert data["b"]["weakness_count"] == {k.kind: k.count for k in last.kinds}
     assert data["b"]["weakness_rate"] == {k.kind: k.rate for k in last.kinds}
     assert data["b"]["weakness_share"] == {k.kind: k.share for k in last.kinds}
@@ -220,7 +220,7 @@ def test_cli_lists_compares_shows_an_episode_and_prints_json(two_rounds):
     assert summaries[1].weaknesses == [k.kind for k in last.kinds]  # the demo's top weaknesses: each kind once
     missing = runner.invoke(app, ["compare", "c2:0", "c2:7"])
     assert missing.exit_code == 2 and "no finished round 7" in missing.output
-    report = WeaknessReport.from_json((settings.home / "campaigns/c2/round-000/weakness_report.json").read_text())
+    report = WeaknessReport.from_json((settings.store.home / "campaigns/c2/round-000/weakness_report.json").read_text())
     cited = report.weaknesses[0].example_episode_ids[0]
     shown = runner.invoke(app, ["episode", cited[:10]])
     assert shown.exit_code == 0, shown.output
@@ -247,6 +247,6 @@ def test_round_command_json_and_closing_message_say_where_results_are(two_rounds
     data = json.loads(result.stdout)
     assert [r["round_index"] for r in data["rounds"]] == [2]
     assert data["rounds"][0]["model_in"] == summaries[1].model_out
-    assert data["report"] == str(settings.home / "campaigns" / "c2" / "report.md")
-    assert "| 2 |" in (settings.home / "campaigns" / "c2" / "report.md").read_text()
+    assert data["report"] == str(settings.store.home / "campaigns" / "c2" / "report.md")
+    assert "| 2 |" in (settings.store.home / "campaigns" / "c2" / "report.md").read_text()
     assert data["open_mlflow"] == "gymloop mlflow-ui" and data["mlflow_uri"] == settings.resolved_mlflow_uri()

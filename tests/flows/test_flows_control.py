@@ -40,7 +40,7 @@ def test_control_arm_runs_with_the_same_budget_start_and_suite(paired):
     (targeted_round,), (control_round,) = outcome.arm_rounds("targeted"), outcome.arm_rounds("uniform")
     waves = {arm: registry.wave(r.id) for arm, r in (("targeted", targeted), ("control", control))}
     budgets = {arm: w.details["budget"] for arm, w in waves.items()}
-    assert budgets["targeted"] == budgets["control"] == settings.wave_budget
+    assert budgets["targeted"] == budgets["control"] == settings.curriculum.wave_budget
     assert len(waves["control"].entries) == len(waves["targeted"].entries)
     assert waves["control"].details["strategy"] == "uniform" and waves["targeted"].details["strategy"] == "targeted"
     base = {p.id for p in steps.base_packs(registry, settings)}
@@ -56,7 +56,7 @@ def test_control_arm_runs_with_the_same_budget_start_and_suite(paired):
     assert comparison.low <= comparison.lift <= comparison.high
     assert comparison.targeted_after == pytest.approx(targeted_round.after)
     assert comparison.control_after == pytest.approx(control_round.after)
-    text = (settings.home / "campaigns" / "arms" / "control.md").read_text()
+    text = (settings.store.home / "campaigns" / "arms" / "control.md").read_text()
     assert "Targeting against the uniform control" in text and f"{comparison.lift:+.3f}" in text
 
 

@@ -156,7 +156,7 @@ def test_an_engine_plays_the_same_episodes_as_threads(baseline, engine, runner):
 @pytest.mark.parametrize(("engine", "module"), [("dask", "prefect_dask"), ("ray", "prefect_ray")])
 def test_an_engine_whose_package_is_missing_is_refused_naming_the_extra(gymloop_home, monkeypatch, engine, module):
     (gymloop_home.parent / "gymloop.toml").write_text(f'task_runner = "{engine}"\n')
-    assert load_settings().task_runner == engine
+    assert load_settings().runner.task_runner == engine
     monkeypatch.setitem(sys.modules, module, None)  # what Python's import system does for a blocked package
     with pytest.raises(SettingsError) as info:
         load_settings()

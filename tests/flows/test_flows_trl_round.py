@@ -40,7 +40,7 @@ def test_round_with_the_trl_trainer_registers_a_loadable_checkpoint(prefect_harn
     assert model_in.kind == model_out.kind == "transformers" and model_in.artifact == str(folder.resolve())
     assert model_out.parent_id == model_in.id and model_out.version.startswith("1-")
     assert model_out.params_hash and model_out.params_hash[:12] in model_out.version
-    assert Path(model_out.artifact).parent == settings.home / "models"
+    assert Path(model_out.artifact).parent == settings.store.home / "models"
     model, tokenizer = load_checkpoint(model_out.artifact)
     assert model.config.num_hidden_layers == 2
     heldout = [t for t in pack.tasks if t.split == "heldout"]

@@ -58,7 +58,7 @@ def test_a_round_with_an_llm_and_the_export_trainer(prefect_harness, gymloop_hom
     assert any(step.tool == "get_vendor" for r in before for step in r.trace)
     assert summary.variants >= 1, "the factory step added no variant for an LLM model"
     assert summary.metrics["tokens"] > 0 and "lift" in summary.metrics
-    assert (settings.home / "campaigns" / "llm-export" / "round-000" / "dataset").is_dir()
+    assert (settings.store.home / "campaigns" / "llm-export" / "round-000" / "dataset").is_dir()
     assert llm_server.peak_in_flight > 1, "LLM episodes ran one at a time"
     run = MlflowClient(settings.resolved_mlflow_uri()).search_runs(
         [MlflowClient(settings.resolved_mlflow_uri()).get_experiment_by_name("gymloop/llm-export").experiment_id])

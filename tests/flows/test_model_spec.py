@@ -101,7 +101,7 @@ def test_auto_takes_the_openai_path_for_openai_compatible_endpoints(monkeypatch,
 def test_settings_keep_the_endpoint_in_api_base_and_show_it_masked(gymloop_home):
     base = f"http://user:{PASSWORD}@127.0.0.1:8000/v1"
     settings = load_settings(model=f"hosted_vllm/m@{base}")
-    assert (settings.model, settings.api_base) == ("hosted_vllm/m", base)
+    assert (settings.models.model, settings.models.api_base) == ("hosted_vllm/m", base)
     assert PASSWORD not in str(settings.public_dict()) and settings.public_dict()["model"] == "hosted_vllm/m"
 
 

@@ -84,8 +84,8 @@ def test_a_key_beside_a_password_in_an_openai_compatible_endpoint_is_refused(gym
 def test_a_key_beside_a_password_goes_where_they_use_different_headers(gymloop_home) -> None:
     """A provider of its own (here Anthropic: its key travels in x-api-key) takes both; so do either alone."""
     url = "http://user:unit-PASS-1234@127.0.0.1:8000/v1"
-    assert load_settings(model="anthropic/claude-x", api_base=url, api_key="sk-unit-KEY-99").api_base == url
-    assert load_settings(model="hosted_vllm/served", api_base=url).api_key is None
+    assert load_settings(model="anthropic/claude-x", api_base=url, api_key="sk-unit-KEY-99").models.api_base == url
+    assert load_settings(model="hosted_vllm/served", api_base=url).models.api_key is None
     assert load_settings(model="hosted_vllm/served", api_base="http://127.0.0.1:8000/v1", api_key="sk-unit-KEY-99")
 
 
@@ -100,4 +100,4 @@ def test_a_factory_token_beside_another_password_in_factory_url_is_refused(gymlo
     with pytest.raises(SettingsError, match="setting 'factory_token'"):
         load_settings(factory_url="http://unit-FACTORY-token@127.0.0.1:8765")  # a user name is not the password
     same = load_settings(factory_url="http://gymloop:unit-FACTORY-token@127.0.0.1:8765")
-    assert same.factory_token is not None and same.factory_token.get_secret_value() == "unit-FACTORY-token"
+    assert same.gate.factory_token is not None and same.gate.factory_token.get_secret_value() == "unit-FACTORY-token"

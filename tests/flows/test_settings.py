@@ -17,10 +17,11 @@ def clean_env(tmp_path, monkeypatch):
 def test_toml_then_environment_then_arguments(clean_env, monkeypatch):
     (clean_env / "gymloop.toml").write_text('strategy = "uniform"\neval_k = 3\ndomains = ["tracker"]\n')
     settings = load_settings()
-    assert (settings.strategy, settings.eval_k, settings.domains) == ("uniform", 3, ["tracker"])
+    assert (settings.curriculum.strategy, settings.evaluation.eval_k, settings.gyms.domains) == ("uniform", 3,
+                                                                                                 ["tracker"])
     monkeypatch.setenv("GYMLOOP_EVAL_K", "5")
-    assert load_settings().eval_k == 5
-    assert load_settings(eval_k=7).eval_k == 7
+    assert load_settings().evaluation.eval_k == 5
+    assert load_settings(eval_k=7).evaluation.eval_k == 7
 
 
 def test_bad_value_in_the_file_names_setting_and_file(clean_env):
@@ -43,7 +44,7 @@ def test_config_file_named_by_variable_and_unreadable_file(clean_env, monkeypatc
     other = clean_env / "other.toml"
     other.write_text("max_rounds = 9\n")
     monkeypatch.setenv("GYMLOOP_CONFIG", str(other))
-    assert load_settings().max_rounds == 9
+    assert load_settings().stop.max_rounds == 9
     other.write_text("max_rounds = [")
     with pytest.raises(SettingsError, match="other.toml"):
         load_settings()
@@ -77,8 +78,8 @@ def test_the_model_client_setting_reaches_the_agent_a_round_plays(clean_env, mon
 def test_an_unset_gate_band_fits_a_small_gate_k_and_a_set_one_is_checked(monkeypatch):
     monkeypatch.setenv("GYMLOOP_GATE_K", "1")
     settings = load_settings()
-    assert (settings.gate_band_min, settings.gate_band_max) == (1, 1)
-    assert (load_settings(gate_k=3).gate_band_min, load_settings(gate_k=3).gate_band_max) == (2, 3)
-    assert (load_settings(gate_k=8).gate_band_min, load_settings(gate_k=8).gate_band_max) == (2, 4)
+    assert (settings.gate.gate_band_min, settings.gate.gate_band_max) == (1, 1)
+    assert (load_settings(gate_k=3).gate.gate_band_min, load_settings(gate_k=3).gate.gate_band_max) == (2, 3)
+    assert (load_settings(gate_k=8).gate.gate_band_min, load_settings(gate_k=8).gate.gate_band_max) == (2, 4)
     with pytest.raises(SettingsError, match="gate_band_max"):
         load_settings(gate_k=1, gate_band_max=4)
