@@ -170,7 +170,7 @@ def _gymloop_run(client: str, base_url: str, pack: Any, heldout: list[str], conc
     from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
     from arena.core.model_id import parse_model_id
     from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
-    from flows.model_spec import choose_client
+    from flows.model_client import choose_client
 
     path = client if client != "auto" else choose_client(
         parse_model_id("hosted_vllm/bench", api_base=base_url + "/v1"), "auto").client

@@ -1,6 +1,7 @@
 """Diagnosis: detectors tag failed episodes, clustering finds unnamed groups, ranking orders the weaknesses."""
 
 from arena.core.weakness import DETECTOR_KINDS, WeaknessKind
+from diagnosis._render import render_markdown
 from diagnosis.clustering import METHODS, ClusterResult, cluster_rows
 from diagnosis.context import DiagnosisContext, ToolInfo, infer_tool
 from diagnosis.detector import Detector, detector_names, get_detector, register_detector
@@ -31,7 +32,16 @@ from diagnosis.models import (
     WeaknessReport,
     grain_key,
 )
-from diagnosis.ranking import FocusGrain, focus, focus_grains, focus_weights, impact, rank_report, share_interval
+from diagnosis.ranking import (
+    FocusGrain,
+    focus,
+    focus_grains,
+    focus_weights,
+    impact,
+    rank_report,
+    read_report,
+    share_interval,
+)
 
 __all__ = [
     "BUILTIN_DETECTORS",
@@ -75,6 +85,8 @@ __all__ = [
     "infer_tool",
     "iter_episodes_jsonl",
     "rank_report",
+    "read_report",
+    "render_markdown",
     "read_episodes_jsonl",
     "register_detector",
     "share_interval",

@@ -240,28 +240,8 @@ class WeaknessReport(BaseModel):
     clusters: list[ClusterSummary] = Field(default_factory=list)
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        """Return the report as JSON text."""
+        """Return the report as JSON text (``diagnosis.read_report`` reads it back)."""
         return self.model_dump_json(indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> WeaknessReport:
-        """Parse a report written by ``to_json``; a schema 1 report gets its kinds and grain ranks (a re-ranking)."""
-        report = cls.model_validate_json(text)
-        if report.schema_version < 2:
-            from diagnosis.ranking import rank_report
-
-            for w in report.weaknesses:
-                kind = f"{w.kind}:{w.cluster_ids[0]}" if w.kind == WeaknessKind.NOVEL and w.cluster_ids else w.kind
-                w.grain = w.grain or grain_key(kind, w.domain, w.tool)
-            report = rank_report(report)
-            report.schema_version = REPORT_SCHEMA_VERSION
-        return report
-
-    def to_markdown(self) -> str:
-        """Return the report as Markdown: a summary, the ranked table and each weakness's details."""
-        from diagnosis._render import render_markdown
-
-        return render_markdown(self)
 
     def weakness(self, kind: WeaknessKind) -> Weakness | None:
         """Return the first weakness of ``kind`` (its top grain), or ``None``."""

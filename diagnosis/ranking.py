@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from arena.core.weakness import WeaknessKind
 from diagnosis.knobs import target_for
-from diagnosis.models import KindSummary, ShareInterval, Weakness, WeaknessReport
+from diagnosis.models import REPORT_SCHEMA_VERSION, KindSummary, ShareInterval, Weakness, WeaknessReport, grain_key
 
 BOOTSTRAP_RESAMPLES = 2000
 """Resamples drawn for each share's confidence interval."""
@@ -120,6 +120,22 @@ def rank_report(report: WeaknessReport, previous: WeaknessReport | None = None) 
         w.rank = rank
     report.kinds = kinds
     report.weaknesses = ordered
+    return report
+
+
+def read_report(text: str | bytes) -> WeaknessReport:
+    """Parse a report written by ``WeaknessReport.to_json``; a schema 1 report gets its kinds and grain ranks.
+
+    Raises:
+        pydantic.ValidationError: The text is not a weakness report.
+    """
+    report = WeaknessReport.model_validate_json(text)
+    if report.schema_version < 2:
+        for w in report.weaknesses:
+            kind = f"{w.kind}:{w.cluster_ids[0]}" if w.kind == WeaknessKind.NOVEL and w.cluster_ids else w.kind
+            w.grain = w.grain or grain_key(kind, w.domain, w.tool)
+        report = rank_report(report)
+        report.schema_version = REPORT_SCHEMA_VERSION
     return report
 
 

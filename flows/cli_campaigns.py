@@ -184,7 +184,7 @@ def _printed(model: str, settings: GymloopSettings) -> str:
         CliError: A name that is no model (an unknown failure mode, a masked endpoint without api_base).
     """
     from arena.core.model_id import ModelIdError, parse_model_id
-    from flows.model_spec import builtin
+    from flows.model_client import builtin
 
     try:
         spec = parse_model_id(model, api_base=settings.models.api_base)

@@ -102,7 +102,7 @@ def diagnose_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
 ) -> None:
     """Diagnose failed episodes into ranked weaknesses; print them and write the report."""
-    from diagnosis import diagnose, iter_episodes_jsonl
+    from diagnosis import diagnose, iter_episodes_jsonl, render_markdown
 
     console = Console(highlight=False)
     if (episodes is None) == (round_id is None):
@@ -138,5 +138,5 @@ def diagnose_command(
     console.print(f"report written to {out}")
     if markdown:
         md = out.with_suffix(".md")
-        md.write_text(report.to_markdown(), encoding="utf-8")
+        md.write_text(render_markdown(report), encoding="utf-8")
         console.print(f"markdown written to {md}")

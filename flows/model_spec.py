@@ -4,93 +4,31 @@ The same names work for ``--model``, ``GYMLOOP_MODEL`` and ``model =`` in gymloo
 request's ``--baseline`` (``flows.factory_baselines``): the built-in policies, registered versions as gymloop
 prints them, local transformers checkpoints and LLMs (see the table in ``arena.core.model_id``).
 
-Each form names its agent factory (``agent_for``) and its preflight (``check``). The request path of an LLM
-(``model_client``) is decided here too: ``auto`` sends the OpenAI protocol straight to OpenAI-compatible endpoints
-(an ``api_base``, or ``hosted_vllm/`` and ``openai/`` with a base) and goes through litellm for everything else.
+Each form names its agent factory (``agent_for``) and its preflight (``check``); an LLM's request path
+(``model_client``) is decided in ``flows.model_client``.
 A model's name is stored and shown with its endpoint masked (``arena.core.redact.mask_url``).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from arena.agents.base import Agent
-from arena.agents.chat_client import OPENAI_COMPATIBLE_PREFIXES, ClientName, import_litellm
 from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.reference import PolicyParams, ReferencePolicy, builtin_params
 from arena.agents.transformers_agent import TransformersAgent, TransformersConfig
-from arena.core.model_id import ModelForm, ModelId, ModelIdError, llm_label, parse_model_id
+from arena.core.model_id import ModelForm, ModelId, ModelIdError, parse_model_id
 from arena.core.redact import mask_url
+from flows.model_client import builtin, choose_client
 from flows.preflight import PreflightError, preflight_agent
 from registry import ModelInfo, Registry, RegistryError
 from trainers import save_reference
 
 if TYPE_CHECKING:
     from flows.settings import GymloopSettings
-
-ClientSetting = Literal["auto", "litellm", "openai"]
-"""The ``model_client`` setting: a request path, or ``auto`` to let the endpoint decide."""
-
-BASE_VARIABLES: dict[str, tuple[str, ...]] = {"openai/": ("OPENAI_BASE_URL", "OPENAI_API_BASE"),
-                                              "hosted_vllm/": ("HOSTED_VLLM_API_BASE",)}
-"""Environment variables litellm reads a provider's base URL from, by model prefix."""
-
-
-# Request paths ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ClientChoice:
-    """How an LLM's requests are sent, and why.
-
-    Attributes:
-        client: ``litellm`` or ``openai``.
-        api_base: The endpoint the requests go to (a provider base found in the environment included).
-        reason: Why this path, for the one line the CLI prints.
-    """
-
-    client: ClientName
-    api_base: str | None
-    reason: str
-
-    def line(self, spec: ModelId) -> str:
-        """The line saying which path a model's requests take."""
-        return f"model client: {self.client} for {llm_label(spec.name, self.api_base)} ({self.reason})"
-
-
-def choose_client(spec: ModelId, setting: ClientSetting) -> ClientChoice:
-    """Decide the request path of an LLM spec: the ``model_client`` setting, or what ``auto`` finds.
-
-    ``auto`` takes the ``openai`` path for an OpenAI-compatible endpoint: a ``hosted_vllm/`` or ``openai/`` model
-    with a base URL (``api_base`` or the provider's variable), or any model at an ``api_base`` whose prefix names
-    no other litellm provider; litellm for everything else (hosted providers, their keys and prices).
-    """
-    prefix = next((p for p in OPENAI_COMPATIBLE_PREFIXES if spec.name.startswith(p)), None)
-    base = spec.endpoint
-    if base is None and prefix is not None:
-        base = next((os.environ[v] for v in BASE_VARIABLES.get(prefix, ()) if os.environ.get(v)), None)
-    if setting != "auto":
-        return ClientChoice(setting, spec.endpoint, f"model_client = {setting!r}")
-    if base and (prefix is not None or not _names_other_provider(spec.name)):
-        return ClientChoice("openai", base, "auto: an OpenAI-compatible endpoint; model_client = 'litellm' "
-                                            "sends through litellm instead")
-    if base:
-        return ClientChoice("litellm", base, f"auto: {spec.name.split('/', 1)[0]!r} is a litellm provider")
-    return ClientChoice("litellm", None, "auto: no OpenAI-compatible endpoint given")
-
-
-def _names_other_provider(model: str) -> bool:
-    """Whether the model string's prefix names a litellm provider (other than the OpenAI-compatible ones)."""
-    if "/" not in model:
-        return False
-    providers = {str(getattr(p, "value", p)) for p in import_litellm().provider_list}
-    return model.split("/", 1)[0] in providers
-
 
 def llm_config(spec: ModelId, settings: GymloopSettings) -> LiteLLMConfig:
     """The LLM agent's configuration for an ``llm`` spec under ``settings`` (key, timeout, retries, request path)."""
@@ -134,21 +72,6 @@ def _builtin_agent(spec: ModelId, settings: GymloopSettings, params_path: Path |
     if params_path is not None:
         return ReferencePolicy(PolicyParams.load(params_path))
     return ReferencePolicy(builtin(spec))
-
-
-def builtin(spec: ModelId) -> PolicyParams:
-    """The parameters of the built-in policy ``spec`` names.
-
-    Raises:
-        ModelIdError: Not a built-in policy, or an unknown failure mode (naming the known ones).
-    """
-    try:
-        params = builtin_params(spec)
-    except KeyError as exc:
-        raise ModelIdError(f"model {spec.label!r}: {exc.args[0]}") from None
-    if params is None:
-        raise ModelIdError(f"model {spec.label!r} is not a built-in policy")
-    return params
 
 
 def _registered_agent(spec: ModelId, settings: GymloopSettings, params_path: Path | None,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.core.redact import redact_text
 from curriculum import Wave
-from diagnosis import WeaknessReport
+from diagnosis import WeaknessReport, render_markdown
 from flows import steps
 from flows.models import RoundSummary
 from flows.registry_access import open_registry
@@ -88,7 +88,7 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
     wave = steps.recorded_wave(recorded, index) if recorded is not None else Wave(strategy=settings.curriculum.strategy)
     steps.write_json(folder / "wave.json", wave.model_dump(mode="json"))
     (folder / "weakness_report.json").write_text(report.to_json())
-    (folder / "weakness_report.md").write_text(report.to_markdown())
+    (folder / "weakness_report.md").write_text(render_markdown(report))
     mix = {s: sum(1 for e in wave.entries if e.source == s) for s in ("targeted", "replay", "explore")}
     round_params = {
         "model_in": summary.model_in, "model_out": summary.model_out, "strategy": wave.strategy,

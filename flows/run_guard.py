@@ -60,7 +60,8 @@ def preflight_or_exit(spec: ModelId, settings: GymloopSettings, console: Console
     Raises:
         CliError: Code 2, ``preflight failed: ...`` on one line, when the model cannot play.
     """
-    from flows.model_spec import check, choose_client
+    from flows.model_client import choose_client
+    from flows.model_spec import check
     from flows.preflight import PreflightError
 
     if spec.form == "llm":

@@ -52,7 +52,7 @@ from arena.core.model_id import ModelIdError, endpoint_of, parse_model_id
 from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
 from arena.core.text import clip
 from flows.cli_output import CliError
-from flows.model_spec import ClientSetting, builtin, choose_client
+from flows.model_client import ClientSetting, builtin, choose_client
 from trainers.trl import TRLConfig
 
 CONFIG_ENV = "GYMLOOP_CONFIG"

@@ -11,7 +11,7 @@ import pytest
 from arena.agents.reference import FAILURE_MODES
 from arena.authoring.knobs import WEAKNESS_KNOBS
 from arena.core.weakness import DETECTOR_KINDS, WeaknessKind
-from diagnosis import KIND_TARGETS, WeaknessReport, detector_names
+from diagnosis import KIND_TARGETS, detector_names, read_report
 from diagnosis.synthetic import STRATEGIES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +70,7 @@ def test_detectors_synthetic_strategies_and_failure_modes_name_kinds_of_the_one_
 def test_a_stored_report_reads_back_with_typed_kinds_and_writes_the_same_strings():
     stored = ('{"kinds": [{"kind": "wrong_id", "label": "l", "description": "d", "rank": 1, "count": 2, "share": 1.0,'
               ' "share_interval": {"low": 1.0, "high": 1.0}}], "tag_counts": {"wrong_id": 2}}')
-    report = WeaknessReport.from_json(stored)
+    report = read_report(stored)
     assert report.kinds[0].kind is WeaknessKind.WRONG_ID
     assert list(report.tag_counts) == [WeaknessKind.WRONG_ID]
     again = report.model_dump(mode="json")

@@ -2,7 +2,7 @@
 
 from arena.core.pack import build_pack
 from curriculum import CurriculumConfig, plan_wave, task_refs
-from diagnosis import ShareInterval, Weakness, WeaknessReport
+from diagnosis import ShareInterval, Weakness, WeaknessReport, read_report
 from factory_client import GateConfig, LocalFactory, VariantRequest, targets_from_report
 
 DOMAIN, TOOL = "helpdesk", "issue_refund"
@@ -15,7 +15,7 @@ def _report() -> WeaknessReport:
                      focus_tags=["prerequisite"], knobs={"prerequisite_depth": 3})
     other = grain.model_copy(update={"domain": "tracker", "tool": "transition_issue", "rank": 2, "impact": 0.1,
                                      "domains": ["tracker"], "tools": ["transition_issue"]})
-    return WeaknessReport.from_json(WeaknessReport(episodes=40, weaknesses=[grain, other]).to_json())
+    return read_report(WeaknessReport(episodes=40, weaknesses=[grain, other]).to_json())
 
 
 def test_grain_round_trips_through_report_factory_and_planner():

@@ -22,6 +22,8 @@ from diagnosis import (
     diagnose,
     focus_grains,
     focus_weights,
+    read_report,
+    render_markdown,
 )
 from diagnosis.tables import COLUMN_NOTES, GRAIN_COLUMNS, KIND_COLUMNS
 from factory_client import targets_from_report
@@ -139,7 +141,7 @@ def test_labels_stay_unique_across_many_gyms_tools_and_leftovers() -> None:
 
 def test_report_and_cli_explain_every_column() -> None:
     report, _ = split_report()
-    md = report.to_markdown()
+    md = render_markdown(report)
     for column in KIND_COLUMNS + GRAIN_COLUMNS:
         assert column in COLUMN_NOTES
         assert f"- **{column}**: " in md
@@ -155,7 +157,7 @@ def test_a_report_of_schema_1_reads_with_kinds_and_grain_ranks() -> None:
     for w in old["weaknesses"]:
         for field in ("grain", "kind_rank", "grain_rank"):
             del w[field]
-    again = WeaknessReport.from_json(json.dumps(old))
+    again = read_report(json.dumps(old))
     assert [(k.kind, k.count, k.rank) for k in again.kinds] == [(k.kind, k.count, k.rank) for k in report.kinds]
     assert [w.grain for w in again.weaknesses] == [w.grain for w in report.weaknesses]
 

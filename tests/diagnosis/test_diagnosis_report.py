@@ -9,7 +9,7 @@ from sklearn.metrics import adjusted_rand_score
 from typer.testing import CliRunner
 
 from arena.core.episode import EpisodeFailure
-from diagnosis import WeaknessKind, WeaknessReport, diagnose, read_episodes_jsonl, share_interval
+from diagnosis import WeaknessKind, diagnose, read_episodes_jsonl, read_report, render_markdown, share_interval
 from diagnosis.synthetic import STRATEGIES, context, synthetic_failures
 
 
@@ -83,8 +83,8 @@ def test_share_interval_bootstrap() -> None:
 def test_renderings_round_trip() -> None:
     episodes, _ = _mix(110)
     report = diagnose(episodes, context(), round_id="r7")
-    assert WeaknessReport.from_json(report.to_json()) == report
-    md = report.to_markdown()
+    assert read_report(report.to_json()) == report
+    md = render_markdown(report)
     assert md.startswith("# Weakness report — round r7")
     assert "| 1 |" in md and "## Clusters" in md and "near_duplicate" in md
     for w in report.weaknesses:
@@ -101,7 +101,7 @@ def test_empty_round_and_non_agent_failures() -> None:
     report = diagnose(passed + [api, invalid], context())
     assert report.weaknesses == [] and report.failures == 0
     assert (report.passed, report.invalid, report.other_failures) == (3, 1, {"model_api": 1})
-    assert "No weaknesses" in report.to_markdown()
+    assert "No weaknesses" in render_markdown(report)
     assert diagnose([]).weaknesses == []
 
 
@@ -146,7 +146,7 @@ def test_cli_diagnose_jsonl(tmp_path: Path) -> None:
     out = tmp_path / "out" / "report.json"
     result = CliRunner().invoke(app, ["diagnose", "--episodes", str(path), "--out", str(out), "--markdown"])
     assert result.exit_code == 0, result.output
-    report = WeaknessReport.from_json(out.read_text())
+    report = read_report(out.read_text())
     assert report.failures == 44 and report.skipped == {"malformed": 1}
     assert out.with_suffix(".md").read_text().startswith("# Weakness report")
     assert "wrong_id" in result.output

@@ -8,7 +8,7 @@ import sys
 from typer.testing import CliRunner
 
 from arena.core.pack import build_pack, write_pack
-from diagnosis import WeaknessReport, read_episodes_jsonl
+from diagnosis import WeaknessReport, read_episodes_jsonl, read_report
 from diagnosis.tables import GRAIN_COLUMNS, KIND_COLUMNS
 from flows import steps
 from flows.cli import app
@@ -32,7 +32,7 @@ def test_diagnose_episodes_from_eval_gives_the_flows_weaknesses(gymloop_home, tm
     lines = result.stdout.splitlines()
     assert lines[0].startswith("Diagnosing 22 episodes of helpdesk from ") and "1 rebuilt from gym helpdesk" in \
         lines[0] and "WARNING" not in result.stdout
-    cli = WeaknessReport.from_json(out.read_text())
+    cli = read_report(out.read_text())
     shown = " ".join(result.stdout.split())
     for kind in cli.kinds:  # each kind once: its failures summed over its grains, its share and per-episode rate
         assert sum(w.count for w in cli.weaknesses if w.kind == kind.kind) == kind.count

@@ -54,7 +54,7 @@ def test_two_round_campaign_lineage(two_rounds):
 
 
 def test_two_round_campaign_mlflow(two_rounds):
-    from diagnosis import WeaknessReport
+    from diagnosis import read_report
 
     summaries, settings = two_rounds
     client = MlflowClient(settings.resolved_mlflow_uri())
@@ -71,7 +71,7 @@ def test_two_round_campaign_mlflow(two_rounds):
         assert metrics["lift"] == pytest.approx(summaries[index].lift)
         assert metrics["heldout_pass_rate_after"] == pytest.approx(summaries[index].after)
         assert "heldout_pass_rate_before/procurement" in metrics and "pass_hat_2_after" in metrics
-        report = WeaknessReport.from_json((settings.store.home / f"campaigns/c2/round-{index:03d}/weakness_report.json")
+        report = read_report((settings.store.home / f"campaigns/c2/round-{index:03d}/weakness_report.json")
                                           .read_text())
         assert report.kinds, "the round diagnosed no weakness kind"
         for kind in report.kinds:  # each kind once, its grains summed, with its rate per held-out episode
@@ -194,7 +194,7 @@ def test_prefect_runs_are_named_stages_distinct_and_rounds_leave_artifacts(two_r
 def test_cli_lists_compares_shows_an_episode_and_prints_json(two_rounds):
     from typer.testing import CliRunner
 
-    from diagnosis import WeaknessReport
+    from diagnosis import read_report
     from flows.cli import app
 
     summaries, settings = two_rounds
@@ -209,7 +209,7 @@ def test_cli_lists_compares_shows_an_episode_and_prints_json(two_rounds):
     assert compared.exit_code == 0, compared.output
     data = json.loads(compared.stdout)
     assert data["a"]["lift"] == pytest.approx(summaries[0].lift) and data["b"]["model_in"] == summaries[0].model_out
-    last = WeaknessReport.from_json((settings.store.home / "campaigns/c2/round-001/weakness_report.json").read_text())
+    last = read_report((settings.store.home / "campaigns/c2/round-001/weakness_report.json").read_text())
     assert data["b"]["weakness_count"] == {k.kind: k.count for k in last.kinds}
     assert data["b"]["weakness_rate"] == {k.kind: k.rate for k in last.kinds}
     assert data["b"]["weakness_share"] == {k.kind: k.share for k in last.kinds}
@@ -220,7 +220,7 @@ def test_cli_lists_compares_shows_an_episode_and_prints_json(two_rounds):
     assert summaries[1].weaknesses == [k.kind for k in last.kinds]  # the demo's top weaknesses: each kind once
     missing = runner.invoke(app, ["compare", "c2:0", "c2:7"])
     assert missing.exit_code == 2 and "no finished round 7" in missing.output
-    report = WeaknessReport.from_json((settings.store.home / "campaigns/c2/round-000/weakness_report.json").read_text())
+    report = read_report((settings.store.home / "campaigns/c2/round-000/weakness_report.json").read_text())
     cited = report.weaknesses[0].example_episode_ids[0]
     shown = runner.invoke(app, ["episode", cited[:10]])
     assert shown.exit_code == 0, shown.output

@@ -11,7 +11,7 @@ from arena.agents.litellm_agent import LiteLLMAgent, LiteLLMConfig
 from arena.agents.reference import NAMED_STARTS, PolicyParams, ReferencePolicy, builtin_params
 from arena.core.model_id import BUILTIN_NAMES, ModelIdError, parse_model_id
 from arena.core.redact import mask_url
-from flows.model_spec import choose_client
+from flows.model_client import choose_client
 from flows.models import CampaignParams, RoundParams
 from flows.settings import SettingsError, load_settings
 

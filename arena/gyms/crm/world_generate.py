@@ -10,15 +10,13 @@ import random
 import sqlite3
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arena.authoring import IndexRow, index_row, insert_rows, legacy_date
 
 from . import world_names as names
+from .knobs import CrmKnobs
 from .rules import canonical_phone, legacy_amount, legacy_phone
-
-if TYPE_CHECKING:
-    from .world import CrmKnobs
 
 LEGACY_BEFORE = date(2023, 1, 1)
 """Rows created before this day were imported from the legacy CRM."""
