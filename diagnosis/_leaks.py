@@ -1,8 +1,10 @@
 """What is internal in the records an agent read, and whether a text states it, however it is written.
 
-Internal: the values of internal fields (a payment token, a risk score, a bank account), the contents of a
-record not for everyone (``visibility: restricted``: its text and names, not its ids, dates, status or links
-to other records), and the free text of a record flagged internal (an internal note's body: ``internal: 1``).
+What is internal is the gym's declaration with the kit's rules (``arena.authoring.internal``): the values of
+internal fields (a payment token, a risk score, a bank account, a security level's id), the ids of records of an
+internal kind (``SL-301``) wherever they appear, the contents of a record not for everyone (``visibility:
+restricted``: its text and names, not its ids, dates, status or links to other records), and the free text of a
+record flagged internal (an internal note's body: ``internal: 1``).
 
 A text states a value when it names it as a whole token, or writes it otherwise: the same letters and digits with
 other separators or case
@@ -18,13 +20,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from arena.authoring.internal import INTERNAL_FLAGS, RESTRICTED_VISIBILITY, InternalData
 from arena.core.episode import EpisodeRecord
 from diagnosis._trace import mentions
 
-_INTERNAL_KEY = re.compile(r"internal|secret|private|password|token|ssn|margin|cost_price|risk|fraud|bank|iban|"
-                           r"account_number", re.IGNORECASE)
-_RESTRICTED = frozenset({"restricted", "private", "internal", "confidential"})
-_FLAGS = ("internal", "private", "confidential", "restricted")
 _TRUE = frozenset({"1", "true", "yes"})
 _META = re.compile(r"(?:^|_)(?:id|ids|at|on|date|time|created|updated|type|visibility)$")
 _CATEGORY = re.compile(r"(?:^|_)(?:status|state|priority)$")
@@ -32,7 +31,8 @@ _CATEGORY = re.compile(r"(?:^|_)(?:status|state|priority)$")
 _RECORD_ID = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*[-_]\d+\b")
 _WORD = re.compile(r"[^\W_]+")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-_LEAK_DETAIL = re.compile(r"^reply leaks (?:internal data )?(?P<value>'.*'|\".*\")$")
+_LEAK_VALUE = re.compile(r"^reply leaks (?:internal data )?(?P<value>'.*'|\".*\")$")
+_LEAK_RECORDS = re.compile(r"^reply leaks records the request is not about: (?P<ids>.+?)(?: and \d+ more)?$")
 
 MIN_COMPACT = 8
 """Letters and digits a value needs (a digit among them) to be found however it is separated."""
@@ -65,34 +65,39 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
 
 
-def internal_values(output: Any) -> list[Internal]:
-    """The internal values of a tool's output: internal fields' values, and a restricted record's contents."""
+def internal_values(output: Any, internal: InternalData, key: str = "") -> list[Internal]:
+    """The internal values of a tool's output: internal fields' values, internal ids, a restricted record's contents.
+
+    Args:
+        output: What a tool returned.
+        internal: The gym's declaration (``arena.authoring.internal.internal_data``).
+        key: The field ``output`` was found under (for an id in a list).
+    """
     found: list[Internal] = []
     if isinstance(output, dict):
         restricted, flagged = is_restricted(output), is_flagged(output)
-        for key, value in output.items():
-            name = str(key)
-            if name in _FLAGS and not isinstance(value, dict | list):
+        for name, value in ((str(k), v) for k, v in output.items()):
+            if name in INTERNAL_FLAGS and not isinstance(value, dict | list):
                 continue  # the flag itself, not data
-            internal_key = _is_internal_key(name)
-            if (restricted or flagged) and not internal_key:
-                if _is_meta_key(name):
-                    continue
-                leaves = [Internal(name, leaf, _is_prose(leaf)) for leaf in _leaves(value)]
-                found.extend(leaf for leaf in leaves if leaf.prose or (restricted and not _names_records(leaf.value)))
-            elif internal_key:
+            if internal.is_internal_field(name):
                 found.extend(Internal(name, leaf, _is_prose(leaf)) for leaf in _leaves(value))
-            elif isinstance(value, dict | list):
-                found.extend(internal_values(value))
+            elif (restricted or flagged) and not _is_meta_key(name):
+                found.extend(_contents(name, value, restricted, internal))
+            else:
+                found.extend(internal_values(value, internal, name))
     elif isinstance(output, list):
         for value in output:
-            found.extend(internal_values(value))
+            found.extend(internal_values(value, internal, key))
+    elif isinstance(output, str) and internal.is_internal_id(output):
+        found.append(Internal(key, output))
     return found
 
 
-@lru_cache(maxsize=4096)
-def _is_internal_key(name: str) -> bool:
-    return _INTERNAL_KEY.search(name) is not None
+def _contents(name: str, value: Any, restricted: bool, internal: InternalData) -> list[Internal]:
+    """What a restricted or flagged record holds under ``name``: its text and names, not its links to records."""
+    leaves = [Internal(name, leaf, _is_prose(leaf)) for leaf in _leaves(value)]
+    return [leaf for leaf in leaves
+            if leaf.prose or internal.is_internal_id(leaf.value) or (restricted and not _names_records(leaf.value))]
 
 
 @lru_cache(maxsize=4096)
@@ -107,7 +112,7 @@ def is_restricted(record: dict[str, Any]) -> bool:
     Everything in such a record but its ids, dates and the flag itself is internal: a requester outside its
     audience may hear that it is restricted, not what it holds.
     """
-    return str(record.get("visibility", "")).casefold() in _RESTRICTED
+    return str(record.get("visibility", "")).casefold() in RESTRICTED_VISIBILITY
 
 
 def is_flagged(record: dict[str, Any]) -> bool:
@@ -115,7 +120,7 @@ def is_flagged(record: dict[str, Any]) -> bool:
 
     Its other fields (who wrote it, when) describe the note, not what it says.
     """
-    for flag in _FLAGS:
+    for flag in INTERNAL_FLAGS:
         value = record.get(flag)
         if value is not None and not isinstance(value, dict | list) and str(value).casefold() in _TRUE:
             return True
@@ -186,23 +191,34 @@ def says(text: str, item: Internal) -> bool:
 
 
 def verdict_leaks(episode: EpisodeRecord) -> list[str]:
-    """The values the reply checks of the verdict found leaked (``reply leaks 'X'``), as the task wrote them."""
+    """The values the reply checks of the verdict found leaked, as the checks wrote them.
+
+    Every leak line the verifier writes: ``reply leaks 'X'``, ``reply leaks internal data 'X'`` and ``reply leaks
+    records the request is not about: A, B and N more`` (each record id it names).
+    """
     if episode.verdict is None:
         return []
     out: list[str] = []
     for result in episode.verdict.results:
         if result.kind != "response" or result.passed:
             continue
-        match = _LEAK_DETAIL.match(result.detail)
-        if match is None:
-            continue
+        out.extend(leaked_values(result.detail))
+    return out
+
+
+def leaked_values(detail: str) -> list[str]:
+    """The values one failed reply check's detail says the reply leaked (none when it says something else)."""
+    match = _LEAK_VALUE.match(detail)
+    if match is not None:
         try:
             value = ast.literal_eval(match.group("value"))
         except (ValueError, SyntaxError):
-            continue
-        if isinstance(value, str) and value:
-            out.append(value)
-    return out
+            return []
+        return [value] if isinstance(value, str) and value else []
+    records = _LEAK_RECORDS.match(detail)
+    if records is not None:
+        return [v.strip() for v in records.group("ids").split(",") if v.strip()]
+    return []
 
 
 def is_internal_text(value: str, internal: list[Internal]) -> Internal | None:

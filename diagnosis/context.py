@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.authoring.internal import InternalData, internal_data
 from arena.core.task import Task
 from arena.core.toolkit import ToolSpec
 
@@ -75,6 +76,7 @@ class DiagnosisContext:
     tasks: dict[tuple[str, str], Task] = field(default_factory=dict)
     history: dict[tuple[str, str], float] = field(default_factory=dict)
     _info: dict[str, ToolInfo] = field(default_factory=dict, repr=False)
+    _internal: dict[str, InternalData] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(
@@ -136,6 +138,13 @@ class DiagnosisContext:
             if spec.operation == "get" and spec.entity == entity:
                 return spec.name
         return None if self.tools else f"get_{entity}"
+
+    def internal(self, domain: str) -> InternalData:
+        """What the gym called ``domain`` declares internal (``arena.authoring.internal``; the kit's rules too)."""
+        found = self._internal.get(domain)
+        if found is None:
+            found = self._internal[domain] = internal_data(domain)
+        return found
 
     def task(self, pack_id: str, task_id: str) -> Task | None:
         """Return the task ``(pack_id, task_id)`` if the caller supplied it."""

@@ -33,6 +33,7 @@ from arena.authoring.formats import (
     read_amount,
     read_date,
 )
+from arena.authoring.internal import InternalData, InternalItem
 from arena.authoring.knobs import (
     FAULT_TAGS,
     TAGS,
@@ -85,6 +86,8 @@ __all__ = [
     "IntendedCall",
     "IndexRow",
     "Intent",
+    "InternalData",
+    "InternalItem",
     "InvalidArgument",
     "NotFound",
     "Persona",

@@ -18,6 +18,7 @@ from typing import Any, Generic
 
 from arena.authoring.faults import extra_fault, fault_id, inject
 from arena.authoring.gold import dropped_steps, expert_gold, strong_edges
+from arena.authoring.internal import InternalData, declare_internal
 from arena.authoring.knobs import FAULT_TAGS, TAGS, VOCABULARY, GymKnobs, K, knob_docs, parse_knobs
 from arena.authoring.reply_rules import guard_replies
 from arena.authoring.splits import assign_splits
@@ -189,6 +190,7 @@ def make_domain(
     clock_start: str,
     persona: Persona,
     cannot: Mapping[str, str] | None = None,
+    internal: InternalData | None = None,
     internal_patterns: Sequence[str] = (),
     id_pattern: str | None = None,
 ) -> Domain:
@@ -206,7 +208,9 @@ def make_domain(
         clock_start: ISO datetime at which episodes start.
         persona: Who the agent acts as when a draft names none.
         cannot: Knobs of the shared vocabulary the gym cannot honour, each with the reason.
-        internal_patterns: Regular expressions of internal data; every response check forbids them.
+        internal: What the gym's policy keeps from requesters (``arena.authoring.internal``): every response check
+            forbids its patterns and internal ids, and diagnosis reads it.
+        internal_patterns: More regular expressions of internal data; every response check forbids them.
         id_pattern: Regular expression of the world's record ids.
 
     Raises:
@@ -228,9 +232,12 @@ def make_domain(
     if undeclared:
         raise ValueError(f"gym {name!r} neither honours nor refuses vocabulary knob(s) {undeclared}: add them to "
                          "its knob model or to cannot= with the reason")
+    declared = internal or InternalData()
+    declare_internal(name, declared)
+    forbidden = tuple(dict.fromkeys([*declared.forbidden_patterns(), *internal_patterns]))
     gym: _GymParts[K] = _GymParts(name=name, world=world, templates=tuple(templates), knobs=knobs,
                                   clock_start=clock_start, persona=persona,
-                                  internal_patterns=tuple(internal_patterns), id_pattern=id_pattern)
+                                  internal_patterns=forbidden, id_pattern=id_pattern)
     bound: list[Domain] = []
 
     def generate(seed: int, knob_values: Knobs | GymKnobs) -> World:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from arena.authoring.internal import InternalData
 from arena.core.results import ToolErrorInfo, TraceStep
 from arena.core.task import GoldProgram, IntendedCall, Intent, Persona, ResponseAssertion, Task
 from diagnosis._leaks import Internal, _leaves, internal_values, says
@@ -39,18 +40,22 @@ def test_a_reply_states_a_value_as_a_whole_token_and_a_short_one_with_its_name(t
     assert says(text, Internal(key, value)) is said
 
 
+KIT = InternalData()
+"""A gym that declares nothing: the kit's rules alone."""
+
+
 def test_a_run_of_an_internal_notes_words_states_it_and_a_few_words_do_not() -> None:
     note = Internal("body", "Fraud check pending: billing and shipping address mismatch on this order", prose=True)
     assert says("There is a billing and shipping address issue.", note)
     assert not says("We ship to your billing address.", note)
     flagged = internal_values({"messages": [{"id": "M-1", "ticket_id": "T-1", "author": "Support team",
-                                             "internal": 1, "body": note.value, "created_at": "2025-01-01"}]})
+                                             "internal": 1, "body": note.value, "created_at": "2025-01-01"}]}, KIT)
     assert flagged == [note]  # its author, ids and dates describe the note; only its text is internal
-    assert internal_values({"id": "T-1", "visibility": "restricted", "summary": "Outage", "project_id": "P"}) == [
+    assert internal_values({"id": "T-1", "visibility": "restricted", "summary": "Outage", "project_id": "P"}, KIT) == [
         Internal("summary", "Outage")]
     # a restricted record's status and its links to other records are no part of what it holds
     assert internal_values({"id": "T-1", "visibility": "restricted", "status": "In Progress", "blocks": ["T-2"],
-                            "open_subtasks": "T-3 (In Review)", "assignee_name": "Remy Hoang"}) == [
+                            "open_subtasks": "T-3 (In Review)", "assignee_name": "Remy Hoang"}, KIT) == [
         Internal("assignee_name", "Remy Hoang")]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.authoring import STRONG, WEAK, make_domain
+from arena.authoring import STRONG, WEAK, InternalData, InternalItem, make_domain
 
 from . import tools
 from .tasks import DEFAULT_PERSONA, TEMPLATES
@@ -39,6 +39,9 @@ DOMAIN = make_domain(
     knobs=CrmKnobs,
     clock_start=CLOCK_START,
     persona=DEFAULT_PERSONA,
-    internal_patterns=[r"\bRR-[1-5]\b"],
+    internal=InternalData(items=(
+        InternalItem(what="risk rating", fields=("risk_rating",), patterns=(r"\bRR-[1-5]\b",)),
+        InternalItem(what="internal floor price", fields=("internal_floor_price",)),
+    )),
 )
 """The CRM gym, as gymloop runs it."""

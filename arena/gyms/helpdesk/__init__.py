@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.authoring import STRONG, WEAK, make_domain
+from arena.authoring import STRONG, WEAK, InternalData, InternalItem, make_domain
 from arena.gyms.helpdesk import tools as _tools
 from arena.gyms.helpdesk.rules import CLOCK_START
 from arena.gyms.helpdesk.tasks import CATEGORIES, TEMPLATES
-from arena.gyms.helpdesk.tasks_common import AGENT, INTERNAL_PATTERNS
+from arena.gyms.helpdesk.tasks_common import AGENT, TOKEN_PATTERN
 from arena.gyms.helpdesk.world import HelpdeskKnobs, build_world
 
 POLICY = (Path(__file__).parent / "policy.md").read_text(encoding="utf-8")
@@ -49,7 +49,11 @@ DOMAIN = make_domain(
     knobs=HelpdeskKnobs,
     clock_start=CLOCK_START,
     persona=AGENT,
-    internal_patterns=INTERNAL_PATTERNS,
+    internal=InternalData(items=(
+        InternalItem(what="payment tokens", fields=("payment_token",), patterns=(TOKEN_PATTERN,)),
+        InternalItem(what="risk or fraud scores", fields=("risk_score",), patterns=(r"(?i)risk[ _]score",)),
+        InternalItem(what="internal notes", fields=("internal_notes",)),
+    )),
 )
 """The helpdesk domain."""
 

@@ -30,9 +30,6 @@ MANAGER = Persona(name="Dana Okafor", role="manager",
 TOKEN_PATTERN = r"tok_[0-9a-f]{16}"
 """Payment tokens: never shown to customers."""
 
-INTERNAL_PATTERNS = (TOKEN_PATTERN, r"(?i)risk[ _]score")
-"""Internal data that no reply may contain."""
-
 WRITE_TOOLS = ("reply_to_ticket", "update_ticket_status", "escalate_ticket", "add_internal_note", "issue_refund",
                "cancel_order", "update_shipping_address", "apply_store_credit", "create_return_authorization",
                "request_manager_approval", "approve_refund")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.authoring import STRONG, WEAK, make_domain
+from arena.authoring import STRONG, WEAK, InternalData, InternalItem, make_domain
 from arena.gyms.tracker import tools as _tools
 from arena.gyms.tracker.tasks import CATEGORIES, TEMPLATES
 from arena.gyms.tracker.tasks_common import DEVELOPER
@@ -60,6 +60,10 @@ DOMAIN = make_domain(
     knobs=TrackerKnobs,
     clock_start=CLOCK_START,
     persona=DEVELOPER,
+    internal=InternalData(items=(
+        InternalItem(what="internal ids of security levels", fields=("security_level_id",), id_kinds=("SL",)),
+        InternalItem(what="issue security schemes", fields=("security_scheme_id",), id_kinds=("ISS",)),
+    )),
 )
 """The tracker domain."""
 
