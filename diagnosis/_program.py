@@ -6,24 +6,37 @@ Calls standing in for the program's, records taken for the task's, and the order
 from __future__ import annotations
 
 from arena.core.results import TraceStep
-from diagnosis._reference import Reference, id_values, intended_done
+from diagnosis._reference import Ids, Reference, call_ids, id_values, intended_done
 from diagnosis._trace import is_created_id
 from diagnosis.context import DiagnosisContext
 
 
-def required_order(ref: Reference, ctx: DiagnosisContext) -> list[tuple[str, str, bool]]:
-    """(prerequisite, call, checked) tool pairs the task requires in that order.
+Call = tuple[str, Ids]
+"""A call as its tool and the records it names (ids by argument)."""
 
-    The pairs its trace checks order (``checked``), and the policy's prerequisites (strong edges of the
-    dependency graph) that the task's program makes before the call.
+
+def _key(call: Call) -> tuple[str, tuple[tuple[str, frozenset[str]], ...]]:
+    return call[0], tuple(sorted(call[1].items()))
+
+
+def required_order(ref: Reference, ctx: DiagnosisContext) -> list[tuple[Call, Call, bool]]:
+    """(prerequisite, call, checked) pairs of calls the task requires in that order, each on its records.
+
+    The pairs its trace checks order (``checked``: the check's call patterns and the ids they name), and the
+    policy's prerequisites (strong edges of the dependency graph) that the task's program makes before a call
+    (the program's latest call of the prerequisite before it, on the records it names).
     """
-    pairs = {(before.tool, then.tool): True for before, then in ref.order}
-    tools = [tool for tool, _ in ref.calls]
-    for i, tool in enumerate(tools):
+    pairs: dict[tuple[object, object], tuple[Call, Call, bool]] = {}
+    for before, then in ref.order:
+        first: Call = (before.tool, call_ids(before.arguments))
+        second: Call = (then.tool, call_ids(then.arguments))
+        pairs[(_key(first), _key(second))] = (first, second, True)
+    for i, (tool, ids) in enumerate(ref.program):
         for needed in ctx.prerequisites.get(tool, []):
-            if needed in tools[:i]:
-                pairs.setdefault((needed, tool), False)
-    return [(before, then, checked) for (before, then), checked in pairs.items()]
+            earlier = [call for call in ref.program[:i] if call[0] == needed]
+            if earlier:
+                pairs.setdefault((_key(earlier[-1]), _key((tool, ids))), (earlier[-1], (tool, ids), False))
+    return list(pairs.values())
 
 
 def step_ids(step: TraceStep) -> set[str]:

@@ -11,6 +11,10 @@ from arena.core.results import TraceStep
 from arena.core.task import CallPattern, Task, TraceAssertion
 
 _PROMPT_ID = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d+\b")
+_CREATED_ID = re.compile(r"-N\d{5}$")
+
+Ids = dict[str, frozenset[str]]
+"""The ids a call passes, by argument."""
 
 
 def id_values(name: str, value: Any) -> Iterator[str]:
@@ -46,6 +50,7 @@ class Reference:
         requested: Ids the request itself names.
         reply_ids: Ids the program's reply names.
         id_calls: For each tool, the ids each of the program's calls to it passes, by argument.
+        program: The program's calls in order, each as its tool and the ids it passes (the record it is made on).
     """
 
     tools: frozenset[str]
@@ -57,6 +62,7 @@ class Reference:
     requested: frozenset[str] = frozenset()
     reply_ids: frozenset[str] = frozenset()
     id_calls: dict[str, tuple[dict[str, frozenset[str]], ...]] = field(default_factory=dict)
+    program: tuple[tuple[str, Ids], ...] = ()
 
     @property
     def does_goal(self) -> bool:
@@ -77,7 +83,7 @@ def _build(task: Task) -> Reference:
         for name, value in step.arguments.items():
             for v in id_values(name, value):
                 by_call.setdefault((step.tool, name), set()).add(v)
-        id_calls.setdefault(step.tool, []).append(_call_ids(step.arguments))
+        id_calls.setdefault(step.tool, []).append(call_ids(step.arguments))
     mentioned = {r.mention for r in task.intent.refs if r.mention_kind == "id" and not r.mention.startswith("$")}
     mentioned.update(m.group(0) for m in _PROMPT_ID.finditer(task.prompt))
     order = tuple(
@@ -93,10 +99,11 @@ def _build(task: Task) -> Reference:
         requested=frozenset(mentioned),
         reply_ids=frozenset(text_ids(task.gold.reply or "")),
         id_calls={tool: tuple(found) for tool, found in id_calls.items()},
+        program=tuple((step.tool, call_ids(step.arguments)) for step in task.gold.steps),
     )
 
 
-def _call_ids(arguments: dict[str, Any]) -> dict[str, frozenset[str]]:
+def call_ids(arguments: dict[str, Any]) -> dict[str, frozenset[str]]:
     """The ids a call passes, by argument (arguments naming no id are left out)."""
     out = {name: frozenset(id_values(name, value)) for name, value in arguments.items()}
     return {name: ids for name, ids in out.items() if ids}
@@ -105,6 +112,34 @@ def _call_ids(arguments: dict[str, Any]) -> dict[str, frozenset[str]]:
 def same_record(step: TraceStep, ids: dict[str, frozenset[str]]) -> bool:
     """Whether ``step`` passes exactly the ids a call of the program passes (``ids``, by argument)."""
     return all(frozenset(id_values(name, step.arguments.get(name))) == want for name, want in ids.items())
+
+
+def on_record(step: TraceStep, ids: Ids) -> bool:
+    """Whether ``step`` is made on the records a call of the program names (``ids``, by argument).
+
+    Ids the episode creates (``SL-N00002``) can differ from the program's and are not compared; a call naming no
+    record matches any call of its tool.
+    """
+    for name, want in ids.items():
+        fixed = frozenset(v for v in want if not _CREATED_ID.search(v))
+        if fixed and frozenset(v for v in id_values(name, step.arguments.get(name))
+                               if not _CREATED_ID.search(v)) != fixed:
+            return False
+    return True
+
+
+def made(trace: list[TraceStep], tool: str, ids: Ids) -> bool:
+    """Whether the agent called ``tool`` on the records a program call names (with any result)."""
+    return any(s.tool == tool and on_record(s, ids) for s in trace)
+
+
+def missing_calls(trace: list[TraceStep], ref: Reference) -> list[str]:
+    """The tools of the program's calls the agent never made on their records, in program order, each once.
+
+    The right tool on another record (``get_issue(INFRA-192)`` where the program reads ``INFRA-224``) leaves the
+    program's call missing.
+    """
+    return list(dict.fromkeys(tool for tool, ids in ref.program if not made(trace, tool, ids)))
 
 
 def intended_done(trace: list[TraceStep], ref: Reference, tool: str) -> bool:

@@ -7,7 +7,7 @@ import json
 from arena.core.episode import EpisodeRecord
 from arena.core.results import TraceStep
 from arena.core.task import Task
-from diagnosis._reference import Reference, attempted, reference
+from diagnosis._reference import Reference, attempted, missing_calls, on_record, reference
 from diagnosis._reply import ReplyReading, read_reply
 from diagnosis._trace import failed_assertion_kinds, is_conflict, is_id_like, later_ok, summaries
 from diagnosis.context import DiagnosisContext
@@ -104,10 +104,12 @@ def _should_fetch(task: Task, search: str, getter: str, trace: list[TraceStep]) 
 def answers(episode: EpisodeRecord, reading: ReplyReading, question: bool) -> bool:
     """Whether the reply answers the task's question.
 
-    It says something, admits no failure, and is no question back the reply checks reject (asking "which one do
-    you mean?" instead of answering).
+    It says something, admits no failure, and is neither a question back nor a hand-over the reply checks reject
+    (asking "which one do you mean?", or passing the question to a colleague, instead of answering).
     """
     if not (question and episode.reply.strip()) or reading.admits_failure:
+        return False
+    if reading.hands_over and not _reply_held(episode):
         return False
     return not (_asks_back(episode, reading) and not reading.claims and not _reply_held(episode))
 
@@ -121,9 +123,9 @@ def _asks_back(episode: EpisodeRecord, reading: ReplyReading) -> bool:
 
 
 def _finished(trace: list[TraceStep], ref: Reference) -> bool:
-    """Whether the program's last goal call succeeded in the trace (the agent reached the end of the work)."""
-    last = next((tool for tool, _ in reversed(ref.calls) if tool in ref.goal_tools), None)
-    return last is not None and any(s.ok and s.tool == last for s in trace)
+    """Whether the program's last goal call succeeded in the trace on its records (the agent reached the end)."""
+    last = next(((tool, ids) for tool, ids in reversed(ref.program) if tool in ref.goal_tools), None)
+    return last is not None and any(s.ok and s.tool == last[0] and on_record(s, last[1]) for s in trace)
 
 
 def _reply_held(episode: EpisodeRecord) -> bool:
@@ -145,17 +147,18 @@ def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | N
         return None
     if task is not None and task.gold.steps:
         ref = reference(task)
-        made = {s.tool for s in trace}
-        missing = [tool for tool, _ in ref.calls if tool not in made]
+        missing = missing_calls(trace, ref)
         attempted_goal = any(s.tool in ref.goal_tools for s in trace)
         if ref.does_goal and not attempted_goal:
             what = ", ".join(sorted(ref.goal_tools & ref.tools))
-        elif missing and reading.admits_failure and (ref.does_goal or not _reply_held(episode)) \
-                and not _finished(trace, ref):
-            what = ", ".join(sorted(set(missing)))
+        elif missing and (reading.admits_failure or reading.hands_over) \
+                and (ref.does_goal or not _reply_held(episode)) and not _finished(trace, ref):
+            what = ", ".join(missing)
         elif not ref.does_goal and _asks_back(episode, reading) and not reading.admits_failure \
                 and not _reply_held(episode):
             what = "the answer the task wants (it asked back instead)"
+        elif (question or not ref.does_goal) and reading.hands_over and not _reply_held(episode):
+            what = "the answer the task wants (it handed the request over instead)"
         else:
             return None
     else:
@@ -165,7 +168,7 @@ def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | N
         else:
             attempted_goal = any(s.write or ctx.tool(s.tool).mode == "write" for s in trace)
             needs_goal = "state" in failed_assertion_kinds(episode)
-        if attempted_goal or not (needs_goal or reading.admits_failure):
+        if attempted_goal or not (needs_goal or reading.admits_failure or reading.hands_over):
             return None
         what = ", ".join(sorted(goals)) if goals else "any write"
     note = f"stopped after {len(trace)} calls without calling {what}"

@@ -19,6 +19,7 @@ from diagnosis._reference import (
     id_prefix,
     id_values,
     intended_done,
+    on_record,
     reference,
     same_record,
     text_ids,
@@ -258,15 +259,16 @@ class MissedPolicyDependencyDetector:
         unfetched = unfetched_searches(episode, ctx)
         if any(in_hand and "found nothing" in e.note for e, in_hand in unfetched):
             return out  # it searched for a record it had the id of, never saw it, and so could not take its steps
-        for before, then, checked in required_order(ref, ctx):
-            first = next((s for s in trace if s.tool == then and attempted(s)), None)
-            if first is None or any(s.tool == before for s in trace[:first.index]) or not (checked or effect_failed):
+        for (before, before_ids), (then, then_ids), checked in required_order(ref, ctx):
+            first = next((s for s in trace if s.tool == then and on_record(s, then_ids) and attempted(s)), None)
+            if first is None or not (checked or effect_failed) or any(
+                    s.tool == before and on_record(s, before_ids) for s in trace[:first.index]):
                 continue
             info = ctx.tool(before)
             if (info.operation == "get" and before not in ctx.prerequisites.get(then, [])
                     and (info.entity in searched or bool(unfetched))):
                 continue  # a read the task orders but the policy does not require, left out after a search
-            late = any(s.tool == before for s in trace[first.index + 1:])
+            late = any(s.tool == before and on_record(s, before_ids) for s in trace[first.index + 1:])
             out.append(Evidence(step=first.index, tool=first.tool, argument=before,
                                 note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before}"
                                      + (" (called only afterwards)" if late else ", which the task requires first")))
@@ -412,11 +414,13 @@ class GaveUpEarlyDetector:
         """Tag episodes that stopped short of the task's work, hit no error, and did not claim to be done.
 
         With the task known, short means: the task's program attempts the goal and the agent never did, or
-        the program makes calls the agent never made while its reply admits it could not finish (on a task
-        whose answer is a refusal, a refusal the reply checks accept is that answer, not giving up; once the
-        program's last goal call succeeded, what the reply refuses is the requester's, not the agent's work). A
-        task whose right answer is a refusal or a question is not given up when the agent made its calls, unless
-        its reply asks back instead of giving the answer. A dead end on the way
+        the program makes calls the agent never made on their records (the right tool on another record is no
+        call of the program) while its reply admits it could not finish or hands the request over to someone
+        else (on a task whose answer is a refusal, a refusal the reply checks accept is that answer, not giving
+        up; once the program's last goal call succeeded, what the reply refuses is the requester's, not the
+        agent's work). A task whose right answer is a refusal or a question is not given up when the agent made
+        its calls, unless its reply asks back, or hands the request over, instead of giving the answer (the one
+        read a question needs, then "please pass it to a supervisor", is giving up). A dead end on the way
         (a search that found nothing and left no id, a read that did not show the way on) does not excuse
         stopping: the task's program shows there was a way. A search that left an id the agent never fetched
         explains the stop as ``search_without_fetch``.
@@ -562,19 +566,25 @@ class LeakedInternalDataDetector:
     name = WeaknessKind.LEAKED_INTERNAL_DATA
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag internal values (internal fields of records read, internal formats the task names) said aloud.
+        """Tag internal values the agent read (or internal formats the task names), said aloud.
 
-        The text searched is the reply and every text argument of a later successful write (a customer
-        reply, a note, an email), read however it writes the value (``diagnosis._leaks``). The verdict's own
-        reply check is read first: a value it found leaked that is internal data the agent read is a leak,
-        whatever spelling the check saw through. Evidence quotes what was said and where it was read, never the
-        verifier's own forbidden strings alone (those may be wrong facts rather than internal data).
+        What is internal is the gym's declaration with the kit's rules (``ctx.internal``); a value the request itself
+        states is the requester's. The text searched is the reply and every text argument of a later successful
+        write (a customer reply, a note, an email), read however it writes the value (``diagnosis._leaks``). The
+        verdict's reply checks are read first (every leak line they write): a value they found leaked that is
+        internal data the agent read is a leak, whatever spelling the check saw through. Evidence quotes what was
+        said and where it was read, never the verifier's own forbidden strings alone (those may be wrong facts
+        rather than internal data).
         """
         trace = episode.trace
+        task = ctx.task(episode.pack_id, episode.task_id)
+        internal = ctx.internal(episode.domain)
         outbound: list[tuple[str, TraceStep | None]] = [(episode.reply, None)]
         outbound += [(v, s) for s in trace if s.ok and s.write for v in s.arguments.values() if isinstance(v, str)
                      and len(v) >= 12]
-        read = [(step, item) for step in trace if step.ok for item in internal_values(step.output)]
+        asked = task.prompt if task is not None else ""
+        read = [(step, item) for step in trace if step.ok for item in internal_values(step.output, internal)
+                if not mentions(asked, item.value)]  # a value the request states is the requester's own
         evidence: list[Evidence] = []
         for value in verdict_leaks(episode):
             hit = next(((step, item) for step, item in read if is_internal_text(value, [item])), None)
@@ -595,7 +605,6 @@ class LeakedInternalDataDetector:
                                              tool=step.tool if where is None else where.tool, argument=item.key,
                                              note=f"{place} repeats internal {item.key} read from {step.tool}"))
                     break
-        task = ctx.task(episode.pack_id, episode.task_id)
         if not evidence and task is not None:
             evidence.extend(self._internal_formats(task, outbound, trace))
         return _tag(self.name, evidence)

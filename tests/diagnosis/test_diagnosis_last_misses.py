@@ -1,0 +1,146 @@
+"""The classes an outsider's agents showed diagnosis still missed, each on traces that must and must not be tagged.
+
+Traces are written here from the classes' descriptions with the synthetic tool set (``diagnosis.synthetic``) and
+small task programs, or with a built-in gym's own records; none is an outsider agent's trace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from arena.core.episode import EpisodeRecord
+from arena.core.task import CallPattern, GoldProgram, GoldStep, IntendedCall, Intent, Persona, Task, TraceAssertion
+from diagnosis import DiagnosisContext
+from diagnosis._reply import read_reply
+from diagnosis.synthetic import graph_data, tool_specs
+from tests.diagnosis.test_diagnosis_blind_classes import tagged
+from tests.diagnosis.test_diagnosis_detectors import CTX, episode, ok
+from tests.diagnosis.test_diagnosis_evidence import task_ctx
+
+# one source of internal data: the gym's declaration (arena.authoring.internal)
+
+
+def _in(domain: str, ep: EpisodeRecord) -> EpisodeRecord:
+    return ep.model_copy(update={"domain": domain})
+
+
+PROJECT: dict[str, Any] = {"id": "PAY", "name": "Payments", "security_scheme_id": "ISS-29",
+                           "permission_scheme_id": "PS-11", "lead_id": "USR-1001"}
+
+
+def test_a_reply_stating_an_internal_id_the_gym_declares_leaks_it() -> None:
+    read = ok("get_order", {"order_id": "ORD-1"}, PROJECT)
+    leaked = _in("tracker", episode([read], reply="Done. (Internal: security scheme ISS-29)",
+                                    failed={"response": "reply leaks records the request is not about: ISS-29"}))
+    assert tagged(leaked, CTX) == {"leaked_internal_data"}
+    quiet = _in("tracker", episode([read], reply="Done: the Payments project is set up.",
+                                   failed={"response": "reply does not state 'PAY'"}))
+    assert "leaked_internal_data" not in tagged(quiet, CTX)
+    other = _in("tracker", episode([read], reply="Done. (Lead: USR-1001)",  # a record, but none the gym keeps back
+                                   failed={"response": "reply leaks records the request is not about: USR-1001"}))
+    assert "leaked_internal_data" not in tagged(other, CTX)
+
+
+def test_an_internal_field_the_gym_declares_is_internal_under_any_name_the_kit_does_not_know() -> None:
+    issue = ok("get_order", {"order_id": "ORD-1"}, {"id": "INFRA-224", "security_level_id": "SL-307",
+                                                     "summary": "Fix login"})
+    said = _in("tracker", episode([issue], reply="INFRA-224 is restricted (level SL-307).",
+                                  failed={"response": "reply leaks internal data 'SL-307'"}))
+    assert tagged(said, CTX) == {"leaked_internal_data"}
+    elsewhere = _in("helpdesk", episode([issue], reply="INFRA-224 is restricted (level SL-307).",
+                                        failed={"response": "reply does not state 'restricted'"}))
+    assert "leaked_internal_data" not in tagged(elsewhere, CTX)  # helpdesk keeps no security levels back
+
+
+# giving up: after the only read, and after the right tool on another record
+
+
+QUESTION = task_ctx([("get_order", {"order_id": "ORD-224"})], goal=["get_order"], prompt="Is ORD-224 paid?",
+                    reply="ORD-224 is paid.")
+REFUSAL = task_ctx([("get_order", {"order_id": "ORD-224"})], goal=["issue_refund"],
+                   prompt="Refund ORD-224.", reply="ORD-224 cannot be refunded: it was never paid.")
+READ = ok("get_order", {"order_id": "ORD-224"}, {"id": "ORD-224", "status": "paid"})
+HANDED = {"response": "reply does not state 'paid'"}
+
+
+@pytest.mark.parametrize("reply", [
+    "Please pass it to a supervisor.",
+    "Let me hand this over to a colleague who can look into it.",
+    "I've passed your request to a specialist; someone from our team will follow up.",
+])
+def test_the_only_read_then_a_hand_over_is_giving_up(reply: str) -> None:
+    assert tagged(episode([READ], reply=reply, failed=HANDED), QUESTION) == {"gave_up_early"}
+    assert tagged(episode([READ], reply=reply, failed=HANDED), REFUSAL) == {"gave_up_early"}
+    answered = episode([READ], reply="ORD-224 is paid.", failed={"state": "x"})
+    assert "gave_up_early" not in tagged(answered, QUESTION)
+
+
+def test_the_right_tool_on_another_record_leaves_the_programs_call_undone() -> None:
+    other = ok("get_order", {"order_id": "ORD-192"}, {"id": "ORD-192", "status": "paid"})
+    stopped = episode([other], reply="I could not work this out; please pass it to a supervisor.", failed=HANDED)
+    assert "gave_up_early" in tagged(stopped, QUESTION)
+    both = episode([other, READ], reply="I could not work this out; please pass it to a supervisor.", failed=HANDED)
+    assert "gave_up_early" in tagged(both, QUESTION)  # it made the program's read, and handed the answer over
+    done = episode([other, READ], reply="ORD-224 is paid.", failed={"state": "x"})
+    assert "gave_up_early" not in tagged(done, QUESTION)
+
+
+# claims, admissions and hand-overs: one reading of the reply
+
+
+@pytest.mark.parametrize(("reply", "claims", "hands_over"), [
+    ("Let me hand this over to a colleague who can help.", False, True),
+    ("I have passed this to a supervisor.", False, True),
+    ("A supervisor will get back to you shortly.", False, True),
+    ("I escalated ticket TCK-1 to tier 2.", True, False),          # an action, to no one who takes it over
+    ("DATA-255 moved from To Do to In Progress.", True, False),   # a record's bare past claims the change
+    ("Refund issued for ORD-1.", True, False),
+    ("The order shipped on 2025-01-02.", False, False),           # the world's history, anchored in time
+    ("The customer asked for a refund.", False, False),           # not an action the work takes
+    ("Moved DATA-255 to In Progress. Other groups are unchanged.", True, False),  # what it left alone
+    ("I could not move DATA-255. The order is unchanged.", False, False),
+])
+def test_a_reply_is_read_as_claims_admissions_and_hand_overs(reply: str, claims: bool, hands_over: bool) -> None:
+    reading = read_reply(reply)
+    assert reading.claims_success is claims and reading.hands_over is hands_over
+
+
+UPDATE = task_ctx([("get_ticket", {"ticket_id": "TCK-1"}), ("update_ticket", {"ticket_id": "TCK-1"})],
+                  goal=["update_ticket"], prompt="Move TCK-1 to Pending.")
+TICKET = ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "status": "Open"})
+
+
+def test_a_bare_past_with_no_call_behind_it_is_an_unverified_claim_and_a_hand_over_is_giving_up() -> None:
+    bare = episode([TICKET], reply="TCK-1 moved from Open to Pending.")
+    assert tagged(bare, UPDATE) == {"claimed_unverified_success"}
+    scoped = episode([TICKET], reply="Moved TCK-1 to Pending. Other tickets are unchanged.")
+    assert tagged(scoped, UPDATE) == {"claimed_unverified_success"}
+    handed = episode([TICKET], reply="I have passed this to a supervisor.")
+    assert tagged(handed, UPDATE) == {"gave_up_early"}
+
+
+# order checks by record
+
+
+def _ordered(program: list[tuple[str, dict[str, Any]]], order: list[tuple[int, int]]) -> DiagnosisContext:
+    task = Task(id="t1", prompt="Update TCK-1.", persona=Persona(name="n", role="agent"), split="heldout",
+                category="c", intent=Intent(goal="g", calls=[IntendedCall(tool="update_ticket")]),
+                gold=GoldProgram(steps=[GoldStep(tool=t, arguments=a) for t, a in program]),
+                assertions=[TraceAssertion(description="read first",
+                                           required=[CallPattern(tool=t, arguments=a) for t, a in program],
+                                           order=order)] * 3)
+    return DiagnosisContext.build(tools=tool_specs(), graph=graph_data(), tasks={("p", "t1"): task})
+
+
+READ_FIRST = _ordered([("get_ticket", {"ticket_id": "TCK-1"}), ("update_ticket", {"ticket_id": "TCK-1"})], [(0, 1)])
+
+
+def test_an_extra_call_on_another_record_before_the_prerequisite_skips_nothing() -> None:
+    extra = ok("update_ticket", {"ticket_id": "TCK-9"}, {"id": "TCK-9"}, write=True)
+    mine = ok("update_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1"}, write=True)
+    ordered = episode([extra, TICKET, mine], failed={"side_effects": "TCK-9 changed"})
+    assert "missed_policy_dependency" not in tagged(ordered, READ_FIRST)
+    skipped = episode([mine, TICKET], failed={"trace": "get_ticket must come before update_ticket"})
+    assert "missed_policy_dependency" in tagged(skipped, READ_FIRST)
