@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -14,7 +15,11 @@ from flows.cli_output import make_console, print_json, print_table
 
 if TYPE_CHECKING:
     from arena.core.episode import EpisodeRecord
+    from arena.core.pack import Pack
     from diagnosis import DiagnosisContext, WeaknessReport
+    from flows.diagnose_packs import PackLookup
+
+logger = logging.getLogger(__name__)
 
 
 def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], DiagnosisContext]:
@@ -55,30 +60,49 @@ def print_report(console: Console, report: WeaknessReport) -> None:
 
 
 def _sources(found: dict[str, str]) -> str:
-    """Where the packs were found, counted by place (``2 in the pack store, 1 rebuilt from gym helpdesk``)."""
+    """Where the packs were found, counted by place (``2 in the registry, 1 rebuilt from gym helpdesk``)."""
     places = Counter(f"rebuilt from gym {s.split()[1]}" if s.startswith("gym ") else
                      "in the --packs folder" if s == "--packs" else f"in the {s}" for s in found.values())
     return ", ".join(f"{n} {place}" for place, n in sorted(places.items(), key=lambda item: (-item[1], item[0])))
 
 
+def _registry_lookup() -> PackLookup:
+    """Looks a pack up in the settings' registry (opened on first use); ``None`` for a pack it does not hold."""
+    from arena.core.pack import PackError
+    from flows.registry_access import open_registry
+    from flows.settings import cli_settings
+    from registry import RegistryError
+
+    def lookup(pack_id: str) -> Pack | None:
+        try:
+            return open_registry(cli_settings()).load_pack(pack_id)
+        except RegistryError:
+            return None
+        except PackError as exc:
+            logger.warning("pack %s in the registry is unusable: %s", pack_id[:12], exc)
+            return None
+
+    return lookup
+
+
 def _episode_context(episodes: Path, packs_dir: Path | None, console: Console) -> DiagnosisContext:
     """The diagnosis context of the packs the episodes came from; warns loudly about the ones not found."""
     from diagnosis import iter_episodes_jsonl
-    from flows import steps
     from flows.diagnose_packs import EpisodePacks, find_packs
-    from flows.settings import cli_settings
 
     wanted = EpisodePacks.of(iter_episodes_jsonl(episodes))
-    store_root = cli_settings().store.home / "packs"
     try:
-        found = find_packs(wanted, packs_dir=packs_dir, store_root=store_root)
+        found = find_packs(wanted, packs_dir=packs_dir, registry=_registry_lookup())
     except FileNotFoundError as exc:
         raise typer.BadParameter(str(exc), param_hint="--packs") from exc
     gyms = ", ".join(sorted(set(wanted.domains.values()))) or "no gym"
     console.print(Text(f"Diagnosing {sum(wanted.episodes.values())} episodes of {gyms} from {episodes}: played in "
                        f"{len(wanted.domains)} gym world(s) (packs); tasks, tools and dependency graphs found for "
-                       f"{len(found.packs)}" + (f" ({_sources(found.sources)})." if found.sources else ".")),
+                       f"{len(found.sources)}" + (f" ({_sources(found.sources)})." if found.sources else ".")),
                   soft_wrap=True)
+    for pack_id, source in sorted(found.sources.items()):
+        if pack_id in found.variants:
+            console.print(Text(f"  pack {pack_id[:12]}: {source}"), soft_wrap=True)
     if found.missing:
         lost = sum(found.missing.values())
         console.print(
@@ -86,8 +110,8 @@ def _episode_context(episodes: Path, packs_dir: Path | None, console: Console) -
             f"{len(found.missing)} pack(s) not found ({', '.join(p[:12] for p in sorted(found.missing))}): they are "
             "diagnosed without their tasks, tools and dependency graph, so wrong_id, missed_policy_dependency and "
             "claimed_unverified_success lose most of their recall. Pass --packs FOLDER, or point GYMLOOP_HOME at "
-            "the home whose pack store holds them.")
-    return steps.diagnosis_context(found.packs)
+            "the home whose registry holds them.")
+    return found.context()
 
 
 def diagnose_command(

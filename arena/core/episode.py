@@ -32,6 +32,22 @@ class EpisodeFailure(BaseModel):
     message: str
 
 
+class WorldRef(BaseModel):
+    """The world an episode was played in, as its pack's manifest names it: enough to generate the pack again.
+
+    Attributes:
+        seed: The pack's generator seed (the world seed; ``EpisodeRecord.seed`` is the episode's).
+        knobs: The complexity layers the generator applied (a factory variant's knobs).
+        parent: Id of the pack the episode's pack is a variant of, if any.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int
+    knobs: dict[str, Any] = Field(default_factory=dict)
+    parent: str | None = None
+
+
 def episode_id(pack_id: str, task_id: str, seed: int, attempt: int, agent: str) -> str:
     """Return the stable id of an episode: sha256 of its key, 24 hex digits."""
     key = f"{pack_id}|{task_id}|{seed}|{attempt}|{agent}"
@@ -51,6 +67,7 @@ class EpisodeRecord(BaseModel):
         category: Task category.
         tags: Task tags.
         seed: Episode seed.
+        world: The world the pack was generated as (seed, knobs, parent), when the record names it.
         attempt: Attempt number (0-based) among the k attempts of this task and seed.
         agent: Agent name (e.g. ``reference`` or ``litellm``).
         model_ref: The model evaluated (name, version or endpoint).
@@ -79,6 +96,7 @@ class EpisodeRecord(BaseModel):
     category: str
     tags: list[str] = Field(default_factory=list)
     seed: int
+    world: WorldRef | None = None
     attempt: int = 0
     agent: str
     model_ref: str

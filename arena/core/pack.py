@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena.core.domain import Domain, FaultSpec, Knobs
 from arena.core.domains import get_domain
+from arena.core.episode import WorldRef
 from arena.core.patterns import PatternError, compile_pattern
 from arena.core.task import (
     CallPattern,
@@ -93,6 +94,10 @@ class Manifest(BaseModel):
     clock_start: str
     provenance: dict[str, Any] = Field(default_factory=dict)
     created_by: str = "gymloop"
+
+    def world(self) -> WorldRef:
+        """The world this pack was generated as (seed, knobs, parent): what an episode record names of it."""
+        return WorldRef(seed=self.seed, knobs=dict(self.knobs), parent=self.parent)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ def _record(gym: Gym, agent: Agent, key: EpisodeKey, run: AgentRun | None, start
     return EpisodeRecord(
         episode_id=episode_id(key.pack_id, key.task_id, key.seed, key.attempt, agent.name),
         pack_id=key.pack_id, domain=gym.pack.manifest.domain, task_id=key.task_id, split=task.split,
-        category=task.category, tags=list(task.tags), seed=key.seed, attempt=key.attempt, agent=agent.name,
+        category=task.category, tags=list(task.tags), seed=key.seed, world=gym.pack.manifest.world(),
+        attempt=key.attempt, agent=agent.name,
         model_ref=agent.model_ref, trace=list(gym.trace), reply=usage.reply, verdict=verdict, failure=failure,
         invalid=invalid, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out, cost=usage.cost,
         latency_s=usage.latency_s, wall_time_s=time.perf_counter() - started, turns=usage.turns,
@@ -143,6 +144,7 @@ def lost_record(key: EpisodeKey, packs: dict[str, Pack], agent: Agent, kind: str
     return EpisodeRecord(
         episode_id=episode_id(key.pack_id, key.task_id, key.seed, key.attempt, agent.name),
         pack_id=key.pack_id, domain=packs[key.pack_id].manifest.domain, task_id=key.task_id, split=task.split,
-        category=task.category, tags=list(task.tags), seed=key.seed, attempt=key.attempt, agent=agent.name,
+        category=task.category, tags=list(task.tags), seed=key.seed, world=packs[key.pack_id].manifest.world(),
+        attempt=key.attempt, agent=agent.name,
         model_ref=agent.model_ref, failure=EpisodeFailure(boundary="agent", kind=kind, message=message),
     )

@@ -36,7 +36,8 @@ def _record(pack: Pack, agent: Agent, key: EpisodeKey, run: AgentRun | None, sta
     return EpisodeRecord(
         episode_id=episode_id(key.pack_id, key.task_id, key.seed, key.attempt, agent.name),
         pack_id=key.pack_id, domain=pack.manifest.domain, task_id=key.task_id, split=task.split,
-        category=task.category, tags=list(task.tags), seed=key.seed, attempt=key.attempt, agent=agent.name,
+        category=task.category, tags=list(task.tags), seed=key.seed, world=pack.manifest.world(),
+        attempt=key.attempt, agent=agent.name,
         model_ref=agent.model_ref, trace=list(outcome.trace) if outcome is not None else [], reply=usage.reply,
         verdict=verdict, failure=failure, invalid=invalid, tokens_in=usage.tokens_in, tokens_out=usage.tokens_out,
         cost=usage.cost, latency_s=usage.latency_s, wall_time_s=time.perf_counter() - started, turns=usage.turns,
