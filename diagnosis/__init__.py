@@ -32,6 +32,7 @@ from diagnosis.models import (
     WeaknessReport,
     grain_key,
 )
+from diagnosis.primary import episode_tags, ordered_kinds
 from diagnosis.ranking import (
     FocusGrain,
     focus,
@@ -76,6 +77,7 @@ __all__ = [
     "detector_names",
     "diagnose",
     "episode_features",
+    "episode_tags",
     "focus",
     "focus_grains",
     "focus_weights",
@@ -84,6 +86,7 @@ __all__ = [
     "impact",
     "infer_tool",
     "iter_episodes_jsonl",
+    "ordered_kinds",
     "rank_report",
     "read_report",
     "render_markdown",

@@ -10,13 +10,8 @@ from diagnosis._reference import Ids, Reference, call_ids, id_values, intended_d
 from diagnosis._trace import is_created_id
 from diagnosis.context import DiagnosisContext
 
-
 Call = tuple[str, Ids]
 """A call as its tool and the records it names (ids by argument)."""
-
-
-def _key(call: Call) -> tuple[str, tuple[tuple[str, frozenset[str]], ...]]:
-    return call[0], tuple(sorted(call[1].items()))
 
 
 def required_order(ref: Reference, ctx: DiagnosisContext) -> list[tuple[Call, Call, bool]]:
@@ -26,16 +21,15 @@ def required_order(ref: Reference, ctx: DiagnosisContext) -> list[tuple[Call, Ca
     policy's prerequisites (strong edges of the dependency graph) that the task's program makes before a call
     (the program's latest call of the prerequisite before it, on the records it names).
     """
-    pairs: dict[tuple[object, object], tuple[Call, Call, bool]] = {}
+    pairs: dict[tuple[str, str], tuple[Call, Call, bool]] = {}
     for before, then in ref.order:
-        first: Call = (before.tool, call_ids(before.arguments))
-        second: Call = (then.tool, call_ids(then.arguments))
-        pairs[(_key(first), _key(second))] = (first, second, True)
+        pairs.setdefault((before.tool, then.tool), ((before.tool, call_ids(before.arguments)),
+                                                    (then.tool, call_ids(then.arguments)), True))
     for i, (tool, ids) in enumerate(ref.program):
         for needed in ctx.prerequisites.get(tool, []):
             earlier = [call for call in ref.program[:i] if call[0] == needed]
             if earlier:
-                pairs.setdefault((_key(earlier[-1]), _key((tool, ids))), (earlier[-1], (tool, ids), False))
+                pairs.setdefault((needed, tool), (earlier[-1], (tool, ids), False))
     return list(pairs.values())
 
 

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from diagnosis.tables import GRAIN_COLUMNS, KIND_COLUMNS, column_notes, grain_rank, grain_rows, kind_rows
+from diagnosis.tables import (
+    GRAIN_COLUMNS,
+    KIND_COLUMNS,
+    column_notes,
+    grain_rank,
+    grain_rows,
+    kind_rows,
+    secondary_line,
+)
 
 if TYPE_CHECKING:
     from diagnosis.models import WeaknessReport
@@ -34,6 +42,8 @@ def render_markdown(report: WeaknessReport) -> str:
                      + ", ".join(f"{k} {v}" for k, v in report.other_failures.items()) + ".")
     if report.skipped:
         lines.append("Skipped records: " + ", ".join(f"{k} {v}" for k, v in report.skipped.items()) + ".")
+    if report.secondary_counts:
+        lines.append(secondary_line(report))
     lines.append("")
     if not report.weaknesses:
         lines.append("No weaknesses: the round has no agent failures to diagnose.")
@@ -54,6 +64,8 @@ def render_markdown(report: WeaknessReport) -> str:
         lines.append(f"- Domains: {', '.join(w.domains) or '—'}; tools: {', '.join(w.tools) or '—'}")
         lines.append(f"- Focus tags: {', '.join(w.focus_tags) or '—'}; knobs: "
                      + (", ".join(f"`{k}={v}`" for k, v in w.knobs.items()) or "—"))
+        if w.secondary:
+            lines.append(f"- Also secondary in {w.secondary} failed episode(s) another kind explains first")
         lines.append(f"- Example episodes: {', '.join(f'`{e}`' for e in w.example_episode_ids) or '—'}")
         for ev in w.evidence[:3]:
             where = f"step {ev.step} `{ev.tool}`" if ev.step is not None else "reply/state"

@@ -25,13 +25,15 @@ def is_question(task: Task | None, ctx: DiagnosisContext) -> bool:
     return task is not None and all(ctx.tool(c.tool).mode == "read" for c in task.intent.calls)
 
 
-def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[tuple[Evidence, bool]]:
+def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext, *,
+                       policy: bool = False) -> list[tuple[Evidence, bool]]:
     """Searches of an entity the agent did not fetch afterwards (in time), each with whether it had an id to fetch.
 
     It had one when the search found the record (one hit), the search was for an id, or the request names the
     entity by id; several hits leave the agent to choose, and stopping there to ask is giving up.
-    Searches the task does not need fetched, whose hits were all read already, or whose fetch the policy
-    requires before a call the agent made afterwards (``missed_policy_dependency``'s) are left out.
+    Searches the task does not need fetched, or whose hits were all read already, are left out; so are those whose
+    fetch the policy requires before a call the agent made afterwards (a skipped prerequisite explains them
+    first: ``missed_policy_dependency``'s), which ``policy`` asks for alone.
     """
     trace = episode.trace
     task = ctx.task(episode.pack_id, episode.task_id)
@@ -53,7 +55,8 @@ def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[tu
             continue
         if task is not None and task.gold.steps and not _should_fetch(task, step.tool, getter, trace):
             continue
-        if any(getter in ctx.prerequisites.get(s.tool, []) and attempted(s) for s in trace[step.index + 1:]):
+        required = any(getter in ctx.prerequisites.get(s.tool, []) and attempted(s) for s in trace[step.index + 1:])
+        if required is not policy:
             continue
         found = summaries(step.output)
         if found and {str(s["id"]) for s in found} <= _fetched_before(trace, step.index, getter):
@@ -135,7 +138,12 @@ def _reply_held(episode: EpisodeRecord) -> bool:
 
 
 def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | None:
-    """Where the agent gave up before the task's work, with no error in the way and no success claimed."""
+    """Where the agent gave up before the task's work, with no error in the way and no success claimed.
+
+    A call of the program the agent never made, then a reply admitting it could not finish, is giving up; a call it
+    made on another record, then a refusal, is an answer about the wrong record (``wrong_id``'s), but a call on any
+    record, then a hand-over to someone else, is giving up.
+    """
     trace = episode.trace
     if any(s.error is not None and s.error.kind in _BLOCKING and not later_ok(trace, s.index, s.tool)
            for s in trace):
@@ -148,12 +156,13 @@ def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | N
     if task is not None and task.gold.steps:
         ref = reference(task)
         missing = missing_calls(trace, ref)
+        never = [tool for tool in missing if not any(s.tool == tool for s in trace)]
         attempted_goal = any(s.tool in ref.goal_tools for s in trace)
         if ref.does_goal and not attempted_goal:
             what = ", ".join(sorted(ref.goal_tools & ref.tools))
-        elif missing and (reading.admits_failure or reading.hands_over) \
+        elif ((never and reading.admits_failure) or (missing and reading.hands_over)) \
                 and (ref.does_goal or not _reply_held(episode)) and not _finished(trace, ref):
-            what = ", ".join(missing)
+            what = ", ".join(sorted(set(missing if reading.hands_over else never)))
         elif not ref.does_goal and _asks_back(episode, reading) and not reading.admits_failure \
                 and not _reply_held(episode):
             what = "the answer the task wants (it asked back instead)"

@@ -11,7 +11,7 @@ from arena.core.episode import EpisodeRecord
 from arena.core.results import TraceStep
 from arena.core.task import ResponseAssertion, Task
 from arena.core.weakness import WeaknessKind
-from diagnosis._leaks import internal_values, is_internal_text, says, verdict_leaks
+from diagnosis._leaks import compact, internal_values, is_internal_text, says, verdict_leaks
 from diagnosis._program import done_calls, mistaken_ids, required_order, stands_in, step_ids
 from diagnosis._reference import (
     Reference,
@@ -50,6 +50,11 @@ from diagnosis.models import Evidence, Tag
 _MAX_EVIDENCE = 5
 def _tag(kind: WeaknessKind, evidence: list[Evidence]) -> list[Tag]:
     return [Tag(kind=kind, evidence=evidence[:_MAX_EVIDENCE])] if evidence else []
+
+
+def _aside(kind: str, evidence: list[Evidence]) -> list[Tag]:
+    """A tag of a kind set aside for another that explains the failure first (``Tag.secondary``)."""
+    return [Tag(kind=kind, evidence=evidence[:_MAX_EVIDENCE], secondary=True)] if evidence else []
 
 
 def _is_id_argument(arg: str) -> bool:
@@ -234,7 +239,8 @@ class MissedPolicyDependencyDetector:
                       effect_failed: bool) -> list[Evidence]:
         """Prerequisites skipped, judged against the task.
 
-        A call made with no call before it of the tool the task orders first is a policy miss; so is one made
+        A call on the records the task orders it for (an extra call of the tool on another record is no such call),
+        made with no call before it of the tool the task orders first, is a policy miss; so is one made
         without the prerequisite the policy requires (a strong edge) and the task's program makes first, when the
         episode's state or trace check failed (a policy read the task does not check is missed only where the
         work went wrong). A policy prerequisite skipped is a policy miss whatever the agent did before it, a
@@ -259,16 +265,15 @@ class MissedPolicyDependencyDetector:
         unfetched = unfetched_searches(episode, ctx)
         if any(in_hand and "found nothing" in e.note for e, in_hand in unfetched):
             return out  # it searched for a record it had the id of, never saw it, and so could not take its steps
-        for (before, before_ids), (then, then_ids), checked in required_order(ref, ctx):
+        for (before, _), (then, then_ids), checked in required_order(ref, ctx):
             first = next((s for s in trace if s.tool == then and on_record(s, then_ids) and attempted(s)), None)
-            if first is None or not (checked or effect_failed) or any(
-                    s.tool == before and on_record(s, before_ids) for s in trace[:first.index]):
+            if first is None or any(s.tool == before for s in trace[:first.index]) or not (checked or effect_failed):
                 continue
             info = ctx.tool(before)
             if (info.operation == "get" and before not in ctx.prerequisites.get(then, [])
                     and (info.entity in searched or bool(unfetched))):
                 continue  # a read the task orders but the policy does not require, left out after a search
-            late = any(s.tool == before and on_record(s, before_ids) for s in trace[first.index + 1:])
+            late = any(s.tool == before for s in trace[first.index + 1:])
             out.append(Evidence(step=first.index, tool=first.tool, argument=before,
                                 note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before}"
                                      + (" (called only afterwards)" if late else ", which the task requires first")))
@@ -402,7 +407,8 @@ class SearchWithoutFetchDetector:
         unfetched = unfetched_searches(episode, ctx)
         if unfetched and stopped_short(episode, ctx) is not None:
             unfetched = [(evidence, in_hand) for evidence, in_hand in unfetched if in_hand]
-        return _tag(self.name, [evidence for evidence, _ in unfetched])
+        required = [evidence for evidence, _ in unfetched_searches(episode, ctx, policy=True)]
+        return _tag(self.name, [evidence for evidence, _ in unfetched]) or _aside(self.name, required)
 
 
 class GaveUpEarlyDetector:
@@ -413,21 +419,26 @@ class GaveUpEarlyDetector:
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag episodes that stopped short of the task's work, hit no error, and did not claim to be done.
 
-        With the task known, short means: the task's program attempts the goal and the agent never did, or
-        the program makes calls the agent never made on their records (the right tool on another record is no
-        call of the program) while its reply admits it could not finish or hands the request over to someone
-        else (on a task whose answer is a refusal, a refusal the reply checks accept is that answer, not giving
-        up; once the program's last goal call succeeded, what the reply refuses is the requester's, not the
-        agent's work). A task whose right answer is a refusal or a question is not given up when the agent made
-        its calls, unless its reply asks back, or hands the request over, instead of giving the answer (the one
-        read a question needs, then "please pass it to a supervisor", is giving up). A dead end on the way
-        (a search that found nothing and left no id, a read that did not show the way on) does not excuse
-        stopping: the task's program shows there was a way. A search that left an id the agent never fetched
-        explains the stop as ``search_without_fetch``.
+        With the task known, short means: the task's program attempts the goal and the agent never did, or the program
+        makes calls the agent never made while its reply admits it could not finish, or never made on their records (the
+        right tool on another record is no call of the program) while its reply hands the request over to someone else
+        (on a task whose answer is a refusal, a refusal the reply checks accept is that answer, not giving up; once the
+        program's last goal call succeeded, what the reply refuses is the requester's, not the agent's work). A task
+        whose right answer is a refusal or a question is not given up when the agent made its calls, unless its reply
+        asks back, or hands the request over, instead of giving the answer (the one read a question needs, then "please
+        pass it to a supervisor", is giving up). A dead end on the way (a search that found nothing and left no id, a
+        read that did not show the way on) does not excuse stopping: the task's program shows there was a way. A search
+        that left an id the agent never fetched
+        explains the stop as ``search_without_fetch``; when that search found the record, the agent stopped with
+        it in hand, and giving up is the failure's secondary kind.
         """
         found = stopped_short(episode, ctx)
-        if found is None or any(in_hand for _, in_hand in unfetched_searches(episode, ctx)):
-            return []  # an id in hand never fetched explains the stop: search_without_fetch's
+        if found is None:
+            return []
+        unfetched = [evidence for evidence, in_hand in unfetched_searches(episode, ctx) if in_hand]
+        if unfetched:  # an id in hand never fetched explains the stop first (search_without_fetch's)
+            hit = any("found nothing" not in evidence.note for evidence in unfetched)
+            return _aside(self.name, [found]) if hit else []  # a record found, then left: it gave up on it too
         return [Tag(kind=self.name, evidence=[found])]
 
 
@@ -569,12 +580,13 @@ class LeakedInternalDataDetector:
         """Tag internal values the agent read (or internal formats the task names), said aloud.
 
         What is internal is the gym's declaration with the kit's rules (``ctx.internal``); a value the request itself
-        states is the requester's. The text searched is the reply and every text argument of a later successful
-        write (a customer reply, a note, an email), read however it writes the value (``diagnosis._leaks``). The
-        verdict's reply checks are read first (every leak line they write): a value they found leaked that is
-        internal data the agent read is a leak, whatever spelling the check saw through. Evidence quotes what was
-        said and where it was read, never the verifier's own forbidden strings alone (those may be wrong facts
-        rather than internal data).
+        states is the requester's, and a record the task's reply check lets the reply name (the request's and the
+        program's: a security level the requester asked to use) is the task's own. The text searched is the reply and
+        every text argument of a later successful write (a customer reply, a note, an email), read however it writes the
+        value (``diagnosis._leaks``). The verdict's reply checks are read first (every leak line they write): a value
+        they found leaked that is internal data the agent read is a leak, whatever spelling the check saw through.
+        Evidence quotes what was said and where it was read, never the verifier's own forbidden strings alone (those may
+        be wrong facts rather than internal data).
         """
         trace = episode.trace
         task = ctx.task(episode.pack_id, episode.task_id)
@@ -583,8 +595,10 @@ class LeakedInternalDataDetector:
         outbound += [(v, s) for s in trace if s.ok and s.write for v in s.arguments.values() if isinstance(v, str)
                      and len(v) >= 12]
         asked = task.prompt if task is not None else ""
+        own = {compact(i) for a in (task.assertions if task is not None else []) if isinstance(a, ResponseAssertion)
+               for i in a.allowed_ids}
         read = [(step, item) for step in trace if step.ok for item in internal_values(step.output, internal)
-                if not mentions(asked, item.value)]  # a value the request states is the requester's own
+                if not mentions(asked, item.value) and compact(item.value) not in own]
         evidence: list[Evidence] = []
         for value in verdict_leaks(episode):
             hit = next(((step, item) for step, item in read if is_internal_text(value, [item])), None)
@@ -635,17 +649,17 @@ class NoErrorRecoveryDetector:
         """Tag retryable faults whose tool was never called again, where the reply does not claim the work done.
 
         A reply claiming success over a fault it never retried hides the failure: that claim is the mistake
-        (``claimed_unverified_success``).
+        (``claimed_unverified_success``) and the fault is set aside as secondary.
         """
         trace = episode.trace
-        if read_reply(episode.reply).claims_success:
-            return []
         evidence = [
             Evidence(step=s.index, tool=s.tool, note=f"{s.error.fault or s.error.kind} never retried")
             for s in trace
             if s.error is not None and s.error.kind == "fault" and s.error.retryable
             and not later_call(trace, s.index, s.tool)
         ]
+        if read_reply(episode.reply).claims_success:
+            return _aside(self.name, evidence)
         return _tag(self.name, evidence)
 
 

@@ -19,6 +19,7 @@ from diagnosis.detector import Detector, detector_names, get_detector
 from diagnosis.features import ABSTRACT_PREFIXES, Signature, episode_features
 from diagnosis.knobs import target_for
 from diagnosis.models import ClusterSummary, Evidence, Tag, Weakness, WeaknessReport, grain_key
+from diagnosis.primary import episode_tags, ordered_kinds
 from diagnosis.ranking import impact, rank_report, share_interval
 
 logger = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ class _Failure:
     task: int
     lost: float
     kinds: tuple[WeaknessKind, ...]
+    """Kinds the failure shows, its primary kind first (``diagnosis.primary.ordered_kinds``)."""
     signature: int
     tools: tuple[str | None, ...] = ()
     """Tool of each kind's first evidence, aligned with ``kinds``."""
@@ -53,7 +55,9 @@ class _Failure:
     def evidence_of(self, kind: WeaknessKind) -> Evidence:
         return self.notes[self.kinds.index(kind)]
 
-
+    def primary(self, kind: str) -> bool:
+        """Whether ``kind`` is the failure's primary kind."""
+        return bool(self.kinds) and self.kinds[0] == kind
 
 
 @dataclass
@@ -69,6 +73,7 @@ class _Pass:
     models: Counter[str] = field(default_factory=Counter)
     failures: list[_Failure] = field(default_factory=list)
     kinds: Counter[WeaknessKind] = field(default_factory=Counter)
+    primary: Counter[WeaknessKind] = field(default_factory=Counter)
     tasks: dict[tuple[str, str], int] = field(default_factory=dict)
     task_tags: list[list[str]] = field(default_factory=list)
     task_passes: list[int] = field(default_factory=list)
@@ -90,12 +95,14 @@ class _Pass:
             sig = self.signatures[signature] = len(self.signature_weights)
             self.signature_weights.append(0)
         self.signature_weights[sig] += 1
-        kinds = tuple(sorted({t.kind for t in tags}))
-        first = {kind: next(t for t in tags if t.kind == kind).evidence[0] for kind in kinds}
+        kinds = ordered_kinds(tags)
+        first = {kind: min((t for t in tags if t.kind == kind), key=lambda t: t.secondary).evidence[0]
+                 for kind in kinds}
         self.failures.append(_Failure(episode.episode_id, episode.domain, self.task_index(episode),
                                       1.0 - episode.score, kinds, sig,
                                       tuple(first[k].tool or None for k in kinds), tuple(first[k] for k in kinds)))
         self.kinds.update(kinds)
+        self.primary.update(kinds[:1])
 
 
 def _skip_reason(episode: EpisodeRecord, ctx: DiagnosisContext) -> str | None:
@@ -159,7 +166,7 @@ def diagnose(
         elif episode.failure is not None and episode.failure.boundary != "agent":
             state.other[episode.failure.boundary] += 1
         else:
-            tags = [tag for detector in chosen for tag in detector.detect(episode, ctx)]
+            tags = episode_tags(episode, ctx, chosen)
             state.add_failure(episode, tags, episode_features(episode, tags, ctx))
     if state.skipped:
         logger.warning("diagnosis skipped %d episode records: %s", sum(state.skipped.values()),
@@ -235,6 +242,8 @@ def _finish(report: WeaknessReport, state: _Pass, history: Mapping[tuple[str, st
     report.clusters = clusters
     report.untagged = sum(1 for f in state.failures if not f.kinds)
     report.tag_counts = dict(sorted(state.kinds.items()))
+    report.primary_counts = dict(sorted(state.primary.items()))
+    report.secondary_counts = dict(sorted((state.kinds - state.primary).items()))
     report.clustering = {**result.params, "seed": seed}
     return rank_report(report, previous)
 
@@ -307,11 +316,13 @@ def _weakness(kind: WeaknessKind, members: list[_Failure], total: int, episodes:
               seed: int, index: int, cluster_ids: list[int], novel: tuple[ClusterSummary, _Pass] | None,
               grain: tuple[str | None, str | None], examples: int) -> Weakness:
     target = target_for(kind)
-    count = len(members)
+    primary = members if novel is not None else [f for f in members if f.primary(kind)]
+    count, secondary = len(primary), len(members) - len(primary)
+    basis = primary or members  # a grain only ever secondary: its failures' reward lost and learnability
     domain, tool = grain
     label, description, focus = target.label, target.description, list(target.focus_tags)
     domains = [d for d, _ in Counter(f.domain for f in members).most_common()]
-    shown = members[:examples]
+    shown = (members if novel is not None else [*primary, *(f for f in members if not f.primary(kind))])[:examples]
     if novel is None:
         tools = [t for t, _ in Counter(f.tool_of(kind) for f in members if f.tool_of(kind)).most_common(5)]
         evidence = [f.evidence_of(kind) for f in shown]
@@ -330,9 +341,10 @@ def _weakness(kind: WeaknessKind, members: list[_Failure], total: int, episodes:
         kind=kind, domain=domain, tool=tool, grain=key, label=label, description=description, rank=0, impact=0.0,
         share=round(count / total, 6),
         share_interval=share_interval(count, total, seed=seed * 7919 + index),
-        mean_reward_lost=round(float(np.mean([f.lost for f in members])), 6),
-        learnability=round(float(np.mean([solvable[f.task] for f in members])), 6),
-        count=count, rate=round(count / episodes, 6) if episodes else 0.0,
+        mean_reward_lost=round(float(np.mean([f.lost for f in basis])), 6),
+        learnability=round(float(np.mean([solvable[f.task] for f in basis])), 6),
+        count=count, secondary=secondary, secondary_share=round(secondary / total, 6),
+        rate=round(count / episodes, 6) if episodes else 0.0,
         rate_interval=share_interval(count, episodes, seed=seed * 7919 + index + 1) if episodes else None,
         domains=domains, tools=tools, example_episode_ids=[f.episode_id for f in shown],
         evidence=evidence, knobs=dict(target.knobs), focus_tags=focus, cluster_ids=cluster_ids,

@@ -9,9 +9,13 @@ from arena.core.episode import EpisodeRecord
 from diagnosis._trace import failed_assertion_kinds, reply_claims_success, reply_gives_up, value_shape
 from diagnosis.context import DiagnosisContext
 from diagnosis.models import Tag
+from diagnosis.primary import ordered_kinds
 
 TAG_WEIGHT = 3.0
-"""Weight of a detector tag against one trace feature: tags dominate the clustering when present."""
+"""Weight of a failure's primary kind against one trace feature: tags dominate the clustering when present."""
+
+SECONDARY_TAG_WEIGHT = 1.0
+"""Weight of a secondary kind: a failure clusters with those its primary kind explains."""
 
 ABSTRACT_PREFIXES = ("op:", "opgram:", "error:", "failed:", "changes:", "reply:", "length:", "repeat:")
 """Features that name no tool: what an unknown failure mode has in common across domains."""
@@ -31,7 +35,7 @@ def _length_bucket(n: int) -> str:
 
 
 def episode_features(episode: EpisodeRecord, tags: list[Tag], ctx: DiagnosisContext) -> Signature:
-    """Return the episode's features: tool and operation n-grams, repeated calls, errors, failed assertions, tags.
+    """Return the episode's features: tool and operation n-grams, repeated calls, errors, failed assertions, kinds.
 
     Counts are damped with ``log1p`` so one long loop does not outweigh the rest.
     """
@@ -71,6 +75,6 @@ def episode_features(episode: EpisodeRecord, tags: list[Tag], ctx: DiagnosisCont
     counts["reply:" + ("empty" if not reply.strip() else "gives_up" if reply_gives_up(reply)
                        else "claims_done" if reply_claims_success(reply) else "other")] += 1
     features = {name: math.log1p(n) for name, n in counts.items()}
-    for tag in tags:
-        features[f"tag:{tag.kind}"] = TAG_WEIGHT
+    for i, kind in enumerate(ordered_kinds(tags)):
+        features[f"tag:{kind}"] = TAG_WEIGHT if i == 0 else SECONDARY_TAG_WEIGHT
     return tuple(sorted(features.items()))

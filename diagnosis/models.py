@@ -8,8 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arena.core.weakness import WeaknessKind
 
-REPORT_SCHEMA_VERSION = 2
-"""Schema version of ``WeaknessReport`` (2: kinds ranked over their grains, grains ranked within their kind)."""
+REPORT_SCHEMA_VERSION = 3
+"""Schema version of ``WeaknessReport`` (2: kinds ranked over their grains, grains ranked within their kind; 3: a
+failure's primary kind counts, its secondary kinds are shown apart)."""
 
 def grain_key(kind: str, domain: str | None, tool: str | None) -> str:
     """A weakness's grain as a key: ``kind@domain/tool``, ``kind@domain``, ``kind@*/tool`` or ``kind``."""
@@ -42,12 +43,16 @@ class Tag(BaseModel):
     Attributes:
         kind: Detector kind, e.g. ``wrong_id``.
         evidence: At least one observation supporting the tag.
+        secondary: The detector sets the kind aside for another that explains the failure first (a fetch the
+            policy requires, skipped after a search: the skipped prerequisite explains it, the search is
+            secondary). A secondary tag counts only beside another kind's tag (``diagnosis.engine.ordered_kinds``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: WeaknessKind
     evidence: list[Evidence] = Field(min_length=1)
+    secondary: bool = False
 
 
 class ShareInterval(BaseModel):
@@ -86,12 +91,14 @@ class Weakness(BaseModel):
         mean_reward_lost: Mean of ``1 - score`` over the weakness's episodes.
         learnability: Fraction of its episodes whose task the model sometimes solves.
         trend: Change of ``share`` since the previous report (0 when there is none).
-        count: Number of failed episodes showing it.
+        count: Number of failed episodes whose primary kind it is (the failures it explains).
+        secondary: Number of failed episodes showing it as a secondary kind (another kind explains them first).
+        secondary_share: ``secondary`` over the agent's failed episodes.
         rate: ``count`` per diagnosed episode (passed and failed), comparable across rounds.
         rate_interval: Bootstrap confidence interval on ``rate``, when computed.
         domains: Affected domains, most frequent first.
         tools: Tools named in the evidence, most frequent first.
-        example_episode_ids: A few episodes that show it.
+        example_episode_ids: A few episodes that show it (those it explains first, then those it is secondary in).
         evidence: A few observations from those episodes.
         knobs: World knobs a factory can turn to target it.
         focus_tags: Task tags that exercise it.
@@ -116,6 +123,8 @@ class Weakness(BaseModel):
     learnability: float
     trend: float = 0.0
     count: int
+    secondary: int = 0
+    secondary_share: float = 0.0
     rate: float = 0.0
     rate_interval: ShareInterval | None = None
     domains: list[str] = Field(default_factory=list)
@@ -130,15 +139,17 @@ class Weakness(BaseModel):
 class KindSummary(BaseModel):
     """One weakness kind with all its grains together: the first level of the ranking.
 
-    Kinds are ranked by the failures they explain (``count``), whatever the number of grains those failures
-    are split into; ties go to the higher impact.
+    Kinds are ranked by the failures they explain (``count``: the failures whose primary kind it is), whatever
+    the number of grains those failures are split into; ties go to the higher impact. A failure showing two
+    kinds counts for its primary kind and is shown apart (``secondary``) for the other.
 
     Attributes:
         kind: Detector kind, or ``novel`` for the failures no detector explains.
         label: Short human label of the kind.
         description: What the model does wrong.
         rank: 1 for the kind explaining the most failures.
-        count: Failed episodes showing the kind (each counted once, whichever grain holds it).
+        count: Failed episodes whose primary kind it is (each counted once, whichever grain holds it).
+        secondary: Failed episodes showing it as a secondary kind.
         share: ``count`` over the agent's failed episodes.
         share_interval: Bootstrap confidence interval on ``share``.
         rate: ``count`` per diagnosed episode (passed and failed): comparable across rounds.
@@ -158,6 +169,7 @@ class KindSummary(BaseModel):
     description: str
     rank: int
     count: int
+    secondary: int = 0
     share: float
     share_interval: ShareInterval
     rate: float = 0.0
@@ -212,7 +224,9 @@ class WeaknessReport(BaseModel):
             (``model_api``, ``environment``, ``verifier``).
         skipped: Records skipped, by reason (``schema_version``, ``unknown_tool``, ``malformed``).
         untagged: Agent failures no detector tagged.
-        tag_counts: Failed episodes per detector kind.
+        tag_counts: Failed episodes per detector kind, primary or secondary.
+        primary_counts: Failed episodes per primary kind (the kind that explains the failure first).
+        secondary_counts: Failed episodes per secondary kind.
         clustering: Algorithm and parameters used, and how many clusters it found.
         kinds: The kinds, ranked by the failures they explain (the first level of the ranking).
         weaknesses: The weaknesses at their grain, kind by kind in ``kinds`` order and by grain rank within a
@@ -234,6 +248,8 @@ class WeaknessReport(BaseModel):
     skipped: dict[str, int] = Field(default_factory=dict)
     untagged: int = 0
     tag_counts: dict[WeaknessKind, int] = Field(default_factory=dict)
+    primary_counts: dict[WeaknessKind, int] = Field(default_factory=dict)
+    secondary_counts: dict[WeaknessKind, int] = Field(default_factory=dict)
     clustering: dict[str, Any] = Field(default_factory=dict)
     kinds: list[KindSummary] = Field(default_factory=list)
     weaknesses: list[Weakness] = Field(default_factory=list)

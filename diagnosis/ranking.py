@@ -72,8 +72,10 @@ def rank_report(report: WeaknessReport, previous: WeaknessReport | None = None) 
     """Rank the report's weaknesses on two levels, in place, and return it.
 
     First level: kinds, each summing its grains (a failure belongs to one grain of each kind it shows), ranked by
-    the failures they explain, ties to the higher impact. Second level: a kind's grains, ranked by impact, ties
-    to the larger count. ``Weakness.rank`` is the position in that order (a kind's grains follow each other).
+    the failures they explain (their primary kind), ties to the higher impact; a kind only ever secondary comes
+    after those, by the failures it is secondary in. Second level: a kind's grains, ranked by impact, ties to the
+    larger count, then the larger secondary count. ``Weakness.rank`` is the position in that order (a kind's
+    grains follow each other).
 
     Args:
         report: The report; its weaknesses' counts, shares and impacts are read, their ranks written.
@@ -86,17 +88,18 @@ def rank_report(report: WeaknessReport, previous: WeaknessReport | None = None) 
         groups.setdefault(w.kind, []).append(w)
     kinds: list[KindSummary] = []
     for index, (kind, grains) in enumerate(sorted(groups.items())):
-        grains.sort(key=lambda w: (-w.impact, -w.count, w.domain or "", w.tool or "", w.label))
+        grains.sort(key=lambda w: (-w.impact, -w.count, -w.secondary, w.domain or "", w.tool or "", w.label))
         count = sum(w.count for w in grains)
+        secondary = sum(w.secondary for w in grains)
         target = target_for(kind)
         domains: dict[str, int] = {}
         for w in grains:
             for d in w.domains:
-                domains[d] = domains.get(d, 0) + w.count
+                domains[d] = domains.get(d, 0) + w.count + w.secondary
         share = count / failures if failures else 0.0
         summary = KindSummary(
             kind=kind, label=target.label if kind != WeaknessKind.NOVEL else "Failures no detector explains",
-            description=target.description, rank=0, count=count, share=round(share, 6),
+            description=target.description, rank=0, count=count, secondary=secondary, share=round(share, 6),
             share_interval=share_interval(count, failures, seed=report.seed * 7919 + 104_729 + index)
             if failures and count <= failures else ShareInterval(low=share, high=share),
             rate=round(count / episodes, 6) if episodes else 0.0,
@@ -109,7 +112,7 @@ def rank_report(report: WeaknessReport, previous: WeaknessReport | None = None) 
         )
         summary.impact = round(kind_impact(summary), 6)
         kinds.append(summary)
-    kinds.sort(key=lambda k: (-k.count, -k.impact, k.kind))
+    kinds.sort(key=lambda k: (-k.count, -k.impact, -k.secondary, k.kind))
     ordered: list[Weakness] = []
     for kind_rank, summary in enumerate(kinds, start=1):
         summary.rank = kind_rank
@@ -124,12 +127,17 @@ def rank_report(report: WeaknessReport, previous: WeaknessReport | None = None) 
 
 
 def read_report(text: str | bytes) -> WeaknessReport:
-    """Parse a report written by ``WeaknessReport.to_json``; a schema 1 report gets its kinds and grain ranks.
+    """Parse a report written by ``WeaknessReport.to_json`` by this gymloop or an earlier one.
+
+    A schema 1 report gets its kinds and grain ranks (a re-ranking); a report before schema 3 counted a failure for
+    every kind it showed, so its primary counts are its tag counts and nothing is secondary.
 
     Raises:
         pydantic.ValidationError: The text is not a weakness report.
     """
     report = WeaknessReport.model_validate_json(text)
+    if report.schema_version < 3 and not report.primary_counts:
+        report.primary_counts = dict(report.tag_counts)
     if report.schema_version < 2:
         for w in report.weaknesses:
             kind = f"{w.kind}:{w.cluster_ids[0]}" if w.kind == WeaknessKind.NOVEL and w.cluster_ids else w.kind
@@ -181,18 +189,25 @@ def focus_grains(report: WeaknessReport, n: int | None = None, *, domain: str | 
     return ordered if n is None else ordered[:n]
 
 
+SECONDARY_WEIGHT = 0.5
+"""What a failure showing a kind as secondary weighs, for aiming at the kind, against one it explains first."""
+
+
 def _value(w: Weakness) -> float:
-    return w.impact if w.impact > 0 else w.share
+    """What practising a grain is worth: its impact (its share when that is 0), plus its secondary failures'."""
+    primary = w.impact if w.impact > 0 else w.share
+    return primary + SECONDARY_WEIGHT * impact(w.secondary_share, w.mean_reward_lost, w.learnability, 0.0)
 
 
 def focus_weights(report: WeaknessReport, chosen: list[Weakness], *, domain: str | None = None) -> list[float]:
     """Weights of chosen grains: each kind's weight, shared among its chosen grains in proportion to their impact.
 
     A kind weighs what all its grains in the report weigh together (their impacts summed; a grain of zero impact
-    counts its share), however many of them were chosen, so a kind whose failures are split into many small
-    grains weighs what its failures weigh. With ``domain`` (grains chosen for one gym, ``focus_grains(...,
-    domain=)``), a kind weighs what its grains of that gym weigh: its failures in other gyms are not what a
-    variant of this gym practises.
+    counts its share; the failures a grain is secondary in add their impact at ``SECONDARY_WEIGHT``, so a request
+    can aim at a failure's secondary kind too), however many of them were chosen, so a kind whose failures are
+    split into many small grains weighs what its failures weigh. With ``domain`` (grains chosen for one gym,
+    ``focus_grains(..., domain=)``), a kind weighs what its grains of that gym weigh: its failures in other gyms
+    are not what a variant of this gym practises.
     """
     kind_weight: dict[WeaknessKind, float] = {}
     for w in report.weaknesses:

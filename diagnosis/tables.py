@@ -8,11 +8,11 @@ from __future__ import annotations
 from diagnosis.models import KindSummary, Weakness, WeaknessReport
 
 KIND_COLUMNS = ("rank", "kind", "what goes wrong", "failures", "share (95% CI)", "per episode",
-                "grains")
+                "grains", "also secondary in")
 """Columns of the kinds table."""
 
 GRAIN_COLUMNS = ("rank", "weakness (gym: tool)", "failures", "share (95% CI)", "per episode",
-                 "reward lost", "learnability", "trend", "impact")
+                 "reward lost", "learnability", "trend", "impact", "also secondary in")
 """Columns of the grains table."""
 
 COLUMN_NOTES: dict[str, str] = {
@@ -22,8 +22,12 @@ COLUMN_NOTES: dict[str, str] = {
     "what goes wrong": "the kind in words",
     "weakness (gym: tool)": "what goes wrong, and the grain its failures are at: the gym and the tool the evidence "
                             "names (several tools, no tool call, or several gyms when they differ)",
-    "failures": "failed episodes attributed to the model that show the weakness; one episode can show several "
-                "kinds, so the kinds' failures can add up to more than the report's failures",
+    "failures": "failed episodes attributed to the model that the weakness explains: each failure counts once, for "
+                "its primary kind (the first in the order of an agent's work: which record, what comes first, the "
+                "arguments, current data, fetching, attempting the work, other changes, the reply, recovery)",
+    "also secondary in": "failed episodes that show the weakness too, but that another kind explains first (a "
+                         "skipped prerequisite after an unfetched search: the search is secondary); the factory "
+                         "can aim at it",
     "share (95% CI)": "the share of failures: failures / all of the model's failed episodes, with a 95% bootstrap "
                       "interval",
     "per episode": "failures per diagnosed episode (passed and failed): comparable across rounds whose pass rates "
@@ -52,7 +56,7 @@ def kind_rows(report: WeaknessReport) -> list[list[str]]:
 
 def _kind_row(k: KindSummary) -> list[str]:
     return [str(k.rank), k.kind, k.label, str(k.count), _interval(k.share, k.share_interval.low, k.share_interval.high),
-            f"{k.rate:.3f}", str(len(k.grains))]
+            f"{k.rate:.3f}", str(len(k.grains)), str(k.secondary)]
 
 
 def grain_rank(w: Weakness) -> str:
@@ -64,7 +68,14 @@ def grain_rows(report: WeaknessReport) -> list[list[str]]:
     """One row per weakness at its grain, kind by kind (``GRAIN_COLUMNS``)."""
     return [[grain_rank(w), w.label, str(w.count), _interval(w.share, w.share_interval.low, w.share_interval.high),
              f"{w.rate:.3f}", f"{w.mean_reward_lost:.2f}", f"{w.learnability:.2f}", f"{w.trend:+.3f}",
-             f"{w.impact:.4f}"] for w in report.weaknesses]
+             f"{w.impact:.4f}", str(w.secondary)] for w in report.weaknesses]
+
+
+def secondary_line(report: WeaknessReport) -> str:
+    """One sentence on the failures that show a second kind (each counted once, for its primary kind)."""
+    shown = ", ".join(f"{kind} {n}" for kind, n in sorted(report.secondary_counts.items(), key=lambda i: (-i[1], i[0])))
+    return (f"Failures that also show a secondary kind (counted for their primary kind; the factory can aim at "
+            f"either): {shown}.")
 
 
 def column_notes(columns: tuple[str, ...]) -> list[tuple[str, str]]:

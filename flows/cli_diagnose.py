@@ -46,11 +46,15 @@ def print_report(console: Console, report: WeaknessReport) -> None:
     model = f" of {report.model_ref}" if report.model_ref else ""
     print_table(console, f"Weakness kinds{model}: {report.failures} failed episodes of {report.episodes}, "
                          "ranked by the failures each kind explains", KIND_COLUMNS, kind_rows(report),
-                right=("rank", "failures", "share (95% CI)", "per episode", "grains"))
+                right=("rank", "failures", "share (95% CI)", "per episode", "grains", "also secondary in"))
     print_table(console, "Weaknesses by grain (gym: tool), kind by kind, ranked by impact within a kind",
                 GRAIN_COLUMNS, grain_rows(report),
                 right=("rank", "failures", "share (95% CI)", "per episode", "reward lost", "learnability",
-                       "trend", "impact"))
+                       "trend", "impact", "also secondary in"))
+    if report.secondary_counts:
+        from diagnosis.tables import secondary_line
+
+        console.print(Text(secondary_line(report)), soft_wrap=True)
     console.print("Columns:")
     seen: set[str] = set()
     for column, note in column_notes(KIND_COLUMNS) + column_notes(GRAIN_COLUMNS):

@@ -4,12 +4,12 @@ Where a pack is looked for, in order:
 
 1. a ``--packs`` folder (pack folders, any depth of one);
 2. the registry (its pack store under the gymloop home, then its database): every pack a round played is there;
-3. the gym the episodes were played in (built-in or your own), generated again as each episode's record names its world (the pack's
-   generator seed and knobs: ``EpisodeRecord.world``). The pack generated is kept when its content id is the
-   episodes' pack id. A factory variant holds the tasks its gate accepted out of the pack its seed and knobs
-   generate, so its id differs: it is kept when it holds every task the episodes name, and its tasks are
-   given to diagnosis under the variant's id. Records written before episodes named their world are tried at
-   the episode seeds they recorded and seed 0 (the one ``gymloop eval`` uses).
+3. the gym the episodes were played in (built-in or your own), generated again as each episode's record names
+   its world (the pack's generator seed and knobs: ``EpisodeRecord.world``). The pack generated is kept when its
+   content id is the episodes' pack id. A factory variant holds the tasks its gate accepted out of the pack its
+   seed and knobs generate, so its id differs: it is kept when it holds every task the episodes name, and its
+   tasks are given to diagnosis under the variant's id. Records written before episodes named their world are
+   tried at the episode seeds they recorded and seed 0 (the one ``gymloop eval`` uses).
 """
 
 from __future__ import annotations

@@ -510,12 +510,17 @@ def round_metrics(before: Sequence[Outcome], after: Sequence[Outcome], report: W
 
 
 def kind_metrics(report: WeaknessReport) -> dict[str, float]:
-    """Each weakness kind's failures summed over its grains: share of failures, count, rate per held-out episode."""
+    """Each weakness kind's failures summed over its grains: share of failures, count, rate per held-out episode.
+
+    A failure counts for its primary kind; the failures that show a kind as secondary are counted apart
+    (``weakness_secondary/<kind>``).
+    """
     out: dict[str, float] = {}
     for k in report.kinds:
         out[f"weakness_share/{k.kind}"] = k.share
         out[f"weakness_count/{k.kind}"] = float(k.count)
         out[f"weakness_rate/{k.kind}"] = k.rate
+        out[f"weakness_secondary/{k.kind}"] = float(k.secondary)
     return out
 
 

@@ -10,9 +10,11 @@ that are internal (``SL`` for ``SL-301``) and patterns of its values (``tok_[0-9
 Who reads the declaration:
 
 - the reply rules: every response check of the gym forbids :meth:`InternalData.forbidden_patterns` (the value
-  patterns and one pattern per internal id kind), so the verifier fails a reply stating them however spelled;
+  patterns), so the verifier fails a reply stating them however spelled; internal ids are records, kept out by
+  the id rule (a reply names only the records the request is about: an internal id the task's own program uses,
+  a level it creates, may be named to the requester who asked for it);
 - diagnosis (:func:`internal_data`): the internal values in what an agent read are the declared fields', the
-  kit's and every internal id, and a reply repeating one leaks internal data;
+  kit's and every internal id (but the task's own records), and a reply repeating one leaks internal data;
 - the gym's conformance check (:func:`policy_disagreements`): the policy names every declared item, and every
   internal id or value shape its confidentiality rules name ("never reveal ... (SL-...)") is declared.
 """
@@ -111,9 +113,8 @@ class InternalData(BaseModel):
         return rf"\b(?:{'|'.join(kinds)})-[A-Z]?\d+\b" if kinds else None
 
     def forbidden_patterns(self) -> list[str]:
-        """What every reply check of the gym forbids: the value patterns, and the internal ids."""
-        ids = self.id_pattern()
-        return [*self.value_patterns, *([ids] if ids else [])]
+        """What every reply check of the gym forbids: the value patterns (internal ids are the id rule's)."""
+        return list(self.value_patterns)
 
     def is_internal_field(self, name: str) -> bool:
         """Whether a field's values are internal: declared by the gym, or named so by the kit's words."""

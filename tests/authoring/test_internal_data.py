@@ -55,14 +55,28 @@ def test_a_bad_declaration_is_refused_naming_it() -> None:
 
 
 def test_the_reply_rules_forbid_what_the_gym_declares() -> None:
+    pack = build_pack("helpdesk", seed=0)
+    checks = [a for t in pack.tasks for a in t.assertions if isinstance(a, ResponseAssertion)]
+    assert checks and all(set(internal_data("helpdesk").value_patterns) <= set(a.forbidden_patterns) for a in checks)
+    rule = checks[0].model_copy(update={"must_include": []})
+    ok, detail = check_response("Done (card token tok_0123456789abcdef).", rule)
+    assert not ok and detail == "reply leaks internal data 'tok_0123456789abcdef'"
+    assert check_response("Done.", rule)[0]
+
+
+def test_internal_ids_are_records_the_id_rule_keeps_out_unless_the_task_is_about_them() -> None:
     pack = build_pack("tracker", seed=0)
     scheme = next(str(r[0]) for r in _rows(pack.state_db, "SELECT id FROM security_schemes"))
-    checks = [a for t in pack.tasks for a in t.assertions if isinstance(a, ResponseAssertion)]
-    assert checks and all(internal_data("tracker").id_pattern() in a.forbidden_patterns for a in checks)
-    rule = checks[0].model_copy(update={"must_include": []})
+    task = next(t for t in pack.tasks if t.id.startswith("transition"))
+    rule = next(a for a in task.assertions if isinstance(a, ResponseAssertion)).model_copy(
+        update={"must_include": []})
     ok, detail = check_response(f"Done. (Internal: security scheme {scheme})", rule)
-    assert not ok and detail == f"reply leaks internal data {scheme!r}"
-    assert check_response("Done.", rule)[0]
+    assert not ok and detail.startswith("reply leaks records the request is not about: ")
+    assert scheme.replace("-", "") in detail.replace("-", "")
+    restrict = next(t for t in pack.tasks if t.id.startswith("restrict_issue"))
+    own = [i for a in restrict.assertions if isinstance(a, ResponseAssertion) for i in a.allowed_ids
+           if internal_data("tracker").is_internal_id(i)]
+    assert own  # the level or scheme the requester asked to use is the task's own record
 
 
 def _rows(state: bytes, sql: str) -> list[tuple[object, ...]]:

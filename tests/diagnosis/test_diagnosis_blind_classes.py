@@ -15,9 +15,15 @@ from tests.diagnosis.test_diagnosis_evidence import GET_ORDER, REFUND, REFUND_TA
 
 
 def tagged(ep, ctx=CTX) -> set[str]:  # type: ignore[no-untyped-def]
-    from diagnosis import detector_names
+    """The kinds the failure shows, primary and secondary (``ordered`` tells them apart)."""
+    return set(ordered(ep, ctx))
 
-    return {name for name in detector_names() if kinds(name, ep, ctx)}
+
+def ordered(ep, ctx=CTX) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+    """The kinds the failure shows, its primary kind first."""
+    from diagnosis import detector_names, ordered_kinds
+
+    return ordered_kinds([t for name in detector_names() for t in kinds(name, ep, ctx)])
 
 
 # reading replies
@@ -94,7 +100,7 @@ def test_several_hits_and_a_question_back_is_giving_up_one_hit_left_unfetched_is
     assert tagged(asked, ORDER_BY_NAME) == {"gave_up_early"}
     one = ok("search_orders", {"query": "blue chair"}, [{"id": "ORD-1"}])
     stopped = episode([one], reply="I found the order but could not go on.")
-    assert tagged(stopped, ORDER_BY_NAME) == {"search_without_fetch"}
+    assert ordered(stopped, ORDER_BY_NAME) == ("search_without_fetch", "gave_up_early")
 
 
 # claims over faults and goals
@@ -105,7 +111,7 @@ def test_a_success_claim_over_a_fault_never_retried_is_the_claim_not_the_recover
                 retryable=True)
     claimed = episode([GET_ORDER, ok("check_refund_eligibility", {"order_id": "ORD-1"}, {}), fault],
                       reply="All done: refund completed successfully.")
-    assert tagged(claimed, REFUND_TASK) == {"claimed_unverified_success"}
+    assert ordered(claimed, REFUND_TASK) == ("claimed_unverified_success", "no_error_recovery")  # the fault aside
     admitted = episode([GET_ORDER, ok("check_refund_eligibility", {"order_id": "ORD-1"}, {}), fault],
                        reply="I could not complete the refund: the record changed.")
     assert tagged(admitted, REFUND_TASK) == {"no_error_recovery"}

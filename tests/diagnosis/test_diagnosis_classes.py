@@ -55,8 +55,10 @@ def test_weaknesses_come_at_the_grain_the_evidence_supports(helpdesk: Labelled) 
     report = diagnose(helpdesk.episodes, helpdesk.ctx, seed=0)
     assert all(w.domain == "helpdesk" for w in report.weaknesses)
     assert any(w.tool for w in report.weaknesses if w.kind != WeaknessKind.NOVEL)
-    for kind, count in report.tag_counts.items():
+    for kind, count in report.primary_counts.items():
         assert sum(w.count for w in report.weaknesses if w.kind == kind) == count
+    for kind, count in report.secondary_counts.items():
+        assert sum(w.secondary for w in report.weaknesses if w.kind == kind) == count
     for w in report.weaknesses:
         assert w.rate == pytest.approx(w.count / report.episodes, abs=1e-6)
         assert w.rate_interval is not None and w.rate_interval.low <= w.rate <= w.rate_interval.high

@@ -448,7 +448,7 @@ def test_with_a_program_its_own_writes_are_excused_and_writes_it_never_needs_are
 
 
 def _gave_up(ep: EpisodeRecord, ctx: DiagnosisContext = CTX) -> list[tuple[int | None, str, str]]:
-    return [(e.step, e.tool, e.note) for t in kinds("gave_up_early", ep, ctx) for e in t.evidence]
+    return [(e.step, e.tool, e.note) for t in kinds("gave_up_early", ep, ctx) if not t.secondary for e in t.evidence]
 
 
 READ_ORDER = ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1"})

@@ -30,8 +30,8 @@ Row = tuple[int | None, str, str | None, str]
 
 
 def evidence(name: str, ep: EpisodeRecord, ctx: DiagnosisContext = CTX) -> list[Row]:
-    """Every piece of evidence ``name`` gives for ``ep``, as (step, tool, argument, note)."""
-    return [(e.step, e.tool, e.argument, e.note) for t in kinds(name, ep, ctx) for e in t.evidence]
+    """Every piece of evidence ``name`` tags ``ep`` with outright (not set aside for another kind)."""
+    return [(e.step, e.tool, e.argument, e.note) for t in kinds(name, ep, ctx) if not t.secondary for e in t.evidence]
 
 
 def task_ctx(gold: list[tuple[str, dict[str, Any]]], *, goal: list[str] | None = None, prompt: str = "x",

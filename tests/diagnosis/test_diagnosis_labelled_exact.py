@@ -1,4 +1,4 @@
-"""Every labelled mistake in all three gyms gets exactly its own kind, and every gold trace gets none.
+"""Every labelled mistake in all three gyms gets its own kind as primary, and every gold trace gets none.
 
 The labels come from ``bench.independent_mistakes`` (each task's gold program with one mistake injected, played in
 the gym), which reads only tasks, worlds and gold traces, never the detectors. At world seed 0 that is about 1,400
@@ -13,11 +13,15 @@ import pytest
 
 from bench.bench_diagnosis_independent import Labelled, label
 from bench.independent_mistakes import NOVEL_MODE
-from diagnosis import BUILTIN_DETECTORS
+from diagnosis import episode_tags, ordered_kinds
 
 DOUBLE_MISTAKES = {("tracker", "wrong_id"): {"wrong_id", "leaked_internal_data"}}
 """Injections known to make a second, real mistake: a wrong-record read that lands on a restricted tracker issue
 whose assignee the reply then names."""
+
+SECONDARY = {"missed_policy_dependency": {"search_without_fetch"}}
+"""Secondary kinds a mistake shows by its nature: a fetch the policy requires, skipped after a search, is also a
+search whose hit was never fetched."""
 
 
 @pytest.fixture(scope="module")
@@ -26,16 +30,21 @@ def labelled() -> Labelled:
 
 
 def _kinds(labelled: Labelled, episode) -> set[str]:  # type: ignore[no-untyped-def]
-    return {t.kind for d in BUILTIN_DETECTORS for t in d.detect(episode, labelled.ctx)}
+    return set(_ordered(labelled, episode))
+
+
+def _ordered(labelled: Labelled, episode) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+    return ordered_kinds(episode_tags(episode, labelled.ctx))
 
 
 def test_every_labelled_mistake_gets_exactly_its_kind(labelled: Labelled) -> None:
     assert len(labelled.episodes) > 1000
     wrong: Counter[tuple[str, str, tuple[str, ...]]] = Counter()
     for episode, mode in zip(labelled.episodes, labelled.labels, strict=True):
-        want = set() if mode == NOVEL_MODE else {mode}
-        got = _kinds(labelled, episode)
-        if got != want:
+        got = _ordered(labelled, episode)
+        if mode == NOVEL_MODE and not got:
+            continue
+        if got[:1] != (mode,) or not set(got[1:]) <= SECONDARY.get(mode, set()):
             wrong[(episode.domain, mode, tuple(sorted(got)))] += 1
     doubles = {(d, m, tuple(sorted(DOUBLE_MISTAKES[(d, m)]))) for d, m in DOUBLE_MISTAKES}
     assert set(wrong) <= doubles and sum(wrong.values()) <= 1, wrong

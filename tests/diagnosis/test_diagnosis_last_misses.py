@@ -6,13 +6,25 @@ small task programs, or with a built-in gym's own records; none is an outsider a
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from arena.core.episode import EpisodeRecord
-from arena.core.task import CallPattern, GoldProgram, GoldStep, IntendedCall, Intent, Persona, Task, TraceAssertion
-from diagnosis import DiagnosisContext
+from arena.core.task import (
+    CallPattern,
+    EntityRef,
+    GoldProgram,
+    GoldStep,
+    IntendedCall,
+    Intent,
+    Persona,
+    ResponseAssertion,
+    Task,
+    TraceAssertion,
+)
+from diagnosis import DiagnosisContext, WeaknessReport
 from diagnosis._reply import read_reply
 from diagnosis.synthetic import graph_data, tool_specs
 from tests.diagnosis.test_diagnosis_blind_classes import tagged
@@ -144,3 +156,84 @@ def test_an_extra_call_on_another_record_before_the_prerequisite_skips_nothing()
     assert "missed_policy_dependency" not in tagged(ordered, READ_FIRST)
     skipped = episode([mine, TICKET], failed={"trace": "get_ticket must come before update_ticket"})
     assert "missed_policy_dependency" in tagged(skipped, READ_FIRST)
+
+
+# two kinds at once: a primary and a secondary, in the report, the metrics and the factory's request
+
+
+FETCH_FIRST = DiagnosisContext.build(
+    tools=tool_specs(), graph={**graph_data(), "edges": [{"source": "get_order", "target": "issue_refund",
+                                                          "weight": 3}]},
+    tasks=task_ctx([("search_orders", {"query": "blue chair"}), ("get_order", {"order_id": "ORD-1"}),
+                    ("issue_refund", {"order_id": "ORD-1", "amount": 5})], goal=["issue_refund"],
+                   refs=[EntityRef(name="order", entity="order", mention="blue chair", mention_kind="text")]).tasks)
+ONE_HIT = ok("search_orders", {"query": "blue chair"}, [{"id": "ORD-1"}])
+REFUNDED = ok("issue_refund", {"order_id": "ORD-1", "amount": 5}, {"id": "RF-1"}, write=True)
+
+
+def _kinds(ep: EpisodeRecord, ctx: DiagnosisContext) -> tuple[str, ...]:
+    from diagnosis import detector_names, get_detector, ordered_kinds
+
+    return ordered_kinds([t for name in detector_names() for t in get_detector(name).detect(ep, ctx)])
+
+
+def test_a_failure_that_shows_two_kinds_has_a_primary_and_a_secondary() -> None:
+    unfetched_write = episode([ONE_HIT, REFUNDED], reply="Refunded.", failed={"trace": "get_order must come first"})
+    assert _kinds(unfetched_write, FETCH_FIRST) == ("missed_policy_dependency", "search_without_fetch")
+    handed = episode([ONE_HIT], reply="I found it; let me hand this over to a colleague.")
+    assert _kinds(handed, FETCH_FIRST) == ("search_without_fetch", "gave_up_early")
+    fetched = episode([ONE_HIT, ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1"}), REFUNDED],
+                      reply="Refunded.", failed={"response": "reply does not state '5'"})
+    assert _kinds(fetched, FETCH_FIRST) == ()  # one kind or none is no pair
+
+
+def test_the_report_counts_a_failure_for_its_primary_kind_and_shows_the_secondary_apart() -> None:
+    from diagnosis import diagnose
+    from factory_client.targets import targets_from_report
+    from flows.steps import kind_metrics
+
+    both = [episode([ONE_HIT, REFUNDED], reply="Refunded.", failed={"trace": "x"}, task_id="t1")
+            .model_copy(update={"episode_id": f"b{i}"}) for i in range(4)]
+    report = diagnose(both, FETCH_FIRST, seed=0)
+    mpd, swf = report.kind("missed_policy_dependency"), report.kind("search_without_fetch")
+    assert mpd is not None and (mpd.count, mpd.secondary, mpd.rank) == (4, 0, 1)
+    assert swf is not None and (swf.count, swf.secondary, swf.rank) == (0, 4, 2)
+    assert report.primary_counts == {"missed_policy_dependency": 4}
+    assert report.secondary_counts == {"search_without_fetch": 4}
+    assert sum(k.count for k in report.kinds) == report.failures  # each failure counted once
+    assert "also show a secondary kind" in report.to_markdown() and "search_without_fetch 4" in report.to_markdown()
+    metrics = kind_metrics(report)
+    assert metrics["weakness_count/missed_policy_dependency"] == 4.0
+    assert metrics["weakness_count/search_without_fetch"] == 0.0
+    assert metrics["weakness_secondary/search_without_fetch"] == 4.0
+    aimed = {t.kind: t.weight for t in targets_from_report(report)}
+    assert aimed["search_without_fetch"] > 1e-3 and aimed["missed_policy_dependency"] > aimed["search_without_fetch"]
+    again = WeaknessReport.from_json(report.to_json())
+    assert again == report
+
+
+def test_a_report_of_the_schema_before_secondary_kinds_reads_back() -> None:
+    from diagnosis import diagnose
+
+    report = diagnose([episode([ONE_HIT, REFUNDED], reply="Refunded.", failed={"trace": "x"})], FETCH_FIRST)
+    old = report.model_dump(mode="json", exclude={"primary_counts", "secondary_counts"})
+    old["schema_version"] = 2
+    for part in ("kinds", "weaknesses"):
+        for item in old[part]:
+            item.pop("secondary", None)
+            item.pop("secondary_share", None)
+    read = WeaknessReport.from_json(json.dumps(old))
+    assert read.primary_counts == read.tag_counts and not read.secondary_counts
+    assert [k.secondary for k in read.kinds] == [0] * len(read.kinds)
+
+
+def test_an_internal_record_the_task_is_about_is_the_tasks_own() -> None:
+    level = ok("get_order", {"order_id": "ORD-1"}, {"id": "INFRA-224", "security_level_id": "SL-307"})
+    task = Task(id="t1", prompt="Restrict INFRA-224 to pay-devs.", persona=Persona(name="n", role="admin"),
+                split="heldout", category="c", intent=Intent(goal="g"),
+                gold=GoldProgram(steps=[GoldStep(tool="get_order", arguments={"order_id": "ORD-1"})]),
+                assertions=[ResponseAssertion(description="r", allowed_ids=["INFRA-224", "SL-307"])] * 3)
+    ctx = DiagnosisContext.build(tools=tool_specs(), graph=graph_data(), tasks={("p", "t1"): task})
+    said = _in("tracker", episode([level], reply="INFRA-224 is now at level SL-307.", failed={"state": "x"}))
+    assert "leaked_internal_data" not in tagged(said, ctx)
+    assert "leaked_internal_data" in tagged(said, CTX)  # without the task, a level is internal

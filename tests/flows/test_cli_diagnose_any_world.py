@@ -63,10 +63,10 @@ def test_episodes_of_world_seeds_3_to_5_get_the_diagnosis_the_round_gave(gymloop
 def test_episodes_of_a_factory_variant_get_the_diagnosis_the_round_gave(gymloop_home, tmp_path):
     factory = LocalFactory()
     try:
-        result = factory.request(VariantRequest(
-            domain="procurement", variants=1, tasks_per_variant=3, seed=5, gate=GateConfig(k=1, band_min=0, band_max=1),
-            targets=[WeaknessTarget(kind="wrong_id", focus_tags=["near_duplicate"], knobs={"near_duplicate_rate": 0.3})],
-        ), timeout=600)
+        aim = WeaknessTarget(kind="wrong_id", focus_tags=["near_duplicate"], knobs={"near_duplicate_rate": 0.3})
+        result = factory.request(VariantRequest(domain="procurement", variants=1, tasks_per_variant=3, seed=5,
+                                                gate=GateConfig(k=1, band_min=0, band_max=1), targets=[aim]),
+                                 timeout=600)
     finally:
         factory.close()
     variant = result.packs[0]
