@@ -49,7 +49,7 @@ from arena.core.gym import Gym
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey, play_episode
 from bench.independent_mistakes import ProgramAgent, gold_program
-from diagnosis import DiagnosisContext, WeaknessKind, WeaknessReport, detector_names, diagnose, get_detector
+from diagnosis import DiagnosisContext, WeaknessKind, WeaknessReport, detector_names, diagnose, episode_tags
 from flows.steps import diagnosis_context
 
 PRECISION_TARGET = 0.9
@@ -182,8 +182,8 @@ class Quality:
 
 
 def tags_of(episode: EpisodeRecord, ctx: DiagnosisContext) -> set[str]:
-    """The kinds the registered detectors (those ``diagnose`` runs) tag an episode with."""
-    return {t.kind for name in detector_names() for t in get_detector(name).detect(episode, ctx)}
+    """The kinds ``diagnose`` gives an episode (the registered detectors' tags it counts, primary and secondary)."""
+    return {t.kind for t in episode_tags(episode, ctx)}
 
 
 def label_kinds(label: str) -> set[str]:

@@ -36,7 +36,7 @@ from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack, build_pack
 from arena.core.weakness import WeaknessKind
 from arena.rollout import RolloutConfig, run_rollouts
-from diagnosis import BUILTIN_DETECTORS, DiagnosisContext, cluster_rows, diagnose, episode_features
+from diagnosis import BUILTIN_DETECTORS, DiagnosisContext, cluster_rows, diagnose, episode_features, episode_tags
 
 PRECISION_TARGET = 0.9
 RECALL_TARGET = 0.8
@@ -212,7 +212,7 @@ def measure(labelled: LabelledSet, *, seed: int = 0) -> Quality:
         seed: Seed of ``diagnose``.
     """
     kinds_of: list[set[str]] = [
-        {t.kind for d in BUILTIN_DETECTORS for t in d.detect(e, labelled.ctx)} for e in labelled.episodes
+        {t.kind for t in episode_tags(e, labelled.ctx)} for e in labelled.episodes
     ]
     confusion: Counter[tuple[str, str]] = Counter()
     for mode, kinds in zip(labelled.labels, kinds_of, strict=True):

@@ -85,13 +85,13 @@ def _child(n: int, source: str) -> None:
 def _methods(n: int, with_tags: bool = True) -> list[dict[str, float | str]]:
     from sklearn.metrics import adjusted_rand_score
 
-    from diagnosis import BUILTIN_DETECTORS, METHODS, cluster_rows, episode_features
+    from diagnosis import METHODS, cluster_rows, episode_features, episode_tags
     from diagnosis.synthetic import context, synthetic_failures
 
     ctx = context()
     rows, labels = [], []
     for episode, strategy in synthetic_failures(n, seed=2):
-        tags = [t for d in BUILTIN_DETECTORS for t in d.detect(episode, ctx)] if with_tags else []
+        tags = episode_tags(episode, ctx) if with_tags else []
         rows.append(episode_features(episode, tags, ctx))
         labels.append(strategy)
     distinct = list(dict.fromkeys(rows))

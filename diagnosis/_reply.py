@@ -31,9 +31,16 @@ _FAILURE = re.compile(
     r"remaining (?:steps?|work|items?|tasks?|changes?)|(?:leave|leaving|left) (?:it|them|this|that|the rest)"
     r"(?: \w+)? (?:for now|for later|undone|unfinished)|not (?:yet )?(?:finished|complete)|"
     r"(?:don'?t|do not) (?:have|know)|(?:did not|didn'?t|will not|won'?t)"
-    r"\s+(?:\w+ly\s+)?\w+)\b",
+    r"\s+(?:\w+ly\s+)?\w+|"
+    r"(?:stopp(?:ed|ing)|paus(?:ed|ing)|halt(?:ed|ing))\s+(?:here|there|now|at|before|short|after|early)|"
+    r"ran out of|(?:out of|no more) (?:steps|calls|time|budget)|"
+    r"(?:reached|hit|used up|exhausted) (?:my|the|our) (?:\w+ )?(?:limit|budget|steps|calls)|"
+    r"(?:there is|there's|there are) no (?:[a-z]+ )?[a-z][a-z0-9]*-\d+|(?:does not|doesn'?t) exist|no such|"
+    r"no records? of|not (?:found )?in (?:the|our) (?:system|records|database))\b",
     re.IGNORECASE,
 )
+"""A reported failure, or work left undone: a stop before the end ("I stopped here", "I ran out of steps"), and a
+record the request names said not to exist ("There is no order ORD-10662") are its lookup failing, not an answer."""
 _NOT_DONE = re.compile(
     r"\b(?:not|never|no|n't|hasn'?t|haven'?t|wasn'?t|weren'?t|didn'?t|isn'?t|aren'?t)\s+(?:\w+ly\s+)?(?:yet\s+)?"
     r"(?:been\s+|be\s+)?(?:\w+ed|sent|paid|made|set|done|issued|found|able)\b"
@@ -78,6 +85,8 @@ _RECIPIENT = (r"(?:colleague|supervisor|manager|specialist|teammate|team|someone
 _HAND_OVER = re.compile(
     r"\b(?:hand(?:s|ed|ing)?|pass(?:es|ed|ing)?|forward(?:s|ed|ing)?|transfer(?:s|red|ring)?|refer(?:s|red|ring)?|"
     r"escalat(?:e|es|ed|ing)|rout(?:e|es|ed|ing))\b[^.?!;]*?\b(?:to|with)\s+(?:[\w'-]+\s+){0,3}?"
+    rf"{_RECIPIENT}\b"
+    r"|\b(?:leav(?:e|es|ing)|left)\s+(?:it|this|that|them|the\s+\w+(?:\s+\w+)?)\s+(?:for|to)\s+(?:[\w'-]+\s+){0,2}?"
     rf"{_RECIPIENT}\b"
     r"|\bhand(?:s|ed|ing)?\s+(?:this|it|that|them|the\s+\w+)\s+(?:over|off)\b"
     rf"|\b(?:a|an|another|one of (?:my|our)|the right|our)\s+(?:[\w'-]+\s+)?{_RECIPIENT}\s+(?:will|can|could|should|"

@@ -240,7 +240,8 @@ class MissedPolicyDependencyDetector:
         """Prerequisites skipped, judged against the task.
 
         A call on the records the task orders it for (an extra call of the tool on another record is no such call),
-        made with no call before it of the tool the task orders first, is a policy miss; so is one made
+        made with no call before it of the tool the task orders first on its records (a check run on another
+        record, a misread one, checks nothing of this one), is a policy miss; so is one made
         without the prerequisite the policy requires (a strong edge) and the task's program makes first, when the
         episode's state or trace check failed (a policy read the task does not check is missed only where the
         work went wrong). A policy prerequisite skipped is a policy miss whatever the agent did before it, a
@@ -265,15 +266,16 @@ class MissedPolicyDependencyDetector:
         unfetched = unfetched_searches(episode, ctx)
         if any(in_hand and "found nothing" in e.note for e, in_hand in unfetched):
             return out  # it searched for a record it had the id of, never saw it, and so could not take its steps
-        for (before, _), (then, then_ids), checked in required_order(ref, ctx):
+        for (before, before_ids), (then, then_ids), checked in required_order(ref, ctx):
             first = next((s for s in trace if s.tool == then and on_record(s, then_ids) and attempted(s)), None)
-            if first is None or any(s.tool == before for s in trace[:first.index]) or not (checked or effect_failed):
+            if first is None or not (checked or effect_failed) or any(
+                    s.tool == before and on_record(s, before_ids) for s in trace[:first.index]):
                 continue
             info = ctx.tool(before)
             if (info.operation == "get" and before not in ctx.prerequisites.get(then, [])
                     and (info.entity in searched or bool(unfetched))):
                 continue  # a read the task orders but the policy does not require, left out after a search
-            late = any(s.tool == before for s in trace[first.index + 1:])
+            late = any(s.tool == before and on_record(s, before_ids) for s in trace[first.index + 1:])
             out.append(Evidence(step=first.index, tool=first.tool, argument=before,
                                 note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before}"
                                      + (" (called only afterwards)" if late else ", which the task requires first")))
@@ -325,11 +327,12 @@ class StaleStateDetector:
     name = WeaknessKind.STALE_STATE
 
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
-        """Tag blind retries after a conflict, and replies stating a summary's stale value.
+        """Tag blind retries after a conflict, and replies stating a value that no longer holds.
 
         A blind retry calls the conflicting tool again without reading a record in between (a successful read
         that is not a search: a search's summary comes from an index that can be out of date, it is not the
-        record), and that tool never succeeds afterwards.
+        record), and that tool never succeeds afterwards. A stale value in the reply is a search summary's the
+        record contradicts, or a record's value as read before the agent's own change to it.
         """
         trace = episode.trace
         evidence: list[Evidence] = []
@@ -349,7 +352,41 @@ class StaleStateDetector:
             else:
                 last_conflict.pop(step.tool, None)
         evidence.extend(self._stale_summary(episode, ctx))
+        evidence.extend(self._before_own_change(episode, ctx))
         return _tag(self.name, evidence)
+
+    @staticmethod
+    def _before_own_change(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Evidence]:
+        """Replies stating a record's value as read before the agent's own change to it, not what it changed to.
+
+        What the change made the value is what the write returned of the record, else what a later read shows. A
+        reply naming both ("moved from To Do to In Progress") reports the change.
+        """
+        trace = episode.trace
+        reads: dict[str, TraceStep] = {}
+        out: list[Evidence] = []
+        for step in trace:
+            if not step.ok:
+                continue
+            if ctx.tool(step.tool).operation == "get" and isinstance(step.output, dict) and "id" in step.output:
+                reads[str(step.output["id"])] = step
+                continue
+            if not step.write:
+                continue
+            for key in sorted(step_ids(step) & reads.keys()):
+                before = reads[key].output
+                after = next((s.output for s in (step, *trace[step.index + 1:])
+                              if isinstance(s.output, dict) and str(s.output.get("id")) == key and s.ok), None)
+                if not isinstance(before, dict) or after is None:
+                    continue
+                for field, old in before.items():
+                    new = after.get(field)
+                    if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
+                            and states_value(episode.reply, old) and not mentions(episode.reply, new)):
+                        out.append(Evidence(step=reads[key].index, tool=reads[key].tool, argument=field,
+                                            note=f"reply states {field}={old!r} as read before {step.tool} changed "
+                                                 f"it to {new!r}"))
+        return out
 
     @staticmethod
     def _stale_summary(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Evidence]:
@@ -357,7 +394,7 @@ class StaleStateDetector:
 
         The summary may come before the record or after it (a look in the index after reading the record). Not
         when the agent's own later write names the record (it may have made the value true), nor when the value
-        is what another record it read holds in that field (the reply may be about that one).
+        is what another record of the same kind it read holds in that field (the reply may be about that one).
         """
         seen: dict[str, tuple[TraceStep, dict[str, Any]]] = {}
         records: dict[str, TraceStep] = {}
@@ -369,12 +406,13 @@ class StaleStateDetector:
             elif step.ok and info.operation == "get" and isinstance(step.output, dict) and "id" in step.output:
                 records.setdefault(str(step.output["id"]), step)
         out: list[Evidence] = []
-        current = {(field, value) for r in records.values() if isinstance(r.output, dict)
-                   for field, value in r.output.items() if isinstance(value, str)}
+        current = {(id_prefix(str(r.output["id"])), field, value) for r in records.values()
+                   if isinstance(r.output, dict) for field, value in r.output.items() if isinstance(value, str)}
         for key, (search_step, summary) in seen.items():
             record = records.get(key)
             if record is None or not isinstance(record.output, dict):
                 continue
+            kind = id_prefix(key)
             after = max(record.index, search_step.index)
             later = [s for s in episode.trace[after + 1:] if s.ok and s.write]
             if any(key in step_ids(s) or key in set(output_ids(s.output)) for s in later):
@@ -383,7 +421,7 @@ class StaleStateDetector:
             for field, old in summary.items():
                 new = record.output.get(field)
                 if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
-                        and (field, old) not in current
+                        and (kind, field, old) not in current
                         and states_value(episode.reply, old) and not mentions(episode.reply, new)
                         and not mentions(written, old)):
                     out.append(Evidence(step=search_step.index, tool=search_step.tool, argument=field,

@@ -19,9 +19,10 @@ DOUBLE_MISTAKES = {("tracker", "wrong_id"): {"wrong_id", "leaked_internal_data"}
 """Injections known to make a second, real mistake: a wrong-record read that lands on a restricted tracker issue
 whose assignee the reply then names."""
 
-SECONDARY = {"missed_policy_dependency": {"search_without_fetch"}}
+SECONDARY = {"missed_policy_dependency": {"search_without_fetch"}, "wrong_id": {"missed_policy_dependency"}}
 """Secondary kinds a mistake shows by its nature: a fetch the policy requires, skipped after a search, is also a
-search whose hit was never fetched."""
+search whose hit was never fetched; a required check run on the wrong record, then the change on the right one,
+never checked the record changed."""
 
 
 @pytest.fixture(scope="module")

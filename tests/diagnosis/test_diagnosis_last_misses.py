@@ -27,7 +27,7 @@ from arena.core.task import (
 from diagnosis import DiagnosisContext, WeaknessReport
 from diagnosis._reply import read_reply
 from diagnosis.synthetic import graph_data, tool_specs
-from tests.diagnosis.test_diagnosis_blind_classes import tagged
+from tests.diagnosis.test_diagnosis_blind_classes import ordered, tagged
 from tests.diagnosis.test_diagnosis_detectors import CTX, episode, ok
 from tests.diagnosis.test_diagnosis_evidence import task_ctx
 
@@ -237,3 +237,74 @@ def test_an_internal_record_the_task_is_about_is_the_tasks_own() -> None:
     said = _in("tracker", episode([level], reply="INFRA-224 is now at level SL-307.", failed={"state": "x"}))
     assert "leaked_internal_data" not in tagged(said, ctx)
     assert "leaked_internal_data" in tagged(said, CTX)  # without the task, a level is internal
+
+
+# the classes the second blind set's before-run showed (read from its published summary, never its agents)
+
+
+CHAIN = task_ctx([("get_order", {"order_id": "ORD-1"}), ("check_refund_eligibility", {"order_id": "ORD-1"}),
+                  ("issue_refund", {"order_id": "ORD-1", "amount": 5})], goal=["issue_refund"])
+ORDER = ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1", "status": "delivered"})
+
+
+@pytest.mark.parametrize("reply", [
+    "I have stopped here after three calls, before the refund.",   # a budget of steps, run out
+    "I ran out of steps before the refund.",
+    "The refund cannot be undone, so I am leaving it for a manager to decide.",  # declining an irreversible call
+])
+def test_stopping_part_way_or_declining_an_irreversible_call_is_giving_up(reply: str) -> None:
+    assert tagged(episode([ORDER, ok("check_refund_eligibility", {"order_id": "ORD-1"}, {"eligible": True})],
+                          reply=reply), CHAIN) == {"gave_up_early"}
+
+
+def test_saying_a_record_the_request_names_does_not_exist_is_no_claim() -> None:
+    asked = task_ctx([("get_order", {"order_id": "ORD-224"})], goal=["get_order"], prompt="Is ORD-224 paid?",
+                     refs=[EntityRef(name="order", entity="order", mention="ORD-224", mention_kind="id")])
+    nothing = ok("search_orders", {"query": "ORD-224"}, [])
+    answer = episode([nothing, nothing], reply="There is no order ORD-224 in the system: I searched for it twice.",
+                     failed=HANDED)
+    assert ordered(answer, asked) == ("search_without_fetch",)
+
+
+def test_a_required_check_run_on_another_record_checks_nothing_of_the_one_changed() -> None:
+    misread = ok("check_refund_eligibility", {"order_id": "ORD-9"}, {"eligible": True})
+    steps = [ORDER, misread, ok("issue_refund", {"order_id": "ORD-1", "amount": 5}, {"id": "RF-1"}, write=True)]
+    kinds = ordered(episode(steps, reply="Refunded ORD-1.", failed={"trace": "x"}), CHAIN)
+    assert kinds == ("wrong_id", "missed_policy_dependency")
+    checked = [ORDER, ok("check_refund_eligibility", {"order_id": "ORD-1"}, {"eligible": True}), steps[-1]]
+    assert "missed_policy_dependency" not in tagged(episode(checked, reply="Refunded ORD-1.", failed={"state": "x"}),
+                                                    CHAIN)
+
+
+ADDRESS = task_ctx([("get_order", {"order_id": "ORD-1"}), ("update_ticket", {"ticket_id": "TCK-1"})],
+                   goal=["update_ticket"])
+
+
+def test_a_reply_stating_a_value_from_before_the_agents_own_change_is_stale() -> None:
+    read = ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "address": "12 Old Road", "status": "open"})
+    changed = ok("update_ticket", {"ticket_id": "TCK-1", "address": "4 New Street"},
+                 {"id": "TCK-1", "address": "4 New Street", "status": "open"}, write=True)
+    stale = episode([read, changed], reply="Updated TCK-1. address: 12 Old Road", failed={"response": "x"})
+    assert "stale_state" in tagged(stale, ADDRESS)
+    fresh = episode([read, changed], reply="Updated TCK-1. address: 4 New Street", failed={"response": "x"})
+    assert "stale_state" not in tagged(fresh, ADDRESS)
+    both = episode([read, changed], reply="Moved TCK-1 from 12 Old Road to 4 New Street.", failed={"response": "x"})
+    assert "stale_state" not in tagged(both, ADDRESS)
+
+
+def test_a_summarys_value_another_kind_of_record_holds_is_still_stale() -> None:
+    summary = ok("search_orders", {"query": "blue chair"}, [{"id": "ORD-1", "status": "processing"}])
+    record = ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1", "status": "shipped"})
+    customer = ok("get_customer", {"customer_id": "CUS-1"}, {"id": "CUS-1", "status": "processing"})
+    said = episode([summary, record, customer], reply="ORD-1 status: processing", failed={"response": "x"})
+    assert "stale_state" in tagged(said, CTX)
+    other = ok("get_order", {"order_id": "ORD-2"}, {"id": "ORD-2", "status": "processing"})
+    about_another = episode([summary, record, other], reply="status: processing", failed={"response": "x"})
+    assert "stale_state" not in tagged(about_another, CTX)  # another order holds it: the reply may be about it
+
+
+def test_a_permission_scheme_id_is_internal_in_the_tracker() -> None:
+    read = ok("get_order", {"order_id": "ORD-1"}, PROJECT)
+    said = _in("tracker", episode([read], reply="Done (permission scheme PS-11).",
+                                  failed={"response": "reply leaks records the request is not about: PS-11"}))
+    assert tagged(said, CTX) == {"leaked_internal_data"}

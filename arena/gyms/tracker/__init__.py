@@ -62,6 +62,7 @@ DOMAIN = make_domain(
     persona=DEVELOPER,
     internal=InternalData(items=(
         InternalItem(what="internal ids of security levels", fields=("security_level_id",), id_kinds=("SL",)),
+        InternalItem(what="permission schemes", fields=("permission_scheme_id",), id_kinds=("PS",)),
         InternalItem(what="issue security schemes", fields=("security_scheme_id",), id_kinds=("ISS",)),
     )),
 )
