@@ -95,6 +95,14 @@ _HAND_OVER = re.compile(
     re.IGNORECASE,
 )
 """Passing the request to someone else: "Let me hand this over to a colleague", "a supervisor will follow up"."""
+_COURTESY = re.compile(
+    r"^(?:(?:many |big )?thanks?(?: you)?(?: so much)?(?: for [\w' ]+)?|you(?:'re| are) welcome|"
+    r"(?:please )?(?:let me know|feel free to (?:ask|reach out|contact)|reach out)\b.*|happy to help\b.*|"
+    r"glad (?:i could|to) help\b.*|hope (?:this|that) helps\b.*|have a (?:great|nice|good|lovely|wonderful) \w+|"
+    r"(?:best|kind) regards|cheers|take care|is there anything else\b.*|anything else\b.*)[!.\s]*$",
+    re.IGNORECASE,
+)
+"""A courtesy: thanks, an offer of more help, a sign-off. It says nothing of the work."""
 _OTHERS_LEFT = re.compile(r"\b(?:other|others|rest|else|remaining)\b.*\b(?:unchanged|untouched|as (?:it|they) "
                           r"(?:was|were))\b", re.IGNORECASE)
 """What the work left alone ("other groups are unchanged"): a statement of its scope, not an admission."""
@@ -114,12 +122,16 @@ class ReplyReading:
         admissions: Clauses that report a failure or say something was not done.
         questions: Clauses that ask the requester something ("Shall I go ahead?", "Which one do you mean?").
         hand_overs: Clauses that pass the request to someone else ("please pass it to a supervisor").
+        courtesies: Thanks, offers of more help and sign-offs ("Let me know if there is anything else").
+        other: Every other clause (statements of fact, what was looked at, plans).
     """
 
     claims: tuple[str, ...]
     admissions: tuple[str, ...]
     questions: tuple[str, ...] = ()
     hand_overs: tuple[str, ...] = ()
+    courtesies: tuple[str, ...] = ()
+    other: tuple[str, ...] = ()
 
     @property
     def claims_success(self) -> bool:
@@ -130,6 +142,12 @@ class ReplyReading:
     def admits_failure(self) -> bool:
         """The reply reports a failure or something left undone."""
         return bool(self.admissions)
+
+    @property
+    def only_courtesy(self) -> bool:
+        """The reply is courtesies alone: it says nothing of the work."""
+        return bool(self.courtesies) and not (self.claims or self.admissions or self.questions or self.hand_overs
+                                               or self.other)
 
     @property
     def hands_over(self) -> bool:
@@ -162,18 +180,24 @@ def read_reply(reply: str, *, question: bool = False) -> ReplyReading:
     admissions: list[str] = []
     questions: list[str] = []
     hand_overs: list[str] = []
+    courtesies: list[str] = []
+    other: list[str] = []
     for clause in clauses(reply):
-        if clause.endswith("?"):
+        if _COURTESY.match(clause):
+            courtesies.append(clause)
+        elif clause.endswith("?"):
             questions.append(clause)
         elif _HAND_OVER.search(clause):
             hand_overs.append(clause)
-        elif _OTHERS_LEFT.search(clause):
-            continue
-        elif _FAILURE.search(clause) or (not question and _NOT_DONE.search(clause)):
+        elif ((_FAILURE.search(clause) and not _OTHERS_LEFT.search(clause))
+              or (not question and _NOT_DONE.search(clause))):
             admissions.append(clause)
         elif not _FUTURE.search(clause.split(",")[0]) and _claims(clause):
             claims.append(clause)
-    return ReplyReading(tuple(claims), tuple(admissions), tuple(questions), tuple(hand_overs))
+        else:
+            other.append(clause)
+    return ReplyReading(tuple(claims), tuple(admissions), tuple(questions), tuple(hand_overs), tuple(courtesies),
+                        tuple(other))
 
 
 def _claims(clause: str) -> bool:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from arena.core.episode import EpisodeRecord
 from arena.core.results import TraceStep
-from arena.core.task import Task
+from arena.core.task import EntityRef, Task
+from diagnosis._program import mistaken_ids
 from diagnosis._reference import Reference, attempted, missing_calls, on_record, reference
 from diagnosis._reply import ReplyReading, read_reply
 from diagnosis._trace import failed_assertion_kinds, is_conflict, is_id_like, later_ok, summaries
@@ -29,8 +31,9 @@ def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext, *,
                        policy: bool = False) -> list[tuple[Evidence, bool]]:
     """Searches of an entity the agent did not fetch afterwards (in time), each with whether it had an id to fetch.
 
-    It had one when the search found the record (one hit), the search was for an id, or the request names the
-    entity by id; several hits leave the agent to choose, and stopping there to ask is giving up.
+    It had one when the search found the record (one hit, or one hit named as the request names it and matching
+    the details it gives), the search was for an id, or the request names the entity by id; several hits that fit
+    the request leave the agent to choose, and stopping there to ask is giving up.
     Searches the task does not need fetched, or whose hits were all read already, are left out; so are those whose
     fetch the policy requires before a call the agent made afterwards (a skipped prerequisite explains them
     first: ``missed_policy_dependency``'s), which ``policy`` asks for alone.
@@ -61,12 +64,27 @@ def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext, *,
         found = summaries(step.output)
         if found and {str(s["id"]) for s in found} <= _fetched_before(trace, step.index, getter):
             continue  # every hit was already read by id: there is nothing left to fetch
+        named = _named_hits(found, [r for r in refs if r.entity == info.entity and r.mention_kind == "text"])
         note = (f"search found {len(found)} summaries, never called {getter}" if found
                 else f"search found nothing, never called {getter}")
         flagged.add(info.entity)
         arg = next(iter(step.arguments), None)
-        in_hand = len(found) == 1 or info.entity in by_id or any(is_id_like(v) for v in step.arguments.values())
+        in_hand = (len(found) == 1 or len(named) == 1 or info.entity in by_id
+                   or any(is_id_like(v) for v in step.arguments.values()))
         out.append((Evidence(step=step.index, tool=step.tool, argument=arg, note=note), in_hand))
+    return out
+
+
+def _named_hits(found: list[dict[str, Any]], refs: list[EntityRef]) -> list[dict[str, Any]]:
+    """The hits named as the request names the entity (a field equal to its mention) and matching its details."""
+    out = []
+    for hit in found:
+        for ref in refs:
+            named = any(isinstance(v, str) and v.casefold() == ref.mention.casefold() for v in hit.values())
+            if named and all(str(hit.get(k, "")).casefold() == str(v).casefold() for k, v in ref.hint.items()
+                             if k in hit):
+                out.append(hit)
+                break
     return out
 
 
@@ -107,10 +125,11 @@ def _should_fetch(task: Task, search: str, getter: str, trace: list[TraceStep]) 
 def answers(episode: EpisodeRecord, reading: ReplyReading, question: bool) -> bool:
     """Whether the reply answers the task's question.
 
-    It says something, admits no failure, and is neither a question back nor a hand-over the reply checks reject
+    It says something beyond courtesies (a sign-off is no answer), admits no failure, and is neither a question
+    back nor a hand-over the reply checks reject
     (asking "which one do you mean?", or passing the question to a colleague, instead of answering).
     """
-    if not (question and episode.reply.strip()) or reading.admits_failure:
+    if not (question and episode.reply.strip()) or reading.admits_failure or reading.only_courtesy:
         return False
     if reading.hands_over and not _reply_held(episode):
         return False
@@ -141,8 +160,9 @@ def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | N
     """Where the agent gave up before the task's work, with no error in the way and no success claimed.
 
     A call of the program the agent never made, then a reply admitting it could not finish, is giving up; a call it
-    made on another record, then a refusal, is an answer about the wrong record (``wrong_id``'s), but a call on any
-    record, then a hand-over to someone else, is giving up.
+    made on another record, then a refusal, is an answer about the wrong record (``wrong_id``'s), and so is a stop
+    after acting on a record the agent took for the request's (the wrong record left it no way on); but a call on
+    any record, then a hand-over to someone else, is giving up.
     """
     trace = episode.trace
     if any(s.error is not None and s.error.kind in _BLOCKING and not later_ok(trace, s.index, s.tool)
@@ -158,6 +178,8 @@ def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | N
         missing = missing_calls(trace, ref)
         never = [tool for tool in missing if not any(s.tool == tool for s in trace)]
         attempted_goal = any(s.tool in ref.goal_tools for s in trace)
+        if mistaken_ids(trace, ref) and not reading.hands_over:
+            return None  # the record it took for the request's left it no way on: the wrong id's consequence
         if ref.does_goal and not attempted_goal:
             what = ", ".join(sorted(ref.goal_tools & ref.tools))
         elif ((never and reading.admits_failure) or (missing and reading.hands_over)) \

@@ -184,17 +184,17 @@ def mentions(text: str, value: str) -> bool:
 def states_value(text: str, value: str) -> bool:
     """Whether ``text`` states ``value`` as a record's state, not only as the verb of an action it reports done.
 
-    "Suspended the vendor", "I suspended it" and "the vendor was suspended" report the agent's own action (a
-    claim, judged against the trace); "the vendor is suspended" and "status: suspended" state the record. Only a
-    value that can be an action's participle is read this way ("open" is always a state). A negated value ("was
-    not paid", "is no longer open") is not stated.
+    "Suspended the vendor", "I suspended it", "the vendor was suspended" and a heading "Done: ..." report the
+    agent's own action (a claim, judged against the trace); "the vendor is suspended" and "status: suspended" state
+    the record. Only a value that can be an action's participle is read this way ("open" is always a state). A
+    negated value ("was not paid", "is no longer open") is not stated.
     """
     word = re.escape(value)
     negated = re.compile(rf"\b(?:not|never|no longer|n't)\s+(?:\w+\s+)?{word}\b", re.IGNORECASE)
     if not is_participle(value):
         return any(mentions(clause, value) and not negated.search(clause) for clause in clauses(text))
-    action = re.compile(rf"^(?:\w+ly\s+)?{word}\s+\w|\b(?:i|we|was|were|been|got)\s+(?:\w+ly\s+|just\s+)?{word}\b",
-                        re.IGNORECASE)
+    action = re.compile(rf"^(?:\w+ly\s+)?{word}(?:\s+\w|\s*:$)"
+                        rf"|\b(?:i|we|was|were|been|got)\s+(?:\w+ly\s+|just\s+)?{word}\b", re.IGNORECASE)
     return any(mentions(clause, value) and not action.search(clause) and not negated.search(clause)
                for clause in clauses(text))
 

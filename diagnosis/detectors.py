@@ -52,6 +52,15 @@ def _tag(kind: WeaknessKind, evidence: list[Evidence]) -> list[Tag]:
     return [Tag(kind=kind, evidence=evidence[:_MAX_EVIDENCE])] if evidence else []
 
 
+def _is_record(output: Any, key: str) -> bool:
+    """Whether a tool's output is the record ``key`` (its ``id``; with no ``id``, a ``<entity>_id`` naming it)."""
+    if not isinstance(output, dict):
+        return False
+    if "id" in output:
+        return str(output["id"]) == key
+    return any(name.endswith("_id") and str(value) == key for name, value in output.items())
+
+
 def _aside(kind: str, evidence: list[Evidence]) -> list[Tag]:
     """A tag of a kind set aside for another that explains the failure first (``Tag.secondary``)."""
     return [Tag(kind=kind, evidence=evidence[:_MAX_EVIDENCE], secondary=True)] if evidence else []
@@ -359,8 +368,9 @@ class StaleStateDetector:
     def _before_own_change(episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Evidence]:
         """Replies stating a record's value as read before the agent's own change to it, not what it changed to.
 
-        What the change made the value is what the write returned of the record, else what a later read shows. A
-        reply naming both ("moved from To Do to In Progress") reports the change.
+        What the change made the value is what the write returned of the record (``{"order_id": ..., "shipping_address":
+        ...}`` too), else what a later read shows. A reply naming both ("moved from To Do to In Progress") reports the
+        change.
         """
         trace = episode.trace
         reads: dict[str, TraceStep] = {}
@@ -375,8 +385,8 @@ class StaleStateDetector:
                 continue
             for key in sorted(step_ids(step) & reads.keys()):
                 before = reads[key].output
-                after = next((s.output for s in (step, *trace[step.index + 1:])
-                              if isinstance(s.output, dict) and str(s.output.get("id")) == key and s.ok), None)
+                after = next((s.output for s in (step, *trace[step.index + 1:]) if s.ok and _is_record(s.output, key)),
+                             None)
                 if not isinstance(before, dict) or after is None:
                     continue
                 for field, old in before.items():

@@ -308,3 +308,52 @@ def test_a_permission_scheme_id_is_internal_in_the_tracker() -> None:
     said = _in("tracker", episode([read], reply="Done (permission scheme PS-11).",
                                   failed={"response": "reply leaks records the request is not about: PS-11"}))
     assert tagged(said, CTX) == {"leaked_internal_data"}
+
+
+def test_one_hit_named_as_the_request_names_it_then_a_hand_over_shows_both_kinds() -> None:
+    named = task_ctx([("search_orders", {"query": "blue chair"}), ("get_order", {"order_id": "ORD-1"}),
+                      ("issue_refund", {"order_id": "ORD-1", "amount": 5})], goal=["issue_refund"],
+                     refs=[EntityRef(name="order", entity="order", mention="Blue Chair", mention_kind="text",
+                                     hint={"city": "Lyon"})])
+    hits = ok("search_orders", {"query": "blue chair"}, [{"id": "ORD-1", "title": "Blue Chair", "city": "Lyon"},
+                                                        {"id": "ORD-2", "title": "Blue Chair", "city": "Oslo"},
+                                                        {"id": "ORD-3", "title": "Blue Chairs", "city": "Lyon"}])
+    handed = episode([hits], reply="Found it; let me hand this over to a colleague.")
+    assert ordered(handed, named) == ("search_without_fetch", "gave_up_early")
+    twins = ok("search_orders", {"query": "blue chair"}, [{"id": "ORD-1", "title": "Blue Chair", "city": "Lyon"},
+                                                         {"id": "ORD-2", "title": "Blue Chair", "city": "Lyon"}])
+    asked = episode([twins], reply="I found 2 orders named Blue Chair. Which one do you mean?")
+    assert ordered(asked, named) == ("gave_up_early",)  # two fit the request: it had to choose
+
+
+def test_a_sign_off_is_no_answer_and_no_claim() -> None:
+    signed = episode([READ], reply="Thanks for your patience! Let me know if there is anything else I can help with.",
+                     failed=HANDED)
+    assert tagged(signed, QUESTION) == set()
+    assert "claimed_unverified_success" in tagged(episode([READ], reply="Done.", failed=HANDED), UPDATE)
+
+
+def test_a_write_returning_the_record_under_its_own_id_name_shows_the_change() -> None:
+    read = ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1", "shipping_address": "12 Old Road"})
+    changed = ok("update_ticket", {"order_id": "ORD-1", "address": "4 New Street"},
+                 {"order_id": "ORD-1", "shipping_address": "4 New Street"}, write=True)
+    stale = episode([read, changed], reply="Done. shipping_address: 12 Old Road", failed={"response": "x"})
+    assert "stale_state" in tagged(stale, ADDRESS)
+
+
+def test_a_done_heading_is_the_report_of_the_work_not_a_status_read_before_the_change() -> None:
+    read = ok("get_order", {"order_id": "ORD-1"}, {"id": "ORD-1", "status": "Done"})
+    moved = ok("update_ticket", {"order_id": "ORD-1", "status": "To Do"},
+               {"order_id": "ORD-1", "from_status": "Done", "status": "To Do"}, write=True)
+    headed = episode([read, moved], reply="Done: the issue for ORD-1 is moved now.", failed={"response": "x"})
+    assert "stale_state" not in tagged(headed, ADDRESS)
+    stated = episode([read, moved], reply="ORD-1 is moved. status: Done", failed={"response": "x"})
+    assert "stale_state" in tagged(stated, ADDRESS)
+
+
+def test_a_dead_end_after_a_misread_id_is_the_wrong_id_not_giving_up() -> None:
+    misread = ok("get_order", {"order_id": "ORD-9"}, {"id": "ORD-9", "status": "paid"})
+    admitted = episode([misread], reply="I'm sorry, I could not complete this request.")
+    assert ordered(admitted, CHAIN) == ("wrong_id",)
+    handed = episode([misread], reply="Please pass this to a supervisor.")
+    assert ordered(handed, CHAIN) == ("wrong_id", "gave_up_early")
