@@ -24,7 +24,7 @@ from arena.core.task import (
     Task,
     TraceAssertion,
 )
-from diagnosis import DiagnosisContext, WeaknessReport
+from diagnosis import DiagnosisContext, read_report, render_markdown
 from diagnosis._reply import read_reply
 from diagnosis.synthetic import graph_data, tool_specs
 from tests.diagnosis.test_diagnosis_blind_classes import ordered, tagged
@@ -201,14 +201,15 @@ def test_the_report_counts_a_failure_for_its_primary_kind_and_shows_the_secondar
     assert report.primary_counts == {"missed_policy_dependency": 4}
     assert report.secondary_counts == {"search_without_fetch": 4}
     assert sum(k.count for k in report.kinds) == report.failures  # each failure counted once
-    assert "also show a secondary kind" in report.to_markdown() and "search_without_fetch 4" in report.to_markdown()
+    markdown = render_markdown(report)
+    assert "also show a secondary kind" in markdown and "search_without_fetch 4" in markdown
     metrics = kind_metrics(report)
     assert metrics["weakness_count/missed_policy_dependency"] == 4.0
     assert metrics["weakness_count/search_without_fetch"] == 0.0
     assert metrics["weakness_secondary/search_without_fetch"] == 4.0
     aimed = {t.kind: t.weight for t in targets_from_report(report)}
     assert aimed["search_without_fetch"] > 1e-3 and aimed["missed_policy_dependency"] > aimed["search_without_fetch"]
-    again = WeaknessReport.from_json(report.to_json())
+    again = read_report(report.to_json())
     assert again == report
 
 
@@ -222,7 +223,7 @@ def test_a_report_of_the_schema_before_secondary_kinds_reads_back() -> None:
         for item in old[part]:
             item.pop("secondary", None)
             item.pop("secondary_share", None)
-    read = WeaknessReport.from_json(json.dumps(old))
+    read = read_report(json.dumps(old))
     assert read.primary_counts == read.tag_counts and not read.secondary_counts
     assert [k.secondary for k in read.kinds] == [0] * len(read.kinds)
 

@@ -10,7 +10,7 @@ from arena.agents.reference import PolicyParams, ReferencePolicy
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack, build_pack
 from arena.rollout import RolloutConfig, run_rollouts
-from diagnosis import WeaknessReport
+from diagnosis import WeaknessReport, read_report
 from factory_client import GateConfig, LocalFactory, VariantRequest, WeaknessTarget
 from flows import steps
 from flows.cli import app
@@ -32,7 +32,7 @@ def _grains(report: WeaknessReport) -> list[tuple[object, ...]]:
 def _cli(episodes: Path, out: Path) -> tuple[str, WeaknessReport]:
     result = runner.invoke(app, ["diagnose", "--episodes", str(episodes), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    return result.output, WeaknessReport.from_json(out.read_text(encoding="utf-8"))
+    return result.output, read_report(out.read_text(encoding="utf-8"))
 
 
 def _played(packs: list[Pack]) -> list[EpisodeRecord]:
