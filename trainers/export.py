@@ -174,10 +174,12 @@ def export_dataset(out_dir: str | Path, model_ref: ModelRef, wave: Wave, rollout
         summary.packs[pack.id] = pack.manifest.domain
         members = sorted(groups[key], key=lambda r: (r.seed, r.attempt, r.episode_id))
         observation = transcript.observation_of(pack, task.id)
-        prompt = transcript.opening_messages(observation)
+        # A conversation's prompt is its user's opening message (the first member's, for the pairs and groups).
+        rendered = {r.episode_id: transcript.episode_messages(observation, r.trace, r.reply, r.conversation)
+                    for r in members}
+        prompt = rendered[members[0].episode_id][:2]
         tools = [spec.openai_schema() for spec in pack.tools]
-        completion = {r.episode_id: transcript.episode_messages(observation, r.trace, r.reply)[len(prompt):]
-                      for r in members}
+        completion = {episode: messages[2:] for episode, messages in rendered.items()}
         winners = [r for r in members if _verified(r)]
         losers = [r for r in members if not r.passed]
         for r in winners:

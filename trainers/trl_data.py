@@ -54,6 +54,8 @@ def wave_rows(wave: Wave, packs: Mapping[str, Pack], *, rows: int, seed: int) ->
 def episode_messages(pack: Pack, episode: EpisodeRecord) -> list[Message]:
     """An episode as the conversation the model had: prompt, each tool call and its result, the reply.
 
+    A conversational task's episode also holds each user and agent message, where it fell among the calls.
+
     Raises:
         TrainerError: The pack has no task of the episode's id.
     """
@@ -62,7 +64,7 @@ def episode_messages(pack: Pack, episode: EpisodeRecord) -> list[Message]:
     except KeyError as exc:
         raise TrainerError(f"pack {pack.id[:12]} has no task {episode.task_id!r} (named by episode "
                            f"{episode.episode_id})") from exc
-    return transcript.episode_messages(observation, episode.trace, episode.reply)
+    return transcript.episode_messages(observation, episode.trace, episode.reply, episode.conversation)
 
 
 def masked_example(input_ids: Sequence[int], assistant_mask: Sequence[int], where: str) -> dict[str, list[int]]:

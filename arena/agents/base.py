@@ -1,4 +1,4 @@
-"""The agent contract: play one episode through the gym's tool-call function."""
+"""The agent contract: play one episode through the gym's tool-call function (and, in a conversation, its user)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ class AgentRun(BaseModel):
         cost: Cost in US dollars.
         latency_s: Time spent waiting on the model.
         turns: Model turns taken.
-        stop_reason: ``reply``, ``step_limit``, ``token_limit`` or ``gave_up``.
+        stop_reason: ``reply``, ``step_limit``, ``token_limit`` or ``gave_up``; in a conversation also
+            ``user_stop`` (the user closed it), ``agent_stop`` (the agent closed it with ``###STOP###``) or
+            ``ended`` (a limit of the conversation ended it).
         decisions: Decisions taken (reference policy), for training; empty otherwise.
     """
 
@@ -38,6 +40,49 @@ class AgentRun(BaseModel):
     turns: int = 0
     stop_reason: str = "reply"
     decisions: list[dict[str, Any]] = []
+
+
+class UserMessage(BaseModel):
+    """What the user answers to one of the agent's messages.
+
+    Attributes:
+        text: The user's message (a stop token it wrote left out).
+        ended: The user closed the conversation with it: the agent sends nothing more.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    ended: bool = False
+
+
+class ConversationOver(Exception):
+    """The conversation has ended (the user closed it, or a limit was reached): the agent's episode is over.
+
+    Raised by the user channel (a message sent after the end) and by ``call_tool`` in a conversation cut short by
+    a limit; the episode loop records how the conversation ended.
+    """
+
+
+@runtime_checkable
+class UserChannel(Protocol):
+    """How an agent talks with the user of a conversational episode; the episode records every message."""
+
+    def send(self, message: str) -> UserMessage:
+        """Say ``message`` to the user and return the user's answer.
+
+        Raises:
+            ConversationOver: The conversation has already ended.
+        """
+        ...
+
+    async def asend(self, message: str) -> UserMessage:
+        """``send``, awaiting a user model's answer on an event loop.
+
+        Raises:
+            ConversationOver: The conversation has already ended.
+        """
+        ...
 
 
 class ModelAPIError(Exception):
@@ -99,5 +144,41 @@ class AsyncAgent(Agent, Protocol):
 
         Raises:
             ModelAPIError: The model's API failed (boundary ``model_api``).
+        """
+        ...
+
+
+@runtime_checkable
+class ConversationalAgent(Agent, Protocol):
+    """An agent that can hold a conversation: its messages go to the user, whose answers come back to it.
+
+    An agent without ``run_conversation`` plays a conversational task with one reply, which is its one message.
+    """
+
+    def run_conversation(self, observation: Observation, call_tool: CallTool, user: UserChannel, *,
+                         seed: int) -> AgentRun:
+        """Converse with ``user`` until the user closes the conversation (or a limit), acting through ``call_tool``.
+
+        ``observation.task["prompt"]`` is the user's opening message. ``AgentRun.reply`` is the agent's last
+        message.
+
+        Raises:
+            ModelAPIError: The model's API failed (boundary ``model_api``).
+            ConversationOver: A limit ended the conversation (the episode loop records which).
+        """
+        ...
+
+
+@runtime_checkable
+class AsyncConversationalAgent(ConversationalAgent, AsyncAgent, Protocol):
+    """A conversational agent that can also converse on an event loop, awaiting its model and the user's."""
+
+    async def arun_conversation(self, observation: Observation, call_tool: CallTool, user: UserChannel, *,
+                                seed: int) -> AgentRun:
+        """``run_conversation`` on an event loop.
+
+        Raises:
+            ModelAPIError: As ``run_conversation``.
+            ConversationOver: As ``run_conversation``.
         """
         ...

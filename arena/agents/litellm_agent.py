@@ -21,9 +21,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from arena.agents._model_api import APIFailure, backoff_delay, classify
-from arena.agents.base import AgentRun, CallTool, ModelAPIError
+from arena.agents.base import AgentRun, CallTool, ConversationOver, ModelAPIError, UserChannel, UserMessage
 from arena.agents.chat_client import ChatClient, ClientName
 from arena.agents.limits import report_call
+from arena.core.conversation import STOP_TOKEN
 from arena.core.gym import Observation
 from arena.core.model_id import llm_label
 from arena.core.results import ToolResult
@@ -94,16 +95,24 @@ PROBE_PROMPT = "Reply with the word ok."
 """The user message of a preflight request."""
 
 
+CONVERSATION_RULES = (
+    "You are talking with the user. Each of your turns either sends the user a message in plain text or calls "
+    "tools, never both; the user answers your messages. Act on the company's systems only through the tools. "
+    "The user ends the conversation when their request is handled."
+)
+"""How the system prompt of a conversational episode tells the agent it talks with the user."""
+
+
 def system_prompt(observation: Observation) -> str:
-    """Return the system prompt of an episode: who the agent acts as and the business rules."""
+    """Return the system prompt of an episode: who the agent acts as, how it answers, and the business rules."""
     persona = observation.task.get("persona") or {}
     permissions = ", ".join(persona.get("permissions") or []) or "none"
+    how = CONVERSATION_RULES if observation.task.get("conversational") else (
+        "Act on the company's systems only through the tools. When the request is handled (or cannot be), "
+        "answer the requester in plain text without calling a tool; that answer ends the conversation.")
     return (
         f"You are {persona.get('name', 'an employee')}, working as {persona.get('role', 'agent')}. "
-        f"Your permissions: {permissions}.\n\n"
-        "Act on the company's systems only through the tools. When the request is handled (or cannot be), "
-        "answer the requester in plain text without calling a tool; that answer ends the conversation.\n\n"
-        f"# Policy\n\n{observation.policy}"
+        f"Your permissions: {permissions}.\n\n{how}\n\n# Policy\n\n{observation.policy}"
     )
 
 
@@ -185,15 +194,7 @@ class LiteLLMAgent:
                 invalid: the model's failed episode); ``usage`` holds what the episode
                 had used.
         """
-        episode = _Episode(self.config, seed)
-        tools = self._tool_schemas(observation)
-        turns = self._conversation(observation, call_tool, episode)
-        try:
-            messages = next(turns)
-            while True:
-                messages = turns.send(self._complete(messages, tools, episode))
-        except StopIteration as end:
-            return end.value  # type: ignore[no-any-return]
+        return self._drive(observation, call_tool, None, seed)
 
     async def arun_episode(self, observation: Observation, call_tool: CallTool, *, seed: int) -> AgentRun:
         """``run_episode`` on an event loop: the same conversation, its model calls awaited.
@@ -201,19 +202,73 @@ class LiteLLMAgent:
         Raises:
             ModelAPIError: As ``run_episode``.
         """
+        return await self._adrive(observation, call_tool, None, seed)
+
+    def run_conversation(self, observation: Observation, call_tool: CallTool, user: UserChannel, *,
+                         seed: int) -> AgentRun:
+        """Converse with the user until the user closes the conversation (or a limit is reached).
+
+        A model answer without tool calls is a message to ``user``, whose answer comes back as the next user
+        message; a message holding ``###STOP###`` closes the conversation from the agent's side.
+
+        Raises:
+            ModelAPIError: As ``run_episode``.
+            ConversationOver: The conversation was ended by a limit of the episode.
+        """
+        return self._drive(observation, call_tool, user, seed)
+
+    async def arun_conversation(self, observation: Observation, call_tool: CallTool, user: UserChannel, *,
+                                seed: int) -> AgentRun:
+        """``run_conversation`` on an event loop: the model's and the user's answers awaited.
+
+        Raises:
+            ModelAPIError: As ``run_episode``.
+            ConversationOver: As ``run_conversation``.
+        """
+        return await self._adrive(observation, call_tool, user, seed)
+
+    def _drive(self, observation: Observation, call_tool: CallTool, user: UserChannel | None, seed: int) -> AgentRun:
+        """Play the episode's turns, answering each model request with a model call and each message with the user."""
         episode = _Episode(self.config, seed)
         tools = self._tool_schemas(observation)
-        turns = self._conversation(observation, call_tool, episode)
+        turns = self._conversation(observation, call_tool, episode, user is not None)
         try:
-            messages = next(turns)
+            wanted = next(turns)
             while True:
-                messages = turns.send(await self._acomplete(messages, tools, episode))
+                if isinstance(wanted, str):
+                    wanted = turns.send(_ask(user, wanted))
+                else:
+                    wanted = turns.send(self._complete(wanted, tools, episode))
         except StopIteration as end:
             return end.value  # type: ignore[no-any-return]
+        except ConversationOver:  # a limit of the conversation ended it: the run so far is the episode's
+            return _over(episode.run)
 
-    def _conversation(self, observation: Observation, call_tool: CallTool,
-                      episode: _Episode) -> Generator[list[dict[str, Any]], Any, AgentRun]:
-        """The episode's turns: yields the messages of each model call, is sent the model's answer, returns the run."""
+    async def _adrive(self, observation: Observation, call_tool: CallTool, user: UserChannel | None,
+                      seed: int) -> AgentRun:
+        """``_drive`` on an event loop."""
+        episode = _Episode(self.config, seed)
+        tools = self._tool_schemas(observation)
+        turns = self._conversation(observation, call_tool, episode, user is not None)
+        try:
+            wanted = next(turns)
+            while True:
+                if isinstance(wanted, str):
+                    wanted = turns.send(await _aask(user, wanted))
+                else:
+                    wanted = turns.send(await self._acomplete(wanted, tools, episode))
+        except StopIteration as end:
+            return end.value  # type: ignore[no-any-return]
+        except ConversationOver:  # a limit of the conversation ended it: the run so far is the episode's
+            return _over(episode.run)
+
+    def _conversation(self, observation: Observation, call_tool: CallTool, episode: _Episode,
+                      converse: bool) -> Generator[list[dict[str, Any]] | str, Any, AgentRun]:
+        """The episode's turns, returning the run.
+
+        Yields the messages of each model call (and is sent the model's answer) and, when it ``converse`` s, each
+        message for the user (and is sent the user's ``UserMessage``); otherwise a message ends the episode.
+        """
         config = self.config
         run = episode.run
         messages: list[dict[str, Any]] = [
@@ -232,8 +287,19 @@ class LiteLLMAgent:
             tool_calls = [_clean_call(call) for call in message.tool_calls or []]
             if not tool_calls:
                 run.reply = content
-                run.stop_reason = "reply"
-                return run.model_copy()
+                if not converse:
+                    run.stop_reason = "reply"
+                    return run.model_copy()
+                if STOP_TOKEN in content:
+                    run.stop_reason = "agent_stop"
+                    return run.model_copy()
+                answer: UserMessage = yield content
+                if answer.ended:
+                    run.stop_reason = "user_stop"
+                    return run.model_copy()
+                messages.append({"role": "assistant", "content": content})
+                messages.append({"role": "user", "content": answer.text})
+                continue
             if run.tokens_in + run.tokens_out > config.max_tokens:
                 run.reply = content
                 run.stop_reason = "token_limit"
@@ -409,6 +475,81 @@ class LiteLLMAgent:
             return 0.0
         self._litellm_prices = True
         return cost
+
+
+class ChatSession:
+    """One episode's plain chat requests (no tools) of a model, through the agent's client code.
+
+    The requests get the same shape, retries, failure classes and accounting as the agent's own turns.
+
+    A simulated user and a judge talk to their models through it, each with its own ``LiteLLMAgent`` (its own
+    model, limits and prices), so their usage is counted apart from the agent's.
+
+    Args:
+        agent: The agent whose client and settings the requests use.
+        seed: The episode's seed (the sampling seed sent is the config's plus it).
+    """
+
+    def __init__(self, agent: LiteLLMAgent, seed: int) -> None:
+        self._agent = agent
+        self._episode = _Episode(agent.config, seed)
+        self._episode.run.stop_reason = "reply"
+        self.requests = 0
+
+    @property
+    def usage(self) -> AgentRun:
+        """Tokens, cost and latency of the requests so far."""
+        return self._episode.run
+
+    def ask(self, messages: list[dict[str, Any]]) -> str:
+        """Send the messages, return the model's text.
+
+        Raises:
+            ModelAPIError: The request failed after retries, or the answer cannot be read.
+        """
+        self.requests += 1
+        return self._text(self._agent._complete(messages, [], self._episode))
+
+    async def aask(self, messages: list[dict[str, Any]]) -> str:
+        """``ask`` on an event loop.
+
+        Raises:
+            ModelAPIError: As ``ask``.
+        """
+        self.requests += 1
+        return self._text(await self._agent._acomplete(messages, [], self._episode))
+
+    def _text(self, response: Any) -> str:
+        message = response.choices[0].message
+        content = getattr(message, "content", None)
+        if not isinstance(content, str):
+            raise self._episode.failed(APIFailure("malformed_answer", "the model answered with no text"), 1)
+        return clean_text(content)
+
+
+def _over(run: AgentRun) -> AgentRun:
+    """The run of an agent whose conversation a limit ended."""
+    over = run.model_copy()
+    over.stop_reason = "ended"
+    return over
+
+
+def _ask(user: UserChannel | None, message: str) -> UserMessage:
+    """The user's answer to the agent's message.
+
+    Raises:
+        ConversationOver: The episode has no user to answer.
+    """
+    if user is None:
+        raise ConversationOver("the episode has no user to answer the agent's message")
+    return user.send(message)
+
+
+async def _aask(user: UserChannel | None, message: str) -> UserMessage:
+    """``_ask`` on an event loop."""
+    if user is None:
+        raise ConversationOver("the episode has no user to answer the agent's message")
+    return await user.asend(message)
 
 
 def _unreadable(message: Any) -> str:

@@ -6,6 +6,10 @@ Hugging Face and TRL convention) each followed by a ``tool`` message holding the
 receive it, then the assistant's reply. ``TransformersAgent`` builds its context from these pieces turn by turn;
 the ``trl`` trainer's SFT rows and the ``export`` trainer's files render recorded episodes with the same pieces, so
 a checkpoint is trained on exactly the text it reads when it plays.
+
+A conversational episode is rendered the same way, with its messages where they fell among the tool calls: the
+user's opening message in place of the prompt (the system prompt telling the agent it talks with the user), each
+of the agent's messages as an assistant message and each of the user's answers as a user message.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena.agents.litellm_agent import system_prompt, tool_message_content
+from arena.core.conversation import Turn
 from arena.core.gym import Observation
 from arena.core.pack import Pack
 from arena.core.results import ToolResult, TraceStep
@@ -59,11 +64,35 @@ def step_messages(step: TraceStep) -> list[Message]:
     return [call_message(step.tool, dict(step.arguments)), result_message(step.tool, result)]
 
 
-def episode_messages(observation: Observation, trace: Sequence[TraceStep], reply: str | None) -> list[Message]:
-    """A whole episode: the opening, every tool call with its result and (when given) the reply."""
-    messages = opening_messages(observation)
-    for step in trace:
+def episode_messages(observation: Observation, trace: Sequence[TraceStep], reply: str | None,
+                     turns: Sequence[Turn] = ()) -> list[Message]:
+    """A whole episode: the opening, every tool call with its result and (when given) the reply.
+
+    With the ``turns`` of a conversation, its messages are placed among the tool calls (each after the calls made
+    before it, ``Turn.step``), the first user message is the prompt and the reply is the agent's last message (not
+    repeated when it is that message).
+    """
+    if not turns:
+        messages = opening_messages(observation)
+        for step in trace:
+            messages += step_messages(step)
+        if reply is not None:
+            messages.append(reply_message(reply))
+        return messages
+    opening = turns[0].text if turns[0].role == "user" else str(observation.task.get("prompt", ""))
+    view = observation.model_copy(update={"task": {**observation.task, "prompt": opening, "conversational": True}})
+    messages = opening_messages(view)
+    said = list(turns[1:] if turns[0].role == "user" else turns)
+    for index, step in enumerate(trace):
+        messages += [_turn_message(t) for t in said if t.step == index]
         messages += step_messages(step)
-    if reply is not None:
+    messages += [_turn_message(t) for t in said if t.step >= len(trace)]
+    last_said = next((t.text for t in reversed(said) if t.role == "agent"), None)
+    if reply is not None and reply and reply != last_said:
         messages.append(reply_message(reply))
     return messages
+
+
+def _turn_message(turn: Turn) -> Message:
+    """One message of a conversation: the agent's as an assistant message, the user's as a user message."""
+    return reply_message(turn.text) if turn.role == "agent" else {"role": "user", "content": turn.text}

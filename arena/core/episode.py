@@ -7,10 +7,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.core.conversation import Turn, UserSide, agent_messages
 from arena.core.results import TraceStep, Verdict
 
-FailureBoundary = Literal["agent", "model_api", "environment", "verifier"]
-"""Where a rollout failure is attributed; diagnosis and pass rates read it."""
+FailureBoundary = Literal["agent", "model_api", "environment", "verifier", "user"]
+"""Where a rollout failure is attributed; diagnosis and pass rates read it (``user``: the simulated user of a
+conversation failed or gave up, not the agent)."""
 
 EPISODE_SCHEMA_VERSION = 1
 """Schema version of ``EpisodeRecord``; readers skip records of other versions."""
@@ -83,6 +85,9 @@ class EpisodeRecord(BaseModel):
         wall_time_s: Wall-clock time of the whole episode.
         turns: Model turns taken.
         decisions: The agent's sampled decisions (reference policy), read by its trainer.
+        conversation: The messages of a conversational task (user and agent), where each fell among the tool
+            calls; empty for a task answered with one reply.
+        user: Who played the user of a conversational task, what it used and how the conversation ended.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -112,6 +117,13 @@ class EpisodeRecord(BaseModel):
     wall_time_s: float = 0.0
     turns: int = 0
     decisions: list[dict[str, Any]] = Field(default_factory=list)
+    conversation: list[Turn] = Field(default_factory=list)
+    user: UserSide | None = None
+
+    @property
+    def told(self) -> str:
+        """Everything the agent said to the requester: its messages of a conversation, else its reply."""
+        return "\n\n".join(agent_messages(self.conversation)) or self.reply
 
     @property
     def passed(self) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from arena.core.conversation import Conversation, EndReason, Role, Turn, agent_messages, conversation_results
 from arena.core.domain import Domain, FaultSpec
 from arena.core.domains import get_domain
 from arena.core.ids import RecordIds, record_ids, world_ids
@@ -250,6 +251,8 @@ class Gym:
         self._task: Task | None = None
         self._ctx: ToolContext | None = None
         self._trace: list[TraceStep] = []
+        self._turns: list[Turn] = []
+        self._ended_by: EndReason | None = None
         self._calls: dict[str, int] = {}
         self._stale: set[str] = set()
         self._task_faults: dict[str, list[FaultSpec]] = {}
@@ -307,6 +310,25 @@ class Gym:
         return self._trace
 
     @property
+    def turns(self) -> list[Turn]:
+        """The current episode's conversation: every user and agent message, where it fell among the tool calls."""
+        return self._turns
+
+    @property
+    def conversation_end(self) -> EndReason | None:
+        """How the current episode's conversation ended (``None`` until it is recorded)."""
+        return self._ended_by
+
+    def record_turn(self, role: Role, text: str) -> None:
+        """Record one message of the conversation after the tool calls made so far; lone surrogates are replaced."""
+        self._turns.append(Turn(role=role, text=clean_text(text) if isinstance(text, str) else "",
+                                step=len(self._trace)))
+
+    def end_conversation(self, reason: EndReason) -> None:
+        """Record how the conversation ended; the verdict of a conversational task reads it."""
+        self._ended_by = reason
+
+    @property
     def task(self) -> Task:
         """The current episode's task.
 
@@ -347,6 +369,8 @@ class Gym:
         )
         self._task = task
         self._trace = []
+        self._turns = []
+        self._ended_by = None
         self._calls = {}
         self._stale = set()
         self._task_faults = {}
@@ -568,11 +592,26 @@ class Gym:
         reply = clean_text(reply) if isinstance(reply, str) else ""
         self._deadline.start(self.verify_bound_s)
         try:
-            self.verdict = judge(task, self._conn, self._trace, reply, self._diff, self._guard,
-                                 self._world.record_ids)
+            verdict = judge(task, self._conn, self._trace, reply, self._diff, self._guard, self._world.record_ids)
         finally:
             self._deadline.stop()
-        return self.verdict
+        if task.conversation is not None:
+            verdict = self._with_conversation(verdict, reply, task.conversation)
+        self.verdict = verdict
+        return verdict
+
+    def _with_conversation(self, verdict: Verdict, reply: str, conversation: Conversation) -> Verdict:
+        """The verdict with a conversational task's own results: the facts told, how it ended, what needs a judge.
+
+        The facts are read in every message the agent said to the user (the reply alone when no message was
+        recorded, as for an agent that answers once).
+        """
+        messages = agent_messages(self._turns) or [reply]
+        results = verdict.results + conversation_results(conversation, messages, self._ended_by,
+                                                         len(verdict.results))
+        held = sum(r.passed for r in results)
+        return verdict.model_copy(update={"results": results, "passed": held == len(results),
+                                          "score": held / len(results), "unjudged": list(conversation.judge)})
 
     def changed_rows(self) -> int:
         """Number of change-log entries in the current world (0 means untouched)."""

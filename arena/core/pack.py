@@ -154,8 +154,13 @@ def pack_files(pack: Pack) -> dict[str, bytes]:
         "faults.json": _dump_json([f.model_dump(mode="json") for f in pack.faults]),
     }
     for task in sorted(pack.tasks, key=lambda t: t.id):
-        files[f"tasks/{task.id}.json"] = _dump_json(task.model_dump(mode="json"))
+        files[f"tasks/{task.id}.json"] = _dump_json(task.model_dump(mode="json", exclude=_absent(task)))
     return files
+
+
+def _absent(task: Task) -> set[str]:
+    """The optional task fields left out of its file when unset, so tasks written before they existed keep their ids."""
+    return {name for name in ("conversation", "source") if getattr(task, name) is None}
 
 
 def content_id(files: dict[str, bytes]) -> str:

@@ -117,6 +117,8 @@ class Verdict(BaseModel):
             unintended row up to 1.
         results: Each assertion's result, in task order.
         changes: Every changed row, with whether it was allowed.
+        unjudged: Checks of the task that need a judge model and had none (a conversation's ``judge``
+            statements): left out of ``passed`` and ``score``, and reported, never counted as held.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -126,6 +128,7 @@ class Verdict(BaseModel):
     side_effect_penalty: float = 0.0
     results: list[AssertionResult] = Field(default_factory=list)
     changes: list[RowChange] = Field(default_factory=list)
+    unjudged: list[str] = Field(default_factory=list)
 
     @property
     def unintended_changes(self) -> list[RowChange]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from arena.core.conversation import Conversation, TaskSource
 
 Split = Literal["train", "heldout"]
 
@@ -286,7 +288,11 @@ class Task(BaseModel):
         intent: Structured reading of the prompt (see ``Intent``).
         faults: Ids of the pack's faults that fire in this task.
         gold: A known-good solution.
-        assertions: Between 3 and 12 assertions judging the final episode.
+        assertions: Between 3 and 12 assertions judging the final episode (at least 1 for a task with a
+            ``source``: its benchmark's verdict decides how many checks it has).
+        conversation: The conversation the task is played as (its user and what it must hold); ``None`` for a
+            task answered with one reply.
+        source: Where a task written outside gymloop comes from; ``None`` for gymloop's own.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -300,7 +306,16 @@ class Task(BaseModel):
     intent: Intent
     faults: list[str] = Field(default_factory=list)
     gold: GoldProgram
-    assertions: list[Assertion] = Field(min_length=3, max_length=12)
+    assertions: list[Assertion] = Field(min_length=1, max_length=12)
+    conversation: Conversation | None = None
+    source: TaskSource | None = None
+
+    @model_validator(mode="after")
+    def _enough_assertions(self) -> Task:
+        if self.source is None and len(self.assertions) < 3:
+            raise ValueError(f"task {self.id!r} has {len(self.assertions)} assertion(s); a task needs at least 3 "
+                             "(only a task from another benchmark, with a source, keeps that benchmark's verdict)")
+        return self
 
     def public_view(self) -> dict[str, Any]:
         """Return what an agent may see of this task: prompt, persona and intent."""

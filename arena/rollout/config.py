@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.agents.base import Agent, AsyncAgent
+from arena.agents.user import ConversationConfig
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
 from arena.core.task import Split
@@ -34,6 +35,8 @@ class RolloutConfig(BaseModel):
         async_episodes: Keep the episodes in flight of an agent that can await its model (``AsyncAgent``) on one
             event loop rather than a thread each (a thread batch spends about half its CPU on threads taking
             turns at 64 in flight); ``False`` always uses threads.
+        conversation: How the users of conversational tasks are played (the scripted user unless a user model is
+            given) and the limits of a conversation.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -48,6 +51,7 @@ class RolloutConfig(BaseModel):
     max_model_failures: int | None = Field(default=None, ge=1)
     episode_timeout_s: float = Field(default=120.0, gt=0)
     async_episodes: bool = True
+    conversation: ConversationConfig = Field(default_factory=ConversationConfig)
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,16 @@ import threading
 import time
 from typing import Any
 
-from arena.agents.base import Agent, AgentRun, AsyncAgent, CallTool, ModelAPIError
+from arena.agents.base import Agent, AgentRun, AsyncAgent, CallTool, ConversationOver, ModelAPIError
+from arena.agents.user import ConversationConfig, User, UserFailure, make_user
+from arena.core.conversation import Conversation
 from arena.core.episode import EpisodeFailure, EpisodeRecord, episode_id
 from arena.core.gym import EnvironmentFailure, Gym, Observation
 from arena.core.pack import Pack
 from arena.core.results import ToolResult
 from arena.core.text import clean_text
 from arena.rollout.config import EpisodeKey, agent_seed
+from arena.rollout.conversation import Dialogue, aconverse, conversational_view, converse
 
 
 class EpisodeTimeout(Exception):
@@ -25,10 +28,10 @@ class EpisodeCancelled(Exception):
 
 
 def _record(gym: Gym, agent: Agent, key: EpisodeKey, run: AgentRun | None, started: float,
-            failure: EpisodeFailure | None, invalid: bool, verdict: Any) -> EpisodeRecord:
+            failure: EpisodeFailure | None, invalid: bool, verdict: Any, user: User | None = None) -> EpisodeRecord:
     task = gym.pack.task(key.task_id)
     usage = run or AgentRun()
-    return EpisodeRecord(
+    record = EpisodeRecord(
         episode_id=episode_id(key.pack_id, key.task_id, key.seed, key.attempt, agent.name),
         pack_id=key.pack_id, domain=gym.pack.manifest.domain, task_id=key.task_id, split=task.split,
         category=task.category, tags=list(task.tags), seed=key.seed, world=gym.pack.manifest.world(),
@@ -38,10 +41,15 @@ def _record(gym: Gym, agent: Agent, key: EpisodeKey, run: AgentRun | None, start
         latency_s=usage.latency_s, wall_time_s=time.perf_counter() - started, turns=usage.turns,
         decisions=list(usage.decisions),
     )
+    if user is not None:
+        record.conversation = list(gym.turns)
+        record.user = user.side(gym.conversation_end or "agent_stop")
+    return record
 
 
 def play_episode(gym: Gym, agent: Agent, key: EpisodeKey, *, timeout_s: float | None = None,
-                 stop: threading.Event | None = None) -> EpisodeRecord:
+                 stop: threading.Event | None = None,
+                 conversation: ConversationConfig | None = None) -> EpisodeRecord:
     """Play one episode and return its record; never raises for a failing episode.
 
     Args:
@@ -50,34 +58,58 @@ def play_episode(gym: Gym, agent: Agent, key: EpisodeKey, *, timeout_s: float | 
         key: Which task, seed and attempt.
         timeout_s: Wall-clock limit, enforced at each tool call.
         stop: When set, the episode's next tool call ends it (the record is then discarded by the engine).
+        conversation: How a conversational task's user is played and its limits (default: the scripted user).
     """
     started = time.perf_counter()
     observation, call_tool = _start(gym, key, started, timeout_s, stop)
+    talk = gym.task.conversation
+    user = _user(talk, conversation, key)
     try:
-        run = agent.run_episode(observation, call_tool, seed=agent_seed(key))
+        if talk is None or user is None:
+            run = agent.run_episode(observation, call_tool, seed=agent_seed(key))
+        else:
+            dialogue = Dialogue(gym, user, conversation or ConversationConfig())
+            opening = dialogue.open()
+            run = converse(agent, conversational_view(observation, opening), call_tool, dialogue, agent_seed(key))
     except Exception as exc:  # every failure of the episode is recorded on it, never raised into the batch
-        return _failed(gym, agent, key, started, exc)
-    return _judged(gym, agent, key, started, run)
+        return _failed(gym, agent, key, started, exc, user)
+    return _judged(gym, agent, key, started, run, user)
 
 
 async def play_episode_async(gym: Gym, agent: AsyncAgent, key: EpisodeKey, *, timeout_s: float | None = None,
-                             stop: threading.Event | None = None) -> EpisodeRecord:
+                             stop: threading.Event | None = None,
+                             conversation: ConversationConfig | None = None) -> EpisodeRecord:
     """``play_episode`` on an event loop, for agents that await their model.
 
     The time limit also ends a model call that outlives it: the episode is recorded as timed out, as at a tool call.
     """
     started = time.perf_counter()
     observation, call_tool = _start(gym, key, started, timeout_s, stop)
+    talk = gym.task.conversation
+    user = _user(talk, conversation, key)
     try:
         async with asyncio.timeout(timeout_s) as limit:
-            run = await agent.arun_episode(observation, call_tool, seed=agent_seed(key))
+            if talk is None or user is None:
+                run = await agent.arun_episode(observation, call_tool, seed=agent_seed(key))
+            else:
+                dialogue = Dialogue(gym, user, conversation or ConversationConfig())
+                opening = await dialogue.aopen()
+                run = await aconverse(agent, conversational_view(observation, opening), call_tool, dialogue,
+                                      agent_seed(key))
     except TimeoutError as exc:
         if not limit.expired():
-            return _failed(gym, agent, key, started, exc)
-        return _failed(gym, agent, key, started, EpisodeTimeout(f"episode exceeded {timeout_s:g} s"))
+            return _failed(gym, agent, key, started, exc, user)
+        return _failed(gym, agent, key, started, EpisodeTimeout(f"episode exceeded {timeout_s:g} s"), user)
     except Exception as exc:  # every failure of the episode is recorded on it, never raised into the batch
-        return _failed(gym, agent, key, started, exc)
-    return _judged(gym, agent, key, started, run)
+        return _failed(gym, agent, key, started, exc, user)
+    return _judged(gym, agent, key, started, run, user)
+
+
+def _user(talk: Conversation | None, config: ConversationConfig | None, key: EpisodeKey) -> User | None:
+    """The user of a conversational task's episode (``None`` for a task answered with one reply)."""
+    if talk is None:
+        return None
+    return make_user(talk, config or ConversationConfig(), agent_seed(key))
 
 
 def _start(gym: Gym, key: EpisodeKey, started: float, timeout_s: float | None,
@@ -96,39 +128,61 @@ def _start(gym: Gym, key: EpisodeKey, started: float, timeout_s: float | None,
     return observation, call_tool
 
 
-def _failed(gym: Gym, agent: Agent, key: EpisodeKey, started: float, exc: Exception) -> EpisodeRecord:
-    """The record of an episode the agent did not finish, attributed to its boundary."""
+def _failed(gym: Gym, agent: Agent, key: EpisodeKey, started: float, exc: Exception,
+            user: User | None = None) -> EpisodeRecord:
+    """The record of an episode the agent did not finish, attributed to its boundary.
+
+    A conversation it ends is cut short (``timeout``, ``agent_error``) unless a limit of the conversation ended it.
+    """
+    if user is not None and gym.conversation_end is None:
+        gym.end_conversation("timeout" if isinstance(exc, EpisodeTimeout) else "agent_error")
+    if isinstance(exc, ConversationOver):
+        # A limit of the conversation ended it inside an agent that answers once: judged as it stands.
+        return _record(gym, agent, key, None, started, None, False, _verify_quietly(gym, ""), user)
+    if isinstance(exc, UserFailure):
+        # The user's model failed: nothing the agent did is to blame, nothing to judge.
+        failure = EpisodeFailure(boundary="user", kind=exc.kind, message=exc.message)
+        return _record(gym, agent, key, None, started, failure, True, None, user)
     if isinstance(exc, ModelAPIError):
         failure = EpisodeFailure(boundary="model_api", kind=exc.kind, message=exc.message)
         if exc.invalid:  # the infrastructure failed: nothing of the model's to judge
-            return _record(gym, agent, key, exc.usage, started, failure, True, None)
+            return _record(gym, agent, key, exc.usage, started, failure, True, None, user)
         # The model's own conversation failed (a 400 on its output, its context, an unreadable answer): its failed
         # episode, judged as it stands with no reply, so an error of its own never hides a task it would fail.
-        return _record(gym, agent, key, exc.usage, started, failure, False, _verify_quietly(gym, ""))
+        return _record(gym, agent, key, exc.usage, started, failure, False, _verify_quietly(gym, ""), user)
     if isinstance(exc, EnvironmentFailure):
         # A tool crashed on the agent's own arguments: a bug in that tool, and the agent's failed episode. It stays
         # valid, so an agent cannot hide a failing episode by crashing a tool.
         failure = EpisodeFailure(boundary="environment", kind="tool_crash", message=str(exc))
-        return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""))
+        return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""), user)
     if isinstance(exc, EpisodeCancelled):
         failure = EpisodeFailure(boundary="agent", kind="cancelled", message=str(exc))
-        return _record(gym, agent, key, None, started, failure, True, None)
+        return _record(gym, agent, key, None, started, failure, True, None, user)
     if isinstance(exc, EpisodeTimeout):
         failure = EpisodeFailure(boundary="agent", kind="episode_timeout", message=str(exc))
-        return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""))
+        return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""), user)
     failure = EpisodeFailure(boundary="agent", kind="crash", message=f"{type(exc).__name__}: {exc}")
-    return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""))
+    return _record(gym, agent, key, None, started, failure, False, _verify_quietly(gym, ""), user)
 
 
-def _judged(gym: Gym, agent: Agent, key: EpisodeKey, started: float, run: AgentRun) -> EpisodeRecord:
-    """The record of an episode the agent finished, with its verdict."""
+def _judged(gym: Gym, agent: Agent, key: EpisodeKey, started: float, run: AgentRun,
+            user: User | None = None) -> EpisodeRecord:
+    """The record of an episode the agent finished, with its verdict.
+
+    A conversation the user gave up on (``out_of_scope``: its scenario said nothing to go on) is not graded, as
+    τ²-bench does not grade it: the episode is invalid, boundary ``user``.
+    """
     run.reply = clean_text(run.reply) if isinstance(run.reply, str) else ""
     try:
         verdict = gym.verify(run.reply)
     except Exception as exc:  # a verifier bug must not count against the agent
         failure = EpisodeFailure(boundary="verifier", kind="crash", message=f"{type(exc).__name__}: {exc}")
-        return _record(gym, agent, key, run, started, failure, True, None)
-    return _record(gym, agent, key, run, started, None, False, verdict)
+        return _record(gym, agent, key, run, started, failure, True, None, user)
+    if gym.conversation_end == "out_of_scope":
+        failure = EpisodeFailure(boundary="user", kind="out_of_scope",
+                                 message="the simulated user gave up: its scenario said nothing to go on")
+        return _record(gym, agent, key, run, started, failure, True, None, user)
+    return _record(gym, agent, key, run, started, None, False, verdict, user)
 
 
 def _verify_quietly(gym: Gym, reply: str) -> Any:

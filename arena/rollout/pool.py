@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from arena.agents.base import Agent, AsyncAgent
+from arena.agents.user import ConversationConfig
 from arena.core.episode import EpisodeRecord
 from arena.core.gym import Gym
 from arena.core.pack import Pack
@@ -13,10 +14,16 @@ from arena.rollout.episode import play_episode, play_episode_async
 
 
 class GymPool:
-    """Idle gyms by pack, so concurrent episodes never share one (a gym plays one episode at a time)."""
+    """Idle gyms by pack, so concurrent episodes never share one (a gym plays one episode at a time).
 
-    def __init__(self, packs: dict[str, Pack]) -> None:
+    Args:
+        packs: The packs by id.
+        conversation: How the users of conversational tasks are played (default: the scripted user).
+    """
+
+    def __init__(self, packs: dict[str, Pack], conversation: ConversationConfig | None = None) -> None:
         self._packs = packs
+        self._conversation = conversation
         self._idle: dict[str, list[Gym]] = {}
         self._first: dict[str, Gym] = {}
         self._lock = threading.Lock()
@@ -47,7 +54,7 @@ class GymPool:
              stop: threading.Event | None = None) -> EpisodeRecord:
         """Play one episode on an idle gym of its pack (a gym whose tool crashed is closed, not reused)."""
         gym = self.take(key.pack_id)
-        record = play_episode(gym, agent, key, timeout_s=timeout_s, stop=stop)
+        record = play_episode(gym, agent, key, timeout_s=timeout_s, stop=stop, conversation=self._conversation)
         self.give(gym, broken=record.failure is not None and record.failure.boundary == "environment")
         return record
 
@@ -55,7 +62,8 @@ class GymPool:
                          stop: threading.Event | None = None) -> EpisodeRecord:
         """``play`` on an event loop (``play_episode_async``)."""
         gym = self.take(key.pack_id)
-        record = await play_episode_async(gym, agent, key, timeout_s=timeout_s, stop=stop)
+        record = await play_episode_async(gym, agent, key, timeout_s=timeout_s, stop=stop,
+                                          conversation=self._conversation)
         self.give(gym, broken=record.failure is not None and record.failure.boundary == "environment")
         return record
 

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from arena.agents.base import Agent, AsyncAgent
 from arena.agents.limits import AdaptiveLimit, reporting_to
+from arena.agents.user import ConversationConfig
 from arena.core.domains import import_gyms, registered_modules
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
@@ -25,9 +26,9 @@ from arena.rollout.threads import Breaker, ModelUnavailable, RolloutStopped
 
 
 def _worker(agent: Agent, packs: dict[str, Pack], modules: dict[str, str], timeout_s: float, in_flight: int,
-            on_a_loop: bool, jobs: Any, results: Any) -> None:
+            on_a_loop: bool, jobs: Any, results: Any, conversation: ConversationConfig) -> None:
     import_gyms(modules)
-    gyms = GymPool(packs)
+    gyms = GymPool(packs, conversation)
     pid = os.getpid()
     limit = AdaptiveLimit(in_flight)
     if on_a_loop:
@@ -109,7 +110,8 @@ def _play_in_processes(agent: Agent, packs: dict[str, Pack], keys: list[EpisodeK
 
     def spawn() -> None:
         jobs = ctx.Queue()
-        args = (agent, packs, modules, config.episode_timeout_s, config.max_concurrency, on_a_loop, jobs, results)
+        args = (agent, packs, modules, config.episode_timeout_s, config.max_concurrency, on_a_loop, jobs, results,
+                config.conversation)
         proc = ctx.Process(target=_worker, args=args, daemon=True)
         proc.start()
         workers[proc.pid or 0] = _Worker(process=proc, jobs=jobs, assigned=[])

@@ -117,7 +117,7 @@ class ThreadBatch:
         self.config = config
         self.on_episode = on_episode
         self.stop = stop or threading.Event()
-        self.gyms = GymPool(packs)
+        self.gyms = GymPool(packs, config.conversation)
         self.breaker = Breaker(config.max_model_failures, len(keys))
         self.finished: queue.Queue[tuple[int, EpisodeRecord]] = queue.Queue()
         self.records: dict[int, EpisodeRecord] = {}
