@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from arena.core.gym import Observation
 from arena.core.results import ToolResult
+from arena.core.toolkit import ToolSpec
 
 CallTool = Callable[[str, "dict[str, Any] | str | None"], ToolResult]
 """The only way an agent acts on the world: ``call_tool(name, arguments)``."""
@@ -48,12 +49,15 @@ class UserMessage(BaseModel):
     Attributes:
         text: The user's message (a stop token it wrote left out).
         ended: The user closed the conversation with it: the agent sends nothing more.
+        tools: Tools this message makes available, offered to the agent from now on (a benchmark's given turn
+            that reveals tools held back until then).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     text: str
     ended: bool = False
+    tools: list[ToolSpec] = Field(default_factory=list)
 
 
 class ConversationOver(Exception):

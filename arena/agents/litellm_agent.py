@@ -236,7 +236,9 @@ class LiteLLMAgent:
             wanted = next(turns)
             while True:
                 if isinstance(wanted, str):
-                    wanted = turns.send(_ask(user, wanted))
+                    answer = _ask(user, wanted)
+                    tools = _with_revealed(tools, answer)
+                    wanted = turns.send(answer)
                 else:
                     wanted = turns.send(self._complete(wanted, tools, episode))
         except StopIteration as end:
@@ -254,7 +256,9 @@ class LiteLLMAgent:
             wanted = next(turns)
             while True:
                 if isinstance(wanted, str):
-                    wanted = turns.send(await _aask(user, wanted))
+                    answer = await _aask(user, wanted)
+                    tools = _with_revealed(tools, answer)
+                    wanted = turns.send(answer)
                 else:
                     wanted = turns.send(await self._acomplete(wanted, tools, episode))
         except StopIteration as end:
@@ -525,6 +529,14 @@ class ChatSession:
         if not isinstance(content, str):
             raise self._episode.failed(APIFailure("malformed_answer", "the model answered with no text"), 1)
         return clean_text(content)
+
+
+def _with_revealed(tools: list[dict[str, Any]], answer: UserMessage) -> list[dict[str, Any]]:
+    """The tools offered from now on: those offered so far and those the user's message revealed."""
+    if not answer.tools:
+        return tools
+    offered = {t["function"]["name"] for t in tools}
+    return tools + [spec.openai_schema() for spec in answer.tools if spec.name not in offered]
 
 
 def _over(run: AgentRun) -> AgentRun:

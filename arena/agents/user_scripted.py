@@ -17,10 +17,17 @@ Every figure taken with it says so (``EpisodeRecord.user.ref == "scripted"``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from arena.agents.user import UserReply
-from arena.core.conversation import STOP_TOKEN, TRANSFER_TOKEN, EndReason, UserScenario, UserSide
+from arena.core.conversation import (
+    STOP_TOKEN,
+    TRANSFER_TOKEN,
+    EndReason,
+    UserScenario,
+    UserSide,
+    first_person,
+    sentences,
+)
 
 CONFIRMATION = re.compile(
     r"\b(confirm|proceed|go ahead|shall i|should i|would you like|do you want|is that (?:correct|right|ok)|"
@@ -39,35 +46,12 @@ THANKS = "Thank you, that is all I needed."
 DONT_KNOW = "I'm sorry, I don't know that."
 """The scripted user's answer to a question about what it does not know."""
 
-_PERSON = (
-    (r"\byou are\b", "I am"), (r"\byou're\b", "I'm"), (r"\byou were\b", "I was"), (r"\byou have\b", "I have"),
-    (r"\byou've\b", "I've"), (r"\byou want\b", "I want"), (r"\byou would\b", "I would"), (r"\byou'd\b", "I'd"),
-    (r"\byou will\b", "I will"), (r"\byou do\b", "I do"), (r"\byourself\b", "myself"), (r"\byours\b", "mine"),
-    (r"\byour\b", "my"), (r"\byou\b", "I"),
-)
-"""Second-person phrases of a scenario and their first-person forms (in this order)."""
-
 _STOP_WORDS = frozenset("a an the is are am was were my your you i me do does what which of for to in on and or "
                         "please could can would will tell give provide share me us it this that with".split())
 
 
-def first_person(text: str) -> str:
-    """A scenario's second-person sentence as the user says it (``You want to ...`` -> ``I want to ...``)."""
-    out = " ".join(text.split())
-    for pattern, replacement in _PERSON:
-        out = re.sub(pattern, _same_case(replacement), out, flags=re.IGNORECASE)
-    return out
-
-
-def _same_case(replacement: str) -> Callable[[re.Match[str]], str]:
-    """A substitution writing ``replacement`` capitalised where the matched word was."""
-    def substitute(match: re.Match[str]) -> str:
-        return replacement[0].upper() + replacement[1:] if match.group(0)[0].isupper() else replacement
-    return substitute
-
-
 def _lines(text: str) -> list[str]:
-    return [first_person(line) for line in re.split(r"\n+|(?<=[.!?])\s+", text or "") if line.strip(" .")]
+    return [first_person(line) for line in sentences(text)]
 
 
 def _words(text: str) -> set[str]:
@@ -85,15 +69,15 @@ class ScriptedUser:
     ref = "scripted"
 
     def __init__(self, scenario: UserScenario, *, patience: int = 2) -> None:
-        self._reason = _lines(scenario.reason_for_call)
+        self._opening = scenario.opening
         self._known = _lines(scenario.known_info)
         self._unknown = _lines(scenario.unknown_info)
         self._patience = patience
         self._said: dict[str, int] = {}
 
     def open(self) -> UserReply:
-        """Hello, the reason for calling and what the user knows."""
-        return UserReply(text=" ".join(["Hi!", *self._reason, *self._known]))
+        """Hello, the reason for calling and what the user knows (``UserScenario.opening``)."""
+        return UserReply(text=self._opening)
 
     def reply(self, message: str) -> UserReply:
         """The scripted answer to the agent's message."""

@@ -11,7 +11,8 @@ had to tell the user (matched as τ²-bench matches its ``communicate_info``) an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -76,6 +77,45 @@ class UserScenario(BaseModel):
     unknown_info: str = ""
     task_instructions: str = ""
     persona: str = ""
+
+
+    @property
+    def opening(self) -> str:
+        """How a scripted user opens the conversation: hello, its reason for calling and what it knows.
+
+        Said in the first person: ``You want to ...`` becomes ``I want to ...``.
+        """
+        lines = [first_person(s) for s in (*sentences(self.reason_for_call), *sentences(self.known_info))]
+        return " ".join(["Hi!", *lines])
+
+
+_PERSON = (
+    (r"\byou are\b", "I am"), (r"\byou're\b", "I'm"), (r"\byou were\b", "I was"), (r"\byou have\b", "I have"),
+    (r"\byou've\b", "I've"), (r"\byou want\b", "I want"), (r"\byou would\b", "I would"), (r"\byou'd\b", "I'd"),
+    (r"\byou will\b", "I will"), (r"\byou do\b", "I do"), (r"\byourself\b", "myself"), (r"\byours\b", "mine"),
+    (r"\byour\b", "my"), (r"\byou\b", "I"),
+)
+"""Second-person phrases of a scenario and their first-person forms (in this order)."""
+
+
+def sentences(text: str) -> list[str]:
+    """A scenario text's sentences and lines, blanks left out."""
+    return [s.strip() for s in re.split(r"\n+|(?<=[.!?])\s+", text or "") if s.strip(" .")]
+
+
+def first_person(text: str) -> str:
+    """A scenario's second-person sentence as the user says it (``You want to ...`` -> ``I want to ...``)."""
+    out = " ".join(text.split())
+    for pattern, replacement in _PERSON:
+        out = re.sub(pattern, _same_case(replacement), out, flags=re.IGNORECASE)
+    return out
+
+
+def _same_case(replacement: str) -> Callable[[re.Match[str]], str]:
+    """A substitution writing ``replacement`` capitalised where the matched word was."""
+    def substitute(match: re.Match[str]) -> str:
+        return replacement[0].upper() + replacement[1:] if match.group(0)[0].isupper() else replacement
+    return substitute
 
 
 class GivenTurn(BaseModel):

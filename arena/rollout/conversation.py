@@ -23,7 +23,7 @@ from arena.agents.base import (
     UserMessage,
 )
 from arena.agents.user import ConversationConfig, User, UserReply
-from arena.core.conversation import EndReason
+from arena.core.conversation import EndReason, GivenTurns
 from arena.core.gym import Gym, Observation
 from arena.core.results import ToolResult
 
@@ -48,6 +48,11 @@ class Dialogue:
         self.user_turns = 0
         self.errors = 0
         self.ended: EndReason | None = None
+        conversation = gym.task.conversation
+        user_side = conversation.user if conversation is not None else None
+        self._reveals = [t.reveal for t in user_side.turns] if isinstance(user_side, GivenTurns) else []
+        self._specs = {spec.name: spec for spec in gym.pack.tools}
+        self.revealed: list[str] = []
 
     def open(self) -> str:
         """The user's opening message, recorded (what the agent reads as the prompt).
@@ -73,7 +78,8 @@ class Dialogue:
             UserFailure: The user's model failed.
         """
         self._said(message)
-        return self._answer(self._heard(self.user.reply(message)))
+        before = self.user_turns
+        return self._answer(self._heard(self.user.reply(message)), before)
 
     async def asend(self, message: str) -> UserMessage:
         """``send`` on an event loop.
@@ -83,7 +89,8 @@ class Dialogue:
             UserFailure: The user's model failed.
         """
         self._said(message)
-        return self._answer(self._heard(await self.user.areply(message)))
+        before = self.user_turns
+        return self._answer(self._heard(await self.user.areply(message)), before)
 
     def guard(self, call_tool: CallTool) -> CallTool:
         """``call_tool`` that counts failed calls and ends the conversation at ``max_errors`` of them.
@@ -123,17 +130,32 @@ class Dialogue:
         if reply.text:
             self.user_turns += 1
             self.gym.record_turn("user", reply.text)
+            if self.user_turns <= len(self._reveals):
+                self.revealed += self._reveals[self.user_turns - 1]
         if reply.ended is not None:
             self.end(reply.ended)
         return reply.said
 
-    def _answer(self, said: str) -> UserMessage:
-        return UserMessage(text=said, ended=self.ended is not None)
+    def _answer(self, said: str, turns_before: int) -> UserMessage:
+        """The agent's view of the user's answer, with the tools a given turn reveals (when it said one)."""
+        revealed: list[str] = []
+        if turns_before < self.user_turns <= len(self._reveals):
+            revealed = self._reveals[self.user_turns - 1]
+        return UserMessage(text=said, ended=self.ended is not None,
+                           tools=[self._specs[name] for name in revealed if name in self._specs])
 
 
-def conversational_view(observation: Observation, opening: str) -> Observation:
-    """The observation of a conversational episode: the user's opening as the prompt, the task marked so."""
-    return observation.model_copy(update={"task": {**observation.task, "prompt": opening, "conversational": True}})
+def conversational_view(observation: Observation, opening: str, dialogue: Dialogue) -> Observation:
+    """The observation of a conversational episode: the user's opening as the prompt and the task marked so.
+
+    The tools held back (``Conversation.hidden_tools``) are left out until a user turn reveals them.
+    """
+    conversation = dialogue.gym.task.conversation
+    hidden = set(conversation.hidden_tools) if conversation is not None else set()
+    hidden -= set(dialogue.revealed)
+    return observation.model_copy(update={
+        "task": {**observation.task, "prompt": opening, "conversational": True},
+        "tools": [spec for spec in observation.tools if spec.name not in hidden]})
 
 
 def converse(agent: Agent, observation: Observation, call_tool: CallTool, dialogue: Dialogue,

@@ -70,7 +70,8 @@ def play_episode(gym: Gym, agent: Agent, key: EpisodeKey, *, timeout_s: float | 
         else:
             dialogue = Dialogue(gym, user, conversation or ConversationConfig())
             opening = dialogue.open()
-            run = converse(agent, conversational_view(observation, opening), call_tool, dialogue, agent_seed(key))
+            run = converse(agent, conversational_view(observation, opening, dialogue), call_tool, dialogue,
+                           agent_seed(key))
     except Exception as exc:  # every failure of the episode is recorded on it, never raised into the batch
         return _failed(gym, agent, key, started, exc, user)
     return _judged(gym, agent, key, started, run, user)
@@ -94,7 +95,7 @@ async def play_episode_async(gym: Gym, agent: AsyncAgent, key: EpisodeKey, *, ti
             else:
                 dialogue = Dialogue(gym, user, conversation or ConversationConfig())
                 opening = await dialogue.aopen()
-                run = await aconverse(agent, conversational_view(observation, opening), call_tool, dialogue,
+                run = await aconverse(agent, conversational_view(observation, opening, dialogue), call_tool, dialogue,
                                       agent_seed(key))
     except TimeoutError as exc:
         if not limit.expired():

@@ -14,8 +14,8 @@ from arena.agents.reference import PolicyParams, ReferencePolicy
 from arena.agents.scripted_server import ErrorCue, ReplyCue, ScriptedModelServer, ToolCallCue
 from arena.agents.transcript import episode_messages, observation_of
 from arena.agents.user import ConversationConfig
-from arena.agents.user_scripted import AGREE, ScriptedUser, first_person
-from arena.core.conversation import Conversation, GivenTurn, GivenTurns, UserScenario
+from arena.agents.user_scripted import AGREE, ScriptedUser
+from arena.core.conversation import Conversation, GivenTurn, GivenTurns, UserScenario, first_person
 from arena.core.gym import Observation
 from arena.core.pack import Pack, build_pack, pack_files, with_content_id
 from arena.rollout import RolloutConfig, run_rollouts
@@ -206,6 +206,21 @@ def test_given_turns_are_said_in_order_whatever_the_agent_answers(toy: Pack) -> 
         ("user", "Check order ORD-00005.", 0), ("agent", "It is eligible.", 1),
         ("user", "Now refund 5.00 on it.", 1), ("agent", "Refunded.", 2)]
     assert record.user is not None and (record.user.ref, record.user.ended) == ("given", "given_turns_done")
+
+
+def test_a_given_turn_reveals_the_tools_held_back_until_then(toy: Pack) -> None:
+    given = Conversation(user=GivenTurns(turns=[GivenTurn(text="Check order ORD-00005."),
+                                                GivenTurn(text="Now refund 5.00 on it.", reveal=["refund_order"])]),
+                         hidden_tools=["refund_order"])
+    pack = _talking(toy, given)
+    script = [ToolCallCue("check_refund", '{"order_id": "ORD-00005"}'), ReplyCue("It is eligible."),
+              ToolCallCue("refund_order", '{"order_id": "ORD-00005", "amount": 5.0}'), ReplyCue("Refunded.")]
+    with ScriptedModelServer(script) as server:
+        [record] = run_rollouts(_llm(server), [pack], RolloutConfig())
+        offered = [[t["function"]["name"] for t in r.body["tools"]] for r in server.requests]
+    assert "refund_order" not in offered[0] and "refund_order" not in offered[1]
+    assert "refund_order" in offered[2] and offered[2].count("refund_order") == 1
+    assert record.trace[-1].tool == "refund_order" and record.trace[-1].ok
 
 
 def test_conversations_run_alike_on_threads_and_on_an_event_loop(talk: Pack) -> None:
