@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
@@ -122,9 +122,15 @@ def check(
             print_line(console, f"FAIL {where} {failure.check}: {failure.detail}")
         if len(report.failures) > 50:
             print_line(console, f"... and {len(report.failures) - 50} more failures in {report.domain}")
+        waived = _waived(pack, report.waived, leaked)
+        leaked = [t for t in leaked if t not in waived.get("served_oracle", {})]
         for task_id in leaked:
             print_line(console, f"FAIL {report.domain}/{task_id} served_oracle: a client passed it by replaying what "
                                 "served verdicts said")
+        for check_name, reasons in waived.items():
+            for reason, task_ids in reasons.items():
+                print_line(console, f"N/A {report.domain} {check_name} on {len(task_ids)} task(s) "
+                                    f"({', '.join(task_ids[:8])}{', ...' if len(task_ids) > 8 else ''}): {reason}")
         failed += len(report.failures) + len(leaked)
         kinds.append(_kinds_row(pack))
     print_table(console, "Conformance", ("pack", "domain", "tasks", "checks", "failures"), summary,
@@ -134,6 +140,24 @@ def check(
     if failed:
         raise CliError(f"{failed} checks failed", exit_code=1)
     console.print(Text("every check passed: a round can train on it", style="green"))
+
+
+def _waived(pack: Pack, results: list[Any], leaked: list[str]) -> dict[str, dict[str, list[str]]]:
+    """The checks the gym's verdict cannot hold (its tasks by check and reason), the served oracle's included."""
+    from arena.core.domains import get_domain
+
+    out: dict[str, dict[str, list[str]]] = {}
+    for result in results:
+        out.setdefault(result.check, {}).setdefault(result.waived, []).append(result.task_id)
+    try:
+        why = get_domain(pack.manifest.domain).not_applicable
+    except KeyError:
+        return out
+    for task_id in leaked:
+        reason = why(pack.task(task_id), "served_oracle") if why is not None else None
+        if reason is not None:
+            out.setdefault("served_oracle", {}).setdefault(reason, []).append(task_id)
+    return out
 
 
 def _kinds_row(pack: Pack) -> list[str]:

