@@ -60,7 +60,7 @@ class EpisodeWriter:
 EVAL_FLAGS = {"model": "--model", "api_base": "--api-base", "model_client": "--client", "domains": "--domain",
               "eval_k": "--k", "eval_seeds": "--seed", "max_concurrency": "--max-concurrency",
               "max_model_failures": "--max-model-failures", "max_invalid_share": "--max-invalid-share",
-              "tasks": "--task"}
+              "tasks": "--task", "user_model": "--user-model"}
 """The settings ``eval``'s options give (flags > ``GYMLOOP_*`` > gymloop.toml, like every command)."""
 
 
@@ -93,6 +93,9 @@ def eval_command(
     max_invalid_share: Annotated[float | None, typer.Option(
         help="Fail (exit 4) when a larger share of episodes is invalid, the infrastructure having failed "
         "(default: max_invalid_share, 0.2).")] = None,
+    user_model: Annotated[str | None, typer.Option(help=(
+        "The model that plays the simulated users of conversational gyms (tau2-airline, tau2-retail): a litellm "
+        "model string or MODEL@URL (default: user_model; unset: the scripted user)."))] = None,
 ) -> None:
     """Evaluate MODEL on tasks x seeds x k attempts, print metrics and write the episodes.
 
@@ -106,17 +109,20 @@ def eval_command(
     from arena.core.pack import build_pack
     from arena.core.redact import mask_url
     from arena.rollout import ModelUnavailable, RolloutConfig, RolloutStopped, plan_episodes, run_rollouts
+    from flows.conversation import conversation_config, converses, preflight_user, users_line
     from flows.focus import check_focus, in_focus
     from flows.interrupt import EXIT_HANDLERS_S, GRACE_S, batch_running, stop_on_signals
     from flows.live import RolloutMeter
     from flows.model_spec import settings_spec
+    from flows.preflight import PreflightError
     from flows.run_guard import MODEL_UNAVAILABLE_EXIT, MeterColumn, preflight_or_exit
     from flows.settings import cli_settings
     from flows.validity import INVALID_SHARE_EXIT, invalid_share_message
 
     settings = cli_settings({"model": model, "api_base": api_base, "model_client": client, "domains": domain,
                              "tasks": task, "eval_k": k, "eval_seeds": seeds, "max_concurrency": max_concurrency,
-                             "max_model_failures": max_model_failures, "max_invalid_share": max_invalid_share},
+                             "max_model_failures": max_model_failures, "max_invalid_share": max_invalid_share,
+                             "user_model": user_model},
                             EVAL_FLAGS)
     domains = settings.gyms.domains
     unknown = [d for d in domains if d not in available_domains()]
@@ -141,11 +147,17 @@ def eval_command(
         raise typer.BadParameter(str(exc), param_hint="--task") from None
     focus = settings.gyms.tasks
     chosen = [t.id for p in packs for t in p.tasks if in_focus(t.id, focus)] if focus else None
+    conversation = conversation_config(settings)
+    if converses(packs):
+        try:
+            preflight_user(conversation)
+        except PreflightError as exc:
+            raise CliError(str(exc), prefix="preflight failed") from exc
     config = RolloutConfig(
         seeds=settings.evaluation.eval_seeds, k=k, split=None if split == "all" else split, task_ids=chosen,
         executor="process" if workers > 1 else "inline", workers=workers,
         max_concurrency=settings.runner.max_concurrency if llm else 1,
-        max_model_failures=settings.runner.max_model_failures if llm else None,
+        max_model_failures=settings.runner.max_model_failures if llm else None, conversation=conversation,
     )
     total = len(plan_episodes(packs, config))
     try:
@@ -191,6 +203,7 @@ def eval_command(
                                 "valid": overall.episodes, "invalid": overall.invalid,
                                 "invalid_causes": overall.invalid_causes,
                                 "max_invalid_share": settings.evaluation.max_invalid_share, "error": complaint,
+                                "users": users_line(records),
                                 "groups": {name: m.model_dump(mode="json") for name, m in groups.items()}}
         print_json(data)
     else:
@@ -198,6 +211,9 @@ def eval_command(
                     ("group", "valid", "invalid", "pass rate", "invalid as failed", "mean score", f"pass@{k}",
                      f"pass^{k}"), [_row(name, m) for name, m in groups.items()])
         print_line(console, validity_line(overall))
+        users = users_line(records)
+        if users is not None:
+            print_line(console, users)
         print_line(console, f"wrote {len(records)} episodes to {out}")
     if complaint is not None:
         make_console(stderr=True).print(f"error: {complaint}", soft_wrap=True, highlight=False, markup=False)

@@ -130,9 +130,12 @@ def metering() -> Iterator[RolloutMeter]:
 def rollout_config(settings: GymloopSettings, agent: Agent) -> RolloutConfig:
     """A batch's rollout settings: LLM episodes run ``max_concurrency`` at a time behind the circuit breaker."""
     llm = agent.name == "litellm"
+    from flows.conversation import conversation_config
+
     return RolloutConfig(executor="inline", max_concurrency=settings.runner.max_concurrency if llm else 1,
                          max_model_failures=settings.runner.max_model_failures if llm else None,
-                         episode_timeout_s=max(30.0, settings.models.model_timeout_s * 4))
+                         episode_timeout_s=max(30.0, settings.models.model_timeout_s * 4),
+                         conversation=conversation_config(settings))
 
 
 def retry_unless_stopped(task: Any, task_run: Any, state: Any) -> bool:

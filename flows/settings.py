@@ -64,7 +64,8 @@ ENV_PREFIX = "GYMLOOP_"
 SECRET_SETTINGS = frozenset({"api_key", "factory_token", "serve_token", "serve_operator_token"})
 """Settings that are secrets themselves: never printed, logged, stored or passed as flow parameters."""
 
-LOCAL_SETTINGS = frozenset({"api_base", "api_key", "gym_modules", "factory_url", "factory_token", "docker_host"})
+LOCAL_SETTINGS = frozenset({"api_base", "api_key", "gym_modules", "tau2_checkout", "factory_url", "factory_token",
+                            "docker_host"})
 """Settings of a campaign's sections that belong to the machine a process runs on: never recorded with a campaign
 (secrets, endpoints that may hold a password, where gym code is found); each process reads its own."""
 
@@ -176,11 +177,14 @@ class GymSettings(_Section):
             on, and that ``gymloop eval`` plays: a task of any pack, variants included, is in when its id matches
             one of them (empty: every task). A team whose model knows some of a gym's workflows focuses its rounds
             on them; each pattern must match a task of the campaign's gyms.
+        tau2_checkout: A τ²-bench checkout to read the τ²-bench gyms' data from instead of the ``tau2`` extra's
+            packages (read from gymloop.toml or ``GYMLOOP_TAU2_CHECKOUT`` by the gyms themselves); this machine's.
     """
 
     gym_modules: list[str] = Field(default_factory=list)
     domains: list[str] = Field(default_factory=lambda: list(BUILTIN_DOMAINS))
     tasks: list[str] = Field(default_factory=list)
+    tau2_checkout: str | None = None
 
     @field_validator("domains")
     @classmethod
@@ -210,12 +214,30 @@ class EvaluationSettings(_Section):
         local_eval_sampling: How a local checkpoint decodes on the held-out suite (greedy by default).
         max_invalid_share: Largest share of a stage's episodes that may be invalid (excluded from pass rates
             and training, e.g. model-API failures); a round past it fails with the count and the causes.
+        user_model: The model that plays the simulated users of conversational gyms (τ²-bench's): any litellm
+            model string, or ``MODEL@URL`` for an OpenAI-compatible server; its requests are counted apart from the
+            agent's (``None``: the scripted user plays them, offline).
     """
 
     eval_k: int = Field(default=4, ge=1, le=64)
     eval_seeds: list[int] = Field(default_factory=lambda: [0])
     local_eval_sampling: Sampling = Field(default_factory=Sampling)
     max_invalid_share: float = Field(default=0.2, ge=0, le=1)
+    user_model: str | None = None
+
+    @field_validator("user_model")
+    @classmethod
+    def _user_model_is_an_llm(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            spec = parse_model_id(value)
+        except ModelIdError as exc:
+            raise ValueError(str(exc)) from None
+        if spec.form != "llm":
+            raise ValueError(f"user_model {spec.label!r} is not a language model: give a litellm model string or "
+                             "MODEL@URL (leave it unset for the scripted user)")
+        return value
 
 
 class TransferSettings(_Section):

@@ -627,6 +627,10 @@ class Gym:
         with self._guard:
             return self._conn.execute(sql, params).fetchall()
 
+    def snapshot(self) -> bytes:
+        """The current world, serialized (for checks and benchmarks that compare worlds; not per episode)."""
+        return self._conn.serialize()
+
     def changed_rows(self) -> int:
         """Number of change-log entries in the current world (0 means untouched)."""
         row = self._conn.execute(f"SELECT COUNT(*) FROM {CHANGE_LOG}").fetchone()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from arena.core.conversation import Conversation, TaskSource
 
@@ -306,16 +306,17 @@ class Task(BaseModel):
     intent: Intent
     faults: list[str] = Field(default_factory=list)
     gold: GoldProgram
+    source: TaskSource | None = None
     assertions: list[Assertion] = Field(min_length=1, max_length=12)
     conversation: Conversation | None = None
-    source: TaskSource | None = None
 
-    @model_validator(mode="after")
-    def _enough_assertions(self) -> Task:
-        if self.source is None and len(self.assertions) < 3:
-            raise ValueError(f"task {self.id!r} has {len(self.assertions)} assertion(s); a task needs at least 3 "
-                             "(only a task from another benchmark, with a source, keeps that benchmark's verdict)")
-        return self
+    @field_validator("assertions")
+    @classmethod
+    def _enough_assertions(cls, value: list[Assertion], info: ValidationInfo) -> list[Assertion]:
+        if info.data.get("source") is None and len(value) < 3:
+            raise ValueError(f"List should have at least 3 items after validation, not {len(value)} (only a task "
+                             "from another benchmark, with a source, keeps that benchmark's verdict and fewer checks)")
+        return value
 
     def public_view(self) -> dict[str, Any]:
         """Return what an agent may see of this task: prompt, persona and intent."""

@@ -1,0 +1,70 @@
+"""How the users of conversational gyms are played in a run: the ``user_model`` setting, checked before any episode.
+
+A gym whose tasks are conversations (τ²-bench's) has a simulated user. Without ``user_model`` the scripted user
+plays it (offline, deterministic); with it, that model does, through the agent's own client code, with the
+settings' timeout and retries and its own endpoint (``MODEL@URL`` or a litellm string). Either way each episode
+records who played (``EpisodeRecord.user.ref``) and the run says it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from arena.agents.user import ConversationConfig
+
+if TYPE_CHECKING:
+    from arena.agents.litellm_agent import LiteLLMConfig
+    from arena.core.episode import EpisodeRecord
+    from arena.core.pack import Pack
+    from flows.settings import GymloopSettings
+
+
+def user_model_config(settings: GymloopSettings) -> LiteLLMConfig | None:
+    """The user model's configuration (``None``: the scripted user plays), with the settings' timeout and retries."""
+    user_model = settings.evaluation.user_model
+    if user_model is None:
+        return None
+    from arena.agents.litellm_agent import LiteLLMConfig
+    from arena.core.model_id import parse_model_id
+    from flows.model_spec import choose_client
+
+    spec = parse_model_id(user_model)
+    choice = choose_client(spec, settings.models.model_client)
+    return LiteLLMConfig(model=spec.name, api_base=choice.api_base, timeout_s=settings.models.model_timeout_s,
+                         max_retries=settings.models.model_retries, client=choice.client)
+
+
+def conversation_config(settings: GymloopSettings) -> ConversationConfig:
+    """How a run's conversational episodes are played, from the settings."""
+    return ConversationConfig(user_model=user_model_config(settings))
+
+
+def converses(packs: Sequence[Pack]) -> bool:
+    """Whether any task of the packs is a conversation."""
+    return any(t.conversation is not None for p in packs for t in p.tasks)
+
+
+def preflight_user(config: ConversationConfig) -> None:
+    """Check that the user model answers before any episode (nothing to check for the scripted user).
+
+    Raises:
+        PreflightError: One line naming the user model, its endpoint and the cause.
+    """
+    from flows.preflight import PreflightError, preflight
+
+    if config.user_model is None:
+        return
+    try:
+        preflight(config.user_model, tools=False)
+    except PreflightError as exc:
+        raise PreflightError(f"user_model: {exc}") from exc
+
+
+def users_line(records: Iterable[EpisodeRecord]) -> str | None:
+    """Who played the users of the conversational episodes, in one line (``None`` when there were none)."""
+    played = Counter(r.user.ref for r in records if r.user is not None)
+    if not played:
+        return None
+    return "users played by " + ", ".join(f"{ref} ({n} episode{'s' if n != 1 else ''})" for ref, n in played.items())
