@@ -60,7 +60,7 @@ class EpisodeWriter:
 EVAL_FLAGS = {"model": "--model", "api_base": "--api-base", "model_client": "--client", "domains": "--domain",
               "eval_k": "--k", "eval_seeds": "--seed", "max_concurrency": "--max-concurrency",
               "max_model_failures": "--max-model-failures", "max_invalid_share": "--max-invalid-share",
-              "tasks": "--task", "user_model": "--user-model"}
+              "tasks": "--task", "user_model": "--user-model", "judge_model": "--judge-model"}
 """The settings ``eval``'s options give (flags > ``GYMLOOP_*`` > gymloop.toml, like every command)."""
 
 
@@ -96,6 +96,9 @@ def eval_command(
     user_model: Annotated[str | None, typer.Option(help=(
         "The model that plays the simulated users of conversational gyms (tau2-airline, tau2-retail): a litellm "
         "model string or MODEL@URL (default: user_model; unset: the scripted user)."))] = None,
+    judge_model: Annotated[str | None, typer.Option(help=(
+        "The model that judges what only a model can check in a conversation (tau2-retail's NL assertions), in "
+        "the forms of --user-model (default: judge_model; unset: they are reported unjudged)."))] = None,
 ) -> None:
     """Evaluate MODEL on tasks x seeds x k attempts, print metrics and write the episodes.
 
@@ -122,7 +125,7 @@ def eval_command(
     settings = cli_settings({"model": model, "api_base": api_base, "model_client": client, "domains": domain,
                              "tasks": task, "eval_k": k, "eval_seeds": seeds, "max_concurrency": max_concurrency,
                              "max_model_failures": max_model_failures, "max_invalid_share": max_invalid_share,
-                             "user_model": user_model},
+                             "user_model": user_model, "judge_model": judge_model},
                             EVAL_FLAGS)
     domains = settings.gyms.domains
     unknown = [d for d in domains if d not in available_domains()]

@@ -3,7 +3,8 @@
 A gym whose tasks are conversations (τ²-bench's) has a simulated user. Without ``user_model`` the scripted user
 plays it (offline, deterministic); with it, that model does, through the agent's own client code, with the
 settings' timeout and retries and its own endpoint (``MODEL@URL`` or a litellm string). Either way each episode
-records who played (``EpisodeRecord.user.ref``) and the run says it.
+records who played (``EpisodeRecord.user.ref``) and the run says it. ``judge_model`` judges the statements only a
+model can check (τ²-bench's NL assertions); without it they stay unjudged.
 """
 
 from __future__ import annotations
@@ -21,24 +22,27 @@ if TYPE_CHECKING:
     from flows.settings import GymloopSettings
 
 
-def user_model_config(settings: GymloopSettings) -> LiteLLMConfig | None:
-    """The user model's configuration (``None``: the scripted user plays), with the settings' timeout and retries."""
-    user_model = settings.evaluation.user_model
-    if user_model is None:
+def model_config(model: str | None, settings: GymloopSettings) -> LiteLLMConfig | None:
+    """The configuration of a user or judge model string (``None`` stays ``None``).
+
+    It takes the settings' timeout and retries and its own endpoint.
+    """
+    if model is None:
         return None
     from arena.agents.litellm_agent import LiteLLMConfig
     from arena.core.model_id import parse_model_id
     from flows.model_spec import choose_client
 
-    spec = parse_model_id(user_model)
+    spec = parse_model_id(model)
     choice = choose_client(spec, settings.models.model_client)
     return LiteLLMConfig(model=spec.name, api_base=choice.api_base, timeout_s=settings.models.model_timeout_s,
                          max_retries=settings.models.model_retries, client=choice.client)
 
 
 def conversation_config(settings: GymloopSettings) -> ConversationConfig:
-    """How a run's conversational episodes are played, from the settings."""
-    return ConversationConfig(user_model=user_model_config(settings))
+    """How a run's conversational episodes are played and judged, from the settings."""
+    return ConversationConfig(user_model=model_config(settings.evaluation.user_model, settings),
+                              judge_model=model_config(settings.evaluation.judge_model, settings))
 
 
 def converses(packs: Sequence[Pack]) -> bool:
@@ -47,19 +51,20 @@ def converses(packs: Sequence[Pack]) -> bool:
 
 
 def preflight_user(config: ConversationConfig) -> None:
-    """Check that the user model answers before any episode (nothing to check for the scripted user).
+    """Check that the user and judge models answer before any episode (nothing to check for the scripted user).
 
     Raises:
-        PreflightError: One line naming the user model, its endpoint and the cause.
+        PreflightError: One line naming the setting, the model, its endpoint and the cause.
     """
     from flows.preflight import PreflightError, preflight
 
-    if config.user_model is None:
-        return
-    try:
-        preflight(config.user_model, tools=False)
-    except PreflightError as exc:
-        raise PreflightError(f"user_model: {exc}") from exc
+    for setting, model in (("user_model", config.user_model), ("judge_model", config.judge_model)):
+        if model is None:
+            continue
+        try:
+            preflight(model, tools=False)
+        except PreflightError as exc:
+            raise PreflightError(f"{setting}: {exc}") from exc
 
 
 def users_line(records: Iterable[EpisodeRecord]) -> str | None:

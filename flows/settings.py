@@ -217,6 +217,9 @@ class EvaluationSettings(_Section):
         user_model: The model that plays the simulated users of conversational gyms (τ²-bench's): any litellm
             model string, or ``MODEL@URL`` for an OpenAI-compatible server; its requests are counted apart from the
             agent's (``None``: the scripted user plays them, offline).
+        judge_model: The model that judges the statements of conversational tasks only a model can check
+            (τ²-bench's NL assertions), in the same forms as ``user_model``; ``None`` leaves them unjudged (reported
+            on each verdict, never counted as passed).
     """
 
     eval_k: int = Field(default=4, ge=1, le=64)
@@ -224,10 +227,11 @@ class EvaluationSettings(_Section):
     local_eval_sampling: Sampling = Field(default_factory=Sampling)
     max_invalid_share: float = Field(default=0.2, ge=0, le=1)
     user_model: str | None = None
+    judge_model: str | None = None
 
-    @field_validator("user_model")
+    @field_validator("user_model", "judge_model")
     @classmethod
-    def _user_model_is_an_llm(cls, value: str | None) -> str | None:
+    def _conversation_model_is_an_llm(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None:
             return value
         try:
@@ -235,8 +239,9 @@ class EvaluationSettings(_Section):
         except ModelIdError as exc:
             raise ValueError(str(exc)) from None
         if spec.form != "llm":
-            raise ValueError(f"user_model {spec.label!r} is not a language model: give a litellm model string or "
-                             "MODEL@URL (leave it unset for the scripted user)")
+            unset = "the scripted user" if info.field_name == "user_model" else "unjudged statements"
+            raise ValueError(f"{info.field_name} {spec.label!r} is not a language model: give a litellm model string "
+                             f"or MODEL@URL (leave it unset for {unset})")
         return value
 
 

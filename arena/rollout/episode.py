@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from arena.agents.base import Agent, AgentRun, AsyncAgent, CallTool, ConversationOver, ModelAPIError
+from arena.agents.judge import judge_verdict
 from arena.agents.user import ConversationConfig, User, UserFailure, make_user
 from arena.core.conversation import Conversation
 from arena.core.episode import EpisodeFailure, EpisodeRecord, episode_id
@@ -74,7 +75,7 @@ def play_episode(gym: Gym, agent: Agent, key: EpisodeKey, *, timeout_s: float | 
                            agent_seed(key))
     except Exception as exc:  # every failure of the episode is recorded on it, never raised into the batch
         return _failed(gym, agent, key, started, exc, user)
-    return _judged(gym, agent, key, started, run, user)
+    return _judged(gym, agent, key, started, run, user, conversation)
 
 
 async def play_episode_async(gym: Gym, agent: AsyncAgent, key: EpisodeKey, *, timeout_s: float | None = None,
@@ -103,7 +104,9 @@ async def play_episode_async(gym: Gym, agent: AsyncAgent, key: EpisodeKey, *, ti
         return _failed(gym, agent, key, started, EpisodeTimeout(f"episode exceeded {timeout_s:g} s"), user)
     except Exception as exc:  # every failure of the episode is recorded on it, never raised into the batch
         return _failed(gym, agent, key, started, exc, user)
-    return _judged(gym, agent, key, started, run, user)
+    if conversation is not None and conversation.judge_model is not None:  # the judge waits on its model
+        return await asyncio.to_thread(_judged, gym, agent, key, started, run, user, conversation)
+    return _judged(gym, agent, key, started, run, user, conversation)
 
 
 def _user(talk: Conversation | None, config: ConversationConfig | None, key: EpisodeKey) -> User | None:
@@ -167,11 +170,13 @@ def _failed(gym: Gym, agent: Agent, key: EpisodeKey, started: float, exc: Except
 
 
 def _judged(gym: Gym, agent: Agent, key: EpisodeKey, started: float, run: AgentRun,
-            user: User | None = None) -> EpisodeRecord:
+            user: User | None = None, conversation: ConversationConfig | None = None) -> EpisodeRecord:
     """The record of an episode the agent finished, with its verdict.
 
     A conversation the user gave up on (``out_of_scope``: its scenario said nothing to go on) is not graded, as
-    τ²-bench does not grade it: the episode is invalid, boundary ``user``.
+    τ²-bench does not grade it: the episode is invalid, boundary ``user``. With a judge model, statements only a
+    model can check are judged (``arena.agents.judge``); a judge that fails makes the episode invalid (boundary
+    ``verifier``), never a pass.
     """
     run.reply = clean_text(run.reply) if isinstance(run.reply, str) else ""
     try:
@@ -179,6 +184,14 @@ def _judged(gym: Gym, agent: Agent, key: EpisodeKey, started: float, run: AgentR
     except Exception as exc:  # a verifier bug must not count against the agent
         failure = EpisodeFailure(boundary="verifier", kind="crash", message=f"{type(exc).__name__}: {exc}")
         return _record(gym, agent, key, run, started, failure, True, None, user)
+    judge = conversation.judge_model if conversation is not None else None
+    if judge is not None and verdict.unjudged and gym.conversation_end != "out_of_scope":
+        try:
+            verdict, _ = judge_verdict(verdict, gym.turns, judge, agent_seed(key))
+        except ModelAPIError as exc:
+            failure = EpisodeFailure(boundary="verifier", kind=f"judge_{exc.kind}",
+                                     message=f"judge model {judge.model}: {exc.message}")
+            return _record(gym, agent, key, run, started, failure, True, None, user)
     if gym.conversation_end == "out_of_scope":
         failure = EpisodeFailure(boundary="user", kind="out_of_scope",
                                  message="the simulated user gave up: its scenario said nothing to go on")

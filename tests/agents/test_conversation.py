@@ -255,3 +255,38 @@ def test_the_scripted_user_is_deterministic_and_reads_its_scenario() -> None:
     assert first[4].endswith("###STOP###")
     assert ScriptedUser(SCENARIO).reply("I will transfer you to a human agent now.").ended == "transfer"
     assert first_person("You were told your flight is late.") == "I was told my flight is late."
+
+
+def _judge_pack(toy: Pack) -> Pack:
+    return _talking(toy, Conversation(user=SCENARIO, judge=["The agent refunded 5.00.", "The agent was polite."]))
+
+
+def test_without_a_judge_model_statements_stay_unjudged_and_out_of_the_score(toy: Pack) -> None:
+    [record] = run_rollouts(ReferencePolicy(PolicyParams.expert()), [_judge_pack(toy)], RolloutConfig())
+    assert record.verdict is not None and record.passed
+    assert record.verdict.unjudged == ["The agent refunded 5.00.", "The agent was polite."]
+    assert not any(r.description.startswith("judged: ") for r in record.verdict.results)
+
+
+def test_a_judge_model_judges_the_statements_on_the_conversation(toy: Pack) -> None:
+    answer = {"results": [{"statement": 1, "met": True, "reasoning": "it did"},
+                          {"statement": 2, "met": False, "reasoning": "it was curt"}]}
+    with ScriptedModelServer([ReplyCue("Here you go:\n" + json.dumps(answer))]) as judge:
+        config = LiteLLMConfig(model="openai/judge", api_base=judge.base_url + "/v1", client="openai", max_retries=0)
+        [record] = run_rollouts(ReferencePolicy(PolicyParams.expert()), [_judge_pack(toy)],
+                                RolloutConfig(conversation=ConversationConfig(judge_model=config)))
+        asked = judge.requests[0].body["messages"][1]["content"]
+    assert record.verdict is not None and record.verdict.unjudged == []
+    judged = {r.description: r.passed for r in record.verdict.results if r.description.startswith("judged: ")}
+    assert judged == {"judged: The agent refunded 5.00.": True, "judged: The agent was polite.": False}
+    assert not record.passed and 0 < record.score < 1
+    assert "user: Hi! I want 5.00 back on order ORD-00005." in asked and "2. The agent was polite." in asked
+
+
+def test_a_judge_that_fails_makes_the_episode_invalid_never_a_pass(toy: Pack) -> None:
+    with ScriptedModelServer([ErrorCue(500, "judge down")]) as judge:
+        config = LiteLLMConfig(model="openai/judge", api_base=judge.base_url + "/v1", client="openai", max_retries=0)
+        [record] = run_rollouts(ReferencePolicy(PolicyParams.expert()), [_judge_pack(toy)],
+                                RolloutConfig(conversation=ConversationConfig(judge_model=config)))
+    assert record.invalid and record.failure is not None and record.failure.boundary == "verifier"
+    assert record.failure.kind == "judge_server_error" and record.verdict is None
