@@ -140,6 +140,13 @@ def loadable_domains() -> tuple[list[str], list[str]]:
     except GymLoadError:
         problems += _SETTING_ERRORS or ["setting gym_modules: cannot be read"]
     names = [name for name in BUILTIN_DOMAINS if importlib.util.find_spec(f"arena.gyms.{name}") is not None]
+    for name in [n for n in OPTIONAL_DOMAINS if _optional_installed(n)]:
+        try:
+            _optional(name)
+        except GymLoadError as exc:  # its data is named but cannot be read
+            problems.append(str(exc))
+            continue
+        names.append(name)
     for name in sorted((set(_REGISTERED) | set(_entry_points())) - set(names)):
         point = _entry_points().get(name) if name not in _REGISTERED else None
         try:

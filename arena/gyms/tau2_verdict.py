@@ -46,6 +46,9 @@ def _writes_by_ids(task: Task) -> bool:
 
 def not_applicable(task: Task, check: str) -> str | None:
     """Why ``check`` cannot hold on ``task`` under τ²-bench's verdict, or ``None`` when it must hold."""
+    if check == "required_steps":
+        return ("the gold program is τ²-bench's own actions, kept as τ²-bench wrote them (it may write without the "
+                "lookup the policy asks for first); τ²-bench's verdict reads the final database, not the steps")
     conversation = task.conversation
     tell = conversation.tell if conversation is not None else []
     judged = len(conversation.judge) if conversation is not None else 0
@@ -62,6 +65,10 @@ def not_applicable(task: Task, check: str) -> str | None:
         return ("the injection agent calls every tool with the ids the request names; here the gold action is such a "
                 "call (it takes the request's ids and nothing else), and τ²-bench's verdict has no rule on the "
                 "instructions its reply holds")
+    if check == "careful_passes" and tell:
+        return ("τ²-bench asks the agent to tell facts computed from the records (sums, counts, totals); the careful "
+                "reference policy states what its calls return and computes nothing, so no intent read off the gold "
+                "actions can carry these facts without giving the answer away")
     if check in ADDING_TO_THE_WORK:
         return ("τ²-bench's verdict reads the final database and the facts to tell, and has no rule on what a reply "
                 "must not say (foreign ids, internal values, claims, hedges, extra values): this agent makes the "
