@@ -207,11 +207,20 @@ def _print_play(play: _Play) -> None:
                         f"{record.pack_id}, seed {record.seed}, attempt {record.attempt}, agent {record.agent}")
     if record.failure:
         print_line(console, f"failure ({record.failure.boundary}, {record.failure.kind}): {record.failure.message}")
-    console.print(Text("trace", style="bold"))
+    if record.user is not None:
+        user = record.user
+        print_line(console, f"user played by {user.ref}; conversation ended: {user.ended}"
+                            + (f" ({user.requests} requests, {user.tokens_in + user.tokens_out} tokens)"
+                               if user.requests else ""))
+    console.print(Text("trace" if not record.conversation else "conversation and trace", style="bold"))
     for step in record.trace:
+        for turn in (t for t in record.conversation if t.step == step.index):
+            print_line(console, f"  {turn.role}: {clip(turn.text, OUTPUT_CHARS)}")
         outcome = (clip(json.dumps(step.output, default=str), OUTPUT_CHARS) if step.ok
                    else f"ERROR {step.error.kind}: {step.error.message}" if step.error else "ERROR")
         print_line(console, f"  {step.index:>2} {step.tool}({json.dumps(step.arguments, default=str)}) -> {outcome}")
+    for turn in (t for t in record.conversation if t.step >= len(record.trace)):
+        print_line(console, f"  {turn.role}: {clip(turn.text, OUTPUT_CHARS)}")
     print_line(console, f"reply: {record.reply}")
     if verdict is not None:
         console.print(Text("verdict", style="bold"))
@@ -219,6 +228,8 @@ def _print_play(play: _Play) -> None:
             mark = "ok  " if result.passed else "FAIL"
             detail = f" — {result.detail}" if result.detail else ""
             print_line(console, f"  {mark} {result.kind}: {result.description}{detail}")
+        for statement in verdict.unjudged:
+            print_line(console, f"  n/a  unjudged (no judge model): {statement}")
 
 
 def episode_command(

@@ -112,7 +112,7 @@ def eval_command(
     from arena.core.pack import build_pack
     from arena.core.redact import mask_url
     from arena.rollout import ModelUnavailable, RolloutConfig, RolloutStopped, plan_episodes, run_rollouts
-    from flows.conversation import conversation_config, converses, preflight_user, users_line
+    from flows.conversation import conversation_config, converses, preflight_user, unjudged_line, users_line
     from flows.focus import check_focus, in_focus
     from flows.interrupt import EXIT_HANDLERS_S, GRACE_S, batch_running, stop_on_signals
     from flows.live import RolloutMeter
@@ -206,7 +206,7 @@ def eval_command(
                                 "valid": overall.episodes, "invalid": overall.invalid,
                                 "invalid_causes": overall.invalid_causes,
                                 "max_invalid_share": settings.evaluation.max_invalid_share, "error": complaint,
-                                "users": users_line(records),
+                                "users": users_line(records), "unjudged": unjudged_line(records),
                                 "groups": {name: m.model_dump(mode="json") for name, m in groups.items()}}
         print_json(data)
     else:
@@ -214,9 +214,9 @@ def eval_command(
                     ("group", "valid", "invalid", "pass rate", "invalid as failed", "mean score", f"pass@{k}",
                      f"pass^{k}"), [_row(name, m) for name, m in groups.items()])
         print_line(console, validity_line(overall))
-        users = users_line(records)
-        if users is not None:
-            print_line(console, users)
+        for line in (users_line(records), unjudged_line(records)):
+            if line is not None:
+                print_line(console, line)
         print_line(console, f"wrote {len(records)} episodes to {out}")
     if complaint is not None:
         make_console(stderr=True).print(f"error: {complaint}", soft_wrap=True, highlight=False, markup=False)

@@ -73,3 +73,12 @@ def users_line(records: Iterable[EpisodeRecord]) -> str | None:
     if not played:
         return None
     return "users played by " + ", ".join(f"{ref} ({n} episode{'s' if n != 1 else ''})" for ref, n in played.items())
+
+
+def unjudged_line(records: Iterable[EpisodeRecord]) -> str | None:
+    """How many statements only a judge model can check were left unjudged, in one line (``None``: none were)."""
+    held = [len(r.verdict.unjudged) for r in records if r.verdict is not None and r.verdict.unjudged]
+    if not held:
+        return None
+    return (f"{sum(held)} statement(s) in {len(held)} episode(s) left unjudged (no judge_model): reported on each "
+            "verdict, never counted as passed; the pass rate reads the other checks")

@@ -5,7 +5,8 @@ The user model is told how to play a customer (:data:`USER_GUIDELINES`, gymloop'
 and the stop tokens) and its scenario. It reads the conversation with the roles flipped: the agent's messages are
 its ``user`` turns and its own past messages its ``assistant`` turns. Requests go through
 :class:`~arena.agents.litellm_agent.ChatSession` (the same request shape, retries, failure classes and accounting
-as an agent's), with the user model's own endpoint, limits and prices, so its usage is counted apart.
+as an agent's), with the user model's own endpoint, limits and prices, so its usage is counted apart; past its own
+``max_tokens`` in an episode it stops (the episode is invalid, boundary ``user``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class LLMUser:
     """
 
     def __init__(self, scenario: UserScenario, config: LiteLLMConfig, seed: int) -> None:
+        self._config = config
         self._agent = LiteLLMAgent(config)
         self._session = ChatSession(self._agent, seed)
         self._messages: list[dict[str, Any]] = [
@@ -88,16 +90,29 @@ class LLMUser:
                         tokens_out=usage.tokens_out, cost=usage.cost, latency_s=usage.latency_s)
 
     def _ask(self) -> str:
+        self._within_budget()
         try:
             return self._session.ask(self._messages)
         except ModelAPIError as exc:
             raise UserFailure(exc.kind, f"user model {self.ref}: {exc.message}") from exc
 
     async def _aask(self) -> str:
+        self._within_budget()
         try:
             return await self._session.aask(self._messages)
         except ModelAPIError as exc:
             raise UserFailure(exc.kind, f"user model {self.ref}: {exc.message}") from exc
+
+    def _within_budget(self) -> None:
+        """Refuse another request once the user model used its episode's tokens (its own ``max_tokens``).
+
+        Raises:
+            UserFailure: The budget is spent (``token_limit``).
+        """
+        usage = self._session.usage
+        if usage.tokens_in + usage.tokens_out > self._config.max_tokens:
+            raise UserFailure("token_limit", f"user model {self.ref} used {usage.tokens_in + usage.tokens_out} "
+                                             f"tokens, past its max_tokens of {self._config.max_tokens}")
 
     def _answer(self, text: str) -> UserReply:
         self._messages.append({"role": "assistant", "content": text})

@@ -24,7 +24,7 @@ Role = Literal["user", "agent"]
 
 EndReason = Literal[
     "user_stop", "transfer", "agent_stop", "given_turns_done", "out_of_scope", "max_turns", "too_many_errors",
-    "step_limit", "timeout", "agent_error",
+    "step_limit", "timeout", "agent_error", "user_error",
 ]
 """How a conversation ended.
 
@@ -33,8 +33,9 @@ EndReason = Literal[
 ``given_turns_done``: every given user turn was answered; ``out_of_scope``: the simulated user gave up because its
 scenario said nothing to go on (``###OUT-OF-SCOPE###``; never graded, the episode is invalid); ``max_turns``,
 ``too_many_errors``, ``step_limit`` (the agent's own turn or token limit), ``timeout``: a limit cut it short;
-``agent_error``: the agent could not go on (a crash, its model refusing its own conversation). The last five are a
-failed episode.
+``agent_error``: the agent could not go on (a crash, its model refusing its own conversation); these five are a
+failed episode. ``user_error``: the user's model failed or spent its budget (the episode is invalid, boundary
+``user``).
 """
 
 PREMATURE_ENDS: frozenset[str] = frozenset({"max_turns", "too_many_errors", "step_limit", "timeout", "agent_error"})

@@ -199,8 +199,8 @@ def get_domain(name: str) -> Domain:
     try:
         _load_setting_modules()
     except GymLoadError:
-        if name not in _REGISTERED and name not in BUILTIN_DOMAINS:  # another module's failure hides no gym
-            raise
+        if name not in _REGISTERED and name not in BUILTIN_DOMAINS and name not in OPTIONAL_DOMAINS:
+            raise  # another module's failure hides no gym
     if name in _REGISTERED:
         return _REGISTERED[name]
     if name in BUILTIN_DOMAINS and importlib.util.find_spec(f"arena.gyms.{name}") is not None:

@@ -139,7 +139,8 @@ def _failed(gym: Gym, agent: Agent, key: EpisodeKey, started: float, exc: Except
     A conversation it ends is cut short (``timeout``, ``agent_error``) unless a limit of the conversation ended it.
     """
     if user is not None and gym.conversation_end is None:
-        gym.end_conversation("timeout" if isinstance(exc, EpisodeTimeout) else "agent_error")
+        gym.end_conversation("timeout" if isinstance(exc, EpisodeTimeout) else
+                             "user_error" if isinstance(exc, UserFailure) else "agent_error")
     if isinstance(exc, ConversationOver):
         # A limit of the conversation ended it inside an agent that answers once: judged as it stands.
         return _record(gym, agent, key, None, started, None, False, _verify_quietly(gym, ""), user)

@@ -290,3 +290,17 @@ def test_a_judge_that_fails_makes_the_episode_invalid_never_a_pass(toy: Pack) ->
                                 RolloutConfig(conversation=ConversationConfig(judge_model=config)))
     assert record.invalid and record.failure is not None and record.failure.boundary == "verifier"
     assert record.failure.kind == "judge_server_error" and record.verdict is None
+
+
+def test_the_user_model_stops_at_its_own_token_budget(talk: Pack) -> None:
+    with ScriptedModelServer(lambda m: ReplyCue("What else?")) as agent_server, \
+            ScriptedModelServer(lambda m: ReplyCue("Tell me more.", prompt_tokens=400, completion_tokens=100)) as us:
+        user_model = LiteLLMConfig(model="openai/u", api_base=us.base_url + "/v1", client="openai", max_retries=0,
+                                   max_tokens=1200)
+        config = RolloutConfig(conversation=ConversationConfig(user_model=user_model))
+        [record] = run_rollouts(_llm(agent_server), [talk], config)
+        asked = len(us.requests)
+    assert asked == 3  # 500, 1,000, 1,500 tokens: the fourth request would pass 1,200
+    assert record.invalid and record.failure is not None
+    assert (record.failure.boundary, record.failure.kind) == ("user", "token_limit")
+    assert record.user is not None and record.user.ended == "user_error" and record.user.requests == 3

@@ -94,3 +94,14 @@ def test_a_user_model_that_is_not_a_language_model_is_refused(tmp_path: Any) -> 
     assert result.exit_code == 2
     flat = " ".join(result.output.replace("│", " ").split())
     assert "user_model 'reference' is not a language model" in flat
+
+
+def test_eval_says_how_many_nl_assertions_were_left_unjudged(tmp_path: Any) -> None:
+    out = tmp_path / "episodes.jsonl"
+    result = runner.invoke(app, ["eval", "--model", "reference", "--domain", "tau2-retail", "--task", "36",
+                                 "--k", "1", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["unjudged"].startswith("2 statement(s) in 1 episode(s) left unjudged (no judge_model)")
+    [record] = [EpisodeRecord.model_validate_json(line) for line in out.read_text().splitlines()]
+    assert record.verdict is not None and len(record.verdict.unjudged) == 2
