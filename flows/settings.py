@@ -75,6 +75,9 @@ ENGINE_PACKAGES = {"dask": "prefect-dask", "ray": "prefect-ray"}
 URL_SETTINGS = frozenset({"api_base", "registry_url", "mlflow_uri", "factory_url"})
 """Settings whose URLs may carry secrets (userinfo, token-like query values): shown masked."""
 
+MODEL_SETTINGS = frozenset({"user_model", "judge_model"})
+"""Settings naming a model whose ``MODEL@URL`` endpoint may carry secrets: shown with the endpoint masked."""
+
 
 class SettingsError(ValueError):
     """A setting is invalid; the message names it and where it came from."""
@@ -522,6 +525,10 @@ class GymloopSettings(BaseModel):
         for name in URL_SETTINGS:
             if isinstance(data.get(name), str):
                 data[name] = mask_url(data[name])
+        for name in MODEL_SETTINGS:
+            endpoint = endpoint_of(data[name]) if isinstance(data.get(name), str) else None
+            if endpoint:
+                data[name] = data[name].strip().removesuffix(endpoint) + mask_url(endpoint)
         return data
 
     def secret_values(self) -> list[str]:
@@ -532,6 +539,9 @@ class GymloopSettings(BaseModel):
             url = getattr(getattr(self, SECTION_OF[name]), name)
             if url:
                 values.extend(url_secrets(url))
+        for name in MODEL_SETTINGS:
+            model = getattr(getattr(self, SECTION_OF[name]), name)
+            values.extend(url_secrets(endpoint_of(model) or "") if model else [])
         return values
 
 
@@ -590,7 +600,8 @@ def secret_overrides(overrides: Mapping[str, Any]) -> list[str]:
     found = []
     for name, value in overrides.items():
         text = value if isinstance(value, str) else ""
-        endpoint = endpoint_of(text) if name == "model" else (text if name in URL_SETTINGS else "")
+        endpoint = endpoint_of(text) if name == "model" or name in MODEL_SETTINGS else \
+            (text if name in URL_SETTINGS else "")
         if name in SECRET_SETTINGS or value == REFUSED_SECRET or set(url_secrets(endpoint or "")) - {MASK}:
             found.append(name)
     return found

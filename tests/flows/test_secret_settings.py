@@ -35,6 +35,18 @@ def test_public_settings_hold_no_secret_but_say_where_connections_go(gymloop_hom
     assert sorted(set(settings.secret_values())) == sorted(PLAIN)
 
 
+def test_a_user_or_judge_model_endpoint_is_shown_masked_and_refused_as_a_flow_parameter(gymloop_home) -> None:
+    user, judge = "hosted_vllm/u@http://me:unit-USER-pass@127.0.0.1:8001/v1", "openai/j@http://h/v1?api_key=unit-J-key"
+    settings = load_settings(user_model=user, judge_model=judge)
+    data = settings.public_dict()
+    assert data["user_model"] == "hosted_vllm/u@http://me:***@127.0.0.1:8001/v1"
+    assert data["judge_model"] == "openai/j@http://h/v1?api_key=***"
+    assert {"unit-USER-pass", "unit-J-key"} <= set(settings.secret_values())
+    with pytest.raises(ValidationError, match="override 'user_model'") as info:
+        RoundParams(campaign="c", round_index=0, overrides={"user_model": user})
+    assert "unit-USER-pass" not in str(info.value).split("input_value")[0]
+
+
 def test_unset_secrets_are_flagged_as_unset(gymloop_home) -> None:
     data = load_settings().public_dict()
     assert data["api_key_set"] is False and data["factory_token_set"] is False
