@@ -31,7 +31,7 @@ def model_config(model: str | None, settings: GymloopSettings) -> LiteLLMConfig 
         return None
     from arena.agents.litellm_agent import LiteLLMConfig
     from arena.core.model_id import parse_model_id
-    from flows.model_spec import choose_client
+    from flows.model_client import choose_client
 
     spec = parse_model_id(model)
     choice = choose_client(spec, settings.models.model_client)

@@ -4,7 +4,8 @@ A conversational task (``Task.conversation``) has a user: the :class:`~arena.cor
 benchmark (:class:`GivenUser`, no model), or a :class:`~arena.core.conversation.UserScenario` a simulator plays:
 the deterministic :class:`~arena.agents.user_scripted.ScriptedUser` offline (tests, the reference policy, the demo),
 or :class:`~arena.agents.user_llm.LLMUser`, any litellm model through the agent's own client code
-(``ConversationConfig.user_model``). :func:`make_user` picks one per episode; every record names which played.
+(``ConversationConfig.user_model``). :func:`arena.rollout.conversation.make_user` picks one per episode; every
+record names which played.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from arena.core.conversation import (
     OUT_OF_SCOPE_TOKEN,
     STOP_TOKEN,
     TRANSFER_TOKEN,
-    Conversation,
     EndReason,
     GivenTurns,
     UserSide,
@@ -170,22 +170,3 @@ class GivenUser:
     def side(self, ended: EndReason) -> UserSide:
         """Who played (``given``) and how the conversation ended."""
         return UserSide(ref=self.ref, ended=ended)
-
-
-def make_user(conversation: Conversation, config: ConversationConfig, seed: int) -> User:
-    """The user of one episode: given turns as they are, a scenario by the user model or the scripted user.
-
-    Args:
-        conversation: The task's conversation.
-        config: The batch's conversation settings.
-        seed: The episode's seed (a user model's sampling seed derives from it).
-    """
-    if isinstance(conversation.user, GivenTurns):
-        return GivenUser(conversation.user)
-    if config.user_model is not None:
-        from arena.agents.user_llm import LLMUser
-
-        return LLMUser(conversation.user, config.user_model, seed)
-    from arena.agents.user_scripted import ScriptedUser
-
-    return ScriptedUser(conversation.user)

@@ -1,6 +1,6 @@
 """A conversational episode: the user opens, the agent and the user take turns, the gym records every message.
 
-The episode loop plays a task with a ``conversation`` here. Its user (:func:`arena.agents.user.make_user`) opens
+The episode loop plays a task with a ``conversation`` here. Its user (:func:`make_user`) opens
 the conversation; the agent gets an observation whose prompt is that opening. A conversational agent
 (``run_conversation``) talks with the user through a :class:`Dialogue`, the ``UserChannel`` that records each
 message on the gym and applies the limits: ``max_turns`` user messages and ``max_errors`` failed tool calls cut
@@ -22,8 +22,10 @@ from arena.agents.base import (
     ConversationOver,
     UserMessage,
 )
-from arena.agents.user import ConversationConfig, User, UserReply
-from arena.core.conversation import EndReason, GivenTurns
+from arena.agents.user import ConversationConfig, GivenUser, User, UserReply
+from arena.agents.user_llm import LLMUser
+from arena.agents.user_scripted import ScriptedUser
+from arena.core.conversation import Conversation, EndReason, GivenTurns
 from arena.core.gym import Gym, Observation
 from arena.core.results import ToolResult
 
@@ -204,3 +206,18 @@ def _finished(dialogue: Dialogue, run: AgentRun) -> AgentRun:
             dialogue.gym.record_turn("agent", run.reply)
         dialogue.end(_AGENT_ENDS.get(run.stop_reason, "agent_stop"))
     return run
+
+
+def make_user(conversation: Conversation, config: ConversationConfig, seed: int) -> User:
+    """The user of one episode: given turns as they are, a scenario by the user model or the scripted user.
+
+    Args:
+        conversation: The task's conversation.
+        config: The batch's conversation settings.
+        seed: The episode's seed (a user model's sampling seed derives from it).
+    """
+    if isinstance(conversation.user, GivenTurns):
+        return GivenUser(conversation.user)
+    if config.user_model is not None:
+        return LLMUser(conversation.user, config.user_model, seed)
+    return ScriptedUser(conversation.user)

@@ -9,7 +9,7 @@ from typing import Any
 
 from arena.agents.base import Agent, AgentRun, AsyncAgent, CallTool, ConversationOver, ModelAPIError
 from arena.agents.judge import judge_verdict
-from arena.agents.user import ConversationConfig, User, UserFailure, make_user
+from arena.agents.user import ConversationConfig, User, UserFailure
 from arena.core.conversation import Conversation
 from arena.core.episode import EpisodeFailure, EpisodeRecord, episode_id
 from arena.core.gym import EnvironmentFailure, Gym, Observation
@@ -17,7 +17,7 @@ from arena.core.pack import Pack
 from arena.core.results import ToolResult
 from arena.core.text import clean_text
 from arena.rollout.config import EpisodeKey, agent_seed
-from arena.rollout.conversation import Dialogue, aconverse, conversational_view, converse
+from arena.rollout.conversation import Dialogue, aconverse, conversational_view, converse, make_user
 
 
 class EpisodeTimeout(Exception):
