@@ -128,7 +128,7 @@ def drive(params: CampaignParams, settings: GymloopSettings, registry: Registry,
             index = next_index(registry, params.campaign, arm)
             with tags(*prefect_view.run_tags(params.campaign, arm)):
                 summary = runner(RoundParams(campaign=params.campaign, round_index=index, arm=arm,
-                                             overrides=params.overrides))
+                                             overrides=params.overrides, accept_change=params.accept_change))
             outcome.rounds.append(summary)
             done[arm].append(summary.model_dump(mode="json"))
             for listener in list(_LISTENERS):

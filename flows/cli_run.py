@@ -38,6 +38,9 @@ DEMO_REGIME = ("regime: a starting model competent but for 3 weak skills (a miss
 TaskOption = Annotated[list[str] | None, typer.Option(
     help="Task-id pattern the rounds practise and are judged on, shell-style, e.g. 'issue_status-*' (repeatable; "
          "default: the tasks setting, else every task).")]
+AcceptChangeOption = Annotated[bool, typer.Option(
+    "--accept-change", help="When the gyms or the held-out suite's settings changed since the campaign's baseline, "
+                            "measure the next round from a new baseline instead of stopping it.")]
 ControlOption = Annotated[Control, typer.Option(
     help="Control arm run beside the targeted one (same budget, starting model and held-out suite): "
          "uniform, random-variants or none.")]
@@ -132,6 +135,18 @@ def _check_focus(settings: GymloopSettings) -> None:
             check_focus([steps.built_pack(d, 0) for d in settings.gyms.domains], settings.gyms.tasks)
         except ValueError as exc:
             raise CliError(str(exc), prefix="bad setting") from None
+
+
+def _check_contract(campaign: str, overrides: dict[str, Any], settings: GymloopSettings, accept_change: bool) -> None:
+    """Stop before any flow starts when the campaign's next round would be refused for a change (one line)."""
+    from flows.campaign_config import ContractChanged
+    from flows.context import check_next_round
+    from flows.registry_access import open_registry
+
+    try:
+        check_next_round(open_registry(settings), settings, campaign, overrides, accept_change=accept_change)
+    except ContractChanged as exc:
+        raise CliError(str(exc), prefix="campaign changed") from None
 
 
 def _check_tracking(settings: GymloopSettings) -> None:
@@ -250,6 +265,11 @@ def _print_outcome(outcome: CampaignOutcome, settings: GymloopSettings, title: s
     """The round table, the campaign's lift, the targeting lift against each control and why arms stopped."""
     if outcome.rounds:
         _print_rounds(outcome.rounds, title)
+    for summary in outcome.rounds:
+        if summary.baseline_change is not None:
+            arm = "" if summary.arm == "targeted" else f" ({summary.arm} arm)"
+            print_line(console, f"round {summary.round_index}{arm} starts baseline {summary.baseline} "
+                                f"(accepted: {summary.baseline_change}); lifts are not paired across baselines")
     if outcome.arm_rounds("targeted"):
         print_line(console, _campaign_line(outcome.campaign, settings))
     for arm in outcome.arms:
@@ -308,6 +328,7 @@ def round_command(
     domain: Annotated[list[str] | None, typer.Option(help="Gym (repeatable).")] = None,
     strategy: Annotated[str | None, typer.Option(help="targeted, uniform or bandit.")] = None,
     task: TaskOption = None,
+    accept_change: AcceptChangeOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Run the campaign's next round now, of every arm (a manual trigger)."""
@@ -319,8 +340,9 @@ def round_command(
     settings = _settings(**overrides)
     _check_focus(settings)
     _check_tracking(settings)
+    _check_contract(campaign, overrides, settings, accept_change)
     with _lease(campaign, overrides):
-        outcome = _drive(CampaignParams(campaign=campaign, overrides=overrides), settings,
+        outcome = _drive(CampaignParams(campaign=campaign, overrides=overrides, accept_change=accept_change), settings,
                          make_console(stderr=as_json), whole_campaign=False)
     if as_json:
         print_json(_result(campaign, outcome.rounds, settings, outcome=outcome))
@@ -337,6 +359,7 @@ def campaign_command(
     strategy: Annotated[str | None, typer.Option(help="targeted, uniform or bandit.")] = None,
     task: TaskOption = None,
     control: ControlOption = "none",
+    accept_change: AcceptChangeOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Run rounds of every arm until each stops (plateau, budgets, target pass rate) or the round limit."""
@@ -348,9 +371,11 @@ def campaign_command(
     settings = _settings(**overrides)
     _check_focus(settings)
     _check_tracking(settings)
+    _check_contract(name, overrides, settings, accept_change)
     with _lease(name, overrides):
-        outcome = _drive(CampaignParams(campaign=name, rounds=rounds, control=control, overrides=overrides),
-                         settings, make_console(stderr=as_json), whole_campaign=True)
+        params = CampaignParams(campaign=name, rounds=rounds, control=control, overrides=overrides,
+                                accept_change=accept_change)
+        outcome = _drive(params, settings, make_console(stderr=as_json), whole_campaign=True)
     if as_json:
         print_json(_result(name, outcome.rounds, settings, outcome=outcome))
         return

@@ -15,10 +15,11 @@ from typing import Any
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
 from flows import model_spec, steps
+from flows.campaign_config import campaign_contract, check_contract
 from flows.models import RoundParams
 from flows.registry_access import open_registry
 from flows.settings import GymloopSettings, load_settings
-from registry import TARGETED_ARM, ModelInfo, Registry, RoundInfo, StageInfo
+from registry import TARGETED_ARM, BaselineInfo, ModelInfo, Registry, RoundInfo, StageInfo
 
 
 @dataclass
@@ -33,6 +34,7 @@ class RoundContext:
         model_in: The model the round starts from.
         base: The campaign's base packs (their held-out tasks are the suite).
         suite: The held-out suite's episodes.
+        baseline: The campaign baseline the round is measured against.
         say: Where the round's progress lines go (the flow's logger).
     """
 
@@ -43,6 +45,7 @@ class RoundContext:
     model_in: ModelInfo
     base: list[Pack]
     suite: list[EpisodeKey]
+    baseline: BaselineInfo
     say: Callable[[str], None] = field(default=print)
 
     @property
@@ -107,11 +110,45 @@ def open_round(params: RoundParams, say: Callable[[str], None] = print) -> Round
     settings = arm_settings(params)
     registry = open_registry(settings)
     model_in = model_spec.local_model(_model_in(registry, settings, params), settings)
+    base, suite, contract = round_contract(registry, settings)
+    change = check_contract(registry.baselines(params.campaign), contract, settings, params.overrides,
+                            where=_round_name(params.campaign, params.arm, params.round_index),
+                            accept_change=params.accept_change)
     info = registry.open_round(params.campaign, params.arm, params.round_index, model_in.id,
-                               settings=settings.public_dict())
-    base = steps.base_packs(registry, settings)
+                               settings=settings.public_dict(), contract=contract, change=change)
+    baseline = [b for b in registry.baselines(params.campaign) if b.first_round <= params.round_index][-1]
     return RoundContext(params=params, settings=settings, registry=registry, round=info, model_in=model_in,
-                        base=base, suite=steps.heldout_keys(base, settings), say=say)
+                        base=base, suite=suite, baseline=baseline, say=say)
+
+
+def round_contract(registry: Registry, settings: GymloopSettings) -> tuple[list[Pack], list[EpisodeKey],
+                                                                         dict[str, Any]]:
+    """A round's base packs (added to the registry), its held-out suite and its contract (``flows.campaign_config``).
+
+    Raises:
+        ValueError: A pattern of the ``tasks`` setting chooses no task of the gyms.
+    """
+    base = steps.base_packs(registry, settings)
+    suite = steps.heldout_keys(base, settings)
+    return base, suite, campaign_contract(settings, base, len(suite))
+
+
+def check_next_round(registry: Registry, settings: GymloopSettings, campaign: str, overrides: dict[str, Any], *,
+                     accept_change: bool) -> None:
+    """Stop a command before it starts any flow when its next round would be refused (``check_contract``).
+
+    Raises:
+        ContractChanged: The gyms or measuring settings changed since the campaign's baseline, not accepted.
+    """
+    baselines = registry.baselines(campaign)
+    if baselines:
+        contract = round_contract(registry, settings)[2]
+        where = _round_name(campaign, TARGETED_ARM, next_index(registry, campaign, TARGETED_ARM))
+        check_contract(baselines, contract, settings, overrides, where=where, accept_change=accept_change)
+
+
+def _round_name(campaign: str, arm: str, index: int) -> str:
+    return f"round {index} of campaign {campaign!r}" + ("" if arm == TARGETED_ARM else f" ({arm} arm)")
 
 
 def _model_in(registry: Registry, settings: GymloopSettings, params: RoundParams) -> ModelInfo:

@@ -54,6 +54,8 @@ class RoundParams(BaseModel):
         round_index: Round index within the arm (0-based).
         arm: The campaign's arm the round belongs to (its settings get ``arm`` set to it).
         overrides: Settings overriding gymloop.toml and GYMLOOP_* (never secrets).
+        accept_change: A change of gyms or measuring settings from the campaign's baseline starts a new baseline
+            at this round instead of stopping it (``flows.campaign_config``).
     """
 
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
@@ -63,6 +65,7 @@ class RoundParams(BaseModel):
     round_index: int = Field(ge=0)
     arm: Arm = "targeted"
     overrides: dict[str, Any] = Field(default_factory=dict)
+    accept_change: bool = False
 
     _hide_secrets = model_validator(mode="before")(hide_secret_overrides)
     _no_secrets = field_validator("overrides")(no_secret_overrides)
@@ -76,6 +79,7 @@ class CampaignParams(BaseModel):
         rounds: Rounds to run at most in this call, per arm (default: the ``max_rounds`` setting).
         control: A control arm to add beside the targeted one (arms already in the registry always run).
         overrides: Settings overriding gymloop.toml and GYMLOOP_* (never secrets).
+        accept_change: The next round starts a new baseline when the gyms or measuring settings changed.
     """
 
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
@@ -85,6 +89,7 @@ class CampaignParams(BaseModel):
     rounds: int | None = Field(default=None, ge=1)
     control: Control = "none"
     overrides: dict[str, Any] = Field(default_factory=dict)
+    accept_change: bool = False
 
     _hide_secrets = model_validator(mode="before")(hide_secret_overrides)
     _no_secrets = field_validator("overrides")(no_secret_overrides)
@@ -130,6 +135,8 @@ class RoundSummary(BaseModel):
         wave_size: Tasks in the wave.
         episodes: Episodes run or reused in the round, by stage.
         metrics: Every metric logged for the round.
+        baseline: The campaign baseline the round is measured against (0 until a change is accepted).
+        baseline_change: The change the round accepted, starting its baseline (``None`` for the others).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -150,6 +157,8 @@ class RoundSummary(BaseModel):
     wave_size: int = 0
     episodes: dict[str, StageResult] = Field(default_factory=dict)
     metrics: dict[str, float] = Field(default_factory=dict)
+    baseline: int = 0
+    baseline_change: str | None = None
 
 
 class WeaknessChange(BaseModel):

@@ -176,6 +176,7 @@ def _record(ctx: RoundContext, model_out: ModelInfo, report: WeaknessReport, var
                                   ctx.settings.curriculum.seed)
     metrics.update({f"seconds/{k}": v for k, v in seconds.items()})
     metrics["variants_added"] = float(len(variant_ids))
+    metrics["baseline"] = float(ctx.baseline.number)
     wave = registry.wave(rid)
     summary = RoundSummary(
         campaign=ctx.campaign, round_index=ctx.index, round_id=rid, arm=ctx.arm,
@@ -183,6 +184,8 @@ def _record(ctx: RoundContext, model_out: ModelInfo, report: WeaknessReport, var
         before=metrics["heldout_pass_rate_before"], after=metrics["heldout_pass_rate_after"], lift=metrics["lift"],
         lift_low=metrics["lift_low"], lift_high=metrics["lift_high"], weaknesses=[k.kind for k in report.kinds],
         variants=len(variant_ids), wave_size=len(wave.entries) if wave else 0, episodes=results, metrics=metrics,
+        baseline=ctx.baseline.number,
+        baseline_change=ctx.baseline.change if ctx.baseline.first_round == ctx.index else None,
     )
     registry.finish_round(rid, model_out.id, {"summary": summary.model_dump(mode="json")})
     run_id = round_tracking.track_round(ctx, summary, report, variant_ids, model_out)

@@ -106,6 +106,7 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
     """Run rounds of ``campaign`` with preflight, signal handling, the breaker's exit and a live meter."""
     from arena.core.redact import mask_url
     from arena.rollout import ModelUnavailable
+    from flows.campaign_config import ContractChanged
     from flows.validity import INVALID_SHARE_EXIT, InvalidEpisodesError
 
     check_model(settings, console)
@@ -127,6 +128,8 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
             yield meter
         except InvalidEpisodesError as exc:
             raise CliError(str(exc), exit_code=INVALID_SHARE_EXIT) from exc
+        except ContractChanged as exc:
+            raise CliError(str(exc), prefix="campaign changed") from exc
         except ModelUnavailable as exc:
             mark_stopped(settings, campaign, "failed", f"model unavailable: {exc.reason}")
             api_base = settings.models.api_base

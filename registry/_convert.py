@@ -7,6 +7,7 @@ from typing import TypeVar, cast
 
 from registry.records import (
     ArmInfo,
+    BaselineInfo,
     CampaignInfo,
     LeaseInfo,
     ModelInfo,
@@ -20,6 +21,7 @@ from registry.records import (
 )
 from registry.schema import (
     ArmRow,
+    CampaignBaselineRow,
     CampaignLeaseRow,
     CampaignRow,
     ModelRow,
@@ -76,6 +78,12 @@ def task_ref(row: TaskRow, domain: str) -> TaskRef:
 def campaign_info(row: CampaignRow) -> CampaignInfo:
     """Return the record of a ``campaigns`` row."""
     return CampaignInfo(id=row.id, name=row.name, settings=dict(row.settings), created_at=aware(row.created_at))
+
+
+def baseline_info(row: CampaignBaselineRow) -> BaselineInfo:
+    """Return the record of a ``campaign_baselines`` row."""
+    return BaselineInfo(number=row.number, first_round=row.first_round, contract=dict(row.contract),
+                        change=row.change, created_at=aware(row.created_at))
 
 
 def arm_info(row: ArmRow) -> ArmInfo:

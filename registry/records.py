@@ -172,6 +172,26 @@ class CampaignInfo(BaseModel):
     created_at: datetime
 
 
+class BaselineInfo(BaseModel):
+    """What a campaign's rounds are measured against from ``first_round`` on.
+
+    Attributes:
+        number: 0 for the campaign's first baseline, then one more for each accepted change.
+        first_round: The first round measured against it.
+        contract: The gyms (each base pack's id), the held-out suite and the settings the rounds are measured with.
+        change: What changed from the previous baseline (``None`` for baseline 0).
+        created_at: When it was recorded (UTC).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    first_round: int
+    contract: dict[str, Any]
+    change: str | None = None
+    created_at: datetime
+
+
 TARGETED_ARM = "targeted"
 """The arm every campaign has: the loop as configured (control arms run beside it)."""
 

@@ -37,6 +37,7 @@ from registry.records import (
     DEFAULT_STAGE,
     TARGETED_ARM,
     ArmInfo,
+    BaselineInfo,
     CampaignInfo,
     EpisodeKey,
     EpisodeSummary,
@@ -53,6 +54,7 @@ from registry.records import (
 from registry.schema import (
     ArmRow,
     Base,
+    CampaignBaselineRow,
     CampaignLeaseRow,
     CampaignRow,
     EpisodeRow,
@@ -466,11 +468,12 @@ class Registry(RoundState):
             return conv.round_info(self._start(s, _arm_row(s, campaign_id, arm, arm_settings), index, model_in_id))
 
     def open_round(self, campaign: str, arm: str, index: int, model_in_id: int, *,
-                   settings: dict[str, Any] | None = None) -> RoundInfo:
+                   settings: dict[str, Any] | None = None, contract: dict[str, Any] | None = None,
+                   change: str | None = None) -> RoundInfo:
         """Start (or resume) round ``index`` of a campaign's arm, creating the campaign and the arm with it.
 
         One transaction: a campaign and an arm exist only with a round, so a run stopped before its first
-        round leaves no empty campaign.
+        round leaves no empty campaign; a baseline exists only with the round it starts from.
 
         Args:
             campaign: Campaign name.
@@ -478,6 +481,9 @@ class Registry(RoundState):
             index: Round index within the arm.
             model_in_id: The model the round starts from.
             settings: Settings recorded with a new campaign and arm.
+            contract: What the round is measured against: recorded as baseline 0 of a campaign without one, and
+                as the next baseline with ``change``.
+            change: The accepted change from the campaign's last baseline (a new baseline starts at ``index``).
 
         Raises:
             RegistryError: Unknown model, the round already finished, or it started from another model.
@@ -488,7 +494,21 @@ class Registry(RoundState):
                 row = CampaignRow(name=campaign, settings=dict(settings or {}), created_at=utcnow())
                 s.add(row)
                 s.flush()
+            if contract is not None:
+                last = s.scalars(select(CampaignBaselineRow).where(CampaignBaselineRow.campaign_id == row.id)
+                                 .order_by(CampaignBaselineRow.number.desc())).first()
+                if last is None or change is not None:
+                    s.add(CampaignBaselineRow(campaign_id=row.id, number=0 if last is None else last.number + 1,
+                                              first_round=index, contract=contract, change=change,
+                                              created_at=utcnow()))
             return conv.round_info(self._start(s, _arm_row(s, row.id, arm, settings), index, model_in_id))
+
+    def baselines(self, campaign: str) -> list[BaselineInfo]:
+        """The campaign's baselines, oldest first (none for an unknown campaign or one recorded before them)."""
+        with self._read() as s:
+            rows = s.scalars(select(CampaignBaselineRow).join(CampaignRow)
+                             .where(CampaignRow.name == campaign).order_by(CampaignBaselineRow.number)).all()
+            return [conv.baseline_info(r) for r in rows]
 
     def _start(self, s: Session, arm: ArmRow, index: int, model_in_id: int) -> RoundRow:
         if s.get(ModelRow, model_in_id) is None:

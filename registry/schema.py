@@ -1,7 +1,7 @@
 """SQLAlchemy 2 ORM models of the registry's tables (the schema at the newest migration).
 
 Tables: ``models``, ``packs`` (and ``pack_files``, their content), ``tasks``,
-``campaigns``, ``arms``, ``campaign_leases``, ``rounds`` (with ``round_stages``,
+``campaigns`` (with ``campaign_baselines``), ``arms``, ``campaign_leases``, ``rounds`` (with ``round_stages``,
 ``round_packs`` and ``weakness_reports``), ``episodes`` (summary columns plus the
 whole record as a zlib-compressed JSON blob, keyed with the model that played
 them), ``weaknesses``, ``waves`` and ``wave_entries``. The Alembic migrations in
@@ -119,6 +119,25 @@ class CampaignRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
     settings: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class CampaignBaselineRow(Base):
+    """What a campaign's rounds are measured against from one round on: its gyms, held-out suite and settings.
+
+    Baseline 0 is recorded with the campaign's first round; each change accepted later (``--accept-change``)
+    starts the next one, with the change it declared.
+    """
+
+    __tablename__ = "campaign_baselines"
+    __table_args__ = (UniqueConstraint("campaign_id", "number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("campaigns.id"))
+    number: Mapped[int] = mapped_column(Integer)
+    first_round: Mapped[int] = mapped_column(Integer)
+    contract: Mapped[dict[str, Any]] = mapped_column(JSON)
+    change: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 

@@ -81,7 +81,7 @@ def test_a_store_of_release_0003_is_migrated_whole(db_url: str, home: Path) -> N
     engine.dispose()
 
     with Registry(db_url, home) as reg:
-        assert reg.current_revision == "0005"
+        assert reg.current_revision == "0006"
         assert [c.name for c in reg.campaigns()] == ["c", "lone.uniform"]
         info = reg.campaign("c")
         assert [(a.name, a.settings) for a in reg.arms(info.id)] == [("targeted", {"arm": "targeted"}),

@@ -15,11 +15,11 @@ from registry.schema import Base
 
 def test_empty_database_is_migrated_on_first_use(db_url: str, home: Path) -> None:
     with Registry(db_url, home) as reg:
-        assert reg.current_revision == reg.head_revision == "0005"
+        assert reg.current_revision == reg.head_revision == "0006"
         status = reg.status()
         assert set(status.counts) == set(Base.metadata.tables)
         assert all(n == 0 for n in status.counts.values())
-        assert reg.upgrade() == ("0005", "0005")
+        assert reg.upgrade() == ("0006", "0006")
 
 
 def test_migrated_schema_matches_the_orm_models(db_url: str, home: Path) -> None:
@@ -45,7 +45,7 @@ def test_database_at_previous_revision_is_upgraded_keeping_its_rows(db_url: str,
     engine.dispose()
 
     with Registry(db_url, home) as reg:
-        assert reg.current_revision == "0005"
+        assert reg.current_revision == "0006"
         rnd = reg.round(1)
         assert rnd.details == {} and rnd.status == "running" and rnd.model_in_id == 1
         finished = reg.finish_round(1, None, {"heldout_pass_rate": 0.5})
@@ -61,7 +61,7 @@ def test_auto_upgrade_off_refuses_an_old_schema(tmp_path: Path) -> None:
     with pytest.raises(RegistryError, match="older than '0005'.*gymloop registry upgrade"):
         Registry(url, tmp_path, auto_upgrade=False)
     with Registry(url, tmp_path) as reg:
-        assert reg.current_revision == "0005"
+        assert reg.current_revision == "0006"
 
 
 def test_database_at_a_newer_revision_is_refused_naming_url_and_revision(db_url: str, home: Path) -> None:
@@ -122,4 +122,4 @@ def test_migrations_ship_inside_the_package() -> None:
     assert (versions.parent / "env.py").is_file()
     assert sorted(p.name for p in versions.glob("v*.py")) == [
         "v0001_initial.py", "v0002_round_details.py", "v0003_campaign_leases.py", "v0004_masked_model_refs.py",
-        "v0005_round_state.py"]
+        "v0005_round_state.py", "v0006_campaign_baselines.py"]

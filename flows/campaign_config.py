@@ -1,0 +1,118 @@
+"""A campaign is a contract: what its rounds are measured against, recorded with it and checked before each round.
+
+The contract of a round: each gym's base pack (its id is the hash of the gym's tools, policy, world and tasks for
+seed 0, so an edited gym gives another), the size of the held-out suite and the settings of the campaign's
+sections (:data:`flows.settings.CAMPAIGN_SECTIONS`, without the machine's :data:`flows.settings.LOCAL_SETTINGS`).
+The registry keeps it as the campaign's baseline 0 when the first round starts (``Registry.open_round``).
+
+Before a later round plays any episode, its contract is compared with the campaign's last baseline on what
+measures a round: the gyms and the settings of :data:`MEASURED_SECTIONS`. A difference stops the round with one
+line naming each change and where its value came from (:class:`ContractChanged`); ``--accept-change`` records it
+as a new baseline starting at that round instead, which the round's summary carries (``baseline``): lifts are
+paired within a round, never across baselines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from arena.core.domains import GymLoadError, get_domain
+from arena.core.pack import Pack
+from arena.core.text import clip
+from flows.settings import CAMPAIGN_SECTIONS, LOCAL_SETTINGS, GymloopSettings, source_of
+from registry import BaselineInfo
+
+MEASURED_SECTIONS: tuple[str, ...] = ("gyms", "evaluation")
+"""Settings sections that decide how a round is measured: a change there stops a campaign's next round."""
+
+
+class ContractChanged(RuntimeError):
+    """A round's gyms or measuring settings differ from its campaign's baseline, and no change was accepted."""
+
+
+def campaign_contract(settings: GymloopSettings, base: Sequence[Pack], suite_size: int) -> dict[str, Any]:
+    """What a round is measured against: each gym's base pack id, the held-out suite's size, the campaign's settings.
+
+    Args:
+        settings: The round's settings.
+        base: The base packs of the round's gyms (seed 0 of each).
+        suite_size: Episodes in the held-out suite.
+    """
+    recorded = {name: value for section in CAMPAIGN_SECTIONS
+                for name, value in getattr(settings, section).model_dump(mode="json").items()
+                if name not in LOCAL_SETTINGS}
+    return {"gyms": {pack.manifest.domain: pack.id for pack in base}, "suite_episodes": suite_size,
+            "settings": recorded}
+
+
+def _measured(contract: Mapping[str, Any], settings: GymloopSettings) -> dict[str, Any]:
+    """The contract's settings of the measured sections, by name."""
+    names = [n for section in MEASURED_SECTIONS for n in type(getattr(settings, section)).model_fields
+             if n not in LOCAL_SETTINGS]
+    values = contract.get("settings", {})
+    return {n: values.get(n) for n in names}
+
+
+def _gym_origin(domain: str) -> str:
+    """Where a gym's code is read from, for the line naming its change."""
+    try:
+        module = get_domain(domain).generate.__module__
+    except (KeyError, GymLoadError):
+        return "a gym this machine does not load"
+    return "gymloop's built-in gym" if module.startswith("arena.gyms.") else f"module {module.split('.')[0]}"
+
+
+def contract_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], settings: GymloopSettings,
+                     overrides: Mapping[str, Any]) -> list[str]:
+    """Each difference between a baseline's contract and a round's that changes how the round is measured.
+
+    Args:
+        recorded: The campaign's last baseline contract.
+        current: The round's contract (:func:`campaign_contract`).
+        settings: The round's settings (to tell which settings measure a round).
+        overrides: The round's overrides (options and flow parameters), to name where a value came from.
+
+    Returns:
+        One phrase per change, e.g. ``eval_seeds [0] -> [0, 1] (environment variable GYMLOOP_EVAL_SEEDS)``.
+    """
+    changes = []
+    old_gyms, new_gyms = recorded.get("gyms", {}), current.get("gyms", {})
+    for domain in sorted(set(old_gyms) | set(new_gyms)):
+        old, new = old_gyms.get(domain), new_gyms.get(domain)
+        if old != new and old is not None and new is not None:  # a gym added or removed: ``domains``, below
+            changes.append(f"gym {domain!r} changed: base pack {old[:12]} -> {new[:12]} ({_gym_origin(domain)})")
+    old_settings, new_settings = _measured(recorded, settings), _measured(current, settings)
+    for name in sorted(new_settings):
+        if name in recorded.get("settings", {}) and old_settings[name] != new_settings[name]:
+            shown = f"{clip(repr(old_settings[name]), 60)} -> {clip(repr(new_settings[name]), 60)}"
+            changes.append(f"{name} {shown} ({source_of(name, overrides)})")
+    return changes
+
+
+def check_contract(baselines: Sequence[BaselineInfo], contract: Mapping[str, Any], settings: GymloopSettings,
+                   overrides: Mapping[str, Any], *, where: str, accept_change: bool) -> str | None:
+    """The change a round declares from its campaign's last baseline (``None`` when there is none).
+
+    Args:
+        baselines: The campaign's baselines, oldest first (none for a new campaign).
+        contract: The round's contract.
+        settings: The round's settings.
+        overrides: The round's overrides (to name where a value came from).
+        where: The round, as named in the line (``round 1 of campaign 'c'``).
+        accept_change: The round starts a new baseline when its contract changed.
+
+    Raises:
+        ContractChanged: The contract changed and no change is accepted; one line naming each change.
+    """
+    if not baselines:
+        return None
+    changes = contract_changes(baselines[-1].contract, contract, settings, overrides)
+    if not changes:
+        return None
+    if not accept_change:
+        raise ContractChanged(
+            f"{where} stopped before any episode: {'; '.join(changes)}; its lift would not be measured like "
+            f"baseline {baselines[-1].number}'s (from round {baselines[-1].first_round}). Undo the change, run "
+            "again with --accept-change to start a new baseline from this round, or start a new campaign")
+    return "; ".join(changes)

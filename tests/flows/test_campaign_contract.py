@@ -1,0 +1,80 @@
+"""A campaign is a contract, through the ``gymloop`` command a user runs: a gym of one's own edited between two
+rounds, or ``eval_seeds`` changed through ``GYMLOOP_EVAL_SEEDS``, stops the next round before any episode with one
+line naming the change and where it came from; ``--accept-change`` runs it as a new baseline that its summary and
+its MLflow metrics carry."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from registry import Registry
+from tests.flows.gymloop_child import GYMLOOP, child_env
+
+SMALL = {"domains": ["acme"], "gym_modules": ["acme"], "eval_k": 1, "variants_per_round": 0, "wave_budget": 16,
+         "train_k": 2, "batch_size": 40, "lease_wait_s": 0}
+"""One small round on the starter gym."""
+
+pytestmark = [pytest.mark.timeout(1200), pytest.mark.xdist_group("prefect-server")]
+
+
+def _ok(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, f"{done.args}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def _refused(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 2, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr + done.stdout, done.stderr[-3000:]
+    assert lines[0].startswith("campaign changed: round 1 of campaign 'c' stopped before any episode: "), lines[0]
+    assert "--accept-change" in lines[0]
+    return lines[0]
+
+
+def test_a_changed_gym_or_eval_seeds_stops_the_next_round_and_accepting_it_starts_a_new_baseline(
+        prefect_server, tmp_path: Path) -> None:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    env = {**child_env(home, SMALL, prefect_api=prefect_server.api, prefect_home=tmp_path / "prefect"),
+           "PYTHONPATH": str(project)}
+
+    def gymloop(args: list[str], **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*GYMLOOP, *args], cwd=project, env={**env, **extra},
+                              capture_output=True, text=True, timeout=900, check=False)
+
+    _ok(gymloop(["gyms", "new", "acme"]))
+    first = json.loads(_ok(gymloop(["round", "--campaign", "c", "--json"])))["rounds"][0]
+    assert (first["round_index"], first["baseline"], first["baseline_change"]) == (0, 0, None)
+
+    world = project / "acme" / "world.py"
+    original = world.read_text(encoding="utf-8")
+    world.write_text(original.replace('("tent", 12.0)', '("tent", 13.0)'), encoding="utf-8")
+    line = _refused(gymloop(["round", "--campaign", "c"]))
+    assert "gym 'acme' changed: base pack " in line and "(module acme)" in line, line
+    world.write_text(original, encoding="utf-8")
+
+    line = _refused(gymloop(["round", "--campaign", "c"], GYMLOOP_EVAL_SEEDS="[1]"))
+    assert "eval_seeds [0] -> [1] (environment variable GYMLOOP_EVAL_SEEDS)" in line and "gym" not in line, line
+
+    registry = Registry(None, home)
+    campaign = registry.campaign("c")
+    assert [r.index for r in registry.rounds(campaign.id)] == [0], "a refused round starts nothing"
+    assert [(b.number, b.first_round, b.change) for b in registry.baselines("c")] == [(0, 0, None)]
+
+    second = json.loads(_ok(gymloop(["round", "--campaign", "c", "--accept-change", "--json"],
+                                    GYMLOOP_EVAL_SEEDS="[1]")))["rounds"][0]
+    assert (second["round_index"], second["baseline"], second["metrics"]["baseline"]) == (1, 1, 1.0)
+    assert second["baseline_change"] == "eval_seeds [0] -> [1] (environment variable GYMLOOP_EVAL_SEEDS)"
+    baselines = registry.baselines("c")
+    assert [(b.number, b.first_round) for b in baselines] == [(0, 0), (1, 1)]
+    assert (baselines[0].contract["settings"]["eval_seeds"], baselines[1].contract["settings"]["eval_seeds"]) == (
+        [0], [1])
+    assert baselines[0].contract["gyms"] == baselines[1].contract["gyms"] and "acme" in baselines[0].contract["gyms"]
+    rounds = registry.rounds(campaign.id)
+    assert {s.seed for s in registry.episode_summaries(rounds[1].id, stage="eval_before")} == {1}
+    assert {s.seed for s in registry.episode_summaries(rounds[0].id, stage="eval_before")} == {0}
+    registry.close()
