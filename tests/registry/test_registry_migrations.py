@@ -58,7 +58,7 @@ def test_auto_upgrade_off_refuses_an_old_schema(tmp_path: Path) -> None:
     engine, write = open_engine(url)
     Migrator(engine, write, url).upgrade("0001")
     engine.dispose()
-    with pytest.raises(RegistryError, match="older than '0005'.*gymloop registry upgrade"):
+    with pytest.raises(RegistryError, match="older than '0006'.*gymloop registry upgrade"):
         Registry(url, tmp_path, auto_upgrade=False)
     with Registry(url, tmp_path) as reg:
         assert reg.current_revision == "0006"
