@@ -1,7 +1,7 @@
 """A campaign is a contract, through the ``gymloop`` command a user runs: a gym of one's own edited between two
 rounds, or ``eval_seeds`` changed through ``GYMLOOP_EVAL_SEEDS``, stops the next round before any episode with one
-line naming the change and where it came from; ``--accept-change`` runs it as a new baseline that its summary and
-its MLflow metrics carry."""
+line naming the change and where it came from; ``--accept-change`` runs it as a new baseline that the round table,
+its summary and its MLflow metrics carry."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from mlflow.tracking import MlflowClient
 
+from flows.tracking import round_run_name
 from registry import Registry
 from tests.flows.gymloop_child import GYMLOOP, child_env
 
@@ -65,16 +67,25 @@ def test_a_changed_gym_or_eval_seeds_stops_the_next_round_and_accepting_it_start
     assert [r.index for r in registry.rounds(campaign.id)] == [0], "a refused round starts nothing"
     assert [(b.number, b.first_round, b.change) for b in registry.baselines("c")] == [(0, 0, None)]
 
-    second = json.loads(_ok(gymloop(["round", "--campaign", "c", "--accept-change", "--json"],
-                                    GYMLOOP_EVAL_SEEDS="[1]")))["rounds"][0]
+    out = _ok(gymloop(["round", "--campaign", "c", "--accept-change"], GYMLOOP_EVAL_SEEDS="[1]"))
+    change = "eval_seeds [0] -> [1] (environment variable GYMLOOP_EVAL_SEEDS)"
+    assert f"round 1 starts baseline 1 (accepted: {change}); lifts are not paired across baselines" in out, out
+    rounds = registry.rounds(campaign.id)
+    second = rounds[1].details["summary"]
     assert (second["round_index"], second["baseline"], second["metrics"]["baseline"]) == (1, 1, 1.0)
-    assert second["baseline_change"] == "eval_seeds [0] -> [1] (environment variable GYMLOOP_EVAL_SEEDS)"
+    assert second["baseline_change"] == change
     baselines = registry.baselines("c")
     assert [(b.number, b.first_round) for b in baselines] == [(0, 0), (1, 1)]
     assert (baselines[0].contract["settings"]["eval_seeds"], baselines[1].contract["settings"]["eval_seeds"]) == (
         [0], [1])
     assert baselines[0].contract["gyms"] == baselines[1].contract["gyms"] and "acme" in baselines[0].contract["gyms"]
-    rounds = registry.rounds(campaign.id)
     assert {s.seed for s in registry.episode_summaries(rounds[1].id, stage="eval_before")} == {1}
     assert {s.seed for s in registry.episode_summaries(rounds[0].id, stage="eval_before")} == {0}
     registry.close()
+
+    client = MlflowClient(f"sqlite:///{home / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("gymloop/c")
+    assert experiment is not None
+    marked = {r.info.run_name: r.data.metrics.get("baseline") for r in client.search_runs([experiment.experiment_id])
+              if r.data.tags.get("gymloop_kind") == "round"}
+    assert marked == {round_run_name(0, "targeted"): 0.0, round_run_name(1, "targeted"): 1.0}
