@@ -340,8 +340,8 @@ def round_command(
     settings = _settings(**overrides)
     _check_focus(settings)
     _check_tracking(settings)
-    _check_contract(campaign, overrides, settings, accept_change)
     with _lease(campaign, overrides):
+        _check_contract(campaign, overrides, settings, accept_change)
         outcome = _drive(CampaignParams(campaign=campaign, overrides=overrides, accept_change=accept_change), settings,
                          make_console(stderr=as_json), whole_campaign=False)
     if as_json:
@@ -371,8 +371,8 @@ def campaign_command(
     settings = _settings(**overrides)
     _check_focus(settings)
     _check_tracking(settings)
-    _check_contract(name, overrides, settings, accept_change)
     with _lease(name, overrides):
+        _check_contract(name, overrides, settings, accept_change)
         params = CampaignParams(campaign=name, rounds=rounds, control=control, overrides=overrides,
                                 accept_change=accept_change)
         outcome = _drive(params, settings, make_console(stderr=as_json), whole_campaign=True)
