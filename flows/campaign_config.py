@@ -2,7 +2,8 @@
 
 The contract of a round: each gym's base pack (its id is the hash of the gym's tools, policy, world and tasks for
 seed 0, so an edited gym gives another), the size of the held-out suite and the settings of the campaign's
-sections (:data:`flows.settings.CAMPAIGN_SECTIONS`, without the machine's :data:`flows.settings.LOCAL_SETTINGS`).
+sections (:data:`flows.settings.CAMPAIGN_SECTIONS`, without the machine's :data:`flows.settings.LOCAL_SETTINGS`),
+as ``GymloopSettings.public_dict`` shows them (a model's endpoint masked).
 The registry keeps it as the campaign's baseline 0 when the first round starts (``Registry.open_round``).
 
 Before a later round plays any episode, its contract is compared with the campaign's last baseline on what
@@ -20,7 +21,7 @@ from typing import Any
 from arena.core.domains import GymLoadError, get_domain
 from arena.core.pack import Pack
 from arena.core.text import clip
-from flows.settings import CAMPAIGN_SECTIONS, LOCAL_SETTINGS, GymloopSettings, source_of
+from flows.settings import CAMPAIGN_SECTIONS, LOCAL_SETTINGS, SECTION_OF, GymloopSettings, source_of
 from registry import BaselineInfo
 
 MEASURED_SECTIONS: tuple[str, ...] = ("gyms", "evaluation")
@@ -39,9 +40,8 @@ def campaign_contract(settings: GymloopSettings, base: Sequence[Pack], suite_siz
         base: The base packs of the round's gyms (seed 0 of each).
         suite_size: Episodes in the held-out suite.
     """
-    recorded = {name: value for section in CAMPAIGN_SECTIONS
-                for name, value in getattr(settings, section).model_dump(mode="json").items()
-                if name not in LOCAL_SETTINGS}
+    recorded = {name: value for name, value in settings.public_dict().items()
+                if SECTION_OF.get(name) in CAMPAIGN_SECTIONS and name not in LOCAL_SETTINGS}
     return {"gyms": {pack.manifest.domain: pack.id for pack in base}, "suite_episodes": suite_size,
             "settings": recorded}
 
