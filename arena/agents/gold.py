@@ -7,7 +7,7 @@ for the tasks none of its own rollouts solved.
 
 from __future__ import annotations
 
-from arena.agents.base import AgentRun, CallTool
+from arena.agents.base import AgentRun, CallTool, UserChannel
 from arena.core.gym import Observation
 from arena.core.pack import Pack
 
@@ -43,3 +43,28 @@ class GoldAgent:
         for step in gold.steps:
             call_tool(step.tool, dict(step.arguments))
         return AgentRun(reply=gold.reply, turns=len(gold.steps) + 1, stop_reason="reply")
+
+    def run_conversation(self, observation: Observation, call_tool: CallTool, user: UserChannel, *,
+                         seed: int) -> AgentRun:
+        """Converse: after each user message, the gold steps of that turn (``GoldStep.turn``), then the gold reply.
+
+        A gold program whose steps name no turn is played whole in the first turn, and its reply ends the agent's
+        part.
+
+        Raises:
+            KeyError: The task is not one of the pack's.
+        """
+        task_id = str(observation.task.get("task_id"))
+        gold = self._gold.get(task_id)
+        if gold is None:
+            raise KeyError(f"task {task_id!r} is not in pack {self.pack_id}")
+        if all(step.turn is None for step in gold.steps):
+            return self.run_episode(observation, call_tool, seed=seed)
+        turn = 0
+        while True:
+            for step in gold.steps:
+                if (step.turn or 0) == turn:
+                    call_tool(step.tool, dict(step.arguments))
+            if user.send(gold.reply or "Done.").ended:
+                return AgentRun(reply=gold.reply or "Done.", turns=len(gold.steps) + 1, stop_reason="user_stop")
+            turn += 1

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arena.agents.base import AgentRun, CallTool
+from arena.agents.base import AgentRun, CallTool, UserChannel
 from arena.core.gym import Observation
 from arena.core.model_id import EXPERT, FAILURE_PREFIX, REFERENCE, ModelId, is_builtin
 from arena.core.results import ToolResult
@@ -524,7 +524,7 @@ class _Episode:
         source = self.records.get(name)
         if source is None:
             source = self.outputs.get(name)
-        if isinstance(source, dict):
+        if isinstance(source, dict | list):
             return _dig(source, field)
         return None
 
@@ -674,6 +674,33 @@ class _Episode:
             text = f"I'm sorry, I could not complete this request ({exc.reason})."
         return AgentRun(reply=text, turns=self.calls + 1, stop_reason=stop, decisions=self.decisions)
 
+    def converse(self, user: UserChannel) -> AgentRun:
+        """Play a conversation: each user turn's intended calls (``turn``), then a reply, until the user ends it.
+
+        An intent whose calls name no turn is played whole in the first turn, and its reply ends the agent's part.
+        """
+        calls = self.intent.get("calls", [])
+        by_turn = any(call.get("turn") is not None for call in calls)
+        stop, turn = "reply", 0
+        try:
+            for ref in self.intent.get("refs", []):
+                self.resolve(ref)
+            while True:
+                for call in calls:
+                    if (call.get("turn") or 0) == turn:
+                        self.run_goal(call)
+                text = self.reply()
+                if not by_turn:
+                    break
+                if user.send(text).ended:
+                    stop = "user_stop"
+                    break
+                turn += 1
+        except _GaveUp as exc:
+            stop = "gave_up" if exc.reason != "step limit" else "step_limit"
+            text = f"I'm sorry, I could not complete this request ({exc.reason})."
+        return AgentRun(reply=text, turns=self.calls + 1, stop_reason=stop, decisions=self.decisions)
+
 
 def _reads_outputs_of(value: Any, tools: list[str]) -> bool:
     """Whether a symbolic argument reads the output of one of ``tools``."""
@@ -684,7 +711,7 @@ def _reads_outputs_of(value: Any, tools: list[str]) -> bool:
     return False
 
 
-def _dig(record: dict[str, Any], field: str) -> Any:
+def _dig(record: dict[str, Any] | list[Any], field: str) -> Any:
     value: Any = record
     for part in field.split("."):
         if isinstance(value, dict):
@@ -749,3 +776,8 @@ class ReferencePolicy:
     def run_episode(self, observation: Observation, call_tool: CallTool, *, seed: int) -> AgentRun:
         """Play one episode: resolve references, run prerequisites and goal calls, reply."""
         return _Episode(self, observation, call_tool, seed).play()
+
+    def run_conversation(self, observation: Observation, call_tool: CallTool, user: UserChannel, *,
+                         seed: int) -> AgentRun:
+        """Converse: after each user message, the intended calls of that turn (``IntendedCall.turn``), then a reply."""
+        return _Episode(self, observation, call_tool, seed).converse(user)

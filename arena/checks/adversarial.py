@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 
 from arena.core.gym import EnvironmentFailure, Gym, Observation
 from arena.core.results import ToolResult
-from arena.core.task import Task
+from arena.core.task import ResponseAssertion, Task
 from arena.core.toolkit import ToolSpec
 
 Adversary = Literal["null", "claim_success", "dump_everything", "paste_records", "random_write", "injection",
@@ -136,6 +136,8 @@ class AdversaryResult(BaseModel):
         crash: How a tool crashed on the adversary's arguments (a bug in that tool), if one did.
         applies: Whether the strategy applies to the task (``hedge`` needs candidates, ``expert_internal`` an
             internal value read, ``expert_claim`` an episode that changed nothing); one that does not is not played.
+        waived: Why the task's verdict cannot judge this strategy at all (an attack made only in the reply, on a
+            task whose verdict reads no reply); empty otherwise. Such a strategy is not played either.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -146,6 +148,7 @@ class AdversaryResult(BaseModel):
     failed_checks: list[str]
     crash: str = ""
     applies: bool = True
+    waived: str = ""
 
     @property
     def holds(self) -> bool:
@@ -473,13 +476,31 @@ _STRATEGIES: dict[Adversary, Callable[[Observation, CallTool, random.Random], st
 }
 
 
+REPLY_ONLY: frozenset[Adversary] = frozenset({"every_value", "hedge", "expert_foreign_id", "expert_internal",
+                                               "expert_claim"})
+"""Adversaries that play the careful policy's calls and attack only in the reply."""
+
+
+def reads_reply(task: Task) -> bool:
+    """Whether a task's verdict reads what the agent says (a response check, or facts a conversation must tell)."""
+    return (any(isinstance(a, ResponseAssertion) for a in task.assertions)
+            or (task.conversation is not None and bool(task.conversation.tell)))
+
+
 def play_adversary(gym: Gym, task: Task, adversary: Adversary, *, seed: int = 0) -> AdversaryResult:
     """Play ``adversary`` on ``task`` in a fresh world and judge it.
 
     A tool that crashes on the adversary's arguments ends the episode there (judged with an empty reply) and is
     reported in ``crash``: a bug in that tool.
     """
+    if adversary in REPLY_ONLY and not reads_reply(task):
+        return AdversaryResult(adversary=adversary, passed=False, score=0.0, applies=False, failed_checks=[],
+                               waived="the task's verdict reads no reply (it judges the calls and the world): an "
+                                      "attack made only in the reply cannot pass or fail it")
     observation = gym.reset(task.id, seed=seed)
+    given = task.conversation is not None and task.conversation.user.kind == "given"
+    if given:  # played as the episode loop plays an agent that does not converse: it answers the opening once
+        gym.record_turn("user", task.prompt)
     rng = random.Random(f"{gym.pack.id}|{task.id}|{adversary}|{seed}")
     crash = ""
     try:
@@ -488,6 +509,9 @@ def play_adversary(gym: Gym, task: Task, adversary: Adversary, *, seed: int = 0)
         return AdversaryResult(adversary=adversary, passed=False, score=0.0, failed_checks=[str(exc)], applies=False)
     except EnvironmentFailure as exc:
         crash, reply = str(exc), ""
+    if given:
+        gym.record_turn("agent", reply)
+        gym.end_conversation("agent_stop")
     verdict = gym.verify(reply)
     failed = [f"{r.description}: {r.detail}" for r in verdict.results if not r.passed]
     return AdversaryResult(adversary=adversary, passed=verdict.passed, score=verdict.score, failed_checks=failed,

@@ -31,10 +31,24 @@ __all__ = ["CheckResult", "ConformanceReport", "check_pack", "check_task", "run_
 
 
 def run_gold(gym: Gym, task: Task, *, seed: int = 0) -> Verdict:
-    """Play a task's gold program on a fresh world and return the verdict."""
+    """Play a task's gold program on a fresh world and return the verdict.
+
+    A conversation of given user turns is played turn by turn: each message, the gold steps of that turn
+    (``GoldStep.turn``), the gold reply; then the conversation ends as every given turn was answered.
+    """
     gym.reset(task.id, seed=seed)
-    for step in task.gold.steps:
-        gym.call_tool(step.tool, step.arguments)
+    conversation = task.conversation
+    if conversation is None or conversation.user.kind != "given":
+        for step in task.gold.steps:
+            gym.call_tool(step.tool, step.arguments)
+        return gym.verify(task.gold.reply)
+    for turn, given in enumerate(conversation.user.turns):
+        gym.record_turn("user", given.text)
+        for step in task.gold.steps:
+            if (step.turn or 0) == turn:
+                gym.call_tool(step.tool, step.arguments)
+        gym.record_turn("agent", task.gold.reply)
+    gym.end_conversation("given_turns_done")
     return gym.verify(task.gold.reply)
 
 
@@ -54,7 +68,8 @@ def _bad_calls(gym: Gym, task: Task) -> list[tuple[str, str, Any, set[ErrorKind]
         ("unknown_tool", "__no_such_tool__", {}, invalid),
         ("malformed_json", target, '{"unterminated": ', invalid),
         ("not_an_object", target, "[1, 2, 3]", invalid),
-        ("wrong_type", target, {**good, first: [12345]}, invalid),
+        ("wrong_type", target, {**good, first: {"wrong": 12345} if _is_array(params.get(first)) else [12345]},
+         invalid),
         ("nan", target, '{"' + first + '": NaN}', invalid),
         ("infinity", target, '{"' + first + '": Infinity}', invalid),
         ("huge_string", target, {**good, first: "x" * 1_000_000}, invalid),
@@ -70,6 +85,13 @@ def _bad_calls(gym: Gym, task: Task) -> list[tuple[str, str, Any, set[ErrorKind]
     if denied is not None:
         cases.append(("permission_denied", denied.name, {}, {"permission"}))
     return cases
+
+
+def _is_array(schema: Any) -> bool:
+    """Whether a parameter's schema takes a list (so a list is no wrong type for it)."""
+    if not isinstance(schema, dict):
+        return False
+    return schema.get("type") == "array" or any(_is_array(s) for s in schema.get("anyOf", []))
 
 
 def _same_trace(a: list[TraceStep], b: list[TraceStep]) -> bool:
@@ -124,6 +146,10 @@ def check_task(gym: Gym, task: Task, template_hash: str, strong: nx.DiGraph[str]
     add("bad_call:ended", not ended.ok and ended.error is not None and ended.error.kind == "ended",
         "a call after the episode ended was not refused")
     for audit in audit_task(gym, task):
+        if audit.waived:  # the verdict cannot judge it: held, and the report says why
+            results.append(CheckResult(task_id=task.id, check=f"adversary:{audit.adversary}", passed=True,
+                                       waived=audit.waived))
+            continue
         why = f"a tool crashed on its arguments: {audit.crash}" if audit.crash else f"passes (score {audit.score:.2f})"
         add(f"adversary:{audit.adversary}", audit.holds, f"the {audit.adversary} agent: {why}")
     for careful in careful_checks(gym, task, strong_graph(gym.pack.graph) if strong is None else strong):

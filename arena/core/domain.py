@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.core.domain_check import DomainCheck
 from arena.core.results import FaultKind
 from arena.core.task import Task
 from arena.core.toolkit import Tool
@@ -81,6 +82,8 @@ class Domain:
         not_applicable: For a gym that keeps another benchmark's verdict: ``not_applicable(task, check)`` says
             why a conformance check (``null_fails``, ``adversary:<name>``) cannot hold under that verdict on the
             task, or ``None`` when it can; the conformance checker reports the reason instead of a failure.
+        checks: Checks the gym runs itself, by name, for its tasks' ``DomainAssertion`` s (see
+            ``arena.core.domain_check``).
     """
 
     name: str
@@ -92,6 +95,7 @@ class Domain:
     knobs: dict[str, str] = field(default_factory=dict)
     cannot: dict[str, str] = field(default_factory=dict)
     not_applicable: Callable[[Task, str], str | None] | None = None
+    checks: dict[str, DomainCheck] = field(default_factory=dict)
 
     def graph_data(self) -> dict[str, Any]:
         """Return the weighted tool dependency graph as networkx node-link data."""

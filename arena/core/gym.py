@@ -6,6 +6,8 @@ import hashlib
 import json
 import random
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -16,11 +18,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from arena.core.conversation import Conversation, EndReason, Role, Turn, agent_messages, conversation_results
 from arena.core.domain import Domain, FaultSpec
+from arena.core.domain_check import CheckInput
 from arena.core.domains import get_domain
 from arena.core.ids import RecordIds, record_ids, world_ids
 from arena.core.pack import Pack
 from arena.core.results import ToolErrorInfo, ToolResult, TraceStep, Verdict
-from arena.core.task import Task
+from arena.core.task import DomainAssertion, Task
 from arena.core.text import clean_text
 from arena.core.toolkit import ToolContext, ToolError, ToolSpec
 from arena.core.verify import CHANGE_LOG, VERIFY_BOUND_S, ChangeDiff, Deadline, ReadOnlyGuard, judge
@@ -258,6 +261,8 @@ class Gym:
         self._task_faults: dict[str, list[FaultSpec]] = {}
         self._ended = True
         self._restored = False
+        self._seed = 0
+        self._replayer: Gym | None = None
         self.verdict: Verdict | None = None
 
     @classmethod
@@ -286,6 +291,14 @@ class Gym:
         self._conn.close()
         if self._base is not None:
             self._base.close()
+        if self._replayer is not None:
+            self._replayer.close()
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """The current world, read only while the block runs (for a gym's own checks)."""
+        with self._guard:
+            yield self._conn
 
     def _starting_copy(self) -> sqlite3.Connection:
         """A read-only copy of the starting world, made the first time an episode changes a row (or a hash asks).
@@ -366,6 +379,7 @@ class Gym:
             now=self._clock_start + timedelta(seconds=offset),
             rng=random.Random(int.from_bytes(digest[4:12], "big")),
             persona=task.persona,
+            task_id=task_id,
         )
         self._task = task
         self._trace = []
@@ -378,13 +392,35 @@ class Gym:
             fault = self._faults[fid]
             self._task_faults.setdefault(fault.tool, []).append(fault)
         self._ended = False
+        self._seed = seed
         self.verdict = None
         return Observation(
             task=task.public_view(),
             policy=self.pack.policy,
-            tools=self.pack.tools,
+            tools=self.offered_tools(),
             graph=self.pack.graph,
         )
+
+    def offered_tools(self) -> list[ToolSpec]:
+        """The tools the current episode offers the agent now.
+
+        A task offers the pack's tools (those of ``Task.tools`` when it names some), less the conversation's
+        hidden tools that no user turn recorded so far has revealed (``GivenTurn.reveal``). A hidden tool is only
+        left off the list: a call to it runs, as BFCL runs a held-back function its model calls anyway. A tool
+        outside ``Task.tools`` is unknown to the task.
+        """
+        task = self._task
+        if task is None:
+            return list(self.pack.tools)
+        offered = set(task.tools) if task.tools is not None else set(self._specs)
+        conversation = task.conversation
+        if conversation is not None and conversation.hidden_tools:
+            hidden = set(conversation.hidden_tools)
+            if conversation.user.kind == "given":
+                heard = sum(1 for t in self._turns if t.role == "user")
+                hidden -= {name for turn in conversation.user.turns[:heard] for name in turn.reveal}
+            offered -= hidden
+        return [s for s in self.pack.tools if s.name in offered]
 
     def _restore_world(self) -> None:
         """Bring the world back to the starting world.
@@ -444,6 +480,11 @@ class Gym:
         ctx.tick()
         return result
 
+    def _offered_names(self) -> set[str] | None:
+        """The names of the tools the task can call, or ``None`` when it can call every tool of the pack."""
+        task = self._task
+        return None if task is None or task.tools is None else set(task.tools)
+
     def _parse_arguments(self, arguments: dict[str, Any] | str | None) -> tuple[dict[str, Any], str | None]:
         if arguments is None:
             return {}, None
@@ -468,8 +509,9 @@ class Gym:
     def _dispatch(self, name: str, args: dict[str, Any], error: str | None, ctx: ToolContext) -> ToolResult:
         tool = self.domain.tools.get(name)
         spec = self._specs.get(name)
-        if tool is None or spec is None:
-            known = ", ".join(sorted(self._specs))
+        offered = self._offered_names()
+        if tool is None or spec is None or (offered is not None and name not in offered):
+            known = ", ".join(sorted(offered if offered is not None else self._specs))
             return self._record(name, args, None, ToolErrorInfo(
                 kind="validation", message=f"unknown tool {name!r}; tools: {known}"))
         if spec.permission and spec.permission not in ctx.persona.permissions:
@@ -590,9 +632,19 @@ class Gym:
         task = self.task
         self._ended = True
         reply = clean_text(reply) if isinstance(reply, str) else ""
+        memo: dict[str, Any] = {}
+
+        def run_check(assertion: DomainAssertion) -> tuple[bool, str]:
+            check = self.domain.checks.get(assertion.check)
+            if check is None:
+                return False, f"gym {self.domain.name!r} has no check {assertion.check!r}"
+            return check(CheckInput(assertion=assertion, task=task, trace=self._trace, turns=self._turns,
+                                    world=self._conn, replay=self._replay, memo=memo))
+
         self._deadline.start(self.verify_bound_s)
         try:
-            verdict = judge(task, self._conn, self._trace, reply, self._diff, self._guard, self._world.record_ids)
+            verdict = judge(task, self._conn, self._trace, reply, self._diff, self._guard, self._world.record_ids,
+                            run_check)
         finally:
             self._deadline.stop()
         if task.conversation is not None:
@@ -630,6 +682,13 @@ class Gym:
     def snapshot(self) -> bytes:
         """The current world, serialized (for checks and benchmarks that compare worlds; not per episode)."""
         return self._conn.serialize()
+
+    def _replay(self) -> Gym:
+        """A gym of this pack reset on the current task and seed, for a check to replay calls in (kept, reused)."""
+        if self._replayer is None:
+            self._replayer = self.sibling()
+        self._replayer.reset(self.task.id, seed=self._seed)
+        return self._replayer
 
     def changed_rows(self) -> int:
         """Number of change-log entries in the current world (0 means untouched)."""

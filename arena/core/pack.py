@@ -28,6 +28,7 @@ from arena.core.episode import WorldRef
 from arena.core.patterns import PatternError, compile_pattern
 from arena.core.task import (
     CallPattern,
+    DomainAssertion,
     ResponseAssertion,
     SideEffectAssertion,
     StateAssertion,
@@ -160,7 +161,7 @@ def pack_files(pack: Pack) -> dict[str, bytes]:
 
 def _absent(task: Task) -> set[str]:
     """The optional task fields left out of its file when unset, so tasks written before they existed keep their ids."""
-    return {name for name in ("conversation", "source") if getattr(task, name) is None}
+    return {name for name in ("conversation", "source", "tools") if getattr(task, name) is None}
 
 
 def content_id(files: dict[str, bytes]) -> str:
@@ -431,7 +432,7 @@ def parse_pack(
             task: Task = _model(source, name, Task, _parse_json(source, name, files[name]))
             if f"tasks/{task.id}.json" != name:
                 raise PackError(source, name, f"task id {task.id!r} does not match its file name", "id")
-            _check_task(source, name, task, tool_names, fault_ids, columns, checks)
+            _check_task(source, name, task, tool_names, fault_ids, columns, checks, set(domain.checks))
             tasks.append(task)
     finally:
         db.close()
@@ -491,7 +492,11 @@ def _check_task(
     fault_ids: set[str],
     columns: dict[str, set[str]],
     checks: _QueryCheck,
+    domain_checks: set[str],
 ) -> None:
+    for i, tool in enumerate(task.tools or []):
+        if tool not in tool_names:
+            raise PackError(source, name, f"the task offers unknown tool {tool!r}", f"tools.{i}")
     for i, step in enumerate(task.gold.steps):
         if step.tool not in tool_names:
             raise PackError(source, name, f"gold step calls unknown tool {step.tool!r}", f"gold.steps.{i}.tool")
@@ -533,6 +538,9 @@ def _check_assertions(source: str | Path, name: str, task: Task, tool_names: set
                     compile_pattern(regex)
                 except PatternError as exc:
                     raise PackError(source, name, str(exc), field) from None
+        elif isinstance(assertion, DomainAssertion):
+            if assertion.check not in domain_checks:
+                raise PackError(source, name, f"the gym runs no check {assertion.check!r}", f"{where}.check")
         elif isinstance(assertion, SideEffectAssertion):
             for j, scope in enumerate(assertion.allowed):
                 if scope.table not in columns:

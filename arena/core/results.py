@@ -92,7 +92,7 @@ class AssertionResult(BaseModel):
 
     Attributes:
         index: Position of the assertion in the task.
-        kind: ``state``, ``trace``, ``side_effects`` or ``response``.
+        kind: ``state``, ``trace``, ``side_effects``, ``response`` or ``domain`` (a check the gym runs).
         description: The assertion's description.
         passed: Whether it held.
         detail: Why it failed (empty when it held).
@@ -101,7 +101,7 @@ class AssertionResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     index: int
-    kind: Literal["state", "trace", "side_effects", "response"]
+    kind: Literal["state", "trace", "side_effects", "response", "domain"]
     description: str
     passed: bool
     detail: str = ""

@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+)
 
 from arena.core.conversation import Conversation, TaskSource
 
@@ -80,6 +88,8 @@ class IntendedCall(BaseModel):
         when: Optional ``"$name.field"`` condition: the call is made only when that value
             (from a fetched record or an earlier call's output) is truthy, e.g.
             ``"$check_refund_eligibility.eligible"``; prefix ``!`` to negate.
+        turn: In a conversation of given user turns, the turn (from 0) whose message asks for the call; ``None``
+            for a task answered in one reply (left out of the task's file then).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -87,6 +97,11 @@ class IntendedCall(BaseModel):
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     when: str | None = None
+    turn: int | None = Field(default=None, ge=0)
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unset_turn(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_unset_turn(self.turn, handler(self))
 
 
 class Intent(BaseModel):
@@ -113,12 +128,31 @@ class Intent(BaseModel):
 
 
 class GoldStep(BaseModel):
-    """One step of a task's gold program: a tool call with literal arguments."""
+    """One step of a task's gold program: a tool call with literal arguments.
+
+    Attributes:
+        tool: Tool name.
+        arguments: Literal arguments.
+        turn: In a conversation of given user turns, the turn (from 0) the call answers; ``None`` otherwise (left
+            out of the task's file then).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     tool: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    turn: int | None = Field(default=None, ge=0)
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unset_turn(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_unset_turn(self.turn, handler(self))
+
+
+def _without_unset_turn(turn: int | None, data: dict[str, Any]) -> dict[str, Any]:
+    """A serialized call, without ``turn`` when it has none (files written before turns existed keep their ids)."""
+    if turn is None:
+        data.pop("turn", None)
+    return data
 
 
 class GoldProgram(BaseModel):
@@ -269,8 +303,28 @@ def _compiles(pattern: str) -> None:
         raise ValueError(f"pattern {pattern[:80]!r} is not a valid regular expression: {exc}") from None
 
 
+class DomainAssertion(BaseModel):
+    """A check the gym itself runs, looked up by name in ``Domain.checks`` (like a tool), with data parameters.
+
+    For a benchmark whose verdict is not a query over the final world (BFCL checks the world and the call results
+    at the end of every turn), the gym names the check and gives it its expectations as data; the pack stays data.
+
+    Attributes:
+        check: The check's name in the gym's ``Domain.checks``.
+        description: What it checks.
+        params: The check's expectations (JSON values).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["domain"] = "domain"
+    check: str
+    description: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
 Assertion = Annotated[
-    StateAssertion | TraceAssertion | SideEffectAssertion | ResponseAssertion,
+    StateAssertion | TraceAssertion | SideEffectAssertion | ResponseAssertion | DomainAssertion,
     Field(discriminator="kind"),
 ]
 
@@ -293,6 +347,7 @@ class Task(BaseModel):
         conversation: The conversation the task is played as (its user and what it must hold); ``None`` for a
             task answered with one reply.
         source: Where a task written outside gymloop comes from; ``None`` for gymloop's own.
+        tools: The pack's tools this task offers (a benchmark's task may offer only some); ``None``: all of them.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -309,6 +364,7 @@ class Task(BaseModel):
     source: TaskSource | None = None
     assertions: list[Assertion] = Field(min_length=1, max_length=12)
     conversation: Conversation | None = None
+    tools: list[str] | None = None
 
     @field_validator("assertions")
     @classmethod

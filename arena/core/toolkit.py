@@ -119,6 +119,8 @@ class ToolContext:
         rng: Randomness derived from (pack id, task id, seed).
         persona: Who the agent acts as.
         id_counter: Counter behind ``new_id``.
+        task_id: The episode's task, for a world that keeps each task's own records apart (a benchmark whose
+            tasks each start from their own world holds them all in one world, keyed by task).
     """
 
     conn: sqlite3.Connection
@@ -126,6 +128,7 @@ class ToolContext:
     rng: random.Random
     persona: Persona
     id_counter: int = 0
+    task_id: str = ""
 
     def new_id(self, prefix: str) -> str:
         """Return the episode's next generated id: ``RF-N00001``, ``RF-N00002``, ...

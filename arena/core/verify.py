@@ -16,6 +16,7 @@ from arena.core.ids import RecordIds, Targets, ids_in, spelled_in
 from arena.core.results import AssertionResult, RowChange, TraceStep, Verdict
 from arena.core.task import (
     CallPattern,
+    DomainAssertion,
     ResponseAssertion,
     SideEffectAssertion,
     StateAssertion,
@@ -554,6 +555,7 @@ def judge(
     diff: ChangeDiff,
     guard: ReadOnlyGuard,
     known_ids: RecordIds | None = None,
+    domain_check: Callable[[DomainAssertion], tuple[bool, str]] | None = None,
 ) -> Verdict:
     """Evaluate every assertion of ``task`` and return the verdict.
 
@@ -565,9 +567,10 @@ def judge(
         diff: Change tracker against the template world.
         guard: The connection's read-only guard.
         known_ids: The template world's record ids (see ``arena.core.ids``).
+        domain_check: Runs a ``DomainAssertion`` (the gym's own check); without one such an assertion fails.
     """
     with guard:
-        return _judge(task, conn, trace, reply, diff, known_ids)
+        return _judge(task, conn, trace, reply, diff, known_ids, domain_check)
 
 
 def _judge(
@@ -577,6 +580,7 @@ def _judge(
     reply: str,
     diff: ChangeDiff,
     known_ids: RecordIds | None,
+    domain_check: Callable[[DomainAssertion], tuple[bool, str]] | None,
 ) -> Verdict:
     results: list[AssertionResult] = []
     scopes = [s for a in task.assertions if isinstance(a, SideEffectAssertion) for s in a.allowed]
@@ -598,6 +602,9 @@ def _judge(
             ok, detail = check_response(reply, assertion, ReplyEvidence(
                 own_ids=episode_ids(trace, assertion.id_pattern, known_ids) if assertion.id_pattern else frozenset(),
                 known_ids=known_ids, records=records, seen=texts_seen(read), values=read, prompt=task.prompt))
+        elif isinstance(assertion, DomainAssertion):
+            ok, detail = (domain_check(assertion) if domain_check is not None
+                          else (False, f"no gym check runs {assertion.check!r}"))
         else:
             ok = not unintended and not unread
             detail = unread or "; ".join(f"{c.op} {c.table}[{c.key}] {','.join(c.columns)}".strip()

@@ -52,7 +52,7 @@ DEFAULT_IDLE_TIMEOUT_S = 120.0
 LOCAL_CLIENT = "local"
 """The client of an in-process caller or of a stdio server (one client per process)."""
 
-CHECK_KINDS = ("state", "trace", "side_effects", "response")
+CHECK_KINDS = ("state", "trace", "side_effects", "response", "domain")
 """The check kinds a served verdict reports, in the order it lists them."""
 
 
