@@ -16,7 +16,7 @@ Each failure names the template, the task, the reference, tool or field, and wha
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
@@ -26,6 +26,12 @@ from arena.core.gym import Gym
 from arena.core.results import TraceStep, Verdict
 from arena.core.task import EntityRef, Task
 from arena.core.toolkit import ToolSpec
+
+if TYPE_CHECKING:
+    from arena.agents.base import AgentRun
+    from arena.agents.reference import ReferencePolicy
+    from arena.core.conversation import Conversation
+    from arena.core.gym import Observation
 
 
 def template_of(task_id: str) -> str:
@@ -47,12 +53,27 @@ def careful_play(gym: Gym, task: Task) -> tuple[list[TraceStep], Verdict | None,
     """The careful policy's trace, verdict (``None`` when it crashed) and reply on ``task`` (seed 0)."""
     from arena.agents.reference import PolicyParams, ReferencePolicy
 
+    agent = ReferencePolicy(PolicyParams.expert())
     observation = gym.reset(task.id, seed=0)
     try:
-        run = ReferencePolicy(PolicyParams.expert()).run_episode(observation, gym.call_tool, seed=0)
+        if task.conversation is not None and task.conversation.user.kind == "given":
+            run = _converse(agent, gym, task.conversation, observation)
+        else:
+            run = agent.run_episode(observation, gym.call_tool, seed=0)
     except Exception as exc:  # a crash of the policy on this task is reported as the check's failure
         return list(gym.trace), None, f"{type(exc).__name__}: {exc}"
     return list(gym.trace), gym.verify(run.reply), run.reply
+
+
+def _converse(agent: ReferencePolicy, gym: Gym, conversation: Conversation, observation: Observation) -> AgentRun:
+    """Play a conversation of given user turns as the episode loop does: each turn said, the agent answering."""
+    from arena.agents.user import ConversationConfig, make_user
+    from arena.rollout.conversation import Dialogue, conversational_view, converse
+
+    config = ConversationConfig()
+    dialogue = Dialogue(gym, make_user(conversation, config, 0), config)
+    opening = dialogue.open()
+    return converse(agent, conversational_view(observation, opening, dialogue), gym.call_tool, dialogue, seed=0)
 
 
 def careful_checks(gym: Gym, task: Task, strong: nx.DiGraph[str]) -> list[CheckResult]:

@@ -6,8 +6,6 @@ import hashlib
 import json
 import random
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -293,12 +291,6 @@ class Gym:
             self._base.close()
         if self._replayer is not None:
             self._replayer.close()
-
-    @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """The current world, read only while the block runs (for a gym's own checks)."""
-        with self._guard:
-            yield self._conn
 
     def _starting_copy(self) -> sqlite3.Connection:
         """A read-only copy of the starting world, made the first time an episode changes a row (or a hash asks).

@@ -508,13 +508,13 @@ def _check_task(
             raise PackError(source, name, f"unknown fault {fid!r}", f"faults.{i}")
     checks.deadline.start(VERIFY_BOUND_S)
     try:
-        _check_assertions(source, name, task, tool_names, columns, checks)
+        _check_assertions(source, name, task, tool_names, columns, checks, domain_checks)
     finally:
         checks.deadline.stop()
 
 
 def _check_assertions(source: str | Path, name: str, task: Task, tool_names: set[str],
-                      columns: dict[str, set[str]], checks: _QueryCheck) -> None:
+                      columns: dict[str, set[str]], checks: _QueryCheck, domain_checks: set[str]) -> None:
     for i, assertion in enumerate(task.assertions):
         where = f"assertions.{i}"
         if isinstance(assertion, StateAssertion):

@@ -28,6 +28,7 @@ from arena.agents.user_scripted import ScriptedUser
 from arena.core.conversation import Conversation, EndReason, GivenTurns
 from arena.core.gym import Gym, Observation
 from arena.core.results import ToolResult
+from arena.core.toolkit import ToolSpec
 
 _AGENT_ENDS: dict[str, EndReason] = {"agent_stop": "agent_stop", "step_limit": "step_limit",
                                      "token_limit": "step_limit", "gave_up": "agent_stop", "reply": "agent_stop"}
@@ -50,11 +51,7 @@ class Dialogue:
         self.user_turns = 0
         self.errors = 0
         self.ended: EndReason | None = None
-        conversation = gym.task.conversation
-        user_side = conversation.user if conversation is not None else None
-        self._reveals = [t.reveal for t in user_side.turns] if isinstance(user_side, GivenTurns) else []
-        self._specs = {spec.name: spec for spec in gym.pack.tools}
-        self.revealed: list[str] = []
+        self._offered = {spec.name for spec in gym.offered_tools()}
 
     def open(self) -> str:
         """The user's opening message, recorded (what the agent reads as the prompt).
@@ -80,8 +77,7 @@ class Dialogue:
             UserFailure: The user's model failed.
         """
         self._said(message)
-        before = self.user_turns
-        return self._answer(self._heard(self.user.reply(message)), before)
+        return self._answer(self._heard(self.user.reply(message)))
 
     async def asend(self, message: str) -> UserMessage:
         """``send`` on an event loop.
@@ -91,8 +87,7 @@ class Dialogue:
             UserFailure: The user's model failed.
         """
         self._said(message)
-        before = self.user_turns
-        return self._answer(self._heard(await self.user.areply(message)), before)
+        return self._answer(self._heard(await self.user.areply(message)))
 
     def guard(self, call_tool: CallTool) -> CallTool:
         """``call_tool`` that counts failed calls and ends the conversation at ``max_errors`` of them.
@@ -132,32 +127,31 @@ class Dialogue:
         if reply.text:
             self.user_turns += 1
             self.gym.record_turn("user", reply.text)
-            if self.user_turns <= len(self._reveals):
-                self.revealed += self._reveals[self.user_turns - 1]
         if reply.ended is not None:
             self.end(reply.ended)
         return reply.said
 
-    def _answer(self, said: str, turns_before: int) -> UserMessage:
-        """The agent's view of the user's answer, with the tools a given turn reveals (when it said one)."""
-        revealed: list[str] = []
-        if turns_before < self.user_turns <= len(self._reveals):
-            revealed = self._reveals[self.user_turns - 1]
-        return UserMessage(text=said, ended=self.ended is not None,
-                           tools=[self._specs[name] for name in revealed if name in self._specs])
+    def offered(self, tools: list[ToolSpec]) -> None:
+        """Note tools the agent was offered (so a later answer reveals only newer ones)."""
+        self._offered |= {spec.name for spec in tools}
+
+    def _answer(self, said: str) -> UserMessage:
+        """The agent's view of the user's answer, with the tools the gym offers from this turn on (``reveal``)."""
+        revealed = [spec for spec in self.gym.offered_tools() if spec.name not in self._offered]
+        self._offered |= {spec.name for spec in revealed}
+        return UserMessage(text=said, ended=self.ended is not None, tools=revealed)
 
 
 def conversational_view(observation: Observation, opening: str, dialogue: Dialogue) -> Observation:
     """The observation of a conversational episode: the user's opening as the prompt and the task marked so.
 
-    The tools held back (``Conversation.hidden_tools``) are left out until a user turn reveals them.
+    Its tools are those the gym offers once the opening was said (``Gym.offered_tools``: the tools held back
+    until a later turn reveals them are left out).
     """
-    conversation = dialogue.gym.task.conversation
-    hidden = set(conversation.hidden_tools) if conversation is not None else set()
-    hidden -= set(dialogue.revealed)
+    offered = dialogue.gym.offered_tools()
+    dialogue.offered(offered)
     return observation.model_copy(update={
-        "task": {**observation.task, "prompt": opening, "conversational": True},
-        "tools": [spec for spec in observation.tools if spec.name not in hidden]})
+        "task": {**observation.task, "prompt": opening, "conversational": True}, "tools": offered})
 
 
 def converse(agent: Agent, observation: Observation, call_tool: CallTool, dialogue: Dialogue,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from guard_domain import GUARDED, guarded_pack, scoped_task, states_done, with_tasks
 
-from arena.checks.conformance import NOT_APPLICABLE, CheckResult, check_pack, check_task
+from arena.checks.conformance import CheckResult, check_pack, check_task
 from arena.core.domain import Domain
 from arena.core.gym import Gym, Observation
 from arena.core.pack import Pack, build_pack
@@ -160,12 +160,9 @@ def test_a_task_without_a_gold_program_is_still_probed(pack: Pack):
     assert all(r.passed for r in results if r.check.startswith("bad_call:"))
 
 
-def test_passed_checks_carry_no_detail_but_why_an_adversary_was_not_played(pack: Pack):
+def test_passed_checks_carry_no_detail(pack: Pack):
     results = _check(Gym, pack, scoped_task("sound", SOUND, gold=[READ, NOTE]))
-    assert results and all(r.passed for r in results)
-    skipped = [r for r in results if r.detail]
-    assert skipped and all(r.check.startswith("adversary:") and r.detail.startswith(NOT_APPLICABLE) and
-                           len(r.detail) > len(NOT_APPLICABLE) for r in skipped)
+    assert results and all(r.passed and r.detail == "" for r in results)
 
 
 def test_a_failing_gold_program_is_explained_assertion_by_assertion(pack: Pack):

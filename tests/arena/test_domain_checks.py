@@ -31,8 +31,7 @@ def _replayed_notes(inp: CheckInput) -> tuple[bool, str]:
     for step in inp.trace:
         if step.ok:
             gym.call_tool(step.tool, step.arguments)
-    with gym.read() as conn:
-        replayed = conn.execute("SELECT id, note FROM orders WHERE note != '' ORDER BY id").fetchall()
+    replayed = gym.query("SELECT id, note FROM orders WHERE note != '' ORDER BY id")
     final = inp.world.execute("SELECT id, note FROM orders WHERE note != '' ORDER BY id").fetchall()
     wanted = int(str(inp.assertion.params["notes"]))
     if replayed != final or len(final) != wanted:

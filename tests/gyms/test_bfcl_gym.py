@@ -29,8 +29,8 @@ def test_the_gym_is_listed_and_found_by_name_once_bfcls_package_is_installed() -
 
     listed = CliRunner(env={"COLUMNS": "250"}).invoke(app, ["gyms", "list"])
     assert listed.exit_code == 0, listed.output
-    row = next(line for line in listed.output.splitlines() if NAME in line)
-    assert "128" in row and "160" in row and "640" in row  # tools, train and held-out tasks
+    shown = listed.output[listed.output.index(NAME):].split()  # its row, or its block when the table is too wide
+    assert {"128", "160", "640"} <= set(shown[:40])  # tools, train and held-out tasks
 
 
 def test_without_bfcls_package_the_gym_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,7 +59,7 @@ def test_splits_are_fixed_shared_across_categories_and_the_same_for_every_seed()
 
 
 def test_the_shared_vocabularys_knobs_are_refused_with_the_reason() -> None:
-    with pytest.raises(ValueError, match="held-out suite is fixed"):
+    with pytest.raises(ValueError, match="never re-drawn"):
         build_pack(DOMAIN, seed=0, knobs={"heldout_fraction": 0.5})
     with pytest.raises(ValueError, match="no injected faults"):
         build_pack(DOMAIN, seed=0, knobs={"fault_rate": 0.3})

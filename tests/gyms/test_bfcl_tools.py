@@ -40,6 +40,10 @@ def _shown(output: Any) -> str:
     return json.dumps(output) if isinstance(output, dict) else str(output)
 
 
+def _query(conn: sqlite3.Connection) -> Any:
+    return lambda sql, params: conn.execute(sql, params).fetchall()
+
+
 def _ours(conn: sqlite3.Connection, task: str, name: str, arguments: dict[str, Any]) -> str:
     ctx = ToolContext(conn=conn, now=datetime(2024, 9, 1, 10, 30), rng=random.Random(0),
                       persona=Persona(name="Assistant", role="assistant"), task_id=task)
@@ -88,7 +92,7 @@ def test_every_ground_truth_call_returns_bfcls_result_and_leaves_bfcls_state(mon
                             differences.append(f"{task} turn {turn}: {text}: {bfcl_result[:120]} != {ours[:120]}")
                     for cls, instance in instances.items():
                         turns += 1
-                        if _bfcl_state(instance) != class_state(conn, task, cls):
+                        if _bfcl_state(instance) != class_state(_query(conn), task, cls):
                             differences.append(f"{task} turn {turn}: {cls} state differs")
                 for key in [k for k in vars(multi_turn_utils) if k.startswith(name)]:
                     delattr(multi_turn_utils, key)

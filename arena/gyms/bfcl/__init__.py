@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arena.authoring.given import fixed_suite_knobs
+from arena.authoring.foreign import FIXED_WORLD_REFUSALS
 from arena.core.domain import Domain, Knobs, World
 from arena.gyms.bfcl.data import CATEGORIES, Category, load_entries
 from arena.gyms.bfcl.tasks import build_tasks
@@ -42,10 +42,18 @@ class BfclKnobs(BaseModel):
     categories: tuple[Category, ...] = Field(default=CATEGORIES, min_length=1)
 
 
+CANNOT: dict[str, str] = {
+    **FIXED_WORLD_REFUSALS,
+    "fault_rate": "BFCL's verdict replays its own functions, which have no injected faults",
+    "fault_kinds": "BFCL's verdict replays its own functions, which have no injected faults",
+}
+"""Why the gym cannot honour each knob of the shared vocabulary: BFCL's suite, worlds and verdict are fixed."""
+
+
 def _knobs(knobs: Knobs) -> BfclKnobs:
     unknown = sorted(set(knobs) - set(BfclKnobs.model_fields))
     if unknown:
-        reasons = fixed_suite_knobs("BFCL")
+        reasons = CANNOT
         why = "; ".join(f"{k}: {reasons[k]}" for k in unknown if k in reasons)
         raise ValueError(f"{NAME} knob(s) {unknown}: it honours only 'categories'" + (f" ({why})" if why else ""))
     try:
@@ -82,7 +90,7 @@ DOMAIN = Domain(
     generate=_generate,
     knobs={"categories": f"BFCL's multi-turn categories to build tasks from (a list of {', '.join(CATEGORIES)}; "
                          "default all)."},
-    cannot=fixed_suite_knobs("BFCL"),
+    cannot=CANNOT,
     checks=_checks(),
 )
 """The gym."""

@@ -9,12 +9,15 @@ from typing import Any
 
 from arena.core.toolkit import Tool
 
+Query = Callable[[str, tuple[Any, ...]], list[tuple[Any, ...]]]
+"""A read-only query over the world: ``query(sql, params) -> rows`` (``Gym.query``, or a connection's)."""
+
 Loader = Callable[[sqlite3.Connection, str, dict[str, Any], dict[str, Any] | None], None]
 """``load(conn, task, config, long_context)``: insert a task's records from BFCL's initial configuration of the
 class (``long_context``: BFCL's long-context constants when the task is of that category, else ``None``)."""
 
-StateReader = Callable[[sqlite3.Connection, str], dict[str, Any]]
-"""``state(conn, task)``: the class's public attributes as BFCL's instance would hold them (what BFCL's state
+StateReader = Callable[[Query, str], dict[str, Any]]
+"""``state(query, task)``: the class's public attributes as BFCL's instance would hold them (what BFCL's state
 check compares)."""
 
 

@@ -13,7 +13,7 @@ import sqlite3
 from typing import Any
 
 from arena.core.toolkit import ToolContext, tool
-from arena.gyms.bfcl.classes import FunctionClass
+from arena.gyms.bfcl.classes import FunctionClass, Query
 from arena.gyms.bfcl.store import PythonError, as_bfcl, next_value
 
 SCHEMA = """
@@ -133,7 +133,15 @@ class _Fs:
 
     def same_tree(self, a: dict[str, Any], b: dict[str, Any]) -> bool:
         """Whether two nodes are equal as BFCL compares them (names and contents, recursively)."""
-        return bool(_tree(self.ctx.conn, self.task, a["node"]) == _tree(self.ctx.conn, self.task, b["node"]))
+        query = _query(self.ctx)
+        return bool(_tree(query, self.task, a["node"]) == _tree(query, self.task, b["node"]))
+
+
+def _query(ctx: ToolContext) -> Query:
+    def query(sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return ctx.conn.execute(sql, params).fetchall()
+
+    return query
 
 
 def _valid_name(name: str) -> bool:
@@ -587,12 +595,11 @@ def load(conn: sqlite3.Connection, task: str, config: dict[str, Any], long_conte
     conn.execute("INSERT INTO fs_systems VALUES (?, ?, ?, ?, ?)", (task, task, root, root, int(bool(long_context))))
 
 
-def _tree(conn: sqlite3.Connection, task: str, node: int) -> Any:
-    nodes = {r[0]: r[1:] for r in conn.execute(
-        "SELECT node, kind, name, content, contents FROM fs_nodes WHERE task = ?", (task,))}
+def _tree(query: Query, task: str, node: int) -> Any:
+    nodes = {r[0]: r[1:] for r in query("SELECT node, kind, name, content, contents FROM fs_nodes WHERE task = ?",
+                                        (task,))}
     entries: dict[int, list[tuple[str, int]]] = {}
-    for contents, name, child in conn.execute(
-            "SELECT dict, name, node FROM fs_entries WHERE task = ? ORDER BY seq", (task,)):
+    for contents, name, child in query("SELECT dict, name, node FROM fs_entries WHERE task = ? ORDER BY seq", (task,)):
         entries.setdefault(contents, []).append((name, child))
 
     def build(n: int, above: frozenset[int]) -> Any:
@@ -606,10 +613,10 @@ def _tree(conn: sqlite3.Connection, task: str, node: int) -> Any:
     return build(node, frozenset())
 
 
-def state(conn: sqlite3.Connection, task: str) -> dict[str, Any]:
+def state(query: Query, task: str) -> dict[str, Any]:
     """The file system's public attributes: the tree from the root, and whether it holds long-context data."""
-    row = conn.execute("SELECT root, long_context FROM fs_systems WHERE id = ?", (task,)).fetchone()
-    return {"root": _tree(conn, task, int(row[0])), "long_context": bool(row[1])}
+    root, long_context = query("SELECT root, long_context FROM fs_systems WHERE id = ?", (task,))[0]
+    return {"root": _tree(query, task, int(root)), "long_context": bool(long_context)}
 
 
 FILE_SYSTEM = FunctionClass(name="GorillaFileSystem", label="file system", schema=SCHEMA, load=load, state=state,

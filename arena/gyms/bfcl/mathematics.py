@@ -14,7 +14,7 @@ from typing import Any
 import mpmath
 
 from arena.core.toolkit import ToolContext, tool
-from arena.gyms.bfcl.classes import FunctionClass
+from arena.gyms.bfcl.classes import FunctionClass, Query
 from arena.gyms.bfcl.store import Number, PythonError, as_bfcl
 
 TO_METERS: dict[str, int | float] = {"km": 1000, "m": 1, "cm": 0.01, "mm": 0.001, "um": 1e-06, "nm": 1e-09}
@@ -279,7 +279,7 @@ def load(conn: sqlite3.Connection, task: str, config: dict[str, Any], long_conte
     """The math functions keep no state: nothing to load (BFCL ignores their configuration too)."""
 
 
-def state(conn: sqlite3.Connection, task: str) -> dict[str, Any]:
+def state(query: Query, task: str) -> dict[str, Any]:
     """The math functions have no public attributes."""
     return {}
 

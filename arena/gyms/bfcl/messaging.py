@@ -7,7 +7,7 @@ import sqlite3
 from typing import Any
 
 from arena.core.toolkit import ToolContext, tool
-from arena.gyms.bfcl.classes import FunctionClass
+from arena.gyms.bfcl.classes import FunctionClass, Query
 from arena.gyms.bfcl.store import PythonError, as_bfcl, draw, dumps, loads, next_value, seeded_state
 
 SCHEMA = """
@@ -234,12 +234,12 @@ def load(conn: sqlite3.Connection, task: str, config: dict[str, Any], long_conte
                  (f"{task}/{OWNER}", task, OWNER, seeded_state(int(config.get("random_seed", DEFAULT_SEED)))))
 
 
-def state(conn: sqlite3.Connection, task: str) -> dict[str, Any]:
+def state(query: Query, task: str) -> dict[str, Any]:
     """The workspace's public attributes as BFCL's instance holds them."""
-    row = conn.execute("SELECT user_count, message_count, current_user, generated_ids FROM msg_workspaces WHERE id = ?",
-                       (task,)).fetchone()
-    users = dict(conn.execute("SELECT name, user_id FROM msg_users WHERE task = ? ORDER BY seq", (task,)).fetchall())
-    inbox = [loads(r[0]) for r in conn.execute("SELECT message FROM msg_inbox WHERE task = ? ORDER BY seq", (task,))]
+    row = query("SELECT user_count, message_count, current_user, generated_ids FROM msg_workspaces WHERE id = ?",
+                (task,))[0]
+    users: dict[Any, Any] = dict(query("SELECT name, user_id FROM msg_users WHERE task = ? ORDER BY seq", (task,)))
+    inbox = [loads(r[0]) for r in query("SELECT message FROM msg_inbox WHERE task = ? ORDER BY seq", (task,))]
     return {"generated_ids": set(loads(row[3])), "user_count": row[0], "user_map": users, "inbox": inbox,
             "message_count": row[1], "current_user": row[2]}
 

@@ -12,7 +12,7 @@ import sqlite3
 from typing import Any
 
 from arena.core.toolkit import ToolContext, tool
-from arena.gyms.bfcl.classes import FunctionClass
+from arena.gyms.bfcl.classes import FunctionClass, Query
 from arena.gyms.bfcl.store import PythonError, RecordKey, as_bfcl, dumps, loads, next_value
 
 SCHEMA = """
@@ -325,20 +325,19 @@ def load(conn: sqlite3.Connection, task: str, config: dict[str, Any], long_conte
         conn.execute("INSERT INTO tw_following VALUES (?, ?, ?, ?)", (f"{task}/f{seq}", task, seq, name))
 
 
-def _mapping(conn: sqlite3.Connection, table: str, column: str, task: str) -> dict[Any, Any]:
-    return {json.loads(k): loads(v) for k, v in conn.execute(
-        f"SELECT key, {column} FROM {table} WHERE task = ? ORDER BY seq", (task,))}
+def _mapping(query: Query, table: str, column: str, task: str) -> dict[Any, Any]:
+    return {json.loads(k): loads(v) for k, v in query(f"SELECT key, {column} FROM {table} WHERE task = ? ORDER BY seq",
+                                                      (task,))}
 
 
-def state(conn: sqlite3.Connection, task: str) -> dict[str, Any]:
+def state(query: Query, task: str) -> dict[str, Any]:
     """The account's public attributes as BFCL's instance holds them."""
-    row = conn.execute("SELECT username, password, authenticated, tweet_counter FROM tw_accounts WHERE id = ?",
-                       (task,)).fetchone()
-    following = [r[0] for r in conn.execute("SELECT username FROM tw_following WHERE task = ? ORDER BY seq", (task,))]
+    row = query("SELECT username, password, authenticated, tweet_counter FROM tw_accounts WHERE id = ?", (task,))[0]
+    following = [r[0] for r in query("SELECT username FROM tw_following WHERE task = ? ORDER BY seq", (task,))]
     return {"username": row[0], "password": row[1], "authenticated": row[2],
-            "tweets": _mapping(conn, "tw_tweets", "tweet", task),
-            "comments": _mapping(conn, "tw_comments", "comments", task),
-            "retweets": _mapping(conn, "tw_retweets", "tweet_ids", task),
+            "tweets": _mapping(query, "tw_tweets", "tweet", task),
+            "comments": _mapping(query, "tw_comments", "comments", task),
+            "retweets": _mapping(query, "tw_retweets", "tweet_ids", task),
             "following_list": following, "tweet_counter": row[3]}
 
 

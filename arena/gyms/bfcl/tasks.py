@@ -3,7 +3,7 @@
 Each entry becomes the task ``<category>-<index>`` (``base-007`` is BFCL's ``multi_turn_base_7``): its conversation
 is BFCL's user turns (a ``miss_func`` turn that adds functions says BFCL's fixed prompt and reveals them), its tools
 are its classes' functions, its gold program is BFCL's ground truth turn by turn, its intent the ground truth as the
-reference policy plays it (:func:`arena.authoring.given.intent_from_gold`), and each turn whose ground truth makes
+reference policy plays it (:func:`arena.authoring.foreign.intent_from_gold`), and each turn whose ground truth makes
 calls is one assertion of BFCL's checker (:mod:`arena.gyms.bfcl.verdict`).
 
 **Splits.** BFCL has no training split. gymloop trains on a fixed fifth of BFCL's entry numbers (40 of 200, drawn
@@ -17,7 +17,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from arena.authoring.given import PlayedTurn, gold_steps, intent_from_gold, play_gold
+from arena.authoring.foreign import PlayedTurn, gold_steps, intent_from_gold, play_gold
 from arena.core.conversation import Conversation, GivenTurn, GivenTurns, TaskSource
 from arena.core.domain import Domain
 from arena.core.gym import Gym
@@ -115,8 +115,7 @@ def build_tasks(domain: Domain, state_db: bytes, clock_start: str, entries: Sequ
 
     def measure(gym: Gym, task: Task) -> dict[str, dict[str, str]]:
         start, before = last.get(task.id, (0, None))
-        with gym.read() as conn:
-            digests = state_digests(conn, task.id, classes[task.id], gym.trace[start:], before)
+        digests = state_digests(gym.query, task.id, classes[task.id], gym.trace[start:], before)
         last[task.id] = (len(gym.trace), digests)
         return digests
 

@@ -10,7 +10,7 @@ import sqlite3
 from typing import Any
 
 from arena.core.toolkit import ToolContext, tool
-from arena.gyms.bfcl.classes import FunctionClass
+from arena.gyms.bfcl.classes import FunctionClass, Query
 from arena.gyms.bfcl.store import PythonError, RecordKey, as_bfcl, dumps, loads, next_value
 
 SCHEMA = """
@@ -224,11 +224,10 @@ def load(conn: sqlite3.Connection, task: str, config: dict[str, Any], long_conte
         conn.execute("INSERT INTO tk_tickets VALUES (?, ?, ?, ?)", (f"{task}/t{seq}", task, seq, dumps(ticket)))
 
 
-def state(conn: sqlite3.Connection, task: str) -> dict[str, Any]:
+def state(query: Query, task: str) -> dict[str, Any]:
     """The ticketing system's public attributes as BFCL's instance holds them."""
-    counter, user = conn.execute("SELECT ticket_counter, current_user FROM tk_systems WHERE id = ?",
-                                 (task,)).fetchone()
-    queue = [loads(r[0]) for r in conn.execute("SELECT ticket FROM tk_tickets WHERE task = ? ORDER BY seq", (task,))]
+    counter, user = query("SELECT ticket_counter, current_user FROM tk_systems WHERE id = ?", (task,))[0]
+    queue = [loads(r[0]) for r in query("SELECT ticket FROM tk_tickets WHERE task = ? ORDER BY seq", (task,))]
     return {"ticket_queue": queue, "ticket_counter": counter, "current_user": user}
 
 

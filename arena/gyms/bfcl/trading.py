@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from arena.core.toolkit import ToolContext, tool
-from arena.gyms.bfcl.classes import FunctionClass
+from arena.gyms.bfcl.classes import FunctionClass, Query
 from arena.gyms.bfcl.data import long_context_data
 from arena.gyms.bfcl.store import Number, PythonError, RecordKey, as_bfcl, draw, dumps, loads, next_value, seeded_state
 
@@ -482,18 +482,17 @@ def load(conn: sqlite3.Connection, task: str, config: dict[str, Any], long_conte
                  (f"{task}/{OWNER}", task, OWNER, seeded_state(int(config.get("random_seed", DEFAULT_SEED)))))
 
 
-def state(conn: sqlite3.Connection, task: str) -> dict[str, Any]:
+def state(query: Query, task: str) -> dict[str, Any]:
     """The trading account's public attributes as BFCL's instance holds them."""
-    info, authenticated, market, counter, long_context = conn.execute(
+    info, authenticated, market, counter, long_context = query(
         "SELECT account_info, authenticated, market_status, order_counter, long_context FROM tr_accounts WHERE id = ?",
-        (task,)).fetchone()
-    orders = {json.loads(k): loads(v) for k, v in conn.execute(
-        "SELECT key, ord FROM tr_orders WHERE task = ? ORDER BY seq", (task,))}
-    stocks = {s: loads(v) for s, v in conn.execute("SELECT symbol, stock FROM tr_stocks WHERE task = ? ORDER BY seq",
-                                                   (task,))}
-    watch = [r[0] for r in conn.execute("SELECT symbol FROM tr_watch WHERE task = ? ORDER BY seq", (task,))]
-    history = [loads(r[0]) for r in conn.execute("SELECT txn FROM tr_transactions WHERE task = ? ORDER BY seq",
-                                                 (task,))]
+        (task,))[0]
+    orders = {json.loads(k): loads(v) for k, v in query("SELECT key, ord FROM tr_orders WHERE task = ? ORDER BY seq",
+                                                        (task,))}
+    stocks = {s: loads(v) for s, v in query("SELECT symbol, stock FROM tr_stocks WHERE task = ? ORDER BY seq",
+                                            (task,))}
+    watch = [r[0] for r in query("SELECT symbol FROM tr_watch WHERE task = ? ORDER BY seq", (task,))]
+    history = [loads(r[0]) for r in query("SELECT txn FROM tr_transactions WHERE task = ? ORDER BY seq", (task,))]
     return {"orders": orders, "account_info": loads(info), "authenticated": authenticated, "market_status": market,
             "order_counter": counter, "stocks": stocks, "watch_list": watch, "transaction_history": history,
             "long_context": bool(long_context)}

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from arena.core.toolkit import ToolContext, tool
-from arena.gyms.bfcl.classes import FunctionClass
+from arena.gyms.bfcl.classes import FunctionClass, Query
 from arena.gyms.bfcl.store import Number, PythonError, as_bfcl, draw, dumps, loads, next_value, seeded_state
 
 SCHEMA = """
@@ -534,14 +534,12 @@ def load(conn: sqlite3.Connection, task: str, config: dict[str, Any], long_conte
                  (f"{task}/{OWNER}", task, OWNER, seeded_state(int(config.get("random_seed", DEFAULT_SEED)))))
 
 
-def state(conn: sqlite3.Connection, task: str) -> dict[str, Any]:
+def state(query: Query, task: str) -> dict[str, Any]:
     """The travel account's public attributes as BFCL's instance holds them."""
-    row = conn.execute(f"SELECT {', '.join(ACCOUNT_FIELDS)}, long_context FROM tv_accounts WHERE id = ?",
-                       (task,)).fetchone()
-    cards = {k: loads(v) for k, v in conn.execute("SELECT card_id, card FROM tv_cards WHERE task = ? ORDER BY seq",
-                                                  (task,))}
-    bookings = {k: loads(v) for k, v in conn.execute(
-        "SELECT booking_id, booking FROM tv_bookings WHERE task = ? ORDER BY seq", (task,))}
+    row = query(f"SELECT {', '.join(ACCOUNT_FIELDS)}, long_context FROM tv_accounts WHERE id = ?", (task,))[0]
+    cards = {k: loads(v) for k, v in query("SELECT card_id, card FROM tv_cards WHERE task = ? ORDER BY seq", (task,))}
+    bookings = {k: loads(v) for k, v in query("SELECT booking_id, booking FROM tv_bookings WHERE task = ? ORDER BY seq",
+                                              (task,))}
     values = dict(zip(ACCOUNT_FIELDS, row[:-1], strict=True))
     return {"credit_card_list": cards, "booking_record": bookings, **values, "long_context": bool(row[-1])}
 

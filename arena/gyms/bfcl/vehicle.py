@@ -6,7 +6,7 @@ import sqlite3
 from typing import Any
 
 from arena.core.toolkit import ToolContext, tool
-from arena.gyms.bfcl.classes import FunctionClass
+from arena.gyms.bfcl.classes import FunctionClass, Query
 from arena.gyms.bfcl.data import long_context_data
 from arena.gyms.bfcl.store import Number, PythonError, as_bfcl, draw, dumps, loads, seeded_state
 
@@ -434,10 +434,11 @@ def load(conn: sqlite3.Connection, task: str, config: dict[str, Any], long_conte
                  (f"{task}/{OWNER}", task, OWNER, seeded_state(int(config.get("random_seed", DEFAULT_SEED)))))
 
 
-def state(conn: sqlite3.Connection, task: str) -> dict[str, Any]:
+def state(query: Query, task: str) -> dict[str, Any]:
     """The vehicle's public attributes as BFCL's instance holds them."""
-    cur = conn.execute("SELECT * FROM vc_vehicles WHERE id = ?", (task,))
-    row = dict(zip([d[0] for d in cur.description], cur.fetchone(), strict=True))
+    columns = [c for c, _, _ in FIELDS] + ["remainingUnlockedDoors", "doorStatus", "long_context"]
+    found = query(f"SELECT {', '.join(columns)} FROM vc_vehicles WHERE id = ?", (task,))[0]
+    row = dict(zip(columns, found, strict=True))
     public = {c: row[c] for c, _, _ in FIELDS if c not in PRIVATE}
     return {**public, "remainingUnlockedDoors": row["remainingUnlockedDoors"], "doorStatus": loads(row["doorStatus"]),
             "long_context": bool(row["long_context"])}

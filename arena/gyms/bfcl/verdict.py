@@ -20,7 +20,6 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,6 +27,7 @@ from arena.core.conversation import Turn, turn_of
 from arena.core.domain_check import CheckInput
 from arena.core.results import TraceStep
 from arena.core.task import DomainAssertion
+from arena.gyms.bfcl.classes import Query
 from arena.gyms.bfcl.world import CLASS_OF, CLASSES, class_state, state_digest
 
 CHECK = "bfcl_turn"
@@ -61,7 +61,7 @@ def result_digest(step: TraceStep) -> str:
     return hashlib.sha256(shown.encode()).hexdigest()[:12]
 
 
-def state_digests(conn: Any, task: str, classes: Sequence[str], steps: Sequence[TraceStep] = (),
+def state_digests(query: Query, task: str, classes: Sequence[str], steps: Sequence[TraceStep] = (),
                   before: dict[str, dict[str, str]] | None = None) -> dict[str, dict[str, str]]:
     """Each class's public attributes in ``task`` as digests (class -> attribute -> digest).
 
@@ -69,7 +69,7 @@ def state_digests(conn: Any, task: str, classes: Sequence[str], steps: Sequence[
     """
     written = {CLASS_OF.get(s.tool) for s in steps if s.ok and s.write}
     return {name: before[name] if before is not None and name in before and name not in written
-            else {attr: state_digest(value) for attr, value in class_state(conn, task, name).items()}
+            else {attr: state_digest(value) for attr, value in class_state(query, task, name).items()}
             for name in classes}
 
 
@@ -111,8 +111,7 @@ def _replay(inp: CheckInput, classes: list[str]) -> _Played:
         for step in by_turn[k]:
             if step.ok:
                 gym.call_tool(step.tool, step.arguments)
-        with gym.read() as conn:
-            states.append(state_digests(conn, inp.task.id, classes, gym.trace[start:], states[-1] if states else None))
+        states.append(state_digests(gym.query, inp.task.id, classes, gym.trace[start:], states[-1] if states else None))
     return _Played(played=len(users), calls=by_turn, states=states)
 
 
@@ -126,8 +125,7 @@ def _gold_attributes(inp: CheckInput, k: int, classes: list[str]) -> dict[str, d
         for step in inp.task.gold.steps:
             if (step.turn or 0) == turn:
                 gym.call_tool(step.tool, step.arguments)
-    with gym.read() as conn:
-        return state_digests(conn, inp.task.id, classes)
+    return state_digests(gym.query, inp.task.id, classes)
 
 
 def check_turn(inp: CheckInput) -> tuple[bool, str]:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from arena.core.toolkit import Tool
-from arena.gyms.bfcl.classes import FunctionClass
+from arena.gyms.bfcl.classes import FunctionClass, Query
 from arena.gyms.bfcl.data import BfclEntry, long_context_data
 from arena.gyms.bfcl.file_system import FILE_SYSTEM
 from arena.gyms.bfcl.mathematics import MATH
@@ -65,9 +65,9 @@ def build_world(entries: Iterable[tuple[str, BfclEntry]]) -> sqlite3.Connection:
     return conn
 
 
-def class_state(conn: sqlite3.Connection, task: str, name: str) -> dict[str, Any]:
-    """A class's public attributes in a task, as BFCL's instance would hold them."""
-    return CLASSES[name].state(conn, task)
+def class_state(query: Query, task: str, name: str) -> dict[str, Any]:
+    """A class's public attributes in a task, as BFCL's instance would hold them (``query``: ``Gym.query``)."""
+    return CLASSES[name].state(query, task)
 
 
 def canonical(value: Any) -> str:
