@@ -67,8 +67,8 @@ def careful_play(gym: Gym, task: Task) -> tuple[list[TraceStep], Verdict | None,
 
 def _converse(agent: ReferencePolicy, gym: Gym, conversation: Conversation, observation: Observation) -> AgentRun:
     """Play a conversation of given user turns as the episode loop does: each turn said, the agent answering."""
-    from arena.agents.user import ConversationConfig, make_user
-    from arena.rollout.conversation import Dialogue, conversational_view, converse
+    from arena.agents.user import ConversationConfig
+    from arena.rollout.conversation import Dialogue, conversational_view, converse, make_user
 
     config = ConversationConfig()
     dialogue = Dialogue(gym, make_user(conversation, config, 0), config)

@@ -12,13 +12,28 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from arena.core.results import TraceStep
+from arena.core.conversation import Role
+from arena.core.results import ToolResult, TraceStep
 from arena.core.task import DomainAssertion, Task
 
-if TYPE_CHECKING:
-    from arena.core.gym import Gym
+
+class ReplayGym(Protocol):
+    """What a check does with its replay gym (an :class:`arena.core.gym.Gym`): say turns, call tools, read."""
+
+    @property
+    def trace(self) -> list[TraceStep]:
+        """The replayed calls."""
+
+    def record_turn(self, role: Role, text: str) -> None:
+        """Record a conversation message after the calls made so far."""
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | str | None = None) -> ToolResult:
+        """Run one tool call on the replayed world."""
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read-only query over the replayed world."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +57,7 @@ class CheckInput:
     trace: Sequence[TraceStep]
     turns: Sequence[Any]
     world: sqlite3.Connection
-    replay: Callable[[], Gym]
+    replay: Callable[[], ReplayGym]
     memo: dict[str, Any] = field(default_factory=dict)
 
 

@@ -56,7 +56,7 @@ OPTIONAL_DOMAINS: dict[str, OptionalGym] = {
                                "pip install 'gymloop[tau2]' (or set tau2_checkout to a τ²-bench checkout)",
                                "tau2_checkout"),
     "bfcl-multi-turn": OptionalGym("arena.gyms.bfcl", "bfcl_eval",
-                                   "pip install -e '.[bfcl]' && pip install --no-deps bfcl-eval==2026.3.23"),
+                                   "pip install 'gymloop[bfcl]' && pip install --no-deps bfcl-eval==2026.3.23"),
 }
 """Gyms shipped with gymloop whose data comes from another package, by name. They are listed once the package is
 installed (or their setting names the data); asked for without it, they say how to install it."""

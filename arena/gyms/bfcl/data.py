@@ -24,7 +24,7 @@ PACKAGE = "bfcl_eval"
 VERSION = "2026.3.23"
 """The release of ``bfcl-eval`` the gym reads (its data and long-context constants)."""
 
-INSTALL_HINT = (f"install BFCL's package without its dependencies: pip install -e '.[bfcl]' && "
+INSTALL_HINT = (f"install BFCL's package without its dependencies: pip install 'gymloop[bfcl]' && "
                 f"pip install --no-deps bfcl-eval=={VERSION}")
 """What to run when the package is missing (its declared dependencies are heavy and unused here)."""
 
