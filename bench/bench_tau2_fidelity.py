@@ -30,11 +30,12 @@ from typing import Any
 
 from arena.core.gym import Gym
 from arena.core.pack import Pack, build_pack
+from arena.core.weakness import WeaknessKind
 from arena.gyms import tau2_airline, tau2_retail
 from arena.gyms.tau2_data import PACKAGES, read_files
 
-CLASSES = ("wrong_id", "skip", "extra_write", "swap")
-"""The perturbation classes, drawn in turn."""
+CLASSES = (WeaknessKind.WRONG_ID, "skip", "extra_write", "swap")
+"""The perturbation classes, drawn in turn (a wrong id is the weakness kind it injects)."""
 
 WORLDS = {"airline": tau2_airline.world, "retail": tau2_retail.world}
 ID_ARGUMENTS = {"airline": ("reservation_id", "user_id", "payment_id"),
@@ -105,7 +106,7 @@ def _perturbed(domain: str, gold: list[Sequence], count: int, seed: int) -> list
         steps = [(name, json.loads(json.dumps(args))) for name, args in base.steps]
         at = [i for i, (name, _) in enumerate(steps) if name in writes]
         note = ""
-        if kind == "wrong_id":
+        if kind == WeaknessKind.WRONG_ID:
             i = rng.choice(at)
             name, args = steps[i]
             keys = [k for k in ID_ARGUMENTS[domain] if k in args]

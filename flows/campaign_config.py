@@ -1,9 +1,10 @@
 """A campaign is a contract: what its rounds are measured against, recorded with it and checked before each round.
 
 The contract of a round: each gym's base pack (its id is the hash of the gym's tools, policy, world and tasks for
-seed 0, so an edited gym gives another), the size of the held-out suite and the settings of the campaign's
-sections (:data:`flows.settings.CAMPAIGN_SECTIONS`, without the machine's :data:`flows.settings.LOCAL_SETTINGS`),
-as ``GymloopSettings.public_dict`` shows them (a model's endpoint masked).
+seed 0, so an edited gym gives another), a hash of each gym's code (the Python files of the folders holding its
+world generator and its tools: a tool's behaviour changes no pack), the size of the held-out suite and the
+settings of the campaign's sections (:data:`flows.settings.CAMPAIGN_SECTIONS`, without the machine's
+:data:`flows.settings.LOCAL_SETTINGS`), as ``GymloopSettings.public_dict`` shows them (a model's endpoint masked).
 The registry keeps it as the campaign's baseline 0 when the first round starts (``Registry.open_round``).
 
 Before a later round plays any episode, its contract is compared with the campaign's last baseline on what
@@ -15,7 +16,10 @@ paired within a round, never across baselines.
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from arena.core.domains import GymLoadError, get_domain
@@ -42,8 +46,32 @@ def campaign_contract(settings: GymloopSettings, base: Sequence[Pack], suite_siz
     """
     recorded = {name: value for name, value in settings.public_dict().items()
                 if SECTION_OF.get(name) in CAMPAIGN_SECTIONS and name not in LOCAL_SETTINGS}
-    return {"gyms": {pack.manifest.domain: pack.id for pack in base}, "suite_episodes": suite_size,
-            "settings": recorded}
+    return {"gyms": {pack.manifest.domain: pack.id for pack in base},
+            "gym_code": {pack.manifest.domain: _code_digests(pack.manifest.domain) for pack in base},
+            "suite_episodes": suite_size, "settings": recorded}
+
+
+def _code_folders(domain: str) -> dict[str, Path]:
+    """The packages holding a gym's world generator and its tools' code, by name, with their folders."""
+    gym = get_domain(domain)
+    found = {}
+    for code in (gym.generate, *(t.fn for t in gym.tools.values())):
+        module = inspect.getmodule(code)
+        path = getattr(module, "__file__", None)
+        if module is not None and path is not None:
+            found[module.__name__.rpartition(".")[0] or module.__name__] = Path(path).parent
+    return dict(sorted(found.items()))
+
+
+def _code_digests(domain: str) -> dict[str, str]:
+    """A hash of each package of a gym's code: every Python file under its folder."""
+    digests = {}
+    for package, folder in _code_folders(domain).items():
+        digest = hashlib.sha256()
+        for path in sorted(folder.rglob("*.py")):
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+        digests[package] = digest.hexdigest()[:16]
+    return digests
 
 
 def _measured(contract: Mapping[str, Any], settings: GymloopSettings) -> dict[str, Any]:
@@ -78,10 +106,19 @@ def contract_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], se
     """
     changes = []
     old_gyms, new_gyms = recorded.get("gyms", {}), current.get("gyms", {})
-    for domain in sorted(set(old_gyms) | set(new_gyms)):
-        old, new = old_gyms.get(domain), new_gyms.get(domain)
-        if old != new and old is not None and new is not None:  # a gym added or removed: ``domains``, below
-            changes.append(f"gym {domain!r} changed: base pack {old[:12]} -> {new[:12]} ({_gym_origin(domain)})")
+    old_code, new_code = recorded.get("gym_code", {}), current.get("gym_code", {})
+    for domain in sorted(set(old_gyms) & set(new_gyms)):  # a gym added or removed: the ``domains`` setting, below
+        what = []
+        if old_gyms[domain] != new_gyms[domain]:
+            what.append(f"base pack {old_gyms[domain][:12]} -> {new_gyms[domain][:12]}")
+        if domain in old_code:
+            folders = _code_folders(domain)
+            edited = [str(folders[p]) for p in sorted(new_code.get(domain, {}))
+                      if old_code[domain].get(p) != new_code[domain][p] and p in folders]
+            if edited:
+                what.append(f"code under {', '.join(edited)}")
+        if what:
+            changes.append(f"gym {domain!r} changed: {', '.join(what)} ({_gym_origin(domain)})")
     old_settings, new_settings = _measured(recorded, settings), _measured(current, settings)
     for name in sorted(new_settings):
         if name in recorded.get("settings", {}) and old_settings[name] != new_settings[name]:

@@ -58,6 +58,12 @@ def test_a_changed_gym_or_eval_seeds_stops_the_next_round_and_accepting_it_start
     line = _refused(gymloop(["round", "--campaign", "c"]))
     assert "gym 'acme' changed: base pack " in line and "(module acme)" in line, line
     world.write_text(original, encoding="utf-8")
+    tools = project / "acme" / "tools.py"
+    kept = tools.read_text(encoding="utf-8")
+    tools.write_text(kept + "\n\ndef _helper() -> int:\n    return 1\n", encoding="utf-8")  # the same pack
+    line = _refused(gymloop(["round", "--campaign", "c"]))
+    assert f"gym 'acme' changed: code under {project / 'acme'} (module acme)" in line, line
+    tools.write_text(kept, encoding="utf-8")
 
     line = _refused(gymloop(["round", "--campaign", "c"], GYMLOOP_EVAL_SEEDS="[1]"))
     assert "eval_seeds [0] -> [1] (environment variable GYMLOOP_EVAL_SEEDS)" in line and "gym" not in line, line
