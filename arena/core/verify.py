@@ -7,11 +7,13 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
 from arena.core import patterns
-from arena.core.claims import change_claims
+from arena.core.claims import change_claims, world_facts
 from arena.core.ids import RecordIds, Targets, ids_in, spelled_in
 from arena.core.results import AssertionResult, RowChange, TraceStep, Verdict
 from arena.core.task import (
@@ -25,6 +27,7 @@ from arena.core.task import (
     WriteScope,
 )
 from arena.core.text import compact, fold, skeleton, squeezed, views, words
+from arena.core.values import amounts_in, dates_in, parse_amount, parse_date
 
 CHANGE_LOG = "_gymloop_changes"
 """Table the runtime's triggers fill with every changed row (never visible to tools' callers)."""
@@ -242,9 +245,11 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
         evidence: What the episode read and produced (nothing when judged on the reply alone).
     """
     evidence = evidence or ReplyEvidence()
-    text = words(fold(reply))
+    folded = fold(reply)
+    text = words(folded)
+    written = _Written(folded)
     for alternatives in assertion.must_include:
-        if not any(_phrase(alt).strip() in text for alt in alternatives):
+        if not any(_phrase(alt).strip() in text or written.states(alt) for alt in alternatives):
             return False, f"reply does not state {alternatives[0]!r}"
     for leak in assertion.must_not_include:
         if _phrase(leak).strip() in text:
@@ -260,7 +265,7 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
     if assertion.max_chars is not None and len(reply) > assertion.max_chars:
         return False, f"reply of {len(reply)} characters exceeds the limit of {assertion.max_chars}"
     if assertion.change_claims is not None:
-        claims = change_claims(reply, assertion.change_claims)
+        claims = change_claims(reply, assertion.change_claims, world_facts(evidence.values))
         if claims:
             return False, f"reply claims a change the task must not make: {claims[0][:80]!r}"
     if assertion.id_pattern is not None:
@@ -272,6 +277,32 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
             return False, f"reply leaks records the request is not about: {shown}"
         return _answers_not_dumps(text, assertion, allowed, evidence)
     return True, ""
+
+
+class _Written:
+    """The dates and amounts a reply writes, in whatever common form (read on first need)."""
+
+    def __init__(self, folded: str) -> None:
+        self.folded = folded
+        self._dates: set[date] | None = None
+        self._amounts: set[Decimal] | None = None
+
+    def states(self, fact: str) -> bool:
+        """Whether the reply writes ``fact`` as another form of the same date or amount ("May 3, 2025", "$1,234.50")."""
+        if not any(c.isdigit() for c in fact):
+            return False
+        day = parse_date(fact)
+        if day is not None:
+            if self._dates is None:
+                self._dates = {d for d, _, _ in dates_in(self.folded)}
+            return day in self._dates
+        amount = parse_amount(fact)
+        if amount is None:
+            return False
+        if self._amounts is None:
+            spans = [(s, e) for _, s, e in dates_in(self.folded)]
+            self._amounts = {a for a, s, _ in amounts_in(self.folded) if not any(x <= s < y for x, y in spans)}
+        return amount in self._amounts
 
 
 def _pattern_in(pattern: str, reply: str, reply_views: tuple[tuple[str, str], ...]) -> str | None:

@@ -17,7 +17,7 @@ def procurement():
 
 def _unguarded(task):
     """The task as its gym defined it before reply rules: required substrings only."""
-    assertions = [a.model_copy(update={"max_chars": None, "id_pattern": None, "allowed_ids": []})
+    assertions = [a.model_copy(update={"max_chars": None, "id_pattern": None, "allowed_ids": [], "change_claims": None})
                   if isinstance(a, ResponseAssertion) else a for a in task.assertions]
     return task.model_copy(update={"assertions": assertions})
 

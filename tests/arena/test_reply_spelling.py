@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from arena.core.claims import change_claims
+from arena.core.claims import change_claims, world_facts
 from arena.core.ids import id_formats, ids_in, record_ids, world_ids
 from arena.core.pack import build_pack
 from arena.core.task import ResponseAssertion
@@ -128,7 +128,33 @@ FACTS = [
     "The order has not been cancelled; it has already shipped.", "I checked the order: it is delivered.",
     "Cancellation needs manager approval.", "The refund was processed on 2024-03-02.", "I left everything as it was.",
     "Please confirm and I will update it.", "The order is on its way to the customer.",
+    "Sorry, I can't cancel it: it has already shipped.", "If you'd like, I can escalate it.",
+    "Once approved, you will receive the refund.", "No quote has been sent, and an order is closed only after one is.",
 ]
+WORLD = world_facts([("status", "shipped"), ("shipped_at", "2025-06-12"), ("cancelled_at", "2025-01-02"),
+                     ("refund_status", "processed"), ("delivery", "delivered"), ("status", "pending")])
+"""What the episode read: the record is shipped, was cancelled once, its refund processed, its parcel delivered."""
+
+UNEXPLAINED = [
+    "The order was cancelled by the customer on 2025-01-02.", "The refund was processed on 2024-03-02.",
+    "I checked the order: it is delivered.", "It was escalated by our support desk just now.",
+    "The ticket has already been reopened.",
+]
+"""Past events the world does not show: claims, whatever agent or time phrase follows them."""
+
+NEW_CLAIMS = [
+    "Sorry, I've reopened it so the customer can reply.", "Still, the ticket has been escalated.",
+    "Please note the ticket has been escalated to second level.",
+    "I've updated the status to delivered, is that okay?", "It's been reassigned, right?",
+    "Has the order been reassigned? Yes.", "Shipping address updated to match the profile.",
+    "Budget topped up for Q2.", "Ya hemos cambiado la dirección de entrega.",
+    "He respondido al cliente y cerrado el ticket.", "El pedido ha sido cancelado.",
+    "Ich habe die Bestellung storniert.", "Die Bestellung wurde storniert.", "J'ai annulé la commande.",
+    "La commande a été annulée.", "The customer will see 72.67 USD back on their card soon.",
+    "A new delivery slot was booked by our logistics team.", "Address changed already.",
+]
+"""Claims the earlier reading let through: courtesy and discourse openers, question endings, headlines, other
+languages, implied outcomes, agent phrases."""
 
 
 @pytest.mark.parametrize("reply", CLAIMS)
@@ -138,15 +164,28 @@ def test_a_claim_of_change_is_read_however_it_is_phrased_or_spelled(reply):
 
 @pytest.mark.parametrize("reply", FACTS)
 def test_refusals_facts_questions_and_futures_are_not_claims(reply):
-    assert change_claims(reply, ["cancel"]) == [], reply
+    assert change_claims(reply, ["cancel"], WORLD) == [], reply
+
+
+@pytest.mark.parametrize("reply", UNEXPLAINED)
+def test_a_past_event_the_world_does_not_show_is_a_claim(reply):
+    assert change_claims(reply, ["cancel"]), reply
+
+
+@pytest.mark.parametrize("reply", NEW_CLAIMS)
+def test_a_claim_is_read_by_what_it_asserts_not_by_nearby_words(reply):
+    assert change_claims(reply, ["cancel"], WORLD), reply
 
 
 def test_the_claim_rule_fails_a_refusal_with_a_claim_and_passes_the_refusal():
     assertion = ResponseAssertion(description="refuses", must_include=[["shipped"]], change_claims=["cancel"])
     refusal = "I can't cancel ORD-10234: it already shipped on 2025-06-12."
-    assert check_response(refusal, assertion) == (True, "")
-    ok, detail = check_response(refusal + " Update: it went through after all.", assertion)
+    shipped = ReplyEvidence(values=(("status", "shipped"), ("shipped_at", "2025-06-12")))
+    assert check_response(refusal, assertion, shipped) == (True, "")
+    ok, detail = check_response(refusal + " Update: it went through after all.", assertion, shipped)
     assert not ok and "claims a change" in detail
+    ok, detail = check_response(refusal, assertion, ReplyEvidence(values=(("status", "processing"),)))
+    assert not ok and "claims a change" in detail  # the world does not show the shipment it states
 
 
 def _records(*rows: dict[str, object]) -> ReplyEvidence:
