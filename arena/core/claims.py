@@ -507,8 +507,12 @@ def change_claims(reply: str, verbs: list[str] | tuple[str, ...] = (),
     participles, actions, subjects, long_words = _vocabulary(tuple(sorted({v.lower() for v in verbs})))
     known = actions | COMPLETION_WORDS
     world = facts or WorldFacts()
+    quoted = fold(reply)
+    for text in world.texts:
+        if text in quoted:
+            quoted = quoted.replace(text, " ")
     found = []
-    for words in clauses(reply):
+    for words in clauses(quoted):
         read = [_read_word(w, known, long_words) for w in words]
         if _claims(read, participles, actions, subjects, world):
             found.append(" ".join(words))
@@ -532,11 +536,13 @@ class WorldFacts:
             (``released`` for ``shipped``).
         phrases: Each short text value, folded, as words between spaces (a name, a city, a carrier).
         dates: Every date a value holds.
+        texts: Every longer text value, folded: a reply that quotes one (a ticket's subject) asserts nothing by it.
     """
 
     words: frozenset[str] = frozenset()
     phrases: frozenset[str] = frozenset()
     dates: frozenset[date] = frozenset()
+    texts: frozenset[str] = frozenset()
 
     def explain(self, clause: list[str], i: int) -> bool:
         """Whether the world explains the participle at ``i``.
@@ -550,6 +556,8 @@ class WorldFacts:
         if self.dates:
             written = _SPLIT_ISO.sub(r"\1-\2-\3", text)
             if any(d in self.dates for d, _, _ in dates_in(written)):
+                return True
+            if any(parse_date(w) in self.dates for w in clause[i + 1:] if len(w) == 8 and w.isdigit()):
                 return True
             for a, b, year in _SPLIT_DMY.findall(text):  # separators dropped: either order of day and month
                 for month, day in ((int(a), int(b)), (int(b), int(a))):
@@ -566,9 +574,12 @@ def world_facts(values: Iterable[tuple[str, object]]) -> WorldFacts:
     found: set[str] = set()
     phrases: set[str] = set()
     days: set[date] = set()
+    texts: set[str] = set()
     for key, value in values:
         if value is None or value is False or value == "" or value == 0 or isinstance(value, (list, dict)):
             continue
+        if isinstance(value, str) and len(value) >= 12 and " " in value:
+            texts.add(fold(value))
         found.update(p for p in key.casefold().split("_") if p and p not in _GENERIC_PAST)
         if isinstance(value, str) and len(value) <= 60:
             folded = _WORD.findall(fold(value))
@@ -579,4 +590,4 @@ def world_facts(values: Iterable[tuple[str, object]]) -> WorldFacts:
             if day is not None:
                 days.add(day)
     found |= {w for word in found for w in _ALSO_WRITTEN.get(word, ())}
-    return WorldFacts(frozenset(found), frozenset(phrases), frozenset(days))
+    return WorldFacts(frozenset(found), frozenset(phrases), frozenset(days), frozenset(texts))
