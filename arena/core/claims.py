@@ -508,7 +508,7 @@ def change_claims(reply: str, verbs: list[str] | tuple[str, ...] = (),
     known = actions | COMPLETION_WORDS
     world = facts or WorldFacts()
     quoted = fold(reply)
-    for text in world.texts:
+    for text in sorted(world.texts, key=len, reverse=True):  # a longer quote before the values inside it
         if text in quoted:
             quoted = quoted.replace(text, " ")
     found = []
