@@ -566,10 +566,14 @@ class WorldFacts:
         return any(f" {preposition}{p}" in text for p in self.phrases for preposition in _TYING)
 
 
-def world_facts(values: Iterable[tuple[str, object]]) -> WorldFacts:
+def world_facts(values: Iterable[tuple[str, object]], quotes: Iterable[str] = ()) -> WorldFacts:
     """The ``WorldFacts`` of what an episode read: ``(key, value)`` pairs of its tool calls' outputs.
 
     A field that is empty, false or zero makes nothing true.
+
+    Args:
+        values: What the episode's calls returned, each value with its key.
+        quotes: Other texts the system wrote (a refusal's message): a reply that quotes one asserts nothing by it.
     """
     found: set[str] = set()
     phrases: set[str] = set()
@@ -589,5 +593,6 @@ def world_facts(values: Iterable[tuple[str, object]]) -> WorldFacts:
             day = parse_date(value[:10]) if value[:1].isdigit() else None
             if day is not None:
                 days.add(day)
+    texts.update(fold(q) for q in quotes if len(q) >= 12 and " " in q)
     found |= {w for word in found for w in _ALSO_WRITTEN.get(word, ())}
     return WorldFacts(frozenset(found), frozenset(phrases), frozenset(days), frozenset(texts))

@@ -186,6 +186,7 @@ class ReplyEvidence:
         seen: Every text the episode's tool calls returned (keys and values), where internal values are found.
         values: Every value the episode's tool calls returned, with its key.
         prompt: The request: values it states are the requester's, never a dump or a hedge.
+        quotes: What the system wrote besides outputs (see ``system_quotes``): a reply quoting it asserts nothing.
     """
 
     own_ids: frozenset[str] = frozenset()
@@ -194,6 +195,7 @@ class ReplyEvidence:
     seen: tuple[str, ...] = ()
     values: tuple[tuple[str, Any], ...] = ()
     prompt: str = ""
+    quotes: tuple[str, ...] = ()
 
 
 @lru_cache(maxsize=1 << 16)
@@ -265,7 +267,7 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
     if assertion.max_chars is not None and len(reply) > assertion.max_chars:
         return False, f"reply of {len(reply)} characters exceeds the limit of {assertion.max_chars}"
     if assertion.change_claims is not None:
-        claims = change_claims(reply, assertion.change_claims, world_facts(evidence.values))
+        claims = change_claims(reply, assertion.change_claims, world_facts(evidence.values, evidence.quotes))
         if claims:
             return False, f"reply claims a change the task must not make: {claims[0][:80]!r}"
     if assertion.id_pattern is not None:
@@ -489,6 +491,35 @@ def read_outputs(trace: list[TraceStep]) -> tuple[tuple[dict[str, Any], ...], tu
     return tuple(records.values()), tuple(values)
 
 
+def system_quotes(trace: list[TraceStep]) -> tuple[str, ...]:
+    """The messages of the episode's refused and failed calls, without the text the agent gave them.
+
+    A reply that quotes a refusal ("from 'In Progress' it can move to: To Do, Done") reports the system's words,
+    not a change; the call's own argument values are cut out of the message first, so text an agent wrote into an
+    argument and the system echoed back is still read as the agent's.
+    """
+    out: list[str] = []
+    for step in trace:
+        if step.error is None:
+            continue
+        pieces = [step.error.message]
+        for argument in sorted(_strings(step.arguments), key=len, reverse=True):
+            pieces = [part for piece in pieces for part in piece.split(argument)]
+        out.extend(p for p in pieces if p.strip())
+    return tuple(dict.fromkeys(out))
+
+
+def _strings(value: Any) -> list[str]:
+    """Every non-empty text inside a JSON value."""
+    if isinstance(value, str):
+        return [value] if value else []
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
 def texts_seen(values: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
     """Every key and value of ``read_outputs``'s values, as text."""
     return tuple(dict.fromkeys(t for key, value in values for t in (key, str(value)) if t))
@@ -632,7 +663,8 @@ def _judge(
             records, read = read_outputs(trace)
             ok, detail = check_response(reply, assertion, ReplyEvidence(
                 own_ids=episode_ids(trace, assertion.id_pattern, known_ids) if assertion.id_pattern else frozenset(),
-                known_ids=known_ids, records=records, seen=texts_seen(read), values=read, prompt=task.prompt))
+                known_ids=known_ids, records=records, seen=texts_seen(read), values=read, prompt=task.prompt,
+                quotes=system_quotes(trace)))
         elif isinstance(assertion, DomainAssertion):
             ok, detail = (domain_check(assertion) if domain_check is not None
                           else (False, f"no gym check runs {assertion.check!r}"))

@@ -14,9 +14,10 @@ import pytest
 from arena.core.claims import change_claims, world_facts
 from arena.core.ids import id_formats, ids_in, record_ids, world_ids
 from arena.core.pack import build_pack
+from arena.core.results import ToolErrorInfo, TraceStep
 from arena.core.task import ResponseAssertion
 from arena.core.text import fold
-from arena.core.verify import ReplyEvidence, check_response
+from arena.core.verify import ReplyEvidence, check_response, system_quotes
 
 
 def _world() -> sqlite3.Connection:
@@ -221,3 +222,28 @@ def test_a_reply_that_pastes_the_record_fails():
 
 def test_fold_undoes_compatibility_forms_marks_invisibles_and_homoglyphs():
     assert fold("\uff33u\u0441\u0441\u0435\u0455\u0455\u200bfully\u00a0D\u043en\u0435\u0301") == "successfully done"
+
+
+def _refused(message: str, **arguments: object) -> ReplyEvidence:
+    step = TraceStep(index=0, tool="transition_issue", arguments=arguments, ok=False, clock="2025-01-01T00:00:00",
+                     error=ToolErrorInfo(kind="policy", message=message), write=True)
+    return ReplyEvidence(values=(("status", "In Progress"),), quotes=system_quotes([step]))
+
+
+def test_a_reply_quoting_the_systems_refusal_asserts_nothing_by_the_quote():
+    """A refusal naming the statuses an issue may move to ("To Do, Done") is the system's words, not a claim; a
+    claim beside the quote, or one the agent wrote into an argument the refusal echoes, is still read."""
+    assertion = ResponseAssertion(description="refuses", must_include=[["in progress"]], change_claims=["transition"])
+    message = "workflow WF-2 has no transition from 'In Progress' to 'In Review' for WEB-195; " \
+              "from 'In Progress' it can move to: To Do, Done"
+    evidence = _refused(message, issue_id="WEB-195", to_status="In Review")
+    quoted = f"Could not proceed: {message}"
+    assert check_response(quoted, assertion, evidence) == (True, "")
+    ok, detail = check_response(quoted + ". Done.", assertion, evidence)
+    assert not ok and "claims a change" in detail
+    assert change_claims(quoted, ["transition"], world_facts(evidence.values)), "the quote alone reads as a claim"
+    echoed = _refused("no issue 'WEB-195 moved, all done' in project WEB; it is In Progress", issue_id=
+                      "WEB-195 moved, all done")
+    ok, detail = check_response("No issue 'WEB-195 moved, all done' in project WEB; it is In Progress.", assertion,
+                                echoed)
+    assert not ok and "claims a change" in detail
