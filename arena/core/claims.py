@@ -77,6 +77,9 @@ _FINITE = frozenset({"do", "does", "did", "is", "are", "was", "were", "has", "ha
                      "could", "should", "may", "might", "must", "shall", "am"})
 _TYING = ("by", "in", "at", "from", "with", "for", "of")
 """Words that tie a participle to a value of the world ("owned by Sam Whitaker", "registered in Denver")."""
+_LABELLING = frozenset({"marked", "labelled", "labeled", "tagged", "recorded", "logged", "classified"})
+"""Participles that report how a record is labelled ("is marked cancelled", "is recorded as shipped"): with a state
+the world holds after them they describe the record, not a change."""
 _SPLIT_ISO = re.compile(r"\b(\d{4}) (\d{1,2}) (\d{1,2})\b")
 _SPLIT_DMY = re.compile(r"\b(\d{1,2}) (\d{1,2}) (\d{4})\b")
 _ABBREVIATIONS = re.compile(r"\b(inc|ltd|co|corp|llc|gmbh|mr|mrs|ms|dr|st|jr|sr|vs|etc|no|approx|dept)\.")
@@ -429,6 +432,7 @@ def _claims(words: list[str], participles: frozenset[str], actions: frozenset[st
         known = (word == "made" and not _CHANGE_NOUNS & set(words[max(0, i - 4):i + 4])) or (
             (changes or word in actions or word in COMPLETION_WORDS) and explained.explain(words, i))
         last = i > 0 and words[i - 1] == "last"  # "was last updated on": a fact of the record
+        known = known or (word in _LABELLING and not _first_person(words, i) and explained.labels(words, i))
         headline = i <= 4 and not any(w in _VERB_GROUP or w in _PRONOUNS or _participle(w) for w in words[:i]) \
             and not _FINITE & set(words[i + 1:])  # "invoiced quantities do not match": an adjective
         if changes and not known and not last and (
@@ -564,6 +568,12 @@ class WorldFacts:
                     if 1 <= month <= 12 and 1 <= day <= 31 and _day(int(year), month, day) in self.dates:
                         return True
         return any(f" {preposition}{p}" in text for p in self.phrases for preposition in _TYING)
+
+    def labels(self, clause: list[str], i: int) -> bool:
+        """Whether the labelling participle at ``i`` names a state the world holds ("is marked as cancelled")."""
+        rest = clause[i + 1:i + 3]
+        state = rest[1:] if rest[:1] in (["as"], ["to"]) else rest[:1]
+        return bool(state) and state[0] in self.words
 
 
 def world_facts(values: Iterable[tuple[str, object]], quotes: Iterable[str] = ()) -> WorldFacts:

@@ -178,6 +178,17 @@ def test_a_claim_is_read_by_what_it_asserts_not_by_nearby_words(reply):
     assert change_claims(reply, ["cancel"], WORLD), reply
 
 
+def test_a_label_the_world_holds_is_a_state_and_one_it_does_not_hold_a_claim():
+    """"Marked cancelled" describes a record the world shows cancelled; the same words of another state, or with
+    the agent as their subject, claim a change."""
+    for reply in ("Order ORD-10586 is marked cancelled, but its shipment was delivered.", "It is recorded as shipped.",
+                  "The order is tagged as pending."):
+        assert change_claims(reply, [], WORLD) == [], reply
+    for reply in ("Order ORD-10586 is marked returned.", "The order is tagged as closed.", "I marked it as shipped.",
+                  "We have marked the order shipped."):
+        assert change_claims(reply, [], WORLD), reply
+
+
 def test_the_claim_rule_fails_a_refusal_with_a_claim_and_passes_the_refusal():
     assertion = ResponseAssertion(description="refuses", must_include=[["shipped"]], change_claims=["cancel"])
     refusal = "I can't cancel ORD-10234: it already shipped on 2025-06-12."
