@@ -178,7 +178,12 @@ def round_rows(summaries: list[RoundSummary]) -> list[list[str]]:
 
 
 def _print_rounds(summaries: list[RoundSummary], title: str) -> None:
-    print_table(console, title, ROUND_COLUMNS, round_rows(summaries), right=("round", "before", "after", "lift"))
+    """The round table; rounds that used no model tokens (an offline model) show no tokens or cost columns."""
+    rows, columns = round_rows(summaries), list(ROUND_COLUMNS)
+    if not any(s.metrics.get("tokens", 0.0) or s.metrics.get("cost_usd", 0.0) for s in summaries):
+        kept = [i for i, column in enumerate(columns) if column not in ("tokens", "cost")]
+        rows, columns = [[row[i] for i in kept] for row in rows], [columns[i] for i in kept]
+    print_table(console, title, columns, rows, right=("round", "before", "after", "lift"))
 
 
 def _campaign_lift(name: str, settings: GymloopSettings) -> dict[str, float]:
@@ -447,12 +452,14 @@ def mlflow_ui_command(
 ) -> None:
     """Open gymloop's MLflow store in ``mlflow ui``, sized for a laptop (extra options go to mlflow).
 
-    One server process and no job runner unless asked; the offline switches are set. Prints each campaign's
-    runs view (training runs, both arms, gymloop's metric columns).
+    One server process and no job runner unless asked; the offline switches are set. The UI opens a campaign's
+    experiment on its runs, in gymloop's view (``mlflow server --app-name gymloop``); links gymloop prints from
+    now on point at this address.
     """
     from arena.core.redact import mask_url
     from flows._offline import OFFLINE_DEFAULTS
-    from flows.tracking import runs_view_url
+    from flows.mlflow_ui import APP_NAME
+    from flows.tracking import UI_ADDRESS_FILE, runs_view_url
 
     settings = _settings(**({"home": str(home)} if home else {}))
     uri = settings.resolved_mlflow_uri()
@@ -460,14 +467,17 @@ def mlflow_ui_command(
         print_line(console, f"MLflow runs on a tracking server: open {mask_url(uri)}")
         return
     address = f"http://{host}:{port}"
+    settings.store.home.mkdir(parents=True, exist_ok=True)
+    (settings.store.home / UI_ADDRESS_FILE).write_text(address + "\n", encoding="utf-8")
     print_line(console, f"MLflow UI on {address} for {mask_url(uri)} ({workers} worker"
                         f"{'s' if workers > 1 else ''}{', job runner on' if jobs else ''})")
+    print_line(console, f"experiments: {address}/#/experiments (a campaign opens on its runs)")
     for name, experiment_id in _campaign_experiments(uri):
         print_line(console, f"campaign {name}: {runs_view_url(address, experiment_id)}")
     sys.stdout.flush()
     env = {**OFFLINE_DEFAULTS, **os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "true" if jobs else "false"}
     args = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", host, "--port", str(port),
-            "--workers", str(workers), *ctx.args]
+            "--workers", str(workers), "--app-name", APP_NAME, *ctx.args]
     os.execve(sys.executable, args, env)
 
 

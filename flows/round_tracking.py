@@ -21,7 +21,7 @@ from flows.registry_access import open_registry
 from flows.report import campaign_summaries, write_plots, write_report
 from flows.settings import GymloopSettings
 from flows.store_setup import store_setup_lock
-from flows.tracking import CampaignTracker, check_reachable
+from flows.tracking import CampaignTracker, best_round, check_reachable, end_running_runs, local_ui_address
 from registry import TARGETED_ARM, ModelInfo, Registry
 
 if TYPE_CHECKING:
@@ -46,10 +46,53 @@ def registered_model_name(campaign: str, arm: str) -> str:
 
 
 def open_round(ctx: RoundContext) -> str:
-    """Open the round's run (it starts now) and log the arm's settings once; return the run id."""
+    """Open the round's run (it starts now) and log the arm's settings once; return the run id.
+
+    A stop signal arriving while the run opens may find nothing to end yet: the runs opened here are then ended
+    (KILLED) at once, so none is left running by a process about to exit.
+    """
+    from flows.interrupt import STOP, hold_if_stopping
+
+    hold_if_stopping()
     tracker = tracker_for(ctx.settings, ctx.campaign, ctx.arm)
     tracker.log_campaign_params(ctx.settings.public_dict())
-    return tracker.open_round(ctx.index)
+    run_id = tracker.open_round(ctx.index)
+    if STOP.is_set():
+        end_running_runs(tracker.uri, ctx.campaign)
+        hold_if_stopping()
+    return run_id
+
+
+STOP_TRACKING_S = 10.0
+"""Seconds ending a stopped campaign's MLflow runs may take before the process ends anyway."""
+
+
+def stop_campaign_runs(settings: GymloopSettings, campaign: str, status: str = "KILLED") -> list[str]:
+    """End the campaign's MLflow runs still running (every arm and round) with ``status``; return their ids.
+
+    What a stop signal's handler calls: bounded by ``STOP_TRACKING_S`` (a tracking server that does not answer
+    leaves them as they are); a store it cannot reach ends nothing.
+    """
+    import threading
+
+    from mlflow.exceptions import MlflowException
+
+    from flows.tracking import TrackingUnavailable
+
+    ended: list[str] = []
+
+    def end() -> None:
+        uri = settings.resolved_mlflow_uri()
+        try:
+            check_reachable(uri)
+            ended.extend(end_running_runs(uri, campaign, status))
+        except (TrackingUnavailable, MlflowException):
+            return
+
+    worker = threading.Thread(target=end, name="gymloop-end-runs", daemon=True)
+    worker.start()
+    worker.join(STOP_TRACKING_S)
+    return list(ended)
 
 
 def _dataset(rows: list[dict[str, Any]], source: Path, name: str) -> Any:
@@ -104,22 +147,24 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
     artifacts = [folder / "weakness_report.json", folder / "weakness_report.md", folder / "wave.json", suite_path,
                  *plots]
     run_id = tracker.log_round(index, round_params, summary.metrics, artifacts,
-                               campaign_metrics=_campaign_metrics(registry, campaign, settings.curriculum.seed,
-                                                                  ctx.arm))
+                               campaign_metrics=campaign_metrics(registry, campaign, settings.curriculum.seed,
+                                                                 ctx.arm))
     domains = {p.id: p.domain for p in registry.list_packs()}
     with warnings.catch_warnings():
         # MLflow hints that integer columns cannot hold missing values (ours never miss one) and that a local
         # path may be read as two kinds of source (both local artifacts): neither concerns the user.
         warnings.filterwarnings("ignore", message="(Hint: Inferred schema|The specified dataset source)",
                                 category=UserWarning)
-        tracker.log_datasets(run_id, [(_suite_dataset(suite, domains, suite_path), "eval"),
+        suite_dataset = _suite_dataset(suite, domains, suite_path)
+        tracker.log_datasets(run_id, [(suite_dataset, "eval"),
                                       (_wave_dataset(wave, domains, folder / "wave.json", index), "train")])
+        tracker.log_datasets(tracker.parent_id, [(suite_dataset, "eval")])
     in_id = tracker.logged_model(summary.model_in, _model_params(model_in, registry))
     out_id = tracker.logged_model(summary.model_out, _model_params(model_out, registry), source_run_id=run_id,
                                   artifact=Path(model_out.artifact) if model_out.artifact else None)
     tracker.log_lineage(run_id, index, in_id, out_id)
     name = registered_model_name(campaign, ctx.arm)
-    tracker.register_version(name, out_id, run_id, summary.model_out, index)
+    tracker.register_version(name, out_id, run_id, summary.model_out, index, (summary.before, summary.after))
     tracker.log_parent_model(out_id, index, summary.model_out)
     scores = {s.round_index: s.after for s in campaign_summaries(registry, campaign, ctx.arm, up_to=index)}
     tracker.set_aliases(name, scores)
@@ -127,11 +172,16 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
     return run_id
 
 
-def _campaign_metrics(registry: Registry, campaign: str, seed: int, arm: str) -> dict[str, float]:
-    """An arm's lift so far (before its first round, after its last finished one), as MLflow metrics."""
+def campaign_metrics(registry: Registry, campaign: str, seed: int, arm: str) -> dict[str, float]:
+    """An arm's campaign so far, as the MLflow metrics of its run.
+
+    Held-out pass rate before its first round and after its last finished one, the lift with its 95% interval, and
+    its best round.
+    """
     before, after, lift, low, high = steps.campaign_lift(registry, campaign, seed, arm)
-    return {"campaign_lift": lift, "campaign_lift_low": low, "campaign_lift_high": high,
-            "campaign_pass_rate_before": before, "campaign_pass_rate_after": after}
+    scores = {s.round_index: s.after for s in campaign_summaries(registry, campaign, arm)}
+    return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high,
+            "best_round": float(best_round(scores))}
 
 
 def run_link(settings: GymloopSettings, campaign: str, run_id: str, arm: str = TARGETED_ARM) -> str:
@@ -140,15 +190,15 @@ def run_link(settings: GymloopSettings, campaign: str, run_id: str, arm: str = T
     from flows.tracking import run_url
 
     tracker = tracker_for(settings, campaign, arm)
+    url = run_url(tracker.ui_address(local_ui_address(settings.store.home)), tracker.experiment_id, run_id)
     if tracker.uri.startswith(("http://", "https://")):
-        return f"[MLflow run {run_id[:8]}]({run_url(tracker.ui_address(), tracker.experiment_id, run_id)})"
-    return (f"MLflow run `{run_id}` in `{mask_url(tracker.uri)}` (open it with `gymloop mlflow-ui`: "
-            f"{run_url(tracker.ui_address(), tracker.experiment_id, run_id)})")
+        return f"[MLflow run {run_id[:8]}]({url})"
+    return f"MLflow run `{run_id}` in `{mask_url(tracker.uri)}` (open it with `gymloop mlflow-ui`: {url})"
 
 
-def runs_url(settings: GymloopSettings, campaign: str, ui_address: str | None = None) -> str:
-    """The campaign's runs view in the MLflow UI (every arm's parent run with its rounds)."""
-    return tracker_for(settings, campaign).runs_url(ui_address)
+def runs_url(settings: GymloopSettings, campaign: str) -> str:
+    """The campaign's runs view in the MLflow UI (every arm's run with its rounds), where the UI is served."""
+    return tracker_for(settings, campaign).runs_url(local_ui_address(settings.store.home))
 
 
 def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED_ARM, extra: str = "") -> Path | None:
@@ -170,7 +220,7 @@ def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED
     folder = steps.arm_dir(settings, campaign, arm)
     report = write_report(registry, folder, campaign, headline, arm, extra)
     tracker.log_campaign_artifacts([report, folder / "lift_per_round.png", folder / "weaknesses_by_round.png"])
-    tracker.finish(_campaign_metrics(registry, campaign, settings.curriculum.seed, arm), step=last)
+    tracker.finish(campaign_metrics(registry, campaign, settings.curriculum.seed, arm), step=last)
     return report
 
 

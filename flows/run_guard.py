@@ -116,9 +116,12 @@ def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> I
     from flows.prefect_server import temporary_api
 
     def on_stop(name: str) -> str:
+        from flows.round_tracking import stop_campaign_runs
+
         marked = mark_stopped(settings, campaign, "interrupted", f"interrupted by {name}")
         release_held()
         cancel_flow_runs(f"gymloop was stopped by {name}; resume with: {resume_command()}")
+        stop_campaign_runs(settings, campaign)
         which = f"round {', '.join(map(str, marked))} of " if marked else ""
         return (f"{name}: stopped {which}campaign {campaign}; finished episodes are kept. "
                 f"Resume with: {resume_command()}")

@@ -7,6 +7,7 @@ a round recorded twice (a re-trigger, a resume) logs its metrics, inputs and mod
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -31,25 +32,100 @@ from mlflow.tracking import MlflowClient  # noqa: E402
 
 _SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
 _KEY = re.compile(r"[^A-Za-z0-9_\-. /]")
-_HEADLINE = ("lift", "heldout_pass_rate_before", "heldout_pass_rate_after")
+
+SHORT_NAMES = {"heldout_pass_rate_before": "before", "heldout_pass_rate_after": "after"}
+"""A round's held-out pass rates under the short names MLflow shows (a narrow column keeps its header whole)."""
+
+HEADLINE = ("round", "before", "after", "lift", "lift_low", "lift_high", "tgt_lift", "tgt_low", "tgt_high",
+            "best_round")
+"""The metrics of the campaign's runs view, in column order. A round's row: its index, held-out pass rate before and
+after it, its lift with the 95% interval, and (targeted arm) the targeting lift against the control after it with
+its paired interval. An arm's row, the campaign so far: the pass rate before its first round and after its last,
+the campaign's lift and interval, the targeting lift after the last round both arms finished, and the best round.
+Further measures add a name here (a column of about 80 pixels) or a second saved view."""
+
+COLUMN_WIDTHS = {"round": 72, "before": 76, "after": 76, "lift": 76, "lift_low": 84, "lift_high": 88, "tgt_lift": 80,
+                 "tgt_low": 80, "tgt_high": 84, "best_round": 100}
+"""Pixels per column of the runs view: each header whole, every column of a 1600-pixel window in view."""
+
+RUN_NAME_WIDTH = 340
+"""Pixels of the runs view's name column (``targeted <campaign> round <n>`` whole)."""
+
+DECIMALS = 3
+"""Decimals of the values gymloop logs to MLflow (the registry keeps the exact ones)."""
+
+FINER = {"cost_usd": 6}
+"""Metrics logged with more decimals than ``DECIMALS`` (a cent's fraction is a real cost)."""
 
 RUNS_VIEW_KEY = "gymloop"
-"""Key of the experiment's shared runs view (the experiment tag ``mlflow.sharedViewState.gymloop``)."""
+"""Key of the experiment's saved runs view (the experiment tag ``mlflow.sharedViewState.gymloop``)."""
 
-RUNS_VIEW_COLUMNS = ("campaign_lift", "heldout_pass_rate_before", "heldout_pass_rate_after", "lift",
-                     "targeting_lift")
-"""Metric columns the campaign's runs view shows: the campaign's lift, each round's pass rates and lift."""
+VIEW_TAG = f"mlflow.sharedViewState.{RUNS_VIEW_KEY}"
+"""The experiment tag holding gymloop's saved runs view, listed under "Views" in MLflow's runs page."""
 
 UI_ADDRESS = "http://127.0.0.1:5000"
 """Where ``gymloop mlflow-ui`` serves a local store by default."""
 
+UI_ADDRESS_FILE = "mlflow-ui.address"
+"""File in the gymloop home where ``gymloop mlflow-ui`` records the address it serves on (links follow it)."""
+
+
+def local_ui_address(home: Path) -> str:
+    """Where ``gymloop mlflow-ui`` last served the home's store (``UI_ADDRESS`` when it never ran)."""
+    recorded = home / UI_ADDRESS_FILE
+    text = recorded.read_text(encoding="utf-8").strip() if recorded.is_file() else ""
+    return text if text.startswith(("http://", "https://")) else UI_ADDRESS
+
+EXPERIMENT_NOTE = (
+    "gymloop campaign {campaign}. One row per run, runs sorted by name: each arm's run (`targeted {campaign}`, "
+    "`uniform {campaign}` for a control) and its rounds (`targeted {campaign} round 0`, ...).\n\n"
+    "- A round's row: `round`, the held-out pass rate `before` and `after` the round, its `lift` with the 95% "
+    "interval (`lift_low`, `lift_high`, paired bootstrap over the held-out tasks); on the targeted arm, `tgt_lift`: "
+    "targeted minus control pass rate after the round, with its paired interval (`tgt_low`, `tgt_high`).\n"
+    "- An arm's row, the campaign so far: `before` its first round, `after` its last, the campaign's `lift` with "
+    "its interval, the targeting lift after the last round both arms finished, and the `best_round`.\n\n"
+    "Values are rounded to 3 decimals; `gymloop report {campaign}` has the rest.")
+"""The experiment's description (shown above its runs): how to read the rows and columns."""
+
+
+def _column(group: str, name: str) -> str:
+    return f"{group}.`{name}`"
+
+
+def runs_view_state() -> dict[str, Any]:
+    """The runs view gymloop stores on each campaign's experiment: its columns, their widths, rows by name."""
+    columns = [_column("metrics", key) for key in HEADLINE]
+    widths = {_column("metrics", key): width for key, width in COLUMN_WIDTHS.items()}
+    return {"selectedColumns": columns, "columnOrder": [_column("attributes", "Run Name"), *columns],
+            "columnWidths": {_column("attributes", "Run Name"): RUN_NAME_WIDTH, **widths},
+            "orderByKey": "tags.`mlflow.runName`", "orderByAsc": True}
+
+
+def saved_view(state: dict[str, Any], now_ms: int) -> str:
+    """A runs view as MLflow's UI saves one on an experiment (its name, times and state), so "Views" lists it."""
+    return json.dumps({"name": RUNS_VIEW_KEY, "createdAt": now_ms, "updatedAt": now_ms,
+                       "state": json.dumps(state, sort_keys=True)}, sort_keys=True)
+
+
+def view_state_of(tag_value: str | None) -> dict[str, Any] | None:
+    """The state of a saved runs view (``None`` when the tag is missing or not a saved view)."""
+    if not tag_value:
+        return None
+    try:
+        envelope = json.loads(tag_value)
+        state = json.loads(envelope["state"]) if isinstance(envelope, dict) and "state" in envelope else envelope
+    except (ValueError, TypeError, KeyError):
+        return None
+    return state if isinstance(state, dict) else None
+
 
 def runs_view_url(ui_address: str, experiment_id: str) -> str:
-    """The runs table of an experiment in the MLflow UI, with gymloop's columns.
+    """The runs table of an experiment in the MLflow UI, in gymloop's view.
 
-    MLflow 3.17 opens an experiment on its GenAI overview whatever the experiment's tags say (its
-    ``mlflow.experimentKind`` tag is not read any more): the UI's ``workflowType=machine_learning`` switches to
-    the training view, and ``viewStateShareKey`` loads the shared view gymloop stores on the experiment.
+    MLflow 3.17 opens an experiment on the workflow its UI last chose in the browser (GenAI by default), whatever
+    the experiment's tags say: ``workflowType=machine_learning`` picks the training runs, and
+    ``viewStateShareKey`` loads the view gymloop saved on the experiment (``gymloop mlflow-ui`` also makes both
+    the default, see ``flows.mlflow_ui``).
     """
     return (f"{ui_address.rstrip('/')}/#/experiments/{experiment_id}/runs"
             f"?workflowType=machine_learning&viewStateShareKey={RUNS_VIEW_KEY}")
@@ -60,33 +136,31 @@ def run_url(ui_address: str, experiment_id: str, run_id: str) -> str:
     return f"{ui_address.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning"
 
 
-def runs_view_state() -> str:
-    """The shared runs view gymloop stores on each campaign's experiment (JSON, as the MLflow UI shares views)."""
-    import json
-
-    return json.dumps({"selectedColumns": [*(f"metrics.`{key}`" for key in RUNS_VIEW_COLUMNS), "attributes.`Models`"],
-                       "orderByKey": "attributes.start_time", "orderByAsc": False}, sort_keys=True)
-
-
 def arm_run_name(campaign: str, arm: str) -> str:
-    """The parent run's name: the arm first, so both arms read apart in a narrow column."""
-    return f"targeted: {campaign}" if arm == "targeted" else f"{arm} control: {campaign}"
+    """An arm's run: ``<arm> <campaign>``, sorted before its rounds and beside the same arm of other campaigns."""
+    return f"{arm} {campaign}"
 
 
-def round_run_name(index: int, arm: str) -> str:
-    """A round run's name: its arm and round index."""
-    return f"targeted round {index}" if arm == "targeted" else f"{arm} control round {index}"
+def round_run_name(campaign: str, index: int, arm: str) -> str:
+    """A round's run: ``<arm> <campaign> round <index>`` (its arm's name, then the round)."""
+    return f"{arm} {campaign} round {index}"
 
 
 def arm_description(campaign: str, arm: str) -> str:
-    """The parent run's description (shown on its page)."""
+    """The arm run's description (shown on its page)."""
     if arm == "targeted":
         return (f"Targeted arm of gymloop campaign {campaign}: each round trains on waves aimed at the weaknesses "
-                "diagnosed on the held-out suite. campaign_lift: held-out pass rate after the last round minus "
-                "before the first, with its 95% interval.")
+                "diagnosed on the held-out suite. Its metrics are the campaign's so far: before (held-out pass rate "
+                "before the first round), after (after the last), lift with its 95% interval, tgt_lift (targeted "
+                "minus control after the last round both arms finished) and best_round.")
     return (f"{arm} control arm of gymloop campaign {campaign}: the same wave budget, starting model and held-out "
-            f"suite as the targeted arm, with {arm} waves, so targeting_lift (on the targeted arm) measures what "
-            "targeting adds.")
+            f"suite as the targeted arm, with {arm} waves; tgt_lift on the targeted arm measures what targeting "
+            "adds. Its metrics are the campaign's so far (before, after, lift with its interval, best_round).")
+
+
+def mlflow_metrics(metrics: Mapping[str, float]) -> dict[str, float]:
+    """A round's metrics under the names MLflow shows (short names for the headline pass rates)."""
+    return {metric_key(SHORT_NAMES.get(key, key)): float(value) for key, value in metrics.items()}
 
 
 class TrackingUnavailable(RuntimeError):
@@ -181,8 +255,9 @@ class CampaignTracker:
         campaign: Campaign name; the experiment is ``gymloop/<campaign>``.
         artifact_root: Folder for artifacts of a local store. A tracking server keeps its own artifact store,
             so teammates can open the plots and reports.
-        arm: The campaign's arm (``targeted`` or a control); each arm has its own parent run, tagged ``arm``,
-            in the same experiment, so both arms' metrics (same names) compare side by side.
+        arm: The campaign's arm (``targeted`` or a control); each arm has its own run, tagged ``arm``, with its
+            rounds nested in it, all in the campaign's experiment, so both arms' metrics (same names) compare
+            side by side.
     """
 
     def __init__(self, uri: str, campaign: str, artifact_root: Path | None = None, arm: str = "targeted") -> None:
@@ -191,22 +266,21 @@ class CampaignTracker:
         self.uri = uri
         self.campaign = campaign
         self.experiment_name = f"gymloop/{campaign}"
+        now = int(time.time() * 1000)
         existing = self.client.get_experiment_by_name(self.experiment_name)
         if existing is not None:
             self.experiment_id = existing.experiment_id
+            if view_state_of(existing.tags.get(VIEW_TAG)) != runs_view_state():
+                self.client.set_experiment_tag(self.experiment_id, VIEW_TAG, saved_view(runs_view_state(), now))
         else:
             remote = uri.startswith(("http://", "https://"))
             location = artifact_root.resolve().as_uri() if artifact_root and not remote else None
             self.experiment_id = self.client.create_experiment(
                 self.experiment_name, artifact_location=location,
-                tags={"mlflow.note.content": f"gymloop campaign {campaign}: a parent run per arm (targeted, and a "
-                                             "control when there is one), a nested run per curriculum round",
+                tags={"mlflow.note.content": EXPERIMENT_NOTE.format(campaign=campaign),
                       "gymloop_campaign": campaign, "mlflow.experimentKind": "custom_model_development",
-                      f"mlflow.sharedViewState.{RUNS_VIEW_KEY}": runs_view_state()},
+                      VIEW_TAG: saved_view(runs_view_state(), now)},
             )
-        if existing is not None and existing.tags.get(f"mlflow.sharedViewState.{RUNS_VIEW_KEY}") != runs_view_state():
-            self.client.set_experiment_tag(self.experiment_id, f"mlflow.sharedViewState.{RUNS_VIEW_KEY}",
-                                           runs_view_state())
         self.arm = arm
         self.parent_id = self._parent_run(campaign)
 
@@ -218,7 +292,7 @@ class CampaignTracker:
         name = arm_run_name(campaign, self.arm)
         if runs:
             found = runs[0]
-            if found.info.run_name != name:  # a run named before arms led the name
+            if found.info.run_name != name:  # a run named by an older gymloop
                 self.client.set_tag(found.info.run_id, "mlflow.runName", name)
             return str(found.info.run_id)
         run = self.client.create_run(self.experiment_id, run_name=name,
@@ -240,7 +314,7 @@ class CampaignTracker:
         return local or UI_ADDRESS
 
     def log_campaign_params(self, params: Mapping[str, Any]) -> None:
-        """Log the campaign's settings on the parent run (secrets and unset settings left out; logged once)."""
+        """Log the campaign's settings on the arm's run (secrets and unset settings left out; logged once)."""
         logged = self.client.get_run(self.parent_id).data.params
         fresh = [Param(k, v) for k, v in scrub(params).items() if k not in logged]
         if fresh:
@@ -257,18 +331,21 @@ class CampaignTracker:
 
     def round_run(self, index: int) -> str:
         """Return the nested run of round ``index``, opening it (now) on first use."""
+        name = round_run_name(self.campaign, index, self.arm)
         found = self._find_round(index)
         if found is not None:
+            if found.info.run_name != name:  # a run named by an older gymloop
+                self.client.set_tag(found.info.run_id, "mlflow.runName", name)
             return str(found.info.run_id)
         run = self.client.create_run(
-            self.experiment_id, run_name=round_run_name(index, self.arm),
+            self.experiment_id, run_name=name,
             tags={"gymloop_kind": "round", "gymloop_round": str(index), "gymloop_campaign": self.campaign,
                   "mlflow.parentRunId": self.parent_id, "arm": self.arm, **source_tags()},
         )
         return str(run.info.run_id)
 
     def open_round(self, index: int) -> str:
-        """Open round ``index``'s run when the round starts and mark the campaign's run as running."""
+        """Open round ``index``'s run when the round starts and mark the arm's run as running."""
         run_id = self.round_run(index)
         self.client.update_run(self.parent_id, status="RUNNING")
         return run_id
@@ -276,34 +353,43 @@ class CampaignTracker:
     def _has_step(self, run_id: str, key: str, step: int) -> bool:
         return any(m.step == step for m in self.client.get_metric_history(run_id, key))
 
+    def _log_once(self, run_id: str, metrics: Mapping[str, float], step: int) -> None:
+        """Log ``metrics`` at ``step`` on a run, each one not yet logged at that step (rounded, headline first)."""
+        points = [p for p in _ordered_metrics(metrics, step) if not self._has_step(run_id, p.key, step)]
+        if points:
+            self.client.log_batch(run_id, metrics=points)
+
     def log_round(self, index: int, params: Mapping[str, Any], metrics: Mapping[str, float],
                   artifacts: list[Path], campaign_metrics: Mapping[str, float] | None = None) -> str:
-        """Log a finished round: params, metrics (step = round index) and artifacts on its nested run, once.
+        """Log a finished round on its nested run once: params, metrics (step = round index), artifacts.
 
-        The parent run gets the campaign's metrics so far (``campaign_lift``, ...) first, then the round's, both at
-        step = round index, so its page lists the campaign's lift first and its charts show every round.
+        The round's run gets the round's metrics (``round``, ``before``, ``after``, ``lift``, ... see
+        ``HEADLINE``); the arm's run gets the campaign's so far (``campaign_metrics``, same names) at step = round
+        index, so its row holds one scope and its charts show the campaign round by round.
         """
         run_id = self.round_run(index)
-        points = _ordered_metrics(metrics, index)
         if not self._has_step(run_id, "lift", index):
             logged = self.client.get_run(run_id).data.params
             fresh = [Param(k, v) for k, v in scrub(params).items() if k not in logged]
-            self.client.log_batch(run_id, metrics=points, params=fresh)
-        if not self._has_step(self.parent_id, "lift", index):
-            now = int(time.time() * 1000)
-            first = [Metric(metric_key(k), float(v), now, index) for k, v in (campaign_metrics or {}).items()
-                     if not self._has_step(self.parent_id, metric_key(k), index)]
-            self.client.log_batch(self.parent_id, metrics=first + points)
+            self.client.log_batch(run_id, metrics=_ordered_metrics({"round": index, **mlflow_metrics(metrics)}, index),
+                                  params=fresh)
+        self._log_once(self.parent_id, campaign_metrics or {}, index)
         for path in artifacts:
             self.client.log_artifact(run_id, str(path))
         self.client.set_terminated(run_id, "FINISHED")
         return run_id
 
-    def log_metrics(self, index: int, metrics: Mapping[str, float]) -> None:
-        """Add metrics (step = round index) to a round's run and the parent run, e.g. the targeting lift."""
-        points = _ordered_metrics(metrics, index)
-        self.client.log_batch(self.round_run(index), metrics=points)
-        self.client.log_batch(self.parent_id, metrics=points)
+    def log_metrics(self, index: int, round_metrics: Mapping[str, float],
+                    campaign_metrics: Mapping[str, float] | None = None) -> None:
+        """Add metrics to round ``index``'s run and the arm's run (step = round index), e.g. the targeting lift.
+
+        Args:
+            index: The round.
+            round_metrics: The round's (logged on its run).
+            campaign_metrics: The campaign's so far (logged on the arm's run; default: ``round_metrics``).
+        """
+        self._log_once(self.round_run(index), round_metrics, index)
+        self._log_once(self.parent_id, round_metrics if campaign_metrics is None else campaign_metrics, index)
 
     def log_datasets(self, run_id: str, datasets: Sequence[tuple[Any, str]]) -> None:
         """Log datasets (``mlflow.data`` datasets with their context, e.g. ``eval``, ``train``) as run inputs."""
@@ -338,7 +424,7 @@ class CampaignTracker:
         self.client.log_outputs(run_id, models=[LoggedModelOutput(model_out, index)])
 
     def log_parent_model(self, model_id: str, index: int, ref: str) -> None:
-        """Show the round's model on the campaign's run: an output at step = round index, and its final model."""
+        """Show the round's model on the arm's run: an output at step = round index, and its final model."""
         run = self.client.get_run(self.parent_id)
         outputs = run.outputs.model_outputs if run.outputs else []
         if not any(o.model_id == model_id for o in outputs):
@@ -363,15 +449,18 @@ class CampaignTracker:
         if not known:
             raise ValueError(f"registered model {name!r} has no version of rounds {sorted(scores)}")
         latest = versions[max(known)]
-        best_round = max(known, key=lambda i: (known[i], i))
-        best = versions[best_round]
+        best = versions[best_round(known)]
         for alias, number in (("current", latest), ("best", best)):
             self.client.set_registered_model_alias(name, alias, number)
-        self.client.set_tag(self.parent_id, "best_round", str(best_round))
         return latest, best
 
-    def register_version(self, name: str, model_id: str, run_id: str, ref: str, index: int) -> str:
-        """Register the round's model as a version of the campaign's registered model (once); return it."""
+    def register_version(self, name: str, model_id: str, run_id: str, ref: str, index: int,
+                         pass_rates: tuple[float, float]) -> str:
+        """Register the round's model as a version of the campaign's registered model (once); return it.
+
+        The version carries the round's held-out pass rate after it (tag ``heldout_pass_rate``) and says in its
+        description how the round moved it.
+        """
         try:
             self.client.create_registered_model(name, tags={"gymloop_campaign": self.campaign},
                                                 description=f"Models trained by gymloop campaign {self.campaign}")
@@ -381,25 +470,45 @@ class CampaignTracker:
         for existing in self.client.search_model_versions(f"name = '{name}'"):
             if existing.run_id == run_id:
                 return str(existing.version)
+        before, after = pass_rates
         model = self.client.get_logged_model(model_id)
         created = self.client.create_model_version(
             name, source=model.artifact_location, run_id=run_id, model_id=model_id,
-            tags={"gymloop_model": ref, "gymloop_round": str(index)}, description=f"round {index}: {ref}",
+            tags={"gymloop_model": ref, "gymloop_round": str(index), "heldout_pass_rate": f"{after:.3f}"},
+            description=f"round {index}: held-out pass rate {before:.3f} -> {after:.3f} ({after - before:+.3f}); "
+                        f"{ref}",
         )
         return str(created.version)
 
     def log_campaign_artifacts(self, artifacts: list[Path]) -> None:
-        """Attach campaign-level artifacts (plots, report) to the parent run."""
+        """Attach campaign-level artifacts (plots, report) to the arm's run."""
         for path in artifacts:
             self.client.log_artifact(self.parent_id, str(path))
 
     def finish(self, metrics: Mapping[str, float] | None = None, step: int = 0, status: str = "FINISHED") -> None:
-        """Close the campaign's parent run, logging the campaign's metrics (at ``step``) once."""
-        if metrics and not self._has_step(self.parent_id, next(iter(metrics)), step):
-            now = int(time.time() * 1000)
-            self.client.log_batch(self.parent_id, metrics=[Metric(metric_key(k), float(v), now, step)
-                                                           for k, v in metrics.items()])
+        """Close the arm's run, logging the campaign's metrics (at ``step``) once."""
+        self._log_once(self.parent_id, metrics or {}, step)
         self.client.set_terminated(self.parent_id, status)
+
+
+def best_round(scores: Mapping[int, float]) -> int:
+    """The round whose model did best on the held-out suite (ties go to the later round)."""
+    return max(scores, key=lambda i: (scores[i], i))
+
+
+def end_running_runs(uri: str, campaign: str, status: str = "KILLED") -> list[str]:
+    """End the campaign's MLflow runs still ``RUNNING`` (every arm and round) with ``status``; return their ids.
+
+    A round stopped by a signal or a crash leaves no process to finish its runs; nothing is created here.
+    """
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name(f"gymloop/{campaign}")
+    if experiment is None:
+        return []
+    running = client.search_runs([experiment.experiment_id], filter_string="attributes.status = 'RUNNING'")
+    for run in running:
+        client.set_terminated(run.info.run_id, status)
+    return [str(r.info.run_id) for r in running]
 
 
 def _model_name(ref: str) -> str:
@@ -407,7 +516,7 @@ def _model_name(ref: str) -> str:
 
 
 def _ordered_metrics(metrics: Mapping[str, float], step: int) -> list[Metric]:
-    """Metrics with the headline ones (lift, pass rates) first, so MLflow lists them first."""
+    """Metrics rounded, the headline ones first in column order, so MLflow lists them first."""
     now = int(time.time() * 1000)
-    keys = [k for k in _HEADLINE if k in metrics] + sorted(k for k in metrics if k not in _HEADLINE)
-    return [Metric(metric_key(k), float(metrics[k]), now, step) for k in keys]
+    keys = [k for k in HEADLINE if k in metrics] + sorted(k for k in metrics if k not in HEADLINE)
+    return [Metric(metric_key(k), round(float(metrics[k]), FINER.get(k, DECIMALS)), now, step) for k in keys]

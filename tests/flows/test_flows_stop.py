@@ -1,5 +1,6 @@
-"""Stopping cleanly: Ctrl-C releases the lease and cancels the Prefect runs, so the printed resume command runs at
-once; Ctrl-C during start-up leaves no campaign; a killed round's temporary Prefect server dies with it."""
+"""Stopping cleanly: Ctrl-C releases the lease, cancels the Prefect runs and ends the MLflow runs, so the printed
+resume command runs at once; Ctrl-C during start-up leaves no campaign; a killed round's temporary Prefect server
+dies with it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mlflow.tracking import MlflowClient
 
 from registry import Registry
 from tests.flows.gymloop_child import alive, child_env, children_of, kill_group, run, start
@@ -60,6 +62,10 @@ def test_a_stop_cancels_the_prefect_runs_and_the_printed_command_resumes_at_once
     assert len(runs) == 2 and all(r.state_type.value == "CANCELLED" for r in runs.values()), \
         {name: r.state_type for name, r in runs.items()}
     assert all(f"stopped by {sig.name}" in (r.state.message or "") for r in runs.values() if r.state is not None)
+    tracked = MlflowClient(f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}")
+    experiment = tracked.get_experiment_by_name(f"gymloop/{campaign}")
+    statuses = {r.info.run_name: r.info.status for r in tracked.search_runs([experiment.experiment_id])}
+    assert statuses == {f"targeted {campaign}": "KILLED", f"targeted {campaign} round 0": "KILLED"}, statuses
     if sig == signal.SIGTERM:
         return  # the resume below is the same after either signal
 

@@ -55,7 +55,7 @@ def test_round_with_the_trl_trainer_registers_a_loadable_checkpoint(prefect_harn
     runs = client.search_runs([client.get_experiment_by_name("gymloop/trl").experiment_id])
     nested = [r for r in runs if r.data.tags.get("gymloop_kind") == "round"]
     assert len(nested) == 1 and nested[0].data.params["model_out"] == summary.model_out
-    assert nested[0].data.metrics["heldout_pass_rate_after"] == pytest.approx(summary.after)
+    assert nested[0].data.metrics["after"] == pytest.approx(summary.after, abs=5e-4)
 
 
 def _baseline_passes(results):

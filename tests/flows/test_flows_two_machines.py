@@ -68,7 +68,7 @@ def test_round_one_on_another_home_plans_from_round_zeros_pool_and_weaknesses(pg
         assert experiment is not None
         runs = MlflowClient(uri).search_runs([experiment.experiment_id])
         assert sorted(r.info.run_name for r in runs if r.data.tags.get("gymloop_kind") == "round") == \
-            [round_run_name(0, "targeted"), round_run_name(1, "targeted")]
+            [round_run_name("shared", 0, "targeted"), round_run_name("shared", 1, "targeted")]
     finally:
         os.killpg(mlflow.pid, signal.SIGTERM)
         mlflow.wait(timeout=60)
