@@ -151,6 +151,8 @@ def _compare(settings: GymloopSettings, registry: Registry, outcome: CampaignOut
                 comparison = control.compare_round(settings, registry, outcome.campaign, arm, index)
                 outcome.comparisons.append(comparison)
                 control.log_comparison(settings, outcome.campaign, comparison)
+                prefect_view.publish_targeting(outcome.campaign, comparison,
+                                               round_tracking.runs_url(settings, outcome.campaign))
 
 
 def _close(settings: GymloopSettings, registry: Registry, outcome: CampaignOutcome) -> None:

@@ -26,11 +26,7 @@ def lift_rows(comparisons: list[ArmComparison]) -> list[list[str]]:
 
 
 def campaign_control_line(settings: GymloopSettings, campaign: str, control: str) -> str:
-    """The campaign's targeting lift against its control, with the interval, as one line."""
-    from flows.control import campaign_comparison
+    """The campaign's targeting lift against its control (after the last round both arms finished), as one line."""
+    from flows.control import campaign_comparison, targeting_line
 
-    c = campaign_comparison(settings, campaign, control)
-    verdict = ("targeting paid" if c.low > 0 else "the control did better" if c.high < 0
-               else "no difference shown: the interval spans 0")
-    return (f"targeting lift after round {c.round_index}: {c.targeted_after:.3f} targeted vs {c.control_after:.3f} "
-            f"{control} = {c.lift:+.3f} (95% paired interval [{c.low:+.3f}, {c.high:+.3f}]): {verdict}")
+    return targeting_line(campaign_comparison(settings, campaign, control))

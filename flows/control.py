@@ -104,9 +104,33 @@ def comparable_rounds(registry: Registry, campaign: str, control: str) -> list[i
 
 
 def comparison_metrics(comparison: ArmComparison) -> dict[str, float]:
-    """The targeting lift as MLflow metrics of the targeted arm's round."""
-    return {"targeting_lift": comparison.lift, "targeting_lift_low": comparison.low,
-            "targeting_lift_high": comparison.high, "control_pass_rate_after": comparison.control_after}
+    """The targeting lift as MLflow metrics of the targeted arm's round.
+
+    Targeted minus control pass rate after the round, its paired 95% interval, and the control's pass rate after it.
+    """
+    return {"tgt_lift": comparison.lift, "tgt_low": comparison.low, "tgt_high": comparison.high,
+            "control_after": comparison.control_after}
+
+
+def targeting_verdict(comparison: ArmComparison) -> str:
+    """Whether targeting paid, read from the targeting lift's paired interval."""
+    if comparison.low > 0:
+        return "targeting paid"
+    if comparison.high < 0:
+        return f"the {comparison.control} control did better"
+    return "no difference shown: the interval spans 0"
+
+
+def targeting_line(comparison: ArmComparison) -> str:
+    """The one answer to "did targeting pay": targeted minus control after a round, with its paired interval.
+
+    ``gymloop round`` / ``campaign``, ``compare``, ``report``, the Prefect artifact and MLflow (``tgt_lift``) all
+    state this comparison, computed once by ``compare_round``.
+    """
+    c = comparison
+    return (f"targeting lift after round {c.round_index}: {c.targeted_after:.3f} targeted - {c.control_after:.3f} "
+            f"{c.control} = {c.lift:+.3f} (95% paired interval [{c.low:+.3f}, {c.high:+.3f}]): "
+            f"{targeting_verdict(c)}")
 
 
 def control_section(comparisons: Sequence[ArmComparison]) -> str:
@@ -117,17 +141,17 @@ def control_section(comparisons: Sequence[ArmComparison]) -> str:
     lines = [
         f"## Targeting against the {control} control",
         "",
+        f"Did targeting pay? {targeting_line(comparisons[-1])}.",
+        "",
         f"Both arms ran the same budget from the same starting model on the same held-out suite; targeting lift "
         f"= targeted - {control} held-out pass rate after the round, 95% paired bootstrap interval over tasks.",
         "",
-        f"| round | targeted after | {control} after | targeting lift | 95% interval | verdict |",
-        "| ---: | ---: | ---: | ---: | --- | --- |",
+        f"| round | targeted | {control} | targeting lift | 95% interval |",
+        "| ---: | ---: | ---: | ---: | --- |",
     ]
     for c in comparisons:
-        verdict = ("targeting ahead" if c.low > 0 else "control ahead" if c.high < 0
-                   else "no difference shown (interval spans 0)")
         lines.append(f"| {c.round_index} | {c.targeted_after:.3f} | {c.control_after:.3f} | {c.lift:+.3f} | "
-                     f"[{c.low:+.3f}, {c.high:+.3f}] | {verdict} |")
+                     f"[{c.low:+.3f}, {c.high:+.3f}] |")
     lines += ["", "Targeted weaknesses, failures per held-out episode before -> after the round:", ""]
     for c in comparisons:
         if not c.weaknesses:
@@ -150,10 +174,12 @@ def write_control_section(settings: GymloopSettings, campaign: str, comparisons:
 
 
 def log_comparison(settings: GymloopSettings, campaign: str, comparison: ArmComparison) -> None:
-    """Log the targeting lift on the targeted arm's round run in MLflow."""
+    """Log the targeting lift on the targeted arm's round run and, as the campaign's so far, on the arm's run."""
     from flows.round_tracking import tracker_for
 
-    tracker_for(settings, campaign).log_metrics(comparison.round_index, comparison_metrics(comparison))
+    metrics = comparison_metrics(comparison)
+    tracker_for(settings, campaign).log_metrics(comparison.round_index, metrics,
+                                                {k: v for k, v in metrics.items() if k.startswith("tgt_")})
 
 
 def campaign_comparisons(settings: GymloopSettings, registry: Registry, campaign: str,

@@ -6,7 +6,7 @@ import re
 from contextlib import AbstractContextManager
 from typing import Any
 
-from flows.models import RoundSummary
+from flows.models import ArmComparison, RoundSummary
 
 STAGE_TASKS = {"eval_before": "held-out-eval", "train": "train-rollouts", "eval_after": "re-eval"}
 """Task name of each stage's rollout batches, so the run graph says which one is which."""
@@ -28,12 +28,17 @@ def round_run_name() -> str:
 
 
 def campaign_run_name() -> str:
-    """Name of a campaign's (or a triggered next round's) flow run: ``<campaign>``, stamped with its start."""
+    """Name of a campaign's (or a triggered next round's) flow run, unique: ``<campaign>-<start>-<run id>``.
+
+    The start is to the second and the flow run's id follows (its first 6 characters), so two triggers in the same
+    second are still two names.
+    """
     from prefect.runtime import flow_run
 
     campaign, _, _ = _params(flow_run.parameters)
     started = flow_run.scheduled_start_time
-    return f"{campaign}-{started:%Y%m%d-%H%M}" if started else campaign
+    stamp = f"-{started:%Y%m%d-%H%M%S}" if started else ""
+    return f"{campaign}{stamp}-{str(flow_run.id)[:6]}"
 
 
 def run_tags(campaign: str, arm: str | None = None) -> list[str]:
@@ -53,20 +58,35 @@ def artifact_key(campaign: str, suffix: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", f"{campaign}-{suffix}".lower()).strip("-")[:100]
 
 
+def rate(value: float) -> str:
+    """A pass rate as every gymloop surface prints it: 3 decimals."""
+    return f"{value:.3f}"
+
+
+def signed(value: float) -> str:
+    """A lift as every gymloop surface prints it: signed, 3 decimals."""
+    return f"{value:+.3f}"
+
+
+def interval(low: float, high: float) -> str:
+    """A 95% interval as every gymloop surface prints it: ``[+0.012, +0.074]``."""
+    return f"[{signed(low)}, {signed(high)}]"
+
+
 def round_rows(summary: RoundSummary) -> list[dict[str, Any]]:
-    """The round's table: one row per measure, as the Prefect UI shows it."""
+    """The round's table: one row per measure, as the Prefect UI shows it (pass rates 3 decimals, lifts signed)."""
     s = summary
     rows: list[dict[str, Any]] = [
-        {"measure": "round", "value": s.round_index},
+        {"measure": "round", "value": str(s.round_index)},
         {"measure": "model in", "value": s.model_in},
         {"measure": "model out", "value": s.model_out},
-        {"measure": "held-out pass rate before", "value": round(s.before, 4)},
-        {"measure": "held-out pass rate after", "value": round(s.after, 4)},
-        {"measure": "lift", "value": round(s.lift, 4)},
-        {"measure": "lift 95% interval", "value": f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]"},
+        {"measure": "held-out pass rate before", "value": rate(s.before)},
+        {"measure": "held-out pass rate after", "value": rate(s.after)},
+        {"measure": "lift", "value": signed(s.lift)},
+        {"measure": "lift 95% interval", "value": interval(s.lift_low, s.lift_high)},
         {"measure": "top weaknesses", "value": ", ".join(s.weaknesses[:3])},
-        {"measure": "variants added", "value": s.variants},
-        {"measure": "wave size", "value": s.wave_size},
+        {"measure": "variants added", "value": str(s.variants)},
+        {"measure": "wave size", "value": str(s.wave_size)},
     ]
     for stage, result in s.episodes.items():
         rows.append({"measure": f"episodes {STAGE_TASKS.get(stage, stage)}",
@@ -89,12 +109,33 @@ def publish_round(summary: RoundSummary, mlflow_run: str) -> None:
     create_table_artifact(round_rows(s), key=artifact_key(s.campaign, f"{arm}round-{s.round_index}"),
                           description=f"gymloop campaign {s.campaign}, round {s.round_index}{where}")
     create_markdown_artifact(
-        f"### {s.campaign} round {s.round_index}: lift {s.lift:+.3f} "
-        f"(95% interval [{s.lift_low:+.3f}, {s.lift_high:+.3f}])\n\n"
-        f"Held-out pass rate {s.before:.3f} -> {s.after:.3f}; model `{s.model_in}` -> `{s.model_out}`.\n\n"
+        f"### {s.campaign}{where} round {s.round_index}: lift {signed(s.lift)} "
+        f"(95% interval {interval(s.lift_low, s.lift_high)})\n\n"
+        f"Held-out pass rate {rate(s.before)} -> {rate(s.after)}; model `{s.model_in}` -> `{s.model_out}`.\n\n"
         f"{mlflow_run}.",
         key=artifact_key(s.campaign, f"{arm}lift"),
         description=f"gymloop campaign {s.campaign}{where}: latest round's lift",
+    )
+
+
+def publish_targeting(campaign: str, comparison: ArmComparison, runs_view: str) -> None:
+    """Create the campaign's answer to "did targeting pay" as a Markdown artifact in the current flow run.
+
+    Args:
+        campaign: The campaign.
+        comparison: The targeted arm against a control after a round (``flows.control.compare_round``).
+        runs_view: Where the campaign's runs view is in MLflow.
+    """
+    from prefect.artifacts import create_markdown_artifact
+
+    from flows.control import targeting_line
+
+    c = comparison
+    create_markdown_artifact(
+        f"### {campaign}: targeting lift {signed(c.lift)} (95% paired interval {interval(c.low, c.high)})\n\n"
+        f"{targeting_line(c)}.\n\nBoth arms, round by round, in MLflow: {runs_view}",
+        key=artifact_key(campaign, f"targeting-{c.control}"),
+        description=f"gymloop campaign {campaign}: did targeting pay (targeted minus {c.control} control)",
     )
 
 

@@ -1,5 +1,7 @@
 """A control arm runs beside the targeted one: same budget, same starting model, same held-out suite."""
 
+import json
+
 import pytest
 from conftest import SMALL
 from mlflow.tracking import MlflowClient
@@ -60,18 +62,46 @@ def test_control_arm_runs_with_the_same_budget_start_and_suite(paired):
     assert "Targeting against the uniform control" in text and f"{comparison.lift:+.3f}" in text
 
 
-def test_both_arms_in_one_mlflow_experiment_with_an_arm_tag(paired):
+def test_both_arms_in_one_mlflow_experiment_and_every_surface_gives_the_same_targeting_lift(paired):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
     outcome, settings = paired
     (targeted_round,), (control_round,) = outcome.arm_rounds("targeted"), outcome.arm_rounds("uniform")
     client = MlflowClient(settings.resolved_mlflow_uri())
     experiment = client.get_experiment_by_name("gymloop/arms")
     runs = client.search_runs([experiment.experiment_id])
     rounds = {r.data.tags["arm"]: r for r in runs if r.data.tags.get("gymloop_kind") == "round"}
-    parents = {r.data.tags["arm"] for r in runs if r.data.tags.get("gymloop_kind") == "campaign"}
-    assert parents == set(rounds) == {"targeted", "uniform"}
-    assert rounds["targeted"].data.metrics["heldout_pass_rate_after"] == pytest.approx(targeted_round.after)
-    assert rounds["uniform"].data.metrics["heldout_pass_rate_after"] == pytest.approx(control_round.after)
-    shared = {"lift", "lift_low", "lift_high", "heldout_pass_rate_before", "heldout_pass_rate_after"}
+    parents = {r.data.tags["arm"]: r for r in runs if r.data.tags.get("gymloop_kind") == "campaign"}
+    assert set(parents) == set(rounds) == {"targeted", "uniform"}
+    assert rounds["targeted"].data.metrics["after"] == pytest.approx(targeted_round.after, abs=5e-4)
+    assert rounds["uniform"].data.metrics["after"] == pytest.approx(control_round.after, abs=5e-4)
+    shared = {"round", "before", "after", "lift", "lift_low", "lift_high"}
     assert shared <= set(rounds["targeted"].data.metrics) and shared <= set(rounds["uniform"].data.metrics)
-    assert rounds["targeted"].data.metrics["targeting_lift"] == pytest.approx(outcome.comparisons[0].lift)
     assert client.get_experiment_by_name("gymloop/arms.uniform") is None
+
+    (c,) = outcome.comparisons
+    lift, interval = f"{c.lift:+.3f}", f"[{c.low:+.3f}, {c.high:+.3f}]"
+    for run in (rounds["targeted"], parents["targeted"]):
+        logged = client.get_run(run.info.run_id).data.metrics
+        assert f"{logged['tgt_lift']:+.3f}" == lift, "MLflow"
+        assert f"[{logged['tgt_low']:+.3f}, {logged['tgt_high']:+.3f}]" == interval, "MLflow"
+    runner = CliRunner(env={"COLUMNS": "120"})
+    for first, second in (("arms", "arms/uniform"), ("arms/uniform", "arms")):
+        compared = runner.invoke(app, ["compare", first, second])
+        assert compared.exit_code == 0, compared.output
+        said = " ".join(compared.output.split())
+        assert f"= {lift} (95% paired interval {interval})" in said, ("compare", first, second, said)
+    as_json = runner.invoke(app, ["compare", "arms", "arms/uniform", "--json"])
+    assert json.loads(as_json.stdout)["targeting"]["lift"] == pytest.approx(c.lift)
+    reported = runner.invoke(app, ["report", "arms"])
+    assert reported.exit_code == 0, reported.output
+    assert f"= {lift} (95% paired interval {interval})" in " ".join(reported.output.split()), "report"
+    with get_client(sync_client=True) as prefect:
+        artifacts = prefect.read_artifacts(artifact_filter=ArtifactFilter(
+            key=ArtifactFilterKey(any_=["arms-targeting-uniform"])))
+    assert artifacts and all(f"targeting lift {lift} (95% paired interval {interval})" in str(a.data)
+                             for a in artifacts), "Prefect"
