@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,7 +18,7 @@ from arena.core.text import clip
 from flows.cli_output import CliError, make_console, print_json, print_line, print_table
 
 if TYPE_CHECKING:
-    from flows.models import RoundSummary
+    from flows.models import ArmComparison, RoundSummary
     from flows.settings import GymloopSettings
     from registry import Registry
 
@@ -92,16 +94,36 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
                         f"{', '.join(str(s.round_index) for s in summaries)}")
         first = last = chosen[0]
         lift = {"lift": first.lift, "lift_low": first.lift_low, "lift_high": first.lift_high}
+        rounds = f"round {first.round_index}"
     else:
         first, last = summaries[0], summaries[-1]
         _, _, value, low, high = steps.campaign_lift(registry, name, settings.curriculum.seed, arm)
         lift = {"lift": value, "lift_low": low, "lift_high": high}
+        rounds = (f"round {first.round_index}" if first is last
+                  else f"rounds {first.round_index} to {last.round_index}")
     report = round_report(registry, last.round_id)
     kinds = report.kinds if report is not None else []
-    return {"target": target, "rounds": f"{first.round_index}-{last.round_index}", "model_in": first.model_in,
-            "model_out": last.model_out, "before": first.before, "after": last.after, **lift,
-            "weakness_share": {k.kind: k.share for k in kinds}, "weakness_count": {k.kind: k.count for k in kinds},
-            "weakness_rate": {k.kind: k.rate for k in kinds}}
+    return {"target": target, "campaign": name, "arm": arm, "round": int(index) if index else None,
+            "rounds": rounds, "model_in": first.model_in, "model_out": last.model_out, "before": first.before,
+            "after": last.after, **lift, "weakness_share": {k.kind: k.share for k in kinds},
+            "weakness_count": {k.kind: k.count for k in kinds}, "weakness_rate": {k.kind: k.rate for k in kinds}}
+
+
+def _targeting(settings: GymloopSettings, a: dict[str, Any], b: dict[str, Any]) -> ArmComparison | None:
+    """The targeting lift when the sides are the targeted arm and a control of one campaign (same rounds)."""
+    from flows.control import campaign_comparison, compare_round
+    from flows.registry_access import open_registry as registry_of
+
+    arms = {a["arm"], b["arm"]}
+    if a["campaign"] != b["campaign"] or "targeted" not in arms or len(arms) != 2 or a["round"] != b["round"]:
+        return None
+    control = (arms - {"targeted"}).pop()
+    try:
+        if a["round"] is None:
+            return campaign_comparison(settings, a["campaign"], control)
+        return compare_round(settings, registry_of(settings), a["campaign"], control, a["round"])
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
 
 
 def compare_command(
@@ -110,21 +132,40 @@ def compare_command(
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Compare two campaigns or two rounds: pass rates, lift with its interval, weaknesses of the last round."""
+    """Compare two campaigns, arms or rounds: pass rates, lift with its interval, weaknesses of the last round.
+
+    The targeted arm against a control of the same campaign (``compare C C/uniform``) also gives the targeting
+    lift, targeted minus control with its paired interval, as ``gymloop report`` and MLflow state it.
+    """
+    from flows.control import targeting_line, targeting_verdict
+
     settings, registry = _open(home)
     a, b = _side(settings, registry, first), _side(settings, registry, second)
+    targeting = _targeting(settings, a, b)
     if as_json:
-        print_json({"a": a, "b": b})
+        extra = {} if targeting is None else {"targeting": {**targeting.model_dump(mode="json"),
+                                                            "verdict": targeting_verdict(targeting)}}
+        print_json({"a": a, "b": b, **extra})
         return
+    # The difference column: targeted minus control for two arms of a campaign (whichever order they are given
+    # in), else the second side minus the first.
+    sign = -1 if targeting is not None and a["arm"] == "targeted" else 1
+    minus = f"targeted - {targeting.control}" if targeting is not None else "B - A"
+
+    def diff(key: str) -> str:
+        return f"{sign * (b[key] - a[key]):+.3f}"
 
     def num(key: str) -> list[str]:
-        return [key.replace("_", " "), f"{a[key]:+.3f}" if "lift" in key else f"{a[key]:.3f}",
-                f"{b[key]:+.3f}" if "lift" in key else f"{b[key]:.3f}", f"{b[key] - a[key]:+.3f}"]
+        shown = "{:+.3f}" if "lift" in key else "{:.3f}"
+        return [key.replace("_", " "), shown.format(a[key]), shown.format(b[key]), diff(key)]
 
     rows = [["rounds", a["rounds"], b["rounds"], ""], ["model in", a["model_in"], b["model_in"], ""],
             ["model out", a["model_out"], b["model_out"], ""], num("before"), num("after"), num("lift"),
             ["95% interval", f"[{a['lift_low']:+.3f}, {a['lift_high']:+.3f}]",
              f"[{b['lift_low']:+.3f}, {b['lift_high']:+.3f}]", ""]]
+    if targeting is not None:
+        rows += [["targeting lift", "", "", f"{targeting.lift:+.3f}"],
+                 ["95% paired interval", "", "", f"[{targeting.low:+.3f}, {targeting.high:+.3f}]"]]
     kinds = sorted(set(a["weakness_rate"]) | set(b["weakness_rate"]),
                    key=lambda k: (-max(a["weakness_rate"].get(k, 0.0), b["weakness_rate"].get(k, 0.0)), k))
 
@@ -134,10 +175,12 @@ def compare_command(
 
     for kind in kinds:
         ra, rb = a["weakness_rate"].get(kind, 0.0), b["weakness_rate"].get(kind, 0.0)
-        rows.append([kind, kind_cell(a, kind), kind_cell(b, kind), f"{rb - ra:+.3f} per episode"])
+        rows.append([kind, kind_cell(a, kind), kind_cell(b, kind), f"{sign * (rb - ra):+.3f} per episode"])
     print_table(console, f"{first} vs {second} (weakness kinds in the last round of each side: failed held-out "
                          "episodes showing the kind, all its grains together; its share of the failures; its failures "
-                         "per held-out episode)", ("measure", first, second, "B - A"), rows)
+                         "per held-out episode)", ("measure", first, second, minus), rows)
+    if targeting is not None:
+        print_line(console, targeting_line(targeting))
 
 
 STAGE_NAMES = {"eval_before": "held-out eval", "train": "training rollouts", "eval_after": "re-eval"}
@@ -193,43 +236,78 @@ def _printed(model: str, settings: GymloopSettings) -> str:
         raise CliError(str(exc), prefix="bad option --model") from None
 
 
+PLAY_IDENTITY = frozenset({"model_ref", "tokens_in", "tokens_out", "cost", "latency_s", "wall_time_s", "decisions"})
+"""Fields that differ between plays without changing what the episode did: the model, its usage and timings, and
+the reference policy's internal draws (read by its trainer only)."""
+
+
+def behaviours(plays: list[_Play]) -> list[list[_Play]]:
+    """Plays grouped by what the episode did (calls, results, reply, verdict): identical plays are shown once."""
+    groups: dict[str, list[_Play]] = {}
+    for play in plays:
+        seen = play.episode.model_dump(mode="json", exclude=set(PLAY_IDENTITY))
+        groups.setdefault(json.dumps(seen, sort_keys=True, default=str), []).append(play)
+    return list(groups.values())
+
+
 def _where_label(play: _Play) -> str:
     return ", ".join(f"round {w['round']} {STAGE_NAMES.get(w['stage'], w['stage'])}" for w in play.stored_in)
 
 
-def _print_play(play: _Play) -> None:
-    record = play.episode
-    verdict = record.verdict
-    console.print(Text(f"{play.campaign} ({play.arm} arm), model {play.model}", style="bold"), soft_wrap=True)
-    print_line(console, f"episode {record.episode_id}: {'PASSED' if record.passed else 'FAILED'} "
-                        f"(score {record.score:.2f}){' invalid' if record.invalid else ''}; {_where_label(play)}")
-    print_line(console, f"task {record.domain}/{record.task_id} ({record.split}, {record.category}), pack "
-                        f"{record.pack_id}, seed {record.seed}, attempt {record.attempt}, agent {record.agent}")
+CUT_MARK = re.compile(r"… \[[\d,]+ more characters\]")
+"""How ``arena.core.text.clip`` marks a cut: kept whole on the line of the text it ends."""
+
+_KEEP = "\x1f"
+"""Stands for a space that wrapping must not break at (a character no printed text holds)."""
+
+
+def _say(text: str, indent: int = 0, style: str = "") -> None:
+    """Print ``text`` wrapped at spaces to the terminal's width, indented.
+
+    A word is never cut (one longer than a line stands alone on its line), nor is a cut's mark.
+    """
+    pad = " " * indent
+    text = CUT_MARK.sub(lambda mark: mark.group().replace(" ", _KEEP), text.replace(_KEEP, " "))
+    for paragraph in text.split("\n"):
+        for line in textwrap.wrap(paragraph, max(console.width, 20), initial_indent=pad, subsequent_indent=pad + "  ",
+                                  break_long_words=False, break_on_hyphens=False) or [""]:
+            console.print(Text(line.replace(_KEEP, " "), style=style), soft_wrap=True)
+
+
+def _print_behaviour(group: list[_Play], number: int, total: int) -> None:
+    """One behaviour: the plays that showed it (campaign, arm, model, where stored), then the episode once."""
+    record = group[0].episode
+    plays = "1 play" if len(group) == 1 else f"{len(group)} identical plays"
+    _say(f"behaviour {number} of {total}: {'PASSED' if record.passed else 'FAILED'} (score {record.score:.2f})"
+         f"{', invalid' if record.invalid else ''}; {plays}", style="bold")
+    for play in group:
+        _say(f"{play.campaign} ({play.arm} arm), model {play.model}: {_where_label(play)}", indent=2)
+    _say(f"task {record.domain}/{record.task_id} ({record.split}, {record.category}), pack {record.pack_id}, "
+         f"seed {record.seed}, attempt {record.attempt}, agent {record.agent}")
     if record.failure:
-        print_line(console, f"failure ({record.failure.boundary}, {record.failure.kind}): {record.failure.message}")
+        _say(f"failure ({record.failure.boundary}, {record.failure.kind}): {record.failure.message}")
     if record.user is not None:
         user = record.user
-        print_line(console, f"user played by {user.ref}; conversation ended: {user.ended}"
-                            + (f" ({user.requests} requests, {user.tokens_in + user.tokens_out} tokens)"
-                               if user.requests else ""))
-    console.print(Text("trace" if not record.conversation else "conversation and trace", style="bold"))
+        _say(f"user played by {user.ref}; conversation ended: {user.ended}"
+             + (f" ({user.requests} requests, {user.tokens_in + user.tokens_out} tokens)" if user.requests else ""))
+    _say("trace" if not record.conversation else "conversation and trace", style="bold")
     for step in record.trace:
         for turn in (t for t in record.conversation if t.step == step.index):
-            print_line(console, f"  {turn.role}: {clip(turn.text, OUTPUT_CHARS)}")
+            _say(f"{turn.role}: {clip(turn.text, OUTPUT_CHARS)}", indent=2)
         outcome = (clip(json.dumps(step.output, default=str), OUTPUT_CHARS) if step.ok
                    else f"ERROR {step.error.kind}: {step.error.message}" if step.error else "ERROR")
-        print_line(console, f"  {step.index:>2} {step.tool}({json.dumps(step.arguments, default=str)}) -> {outcome}")
+        _say(f"{step.index:>2} {step.tool}({json.dumps(step.arguments, default=str)}) -> {outcome}", indent=2)
     for turn in (t for t in record.conversation if t.step >= len(record.trace)):
-        print_line(console, f"  {turn.role}: {clip(turn.text, OUTPUT_CHARS)}")
-    print_line(console, f"reply: {record.reply}")
-    if verdict is not None:
-        console.print(Text("verdict", style="bold"))
-        for result in verdict.results:
+        _say(f"{turn.role}: {clip(turn.text, OUTPUT_CHARS)}", indent=2)
+    _say(f"reply: {record.reply}")
+    if record.verdict is not None:
+        _say("verdict", style="bold")
+        for result in record.verdict.results:
             mark = "ok  " if result.passed else "FAIL"
             detail = f" — {result.detail}" if result.detail else ""
-            print_line(console, f"  {mark} {result.kind}: {result.description}{detail}")
-        for statement in verdict.unjudged:
-            print_line(console, f"  n/a  unjudged (no judge model): {statement}")
+            _say(f"{mark} {result.kind}: {result.description}{detail}", indent=2)
+        for statement in record.verdict.unjudged:
+            _say(f"n/a  unjudged (no judge model): {statement}", indent=2)
 
 
 def episode_command(
@@ -246,7 +324,8 @@ def episode_command(
     """Show one episode as each model played it in each arm: its task, tool calls with results, and verdict.
 
     The same episode (task, seed, attempt) is played by every round's model in every arm; a round's re-eval is
-    also the next round's held-out eval, so it is shown once, with every round and stage that holds it.
+    also the next round's held-out eval, so it is one play, with every round and stage that holds it. Plays that
+    did the same (calls, results, reply, verdict) are shown once, with the models and rounds that played it.
     """
     from registry import RegistryError
 
@@ -276,16 +355,13 @@ def episode_command(
             part for part in (f"campaign {campaign!r}" if campaign else "", f"arm {arm!r}" if arm else "",
                               f"round {round_index}" if round_index is not None else "",
                               f"by model {model!r}" if model else "") if part))
+    groups = behaviours(plays)
     if as_json:
-        print_json({"episode_id": ids[0], "plays": [p.model_dump(mode="json") for p in plays]})
+        print_json({"episode_id": ids[0], "plays": [p.model_dump(mode="json") for p in plays],
+                    "behaviours": [[plays.index(p) for p in group] for group in groups]})
         return
-    if len(plays) > 1:
-        print_table(console, f"episode {ids[0]}: {len(plays)} plays, one per model and arm",
-                    ("campaign", "arm", "model", "stored in", "result"),
-                    [[p.campaign, p.arm, p.model, _where_label(p),
-                      f"{'passed' if p.episode.passed else 'failed'} ({p.episode.score:.2f})"] for p in plays])
-    for index, play in enumerate(plays):
+    _say(f"episode {ids[0]}: {len(plays)} play{'s' if len(plays) != 1 else ''} (one per model and arm), "
+         f"{len(groups)} different behaviour{'s' if len(groups) != 1 else ''}")
+    for number, group in enumerate(groups, start=1):
         console.print()
-        if len(plays) > 1:
-            console.print(Text(f"play {index + 1} of {len(plays)}", style="italic"))
-        _print_play(play)
+        _print_behaviour(group, number, len(groups))

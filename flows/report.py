@@ -59,6 +59,9 @@ def write_report(registry: Registry, folder: Path, campaign: str, headline: str 
                  arm: str = TARGETED_ARM, extra: str = "") -> Path:
     """Write ``report.md`` (with its plots) for a campaign's arm into ``folder``.
 
+    Its tables are narrow (a terminal of 80 columns shows each whole, see ``flows.report_view``): pass rates and
+    lifts, then the models, then what each round practised; invalid episodes get their own table when there are any.
+
     Args:
         registry: The registry holding the campaign.
         folder: Where the report and its plots go.
@@ -75,36 +78,68 @@ def write_report(registry: Registry, folder: Path, campaign: str, headline: str 
     title = campaign if arm == TARGETED_ARM else f"{campaign} ({arm} arm)"
     lift_png, heat_png = write_plots(registry, title, summaries, folder)
     first, last = summaries[0], summaries[-1]
+    best = best_summary(summaries)
     lines = [
         f"# Campaign {title}",
         "",
-        f"Rounds {first.round_index} to {last.round_index}; held-out pass rate {first.before:.3f} -> "
-        f"{last.after:.3f} ({last.after - first.before:+.3f}). Model {first.model_in} -> {last.model_out}.",
+        f"Rounds {first.round_index} to {last.round_index}: held-out pass rate {first.before:.3f} -> "
+        f"{last.after:.3f} ({last.after - first.before:+.3f}).",
         "",
         *([headline, ""] if headline else []),
-        "| round | model in | model out | before | after | lift | 95% interval | invalid before/after | "
-        "before, after with invalid as failed | top weaknesses | variants | wave |",
-        "| ---: | --- | --- | ---: | ---: | ---: | --- | ---: | --- | --- | ---: | ---: |",
+        f"Best round: {best.round_index} (held-out pass rate {best.after:.3f} after it).",
+        "",
+        "## Pass rates",
+        "",
+        "| round | before | after | lift | 95% interval |",
+        "| ---: | ---: | ---: | ---: | --- |",
+        *(f"| {s.round_index} | {s.before:.3f} | {s.after:.3f} | {s.lift:+.3f} | [{s.lift_low:+.3f}, "
+          f"{s.lift_high:+.3f}] |" for s in summaries),
+        "",
+        "## Models",
+        "",
+        f"Round {first.round_index} started from `{first.model_in}`; each round trains the model the one before "
+        "produced.",
+        "",
+        "| round | model out |",
+        "| ---: | --- |",
+        *(f"| {s.round_index} | {s.model_out} |" for s in summaries),
+        "",
+        "## What each round practised",
+        "",
+        *(f"- round {s.round_index}: weaknesses {', '.join(s.weaknesses[:3]) or 'none'}; {s.variants} variant "
+          f"pack{'s' if s.variants != 1 else ''} added; a wave of {s.wave_size} tasks" for s in summaries),
+        "",
+        *_invalid_section(summaries),
     ]
-    for s in summaries:
-        m = s.metrics
-        lines.append(
-            f"| {s.round_index} | {s.model_in} | {s.model_out} | {s.before:.3f} | {s.after:.3f} | {s.lift:+.3f} | "
-            f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}] | {m.get('invalid_episodes_before', 0):.0f}/"
-            f"{m.get('invalid_episodes_after', 0):.0f} | "
-            f"{m.get('heldout_pass_rate_before_invalid_failed', s.before):.3f}, "
-            f"{m.get('heldout_pass_rate_after_invalid_failed', s.after):.3f} | {', '.join(s.weaknesses[:3])} | "
-            f"{s.variants} | {s.wave_size} |"
-        )
-    causes = sorted({k.split("/", 1)[1] for s in summaries for k in s.metrics if k.startswith("invalid_after/")
-                     or k.startswith("invalid_before/")})
-    lines += ["", "Invalid episodes are those the infrastructure failed (the model's server unreachable or erroring "
-              "after retries, a crash of gymloop's); they are left out of the pass rates, which the last column "
-              "shows with them counted as failed" + (f". Causes: {', '.join(causes)}." if causes else ".")]
     if extra:
-        lines += ["", extra.rstrip("\n")]
-    lines += ["", f"![lift per round]({lift_png.name})", "", f"![weaknesses by round]({heat_png.name})", "",
+        lines += [extra.rstrip("\n"), ""]
+    lines += [f"![lift per round]({lift_png.name})", "", f"![weaknesses by round]({heat_png.name})", "",
               HEATMAP_NOTE, ""]
     out = folder / "report.md"
     out.write_text("\n".join(lines))
     return out
+
+
+def best_summary(summaries: list[RoundSummary]) -> RoundSummary:
+    """The round whose model did best on the held-out suite (ties go to the later round)."""
+    return max(summaries, key=lambda s: (s.after, s.round_index))
+
+
+def _invalid_section(summaries: list[RoundSummary]) -> list[str]:
+    """The invalid episodes' table, when a round had any (the pass rates leave them out)."""
+    def count(s: RoundSummary, stage: str) -> int:
+        return int(s.metrics.get(f"invalid_episodes_{stage}", 0))
+
+    if not any(count(s, "before") or count(s, "after") for s in summaries):
+        return ["No held-out episode was invalid (the infrastructure failed none).", ""]
+    causes = sorted({k.split("/", 1)[1] for s in summaries for k in s.metrics
+                     if k.startswith(("invalid_after/", "invalid_before/"))})
+    rows = [f"| {s.round_index} | {count(s, 'before')}/{count(s, 'after')} | "
+            f"{s.metrics.get('heldout_pass_rate_before_invalid_failed', s.before):.3f} | "
+            f"{s.metrics.get('heldout_pass_rate_after_invalid_failed', s.after):.3f} |" for s in summaries]
+    return ["## Invalid episodes", "",
+            "Invalid episodes are those the infrastructure failed (the model's server unreachable or erroring after "
+            "retries, a crash of gymloop's): the pass rates above leave them out; the columns 'before failed' and "
+            "'after failed' count them as failed" + (f". Causes: {', '.join(causes)}." if causes else "."), "",
+            "| round | invalid before/after | before failed | after failed |", "| ---: | ---: | ---: | ---: |",
+            *rows, ""]

@@ -20,7 +20,7 @@ from flows.cli_output import block_lines
 
 
 class _ImageLink(ImageItem):
-    """An image as ``alt: <link>``, the link absolute and never wrapped."""
+    """An image as ``alt:`` and its link on the next line, absolute and never wrapped (a path may pass 80 columns)."""
 
     @classmethod
     def create(cls, markdown: Markdown, token: Any) -> MarkdownElement:
@@ -32,8 +32,8 @@ class _ImageLink(ImageItem):
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         alt = self.text.plain.strip() or "image"
-        yield Text.assemble(f"{alt}: ", (self.destination, Style(link=self.destination)), no_wrap=True,
-                            overflow="ignore", end="")
+        yield Text(f"{alt}:")
+        yield Text(self.destination, Style(link=self.destination), no_wrap=True, overflow="ignore", end="")
 
 
 class _FittingTable(TableElement):

@@ -242,8 +242,11 @@ def test_episode_shows_one_play_per_model_and_arm_with_round_numbers(world: Worl
     text = gymloop(["episode", cited[:10]], env)
     assert text.returncode == 0, text.stderr
     _no_cut_value(text.stdout)
-    assert f"{len(plays)} plays, one per model and arm" in text.stdout
-    assert text.stdout.count("\ntrace\n") == len(plays) and "round 0 re-eval, round 1 held-out eval" in text.stdout
+    behaviours = data["behaviours"]
+    said = " ".join(text.stdout.split())
+    assert f"{len(plays)} plays (one per model and arm), {len(behaviours)} different behaviour" in said
+    assert text.stdout.count("\ntrace\n") == len(behaviours), "identical plays are shown once"
+    assert "round 0 re-eval, round 1 held-out eval" in said
     only = json.loads(gymloop(["episode", cited, "--campaign", world.campaign, "--arm", "uniform", "--json"],
                               env).stdout)
     assert {p["arm"] for p in only["plays"]} == {"uniform"}
@@ -254,41 +257,46 @@ def test_report_on_screen_renders_markdown_with_images_as_links(world: World) ->
     assert done.returncode == 0, done.stderr
     out = done.stdout
     folder = (world.home / "campaigns" / world.campaign).resolve()
-    assert f"lift per round: {(folder / 'lift_per_round.png').as_uri()}" in out
-    assert f"weaknesses by round: {(folder / 'weaknesses_by_round.png').as_uri()}" in out
+    lines = [line.strip() for line in out.splitlines()]
+    for alt, image in (("lift per round", "lift_per_round.png"), ("weaknesses by round", "weaknesses_by_round.png")):
+        assert lines[lines.index(f"{alt}:") + 1] == (folder / image).as_uri(), "an image's link follows its name"
     assert "!(" not in out and "](" not in out and "| ---" not in out
     _no_cut_value(out)
     summary = _rounds(world)[0]
     assert summary["model_out"] in out.split() and "Targeting against the uniform control" in out
 
 
-def test_mlflow_holds_arms_apart_campaign_lift_first_and_aliases(world: World) -> None:
+def test_mlflow_holds_each_scope_in_its_own_rows_under_short_rounded_names_and_aliases(world: World) -> None:
     from mlflow.tracking import MlflowClient
+
+    from flows.tracking import HEADLINE, VIEW_TAG, view_state_of
 
     client = MlflowClient(f"sqlite:///{world.home / 'mlflow.db'}")
     experiment = client.get_experiment_by_name(f"gymloop/{world.campaign}")
-    view = json.loads(experiment.tags["mlflow.sharedViewState.gymloop"])
-    assert "metrics.`campaign_lift`" in view["selectedColumns"]
+    view = view_state_of(experiment.tags[VIEW_TAG])
+    assert view is not None and view["selectedColumns"] == [f"metrics.`{k}`" for k in HEADLINE]
     parents = {r.data.tags["arm"]: r for r in client.search_runs(
         [experiment.experiment_id], filter_string="tags.gymloop_kind = 'campaign'")}
-    assert parents["targeted"].info.run_name == f"targeted: {world.campaign}"
-    assert parents["uniform"].info.run_name == f"uniform control: {world.campaign}"
-    summary = _rounds(world)[1]
+    assert parents["targeted"].info.run_name == f"targeted {world.campaign}"
+    assert parents["uniform"].info.run_name == f"uniform {world.campaign}"
+    rounds = _rounds(world)
+    summary = rounds[1]
     targeted = client.get_run(parents["targeted"].info.run_id)
-    assert next(iter(targeted.data.metrics)) == "campaign_lift"
+    metrics = targeted.data.metrics
+    assert "round" not in metrics and metrics["before"] == round(rounds[0]["before"], 3), "the campaign's scope"
+    assert metrics["after"] == round(summary["after"], 3)
     outputs = sorted(targeted.outputs.model_outputs, key=lambda o: o.step)
     assert [o.step for o in outputs] == [0, 1]
     assert client.get_logged_model(outputs[-1].model_id).tags["gymloop_model"] == summary["model_out"]
     assert targeted.data.tags["final_model"] == summary["model_out"]
     assert sorted(m.step for m in client.get_metric_history(targeted.info.run_id, "lift")) == [0, 1]
-    assert sorted(m.step for m in client.get_metric_history(targeted.info.run_id, "campaign_lift")) == [0, 1]
     model = client.get_registered_model(f"gymloop-{world.campaign}")
     assert set(model.aliases) == {"best", "current"}
     assert client.get_model_version_by_alias(model.name, "current").tags["gymloop_model"] == summary["model_out"]
-    afters = {i: s["after"] for i, s in _rounds(world).items()}
+    afters = {i: s["after"] for i, s in rounds.items()}
     best = max(afters, key=lambda i: (afters[i], i))
     assert client.get_model_version_by_alias(model.name, "best").tags["gymloop_round"] == str(best)
-    assert targeted.data.tags["best_round"] == str(best)
+    assert metrics["best_round"] == best
 
 
 def _descendants(pid: int) -> list[str]:
@@ -329,24 +337,63 @@ def _browser():  # type: ignore[no-untyped-def]
     return playwright.sync_playwright()
 
 
-def test_browser_opens_the_printed_mlflow_url_and_finds_both_arms_lift_and_best_model(
-        world: World, mlflow_ui: tuple[str, str, int]) -> None:
-    printed, address, _ = mlflow_ui
-    url = re.search(rf"campaign {re.escape(world.campaign)}: (\S+)", printed)
-    assert url, printed
+@pytest.fixture(scope="module")
+def second(world: World) -> str:
+    """A second campaign in the demo's home (one round, no control), to compare with the demo's."""
+    done = gymloop(["round", "--campaign", "second"], _env(world.home, world.api, **ROUND_SETTINGS))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return "second"
+
+
+def _shot(page, name: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Save a screenshot of the page (into GYMLOOP_TEST_SCREENSHOTS when set, to show what the test saw)."""
+    folder = Path(os.environ.get("GYMLOOP_TEST_SCREENSHOTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / name), full_page=True)
+
+
+def _shown(value: float) -> str:
+    """A metric as MLflow's runs table shows a value gymloop logged rounded to 3 decimals."""
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def test_the_experiment_opens_from_the_list_on_both_arms_rounds_and_two_campaigns_compare(
+        world: World, mlflow_ui: tuple[str, str, int], second: str, tmp_path: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    _, address, _ = mlflow_ui
+    client = MlflowClient(f"sqlite:///{world.home / 'mlflow.db'}")
+    ids = [client.get_experiment_by_name(f"gymloop/{name}").experiment_id for name in (world.campaign, second)]
+    rounds = _rounds(world)
+    arm = {r.data.tags["arm"]: r.data.metrics for r in client.search_runs(
+        [ids[0]], filter_string="tags.gymloop_kind = 'campaign'")}
+    names = [f"targeted {world.campaign} round {i}" for i in rounds] + [f"uniform {world.campaign} round 0"]
+    values = [_shown(v) for s in rounds.values() for v in (s["before"], s["after"])]
+    values += [_shown(arm["targeted"][k]) for k in ("lift", "lift_low", "lift_high", "tgt_lift", "tgt_low",
+                                                     "tgt_high", "best_round")]
+    headers = ("round", "before", "after", "lift", "lift_low", "lift_high", "tgt_lift", "best_round")
     with _browser() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
-            page.goto(url.group(1))
-            table = page.get_by_role("grid").or_(page.get_by_role("table")).first
-            table.wait_for(timeout=60_000)
-            for text in (f"targeted: {world.campaign}", f"uniform control: {world.campaign}", "campaign_lift"):
-                page.get_by_text(text, exact=False).first.wait_for(timeout=30_000)
+            page.goto(f"{address}/#/experiments")
+            page.get_by_text(f"gymloop/{world.campaign}", exact=True).first.click()
+            grid = page.get_by_role("grid").or_(page.get_by_role("table")).first
+            grid.wait_for(timeout=60_000)
+            for name in names:
+                page.get_by_text(name, exact=True).first.wait_for(timeout=30_000)
+            text = grid.inner_text()
+            assert all(h in text.split() for h in headers), text[:2000]
+            assert all(v in text.split() for v in values), (values, text[:3000])
+            assert not re.search(r"\d\.\d{4,}", text), "a value is not rounded"
             assert "Traces" not in page.locator("main").first.inner_text()[:200]
-            page.goto(f"{address}/#/models/gymloop-{world.campaign}?workflowType=machine_learning")
-            page.get_by_text("Version 1").first.wait_for(timeout=30_000)
-            assert re.search(r"@\s*best", page.inner_text("body"))
+            _shot(page, "mlflow-experiment.png", tmp_path)
+            page.goto(f"{address}/#/compare-experiments/s?experiments={json.dumps(sorted(ids))}")
+            page.get_by_text(f"targeted {second} round 0", exact=True).first.wait_for(timeout=60_000)
+            page.get_by_text(f"targeted {world.campaign} round 1", exact=True).first.wait_for(timeout=30_000)
+            compared = page.get_by_role("grid").or_(page.get_by_role("table")).first.inner_text()
+            assert all(h in compared.split() for h in headers), compared[:2000]
+            _shot(page, "mlflow-compare.png", tmp_path)
         finally:
             browser.close()
 
@@ -356,11 +403,13 @@ def test_every_prefect_run_is_tagged_and_the_browser_finds_a_manual_rounds_logs_
     tasks = httpx.post(f"{world.api}/task_runs/filter", json={"limit": 200}, timeout=30).json()
     runs = [r for r in every if r["name"] == f"{world.campaign}-round-1"]
     assert len(runs) == 1 and len(every) >= 6  # each arm's next-round parents and rounds, the manual round
+    campaigns = {f"campaign:{world.campaign}", "campaign:second"}  # the demo's and the one compared with it
     for run in every:
-        assert f"campaign:{world.campaign}" in run["tags"], (run["name"], run["tags"])
+        assert campaigns & set(run["tags"]), (run["name"], run["tags"])
         if run["name"].startswith(f"{world.campaign}-uniform-round-"):
             assert "arm:uniform" in run["tags"], (run["name"], run["tags"])
-    assert tasks and all(f"campaign:{world.campaign}" in " ".join(t["tags"]) for t in tasks)
+    assert tasks and all(campaigns & set(t["tags"]) for t in tasks)
+    assert len({r["name"] for r in every}) == len(every), "two flow runs share a name"
     logs = httpx.post(f"{world.api}/logs/filter", json={"logs": {"flow_run_id": {"any_": [runs[0]["id"]]}}},
                       timeout=30).json()
     assert any("round 1: evaluated reference" in log["message"] for log in logs)
