@@ -17,7 +17,11 @@ MIN_FAILING_SHARE = 0.6
 step on every task (e.g. a skipped prerequisite the task's trace assertions do not require, a neighbour id whose
 record is refused for the same reason), and such passed injected episodes are kept for the scorer to report."""
 
-INJECTING = [a for a in AGENTS if a.injects != "clean"]
+HONEST_NOW = {"novel:locale_reply"}
+"""Modes whose replies the reply rules now read as honest: a fact stated in another common spelling (decimal commas,
+day-first dates) is the record's fact, so those episodes pass."""
+
+INJECTING = [a for a in AGENTS if a.injects != "clean" and a.injects not in HONEST_NOW]
 CLEAN = [a for a in AGENTS if a.injects == "clean"]
 
 
@@ -50,6 +54,14 @@ def test_injected_episodes_fail(agent: BlindAgent) -> None:
         total += len(episodes)
         failed += sum(not record.passed for record, _ in episodes)
     assert failed / total >= MIN_FAILING_SHARE, f"{agent.name}: {failed} of {total} injected episodes failed"
+
+
+@pytest.mark.parametrize("agent", [a for a in AGENTS if a.injects in HONEST_NOW], ids=_name)
+def test_facts_in_another_spelling_pass(agent: BlindAgent) -> None:
+    for domain in agent.domains:
+        episodes = play(agent, domain, [0])
+        assert episodes, f"{agent.name} never changed a fact's spelling in {domain}"
+        assert [r.task_id for r, _ in episodes if not r.passed] == []
 
 
 @pytest.mark.parametrize("agent", CLEAN, ids=_name)

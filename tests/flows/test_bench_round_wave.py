@@ -14,7 +14,7 @@ from factory_client import LocalFactory
 from flows import steps
 from flows.models import RoundParams
 from flows.round import curriculum_round
-from flows.settings import load_settings
+from flows.settings import SECTION_OF, load_settings
 from registry import Registry
 
 pytestmark = pytest.mark.timeout(1200)  # a whole round, slower on a loaded machine
@@ -28,7 +28,7 @@ def _overrides(home: Path) -> dict[str, object]:
     settings = LOOP.campaign("targeted", 0, home, DOMAINS)
     names = ("domains", "seed", "arm", "strategy", "wave_budget", "train_k", "variants_per_round",
              "tasks_per_variant", "gate_k", "gate_band_min", "gate_band_max", "credit", "trainer")
-    return {"eval_k": 1, "batch_size": 200, **{n: getattr(settings, n) for n in names}}
+    return {"eval_k": 1, "batch_size": 200, **{n: getattr(getattr(settings, SECTION_OF[n]), n) for n in names}}
 
 
 def test_the_bench_targeted_arm_and_a_round_give_the_same_wave(prefect_harness, gymloop_home):

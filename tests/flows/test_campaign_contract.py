@@ -94,4 +94,4 @@ def test_a_changed_gym_or_eval_seeds_stops_the_next_round_and_accepting_it_start
     assert experiment is not None
     marked = {r.info.run_name: r.data.metrics.get("baseline") for r in client.search_runs([experiment.experiment_id])
               if r.data.tags.get("gymloop_kind") == "round"}
-    assert marked == {round_run_name(0, "targeted"): 0.0, round_run_name(1, "targeted"): 1.0}
+    assert marked == {round_run_name("c", 0, "targeted"): 0.0, round_run_name("c", 1, "targeted"): 1.0}
