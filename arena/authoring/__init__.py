@@ -46,8 +46,8 @@ from arena.authoring.knobs import (
     parse_knobs,
     targetable_kinds,
 )
-from arena.authoring.picks import mix, nth, pick, pick_where
-from arena.authoring.records import fetch, insert_rows, select
+from arena.authoring.picks import day_between, mix, nth, pick, pick_where
+from arena.authoring.records import WorldRows, fetch, insert_rows, select
 from arena.authoring.reply_rules import guard_replies
 from arena.authoring.search import SEARCH_LIMIT, IndexRow, add_to_index, index_row, search, write_index
 from arena.authoring.splits import assign_splits
@@ -99,6 +99,7 @@ __all__ = [
     "ToolContext",
     "TraceAssertion",
     "WeaknessKnobs",
+    "WorldRows",
     "WorldView",
     "WriteScope",
     "add_to_index",
@@ -107,6 +108,7 @@ __all__ = [
     "calls",
     "cents",
     "dates",
+    "day_between",
     "fault_id",
     "fetch",
     "goal",

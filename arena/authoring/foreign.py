@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arena.authoring.checks import scope, state, writes
+from arena.authoring.checks import quote, scope, state, writes
 from arena.authoring.faults import extra_fault, fault_id, inject
 from arena.authoring.knobs import FaultKindName
 from arena.core.conversation import Conversation, TaskSource
@@ -136,7 +136,7 @@ def same_world_as_gold(gym: Gym, task_id: str) -> list[Assertion]:
     for table, rows in tables.items():
         key = _key_column(gym, table)
         keys = sorted({c.key for c in rows})
-        listed = ", ".join(_literal(k) for k in keys)
+        listed = ", ".join(quote(k) for k in keys)
         sql = f'SELECT * FROM "{table}" WHERE "{key}" IN ({listed}) ORDER BY "{key}"'
         checks.append(state(f"{table}: the rows the gold actions change hold what they hold after them", sql,
                             [list(r) for r in gym.query(sql)]))
@@ -151,10 +151,6 @@ def same_world_as_gold(gym: Gym, task_id: str) -> list[Assertion]:
 
 def _key_column(gym: Gym, table: str) -> str:
     return gym.keys.get(table) or "rowid"
-
-
-def _literal(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import re
 from datetime import date
 
 from arena.core.toolkit import InvalidArgument
-from arena.core.values import parse_amount, parse_date
+from arena.core.values import amount_spellings, date_spellings, parse_amount, parse_date
 
 ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 """A canonical date: ``YYYY-MM-DD``."""
@@ -26,6 +26,9 @@ LEGACY_DATES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(\d{4})(\d{2})(\d{2})"), "%Y%m%d"),
 )
 """The legacy date formats old rows keep, by style: 0 ``MM/DD/YYYY``, 1 ``DD.MM.YYYY``, 2 ``YYYYMMDD``."""
+
+MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+"""The months as legacy styles 3 to 5 write them."""
 
 def iso_date(value: str, param: str) -> date:
     """A tool's date argument, which must be ``YYYY-MM-DD``.
@@ -64,8 +67,21 @@ def cents(value: float) -> float:
 
 
 def legacy_date(day: date, style: int = 0) -> str:
-    """``day`` in a legacy style: 0 ``MM/DD/YYYY``, 1 ``DD.MM.YYYY``, 2 ``YYYYMMDD``."""
-    return day.strftime(LEGACY_DATES[style][1])
+    """``day`` as an old row or a person writes it, by ``style``.
+
+    0 ``03/04/2025``, 1 ``04.03.2025``, 2 ``20250304``, 3 ``Mar 4, 2025``, 4 ``4 Mar 2025``, 5 ``04-Mar-2025``;
+    :func:`read_date` reads every one of them back.
+
+    Raises:
+        ValueError: No such style, naming it.
+    """
+    if 0 <= style < len(LEGACY_DATES):
+        return day.strftime(LEGACY_DATES[style][1])
+    month = MONTH_ABBREVIATIONS[day.month - 1]
+    spelled = (f"{month} {day.day}, {day.year}", f"{day.day} {month} {day.year}", f"{day.day:02d}-{month}-{day.year}")
+    if not 0 <= style - len(LEGACY_DATES) < len(spelled):
+        raise ValueError(f"legacy date style {style} is none of 0 to {len(LEGACY_DATES) + len(spelled) - 1}")
+    return spelled[style - len(LEGACY_DATES)]
 
 
 def read_date(text: str) -> date:
@@ -99,11 +115,16 @@ def read_amount(stored: object) -> float:
 
 
 def amounts(value: float) -> list[str]:
-    """The ways a reply may write an amount: ``1234.50`` and ``1,234.50``."""
-    return sorted({f"{value:.2f}", f"{value:,.2f}"})
+    """The ways a reply may write an amount: ``1,234.50`` and ``1234.50``, in sorted order.
+
+    The spellings are ``arena.core.values.amount_spellings``, the ones the reply rules look for too.
+    """
+    return sorted(amount_spellings(value))
 
 
 def dates(day: date) -> list[str]:
-    """The ways a reply may write a date: ``2025-03-04``, ``March 4, 2025``, ``4 March 2025``."""
-    month = day.strftime("%B")
-    return [day.isoformat(), f"{month} {day.day}, {day.year}", f"{day.day} {month} {day.year}"]
+    """The ways a reply may write a date: ``2025-03-04``, ``March 4, 2025``, ``4 March 2025``.
+
+    The spellings are ``arena.core.values.date_spellings``, the ones the reply rules look for too.
+    """
+    return date_spellings(day)

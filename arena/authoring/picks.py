@@ -4,13 +4,15 @@
 - :func:`pick`: up to ``n`` rows, those a preference likes first;
 - :func:`mix`: up to ``n`` rows, about a share of them from the messy ones (namesakes, stale summaries);
 - :func:`nth`: the ``i``-th row of a shuffled pool, for a template that builds its ``i``-th task from a fresh copy
-  of its ``rng`` (so the tasks of one template are distinct rows).
+  of its ``rng`` (so the tasks of one template are distinct rows);
+- :func:`day_between`: a day of a span, for a world generator's dates.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from datetime import date, timedelta
 from typing import TypeVar
 
 Row = TypeVar("Row")
@@ -56,3 +58,8 @@ def nth(rows: Sequence[Row], rng: random.Random, i: int) -> Row | None:
     order = list(rows)
     rng.shuffle(order)
     return order[i % len(order)]
+
+
+def day_between(rng: random.Random, start: date, end: date) -> date:
+    """A day from ``start`` to ``end``, both included (``start`` when ``end`` is earlier)."""
+    return start + timedelta(days=rng.randint(0, max(0, (end - start).days)))

@@ -1,7 +1,7 @@
 """Records, one way for every gym: generated rows written, a query's rows read as dicts, a record by id.
 
-:func:`insert_rows` writes a generated world's rows, :func:`select` reads a query's rows as dicts and :func:`fetch` a
-record by its id, or raises ``NotFound`` naming it.
+:func:`insert_rows` writes a generated world's rows (a generator may gather them in :class:`WorldRows`),
+:func:`select` reads a query's rows as dicts and :func:`fetch` a record by its id, or raises ``NotFound`` naming it.
 """
 
 from __future__ import annotations
@@ -47,3 +47,21 @@ def insert_rows(conn: sqlite3.Connection, tables: Mapping[str, Iterable[Sequence
         if batch:
             marks = ", ".join("?" * len(batch[0]))
             conn.executemany(f'INSERT INTO "{table}" VALUES ({marks})', batch)
+
+
+class WorldRows:
+    """A world generator's rows, gathered table by table for :func:`insert_rows`, and its next record numbers."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[tuple[Any, ...]]] = {}
+        self.counters: dict[str, int] = {}
+
+    def add(self, table: str, *row: Any) -> None:
+        """Add a row to ``table``, its values in the table's column order."""
+        self.rows.setdefault(table, []).append(row)
+
+    def next_id(self, prefix: str, start: int, width: int = 0) -> str:
+        """The next id of ``prefix``: ``PREFIX-<n>`` counting from ``start``, ``n`` zero-padded to ``width`` digits."""
+        n = self.counters.get(prefix, start)
+        self.counters[prefix] = n + 1
+        return f"{prefix}-{n:0{width}d}"

@@ -5,6 +5,9 @@
 reads a whole value as an amount ("72.67", "$1,234.50", "1.234,50 EUR", "USD 72.67", "72,67 €"). ``dates_in`` and
 ``amounts_in`` find them inside free text, each with where it stands. Slashed dates are read month first (US), as
 the built-in gyms' legacy records write them; a day above 12 in the first place is read day first.
+
+The other way round, ``amount_spellings`` and ``date_spellings`` are the ways gymloop itself writes a value when it
+looks for it in a reply: the spellings a task's reply check lists and the ones the reply rules look for.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import re
 from datetime import date
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["MONTHS", "amounts_in", "dates_in", "parse_amount", "parse_date"]
+__all__ = ["MONTHS", "amount_spellings", "amounts_in", "date_spellings", "dates_in", "parse_amount", "parse_date"]
 
 MONTHS = {name: i + 1 for i, names in enumerate((
     ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
@@ -124,3 +127,17 @@ def amounts_in(text: str) -> list[tuple[Decimal, int, int]]:
         if value is not None:
             out.append((value, match.start(), match.end()))
     return out
+
+
+def amount_spellings(value: float) -> list[str]:
+    """The ways gymloop writes an amount, each once: two decimals bare, then with thousands separators.
+
+    ``1234.5`` is written ``1234.50`` and ``1,234.50``; ``72.5`` once, ``72.50``.
+    """
+    return list(dict.fromkeys((f"{value:.2f}", f"{value:,.2f}")))
+
+
+def date_spellings(day: date) -> list[str]:
+    """The ways gymloop writes a date: ``2025-03-04``, ``March 4, 2025``, ``4 March 2025``."""
+    month = day.strftime("%B")
+    return [day.isoformat(), f"{month} {day.day}, {day.year}", f"{day.day} {month} {day.year}"]

@@ -27,7 +27,7 @@ from arena.core.task import (
     WriteScope,
 )
 from arena.core.text import compact, fold, skeleton, squeezed, views, words
-from arena.core.values import amounts_in, dates_in, parse_amount, parse_date
+from arena.core.values import amount_spellings, amounts_in, dates_in, parse_amount, parse_date
 
 CHANGE_LOG = "_gymloop_changes"
 """Table the runtime's triggers fill with every changed row (never visible to tools' callers)."""
@@ -328,7 +328,7 @@ def _shown(value: Any) -> list[str]:
     if isinstance(value, bool) or value is None:
         return []
     if isinstance(value, float):
-        return [str(value), f"{value:.2f}", f"{value:,.2f}"]
+        return [str(value), *amount_spellings(value)]
     return [str(value)]
 
 

@@ -5,7 +5,8 @@ from decimal import Decimal
 
 import pytest
 
-from arena.core.values import amounts_in, dates_in, parse_amount, parse_date
+from arena.authoring import legacy_date
+from arena.core.values import amount_spellings, amounts_in, date_spellings, dates_in, parse_amount, parse_date
 
 
 @pytest.mark.parametrize("text", ["2025-05-03", "05/03/2025", "3.5.2025", "20250503", "May 3, 2025", "3 May 2025",
@@ -35,3 +36,14 @@ def test_amounts_are_found_inside_text():
     assert [a for a, _, _ in amounts_in("Refund of $72.67 (was 1,234.50 EUR)")] == [Decimal("72.67"),
                                                                                      Decimal("1234.50")]
     assert parse_amount("abc") is None
+
+
+def test_every_spelling_gymloop_writes_reads_back_as_its_value():
+    assert amount_spellings(1234.5) == ["1234.50", "1,234.50"] and amount_spellings(72.5) == ["72.50"]
+    assert all(parse_amount(s) == Decimal("1234.50") for s in amount_spellings(1234.5))
+    day = date(2025, 3, 4)
+    assert date_spellings(day) == ["2025-03-04", "March 4, 2025", "4 March 2025"]
+    assert all(parse_date(s) == day for s in date_spellings(day))
+    assert [parse_date(legacy_date(day, style)) for style in range(6)] == [day] * 6
+    with pytest.raises(ValueError, match="style 6"):
+        legacy_date(day, 6)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from arena.authoring import IndexRow, index_row, insert_rows, legacy_date
+from arena.authoring import IndexRow, day_between, index_row, insert_rows, legacy_date
 
 from . import world_names as names
 from .knobs import CrmKnobs
@@ -72,9 +72,6 @@ class Generator:
         self.rows["settings"] = [("discount_threshold_pct", f"{self.knobs.discount_threshold:g}")]
         insert_rows(conn, self.rows)
 
-    def _day(self, start: date, end: date) -> date:
-        return start + timedelta(days=self.rng.randint(0, max(0, (end - start).days)))
-
     def _legacy(self, created: date) -> bool:
         draw = self.rng.random()
         return created < LEGACY_BEFORE and draw < self.knobs.legacy_format_rate
@@ -112,7 +109,7 @@ class Generator:
         self.rows["users"] = self.users
 
     def _account_row(self, aid: str, name: str, territory: int, city: str) -> Row:
-        created = self._day(date(2016, 1, 4), date(2025, 6, 30))
+        created = day_between(self.rng, date(2016, 1, 4), date(2025, 6, 30))
         legacy = self._legacy(created)
         owner = self.rng.choice(self.reps[territory])
         industry = self.rng.choice(names.INDUSTRIES)
@@ -154,7 +151,7 @@ class Generator:
 
         def add(account: Account, person: str) -> None:
             cid = f"CON-{20000 + len(rows)}"
-            created = self._day(account.created, self.today - timedelta(days=5))
+            created = day_between(self.rng, account.created, self.today - timedelta(days=5))
             legacy = self._legacy(created)
             email = f"{person.lower().replace(' ', '.')}@{account.domain}"
             phone = self._phone(account.territory, legacy)
@@ -176,7 +173,7 @@ class Generator:
         self.rows["contacts"] = rows
 
     def _opportunity_dates(self, account: Account) -> tuple[date, str, date]:
-        created = self._day(max(account.created, date(2019, 1, 7)), self.today - timedelta(days=10))
+        created = day_between(self.rng, max(account.created, date(2019, 1, 7)), self.today - timedelta(days=10))
         draw = self.rng.random()
         if created >= date(2024, 9, 1):
             is_open = draw < 0.7
@@ -227,7 +224,7 @@ class Generator:
                                 user_names[managers[account.territory]], quotes, lines, approvals)
             for cid in account.contacts:
                 for _ in range(self.rng.randint(0, 2)):
-                    happened = self._day(account.created, self.today - timedelta(days=1))
+                    happened = day_between(self.rng, account.created, self.today - timedelta(days=1))
                     activities.append((f"ACT-{70000 + len(activities)}", account.id, cid,
                                        self.rng.choice(names.ACTIVITY_KINDS), self.rng.choice(SUBJECTS),
                                        happened.isoformat(), user_names[account.owner]))
@@ -273,7 +270,7 @@ class Generator:
             draw = self.rng.random()
             previous = self.rng.choice(self.reps[account.territory])
             if draw < 0.2 and previous != account.owner:
-                changed = self._day(account.created, self.today - timedelta(days=30))
+                changed = day_between(self.rng, account.created, self.today - timedelta(days=30))
                 history.append((f"AUD-{80000 + len(history)}", account.id, "owner_id", previous, account.owner,
                                 "system", changed.isoformat()))
         twins = [a for a in self.accounts if a.id.startswith("ACC-18")]

@@ -12,6 +12,7 @@ from arena.authoring import (
     amounts,
     calls,
     goal,
+    pick,
     quote,
     ref,
     says,
@@ -45,7 +46,7 @@ def hold_reason_reply(w: View, rng: random.Random, n: int) -> list[Draft]:
                   "JOIN internal_notes nt ON nt.entity_id = o.id WHERE o.status = 'on_hold' AND t.status <> 'closed' "
                   "ORDER BY t.id")
     out = []
-    for t in rng.sample(rows, min(n, len(rows))):
+    for t in pick(rng, rows, n):
         tid, oid, note = str(t["id"]), str(t["oid"]), str(t["note"])
         first = str(t["name"]).split(" ")[0]
         message = (f"Hello {first}, your order {oid} is on hold for a routine payment verification. Our team will "
@@ -84,7 +85,7 @@ def payment_question_reply(w: View, rng: random.Random, n: int) -> list[Draft]:
                   "JOIN payments p ON p.order_id = o.id WHERE t.subject LIKE 'Which card%' AND p.method = 'card' "
                   "AND t.status <> 'closed' ORDER BY t.id")
     out = []
-    for t in rng.sample(rows, min(n, len(rows))):
+    for t in pick(rng, rows, n):
         tid, oid, last4, token = str(t["id"]), str(t["oid"]), str(t["card_last4"]), str(t["payment_token"])
         amount, cur = float(str(t["amount"])), str(t["currency"])
         first = str(t["name"]).split(" ")[0]
@@ -121,7 +122,7 @@ def look_dont_touch(w: View, rng: random.Random, n: int) -> list[Draft]:
     rows = w.rows("SELECT t.id, t.subject, o.id AS oid, o.status FROM tickets t JOIN orders o ON o.id = t.order_id "
                   "WHERE t.status = 'open' ORDER BY t.id")
     out = []
-    for t in rng.sample(rows, min(n, len(rows))):
+    for t in pick(rng, rows, n):
         tid, subject, oid, status = str(t["id"]), str(t["subject"]), str(t["oid"]), str(t["status"])
         out.append(Draft(
             prompt=f"Just look, don't change anything: what does the customer on ticket {tid} want, and what is the "
@@ -148,7 +149,7 @@ def shipment_update_reply(w: View, rng: random.Random, n: int) -> list[Draft]:
                   "JOIN orders o ON o.id = t.order_id JOIN shipments s ON s.order_id = o.id "
                   "JOIN carriers k ON k.id = s.carrier_id WHERE t.status IN ('open', 'pending') ORDER BY t.id")
     out = []
-    for t in rng.sample(rows, min(n, len(rows))):
+    for t in pick(rng, rows, n):
         tid, oid, sid, tn = str(t["id"]), str(t["oid"]), str(t["sid"]), str(t["tracking_number"])
         url = str(t["tracking_url"]).format(tn)
         first = str(t["name"]).split(" ")[0]
@@ -188,7 +189,7 @@ def refund_refusal_reply(w: View, rng: random.Random, n: int) -> list[Draft]:
                   "WHERE t.status <> 'closed' AND t.order_id IS NOT NULL ORDER BY t.id")
     rows = [r for r in rows if str(r["order_id"]) in closed]
     out = []
-    for t in rng.sample(rows, min(n, len(rows))):
+    for t in pick(rng, rows, n):
         tid, o = str(t["id"]), closed[str(t["order_id"])]
         first = str(t["name"]).split(" ")[0]
         message = (f"Hello {first}, I'm sorry, but order {o.id} was delivered on {o.delivered_on} and its "

@@ -14,6 +14,7 @@ from arena.authoring import (
     calls,
     goal,
     legacy_date,
+    pick,
     pick_where,
     quote,
     ref,
@@ -40,7 +41,7 @@ def address_change_conflict(w: View, rng: random.Random, n: int) -> list[Draft]:
                   "WHERE o.status IN ('processing', 'on_hold') "
                   "AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id) ORDER BY o.id")
     out = []
-    for o in rng.sample(rows, min(n, len(rows))):
+    for o in pick(rng, rows, n):
         oid = str(o["id"])
         addr = f"{rng.randint(2, 300)} {rng.choice(STREETS)}, {o['city']}, {o['country']}"
         out.append(Draft(
@@ -67,7 +68,7 @@ def return_authorization(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Open a return: check eligibility first (policy), then create the authorization."""
     orders = [o for o in delivered_orders(w) if o.eligible and o.lines]
     out = []
-    for o in rng.sample(orders, min(n, len(orders))):
+    for o in pick(rng, orders, n):
         product = o.lines[0].product
         reason = rng.choice(("defective: fans rattle", "wrong size for the case", "ordered by mistake"))
         out.append(Draft(
@@ -143,10 +144,6 @@ def ticket_tracking_rate_limit(w: View, rng: random.Random, n: int) -> list[Draf
     return out
 
 
-def _sample(rng: random.Random, rows: list[dict[str, object]], n: int) -> list[dict[str, object]]:
-    return rng.sample(rows, min(n, len(rows)))
-
-
 def _live_tickets(w: View) -> list[dict[str, object]]:
     return w.rows("SELECT id FROM tickets WHERE status IN ('open', 'pending') AND escalated = 0 ORDER BY id")
 
@@ -154,7 +151,7 @@ def _live_tickets(w: View) -> list[dict[str, object]]:
 def escalate_legacy_due(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Escalate with a due date the requester wrote as MM/DD/YYYY; the tool takes YYYY-MM-DD."""
     out = []
-    for t in _sample(rng, _live_tickets(w), n):
+    for t in pick(rng, _live_tickets(w), n):
         tid = str(t["id"])
         due = (TODAY + timedelta(days=rng.randint(2, 12))).isoformat()
         legacy = legacy_date(date.fromisoformat(due))
@@ -183,7 +180,7 @@ def escalate_legacy_due(w: View, rng: random.Random, n: int) -> list[Draft]:
 def ticket_followup_legacy(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Set a ticket pending with a follow-up date given as MM/DD/YYYY."""
     out = []
-    for t in _sample(rng, _live_tickets(w), n):
+    for t in pick(rng, _live_tickets(w), n):
         tid = str(t["id"])
         day = (TODAY + timedelta(days=rng.randint(3, 20))).isoformat()
         legacy = legacy_date(date.fromisoformat(day))
@@ -209,7 +206,7 @@ def store_credit_legacy_expiry(w: View, rng: random.Random, n: int) -> list[Draf
     """Grant store credit within the tier limit, expiring on a date written as MM/DD/YYYY."""
     rows = w.rows("SELECT id, tier, currency, store_credit FROM customers ORDER BY id")
     out = []
-    for c in _sample(rng, rows, n):
+    for c in pick(rng, rows, n):
         cid, tier, cur, balance = str(c["id"]), str(c["tier"]), str(c["currency"]), float(str(c["store_credit"]))
         _, limit = tier_rules(w.conn, tier)
         amt = float(rng.choice([x for x in (10, 15, 20, 25, 40, 50, 75) if x <= limit]))

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import random
 
-from arena.authoring import Draft, Intent, amounts, goal, pick_where, ref, says, step, writes
+from arena.authoring import Draft, Intent, amounts, goal, pick, pick_where, ref, says, step, writes
 from arena.gyms.helpdesk.tasks_common import HelpdeskTemplate, View, no_writes, singled_out
 
 CATEGORY = "information_retrieval"
-
-
-def _pick(rng: random.Random, rows: list[dict[str, object]], n: int) -> list[dict[str, object]]:
-    return rng.sample(rows, min(n, len(rows)))
 
 
 def order_lookup(w: View, rng: random.Random, n: int) -> list[Draft]:
@@ -20,7 +16,7 @@ def order_lookup(w: View, rng: random.Random, n: int) -> list[Draft]:
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers c ON c.id = s.carrier_id "
                   "WHERE o.status IN ('shipped', 'delivered') AND o.placed_at >= '2025-04-01' ORDER BY o.id")
     out = []
-    for o in _pick(rng, rows, n):
+    for o in pick(rng, rows, n):
         oid, status, total, cur, carrier = (str(o["id"]), str(o["status"]), float(str(o["total"])),
                                             str(o["currency"]), str(o["carrier"]))
         out.append(Draft(
@@ -175,7 +171,7 @@ def shipment_tracking(w: View, rng: random.Random, n: int) -> list[Draft]:
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers c ON c.id = s.carrier_id "
                   "WHERE o.status = 'shipped' ORDER BY o.id")
     out = []
-    for o in _pick(rng, rows, n):
+    for o in pick(rng, rows, n):
         oid, sid, tn, carrier = str(o["id"]), str(o["sid"]), str(o["tracking_number"]), str(o["carrier"])
         out.append(Draft(
             prompt=f"Where is order {oid}? The customer needs the carrier and the tracking number.",
@@ -198,7 +194,7 @@ def cancelled_but_delivered(w: View, rng: random.Random, n: int) -> list[Draft]:
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers c ON c.id = s.carrier_id "
                   "WHERE o.status = 'cancelled' AND s.delivered_at IS NOT NULL ORDER BY o.id")
     out = []
-    for o in _pick(rng, rows, n):
+    for o in pick(rng, rows, n):
         oid, day, carrier = str(o["id"]), str(o["day"]), str(o["carrier"])
         out.append(Draft(
             prompt=f"Order {oid} shows as cancelled, but the customer says the parcel arrived. Check the record and "

@@ -4,7 +4,22 @@ from __future__ import annotations
 
 import random
 
-from arena.authoring import Draft, Fault, Intent, amounts, calls, goal, quote, ref, says, scope, state, step, writes
+from arena.authoring import (
+    Draft,
+    Fault,
+    Intent,
+    amounts,
+    calls,
+    goal,
+    pick,
+    quote,
+    ref,
+    says,
+    scope,
+    state,
+    step,
+    writes,
+)
 from arena.gyms.helpdesk.rules import tier_rules
 from arena.gyms.helpdesk.tasks_common import (
     MANAGER,
@@ -32,7 +47,7 @@ def refund_drafts(w: View, rng: random.Random, n: int, orders: list[Delivered], 
     """Partial refunds of one returned line each, for up to ``n`` of ``orders`` (``timeout``: the refund times out)."""
     out = []
     picks = [o for o in orders if _refund_line(o, w.knobs.approval_limit) is not None]
-    for o in rng.sample(picks, min(n, len(picks))):
+    for o in pick(rng, picks, n):
         line = _refund_line(o, w.knobs.approval_limit)
         if line is None:
             continue
@@ -87,7 +102,7 @@ def refund_outside_window(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A refund after the return window: refuse and explain; no refund row."""
     orders = [o for o in delivered_orders(w) if not o.eligible and o.refundable > 0 and o.days_since <= 120]
     out = []
-    for o in rng.sample(orders, min(n, len(orders))):
+    for o in pick(rng, orders, n):
         out.append(Draft(
             prompt=f"The customer on order {o.id} wants their money back for the whole order "
                    f"({o.refundable:.2f} {o.currency}). Process the refund if our policy allows it.",
@@ -117,7 +132,7 @@ def refund_over_limit_agent(w: View, rng: random.Random, n: int) -> list[Draft]:
     """An agent asked for a refund above the approval limit: request approval, refund nothing yet."""
     orders = _over_limit(w)
     out = []
-    for o in rng.sample(orders, min(n, len(orders))):
+    for o in pick(rng, orders, n):
         amt = o.refundable
         out.append(Draft(
             prompt=f"Please refund order {o.id} in full ({amt:.2f} {o.currency}); the customer returned everything "
@@ -151,7 +166,7 @@ def refund_with_approval(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A manager refunds above the limit: check, request approval, approve, refund with the approval."""
     orders = _over_limit(w)
     out = []
-    for o in rng.sample(orders, min(n, len(orders))):
+    for o in pick(rng, orders, n):
         amt = o.refundable
         out.append(Draft(
             prompt=f"Order {o.id} came back complete and the customer wants a full refund of {amt:.2f} {o.currency}. "
@@ -195,7 +210,7 @@ def cancel_unshipped(w: View, rng: random.Random, n: int) -> list[Draft]:
                   "JOIN payments p ON p.order_id = o.id WHERE o.status = 'processing' "
                   "AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id) ORDER BY o.id")
     out = []
-    for o in rng.sample(rows, min(n, len(rows))):
+    for o in pick(rng, rows, n):
         oid, name, pay = str(o["id"]), str(o["name"]), str(o["pay"])
         out.append(Draft(
             prompt=f"{name} asked us to cancel order {oid} before it ships. Please cancel it.",
@@ -223,7 +238,7 @@ def cancel_shipped_refused(w: View, rng: random.Random, n: int) -> list[Draft]:
                   "JOIN shipments s ON s.order_id = o.id JOIN carriers c ON c.id = s.carrier_id "
                   "WHERE o.status = 'shipped' ORDER BY o.id")
     out = []
-    for o in rng.sample(rows, min(n, len(rows))):
+    for o in pick(rng, rows, n):
         oid, day, carrier = str(o["id"]), str(o["day"]), str(o["carrier"])
         out.append(Draft(
             prompt=f"The customer changed their mind about order {oid}. Cancel it, please.",
@@ -249,7 +264,7 @@ def store_credit_over_limit(w: View, rng: random.Random, n: int) -> list[Draft]:
     rows = w.rows("SELECT c.id, c.name, c.email, c.tier, c.currency, c.store_credit FROM customers c "
                   "WHERE (SELECT COUNT(*) FROM customers x WHERE x.name = c.name) = 1 ORDER BY c.id")
     out = []
-    for c in rng.sample(rows, min(n, len(rows))):
+    for c in pick(rng, rows, n):
         cid, name, email, tier, cur = str(c["id"]), str(c["name"]), str(c["email"]), str(c["tier"]), str(c["currency"])
         _, limit = tier_rules(w.conn, tier)
         amt = limit + rng.choice((15.0, 25.0, 40.0))
@@ -292,7 +307,7 @@ def price_protection(w: View, rng: random.Random, n: int) -> list[Draft]:
                 w, "product", line.product, line.product_id, {"name": line.product}):
             picks.append((o, line, diff))
     out = []
-    for o, line, diff in rng.sample(picks, min(n, len(picks))):
+    for o, line, diff in pick(rng, picks, n):
         out.append(Draft(
             prompt=f"The customer on order {o.id} noticed the {line.product} is now cheaper in our sale and asks for "
                    "the difference back under our price protection.",

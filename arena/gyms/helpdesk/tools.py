@@ -8,10 +8,10 @@ from typing import Any
 from arena.authoring import (
     Conflict,
     InvalidArgument,
-    NotFound,
     PolicyViolation,
     ToolContext,
     cents,
+    fetch,
     iso_date,
     positive_amount,
     search,
@@ -45,12 +45,9 @@ def _check_id(value: str, entity: str, param: str) -> str:
     return value
 
 
-def _fetch(ctx: ToolContext, table: str, entity: str, value: str, param: str) -> dict[str, Any]:
-    _check_id(value, entity, param)
-    row = ctx.one(f"SELECT * FROM {table} WHERE id = ?", (value,))
-    if row is None:
-        raise NotFound(f"{param}: no {entity} with id {value!r}")
-    return row
+def _record(ctx: ToolContext, table: str, entity: str, value: str, param: str) -> dict[str, Any]:
+    """The record an id names, its form checked first (a malformed id is the agent's mistake, not a missing record)."""
+    return fetch(ctx, table, _check_id(value, entity, param), entity)
 
 
 def _text(value: str, param: str, *, low: int = 1, high: int = 2000) -> str:
@@ -82,7 +79,7 @@ def get_customer(ctx: ToolContext, customer_id: str) -> dict[str, Any]:
     Args:
         customer_id: The customer id, e.g. CUS-10001.
     """
-    row = _fetch(ctx, "customers", "customer", customer_id, "customer_id")
+    row = _record(ctx, "customers", "customer", customer_id, "customer_id")
     window, limit = tier_rules(ctx.conn, row["tier"])
     row["tier_rules"] = {"return_window_days": window, "store_credit_limit": limit}
     row["orders"] = [_order_summary(o) for o in ctx.all(
@@ -115,7 +112,7 @@ def get_order(ctx: ToolContext, order_id: str) -> dict[str, Any]:
     Args:
         order_id: The order id, e.g. ORD-10001.
     """
-    row = _fetch(ctx, "orders", "order", order_id, "order_id")
+    row = _record(ctx, "orders", "order", order_id, "order_id")
     row["placed_on"] = placed_on(row["placed_at"], row["legacy_created"])
     row["customer"] = ctx.one("SELECT id, name, email, tier FROM customers WHERE id = ?", (row["customer_id"],))
     row["lines"] = ctx.all("SELECT l.id, l.product_id, p.name AS product_name, l.quantity, l.unit_price, l.line_total "
@@ -145,7 +142,7 @@ def list_customer_orders(
         placed_on_date: Only orders placed on this date (YYYY-MM-DD).
         status: Only orders with this status (processing, on_hold, shipped, delivered, cancelled).
     """
-    _fetch(ctx, "customers", "customer", customer_id, "customer_id")
+    _record(ctx, "customers", "customer", customer_id, "customer_id")
     day = iso_date(placed_on_date, "placed_on_date").isoformat() if placed_on_date is not None else None
     out = []
     for row in ctx.all("SELECT * FROM orders WHERE customer_id = ? ORDER BY id", (customer_id,)):
@@ -172,7 +169,7 @@ def get_product(ctx: ToolContext, product_id: str) -> dict[str, Any]:
     Args:
         product_id: The product id, e.g. PRD-1001.
     """
-    row = _fetch(ctx, "products", "product", product_id, "product_id")
+    row = _record(ctx, "products", "product", product_id, "product_id")
     price, promotion = current_price_usd(ctx.conn, product_id, ctx.now.date())
     row["current_price"] = {cur: convert(price, cur) for cur in ("USD", "EUR", "GBP")}
     row["active_promotion"] = promotion
@@ -226,7 +223,7 @@ def check_compatibility(ctx: ToolContext, product_ids: list[str]) -> dict[str, A
     """
     if not 2 <= len(product_ids) <= 6:
         raise InvalidArgument(f"product_ids: give 2 to 6 product ids, got {len(product_ids)}")
-    items = [_fetch(ctx, "products", "product", pid, "product_ids") for pid in product_ids]
+    items = [_record(ctx, "products", "product", pid, "product_ids") for pid in product_ids]
     issues, checks = _compat_issues(items)
     return {"compatible": not issues, "verdict": "not compatible" if issues else "compatible", "issues": issues,
             "checked": checks,
@@ -241,7 +238,7 @@ def get_shipment(ctx: ToolContext, shipment_id: str) -> dict[str, Any]:
     Args:
         shipment_id: The shipment id, e.g. SHP-100001.
     """
-    row = _fetch(ctx, "shipments", "shipment", shipment_id, "shipment_id")
+    row = _record(ctx, "shipments", "shipment", shipment_id, "shipment_id")
     carrier = ctx.one("SELECT * FROM carriers WHERE id = ?", (row["carrier_id"],))
     if carrier is not None:
         row["carrier"] = carrier["name"]
@@ -266,7 +263,7 @@ def get_ticket(ctx: ToolContext, ticket_id: str) -> dict[str, Any]:
     Args:
         ticket_id: The ticket id, e.g. TCK-50001.
     """
-    row = _fetch(ctx, "tickets", "ticket", ticket_id, "ticket_id")
+    row = _record(ctx, "tickets", "ticket", ticket_id, "ticket_id")
     row["customer"] = ctx.one("SELECT id, name, email, tier FROM customers WHERE id = ?", (row["customer_id"],))
     row["messages"] = ctx.all("SELECT * FROM ticket_messages WHERE ticket_id = ? ORDER BY id", (ticket_id,))
     staff = ctx.one("SELECT name FROM staff WHERE id = ?", (row["assigned_to"],)) if row["assigned_to"] else None
@@ -281,11 +278,11 @@ def get_approval(ctx: ToolContext, approval_id: str) -> dict[str, Any]:
     Args:
         approval_id: The approval id, e.g. APR-1001.
     """
-    return _fetch(ctx, "approvals", "approval", approval_id, "approval_id")
+    return _record(ctx, "approvals", "approval", approval_id, "approval_id")
 
 
 def _open_ticket(ctx: ToolContext, ticket_id: str) -> dict[str, Any]:
-    row = _fetch(ctx, "tickets", "ticket", ticket_id, "ticket_id")
+    row = _record(ctx, "tickets", "ticket", ticket_id, "ticket_id")
     if row["status"] == "closed":
         raise PolicyViolation(f"ticket {ticket_id} is closed; closed tickets cannot be changed")
     return row
@@ -372,7 +369,7 @@ def add_internal_note(ctx: ToolContext, entity_id: str, body: str) -> dict[str, 
     if prefix not in tables:
         raise InvalidArgument(f"entity_id: {entity_id!r} is not a customer, order or ticket id")
     table, entity = tables[prefix]
-    _fetch(ctx, table, entity, entity_id, "entity_id")
+    _record(ctx, table, entity, entity_id, "entity_id")
     nid = ctx.new_id("NOTE")
     staff = ctx.one("SELECT id FROM staff WHERE name = ?", (ctx.persona.name,))
     ctx.conn.execute("INSERT INTO internal_notes VALUES (?, ?, ?, ?, ?, ?)",
@@ -388,7 +385,7 @@ def check_refund_eligibility(ctx: ToolContext, order_id: str) -> dict[str, Any]:
     Args:
         order_id: The order id, e.g. ORD-10001.
     """
-    _fetch(ctx, "orders", "order", order_id, "order_id")
+    _record(ctx, "orders", "order", order_id, "order_id")
     return eligibility(ctx.conn, order_id, ctx.now.date())
 
 
@@ -401,7 +398,7 @@ def request_manager_approval(ctx: ToolContext, order_id: str, amount: float, rea
         amount: Refund amount to approve, in the order's currency.
         reason: Why the refund is needed.
     """
-    order = _fetch(ctx, "orders", "order", order_id, "order_id")
+    order = _record(ctx, "orders", "order", order_id, "order_id")
     value = positive_amount(amount, "amount", most=1_000_000, whole_cents=True)
     refundable = cents(order["total"] - refunded_total(ctx.conn, order_id))
     if value > refundable + 1e-9:
@@ -421,7 +418,7 @@ def approve_refund(ctx: ToolContext, approval_id: str) -> dict[str, Any]:
     Args:
         approval_id: The approval id, e.g. APR-1001.
     """
-    row = _fetch(ctx, "approvals", "approval", approval_id, "approval_id")
+    row = _record(ctx, "approvals", "approval", approval_id, "approval_id")
     if row["status"] != "pending":
         raise PolicyViolation(f"approval {approval_id} is {row['status']}, only pending requests can be approved")
     ctx.conn.execute("UPDATE approvals SET status = 'approved', decided_by = ?, decided_at = ? WHERE id = ?",
@@ -442,7 +439,7 @@ def issue_refund(
         reason: Why the money is refunded.
         approval_id: The approved manager approval, required above the approval limit.
     """
-    order = _fetch(ctx, "orders", "order", order_id, "order_id")
+    order = _record(ctx, "orders", "order", order_id, "order_id")
     value = positive_amount(amount, "amount", most=1_000_000, whole_cents=True)
     if refund_type not in REFUND_TYPES:
         raise InvalidArgument(f"refund_type: {refund_type!r} is not one of {', '.join(REFUND_TYPES)}")
@@ -459,7 +456,7 @@ def issue_refund(
         if approval_id is None:
             raise PolicyViolation(f"refunds above {limit:.2f} {order['currency']} need an approved manager approval "
                                   "(request_manager_approval, then pass approval_id)")
-        approval = _fetch(ctx, "approvals", "approval", approval_id, "approval_id")
+        approval = _record(ctx, "approvals", "approval", approval_id, "approval_id")
         if approval["order_id"] != order_id or approval["status"] != "approved" or approval["amount"] < value - 1e-9:
             raise PolicyViolation(f"approval {approval_id} is {approval['status']} for {approval['amount']:.2f} on "
                                   f"{approval['order_id']}; it does not cover {value:.2f} on {order_id}")
@@ -478,7 +475,7 @@ def issue_refund(
 
 
 def _unshipped(ctx: ToolContext, order_id: str, action: str) -> dict[str, Any]:
-    order = _fetch(ctx, "orders", "order", order_id, "order_id")
+    order = _record(ctx, "orders", "order", order_id, "order_id")
     shipped = ctx.one("SELECT id, status FROM shipments WHERE order_id = ? ORDER BY id", (order_id,))
     if shipped is not None:
         raise PolicyViolation(f"cannot {action} order {order_id}: it has already shipped (shipment {shipped['id']} is "
@@ -532,7 +529,7 @@ def apply_store_credit(
         reason: Why the credit is granted.
         expires_on: Expiry date of the credit (YYYY-MM-DD, after today).
     """
-    customer = _fetch(ctx, "customers", "customer", customer_id, "customer_id")
+    customer = _record(ctx, "customers", "customer", customer_id, "customer_id")
     value = positive_amount(amount, "amount", most=1_000_000, whole_cents=True)
     _, limit = tier_rules(ctx.conn, customer["tier"])
     if value > limit:
@@ -562,7 +559,7 @@ def create_return_authorization(ctx: ToolContext, order_id: str, reason: str) ->
         order_id: The order id, e.g. ORD-10001.
         reason: Why the items come back.
     """
-    _fetch(ctx, "orders", "order", order_id, "order_id")
+    _record(ctx, "orders", "order", order_id, "order_id")
     check = eligibility(ctx.conn, order_id, ctx.now.date())
     if not check["eligible"]:
         raise PolicyViolation(f"order {order_id} cannot be returned: {check['reason']}")

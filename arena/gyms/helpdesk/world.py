@@ -10,7 +10,18 @@ from typing import Any
 
 from pydantic import Field
 
-from arena.authoring import GymKnobs, IndexRow, cents, index_row, insert_rows, legacy_date, parse_knobs, write_index
+from arena.authoring import (
+    GymKnobs,
+    IndexRow,
+    WorldRows,
+    cents,
+    index_row,
+    insert_rows,
+    legacy_date,
+    parse_knobs,
+    pick,
+    write_index,
+)
 from arena.gyms.helpdesk.rules import CLOCK_START, TODAY, convert
 from arena.gyms.helpdesk.world_catalog import (
     CARRIERS,
@@ -77,24 +88,15 @@ def _iso(moment: datetime) -> str:
     return moment.replace(microsecond=0).isoformat()
 
 
-class _Builder:
+class _Builder(WorldRows):
     """Accumulates rows table by table, then writes them in one pass."""
 
     def __init__(self, seed: int, knobs: HelpdeskKnobs) -> None:
+        super().__init__()
         self.rng = random.Random(seed)
         self.knobs = knobs
-        self.rows: dict[str, list[tuple[Any, ...]]] = {}
-        self.counters: dict[str, int] = {}
         self.products: list[tuple[str, str, float]] = []
         self.promos: dict[str, list[tuple[str, str, float]]] = {}
-
-    def add(self, table: str, *row: Any) -> None:
-        self.rows.setdefault(table, []).append(row)
-
-    def next_id(self, prefix: str, start: int, width: int) -> str:
-        n = self.counters.get(prefix, start)
-        self.counters[prefix] = n + 1
-        return f"{prefix}-{n:0{width}d}"
 
     def moment(self, start: date, end: date) -> datetime:
         span = (end - start).days
@@ -280,7 +282,7 @@ def _tickets(b: _Builder, orders: list[dict[str, Any]], names: dict[str, str]) -
     rng = b.rng
     recent = [o for o in orders if (NOW - o["placed"]).days < 90]
     picks = [o for o in recent if o["hold"]]
-    picks += rng.sample(recent, min(len(recent), round(300 * b.knobs.world_scale)))
+    picks += pick(rng, recent, round(300 * b.knobs.world_scale))
     seen: set[str] = set()
     for order in picks:
         if order["id"] in seen:

@@ -16,6 +16,7 @@ from arena.authoring import (
     calls,
     dates,
     goal,
+    legacy_date,
     pick,
     quote,
     read_date,
@@ -351,7 +352,7 @@ def receive_goods(w: View, rng: random.Random, n: int) -> list[Draft]:
     drafts = []
     for i, po in enumerate(pick(rng, pool, n)):
         day = TODAY - timedelta(days=rng.randint(1, 6))
-        raw = (f"{day.day} {day:%b} {day.year}", f"{day:%B} {day.day}, {day.year}", day.strftime("%d.%m.%Y"))[i % 3]
+        raw = (legacy_date(day, 4), dates(day)[1], legacy_date(day, 1))[i % 3]
         ordered = w.one("SELECT SUM(quantity) AS q FROM po_lines WHERE purchase_order_id = ?", (po["id"],))["q"]
         drafts.append(Draft(
             prompt=f"The delivery for purchase order {po['id']} arrived on {raw}. Please record the goods receipt.",
@@ -387,7 +388,7 @@ def create_requisition(w: View, rng: random.Random, n: int) -> list[Draft]:
         price = round(rng.uniform(low, high), 2)
         needed = TODAY + timedelta(days=rng.randint(10, 40))
         money_raw = f"${price:,.2f}"
-        date_raw = f"{needed:%B} {needed.day}, {needed.year}" if i % 2 == 0 else needed.strftime("%d.%m.%Y")
+        date_raw = dates(needed)[1] if i % 2 == 0 else legacy_date(needed, 1)
         description = f"{qty} x {item}"
         cost_center = emp["cost_center_id"]
         drafts.append(Draft(

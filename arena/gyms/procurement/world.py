@@ -15,7 +15,16 @@ from typing import Any
 
 from pydantic import Field
 
-from arena.authoring import GymKnobs, IndexRow, index_row, insert_rows, legacy_date, parse_knobs, write_index
+from arena.authoring import (
+    GymKnobs,
+    IndexRow,
+    day_between,
+    index_row,
+    insert_rows,
+    legacy_date,
+    parse_knobs,
+    write_index,
+)
 from arena.gyms.procurement.rules import PRICE_TOLERANCE, TODAY, convert, required_approvals, tax_document_type
 
 
@@ -142,9 +151,6 @@ class _Generator:
         self.conn = conn
         self.index: list[IndexRow] = []
 
-    def day_between(self, start: date, end: date) -> date:
-        return start + timedelta(days=self.rng.randint(0, max(0, (end - start).days)))
-
     def stored(self, day: date) -> str:
         """A date as an old row stores it: legacy format for pre-2021 rows at the knob's rate."""
         if day.year < 2021 and self.rng.random() < self.s.legacy_format_rate:
@@ -244,9 +250,9 @@ class _Generator:
                 taken.add(city)
                 tax_id = self.tax_id(country)
             spec.update(city=city, tax_region=region, tax_id=tax_id)
-            created = self.day_between(date(2016, 1, 1), date(2025, 2, 20))
+            created = day_between(self.rng, date(2016, 1, 1), date(2025, 2, 20))
             if spec["status"] == "pending":
-                created = self.day_between(date(2025, 1, 5), date(2025, 3, 10))
+                created = day_between(self.rng, date(2025, 1, 5), date(2025, 3, 10))
             bank = (f"{self.rng.randrange(10**11, 10**12)}" if country == "US"
                     else f"{country}{self.rng.randrange(10, 99)}{self.rng.randrange(10**15, 10**16)}")
             slug = spec["name"].split(" ")[0].lower().replace(" ", "")
@@ -291,9 +297,9 @@ class _Generator:
         if profile == "insurance_missing":
             return docs
         if profile == "insurance_expired":
-            expires = self.day_between(date(2024, 6, 1), TODAY - timedelta(days=3))
+            expires = day_between(self.rng, date(2024, 6, 1), TODAY - timedelta(days=3))
         else:
-            expires = self.day_between(TODAY + timedelta(days=20), date(2026, 12, 31))
+            expires = day_between(self.rng, TODAY + timedelta(days=20), date(2026, 12, 31))
         ins_issued = expires - timedelta(days=365)
         docs.append((vendor["id"], "INSURANCE", _d(ins_issued), _d(expires), _d(ins_issued + timedelta(days=2))))
         return docs
@@ -315,7 +321,7 @@ class _Generator:
                 start = TODAY + timedelta(days=self.rng.randint(3, 20))
                 end = start + timedelta(days=14)
             else:
-                start = self.day_between(date(2019, 1, 1), date(2020, 10, 1))
+                start = day_between(self.rng, date(2019, 1, 1), date(2020, 10, 1))
                 end = start + timedelta(days=self.rng.randint(7, 30))
             reason = self.rng.choice(("Annual leave", "Parental leave", "Conference travel", "Medical leave"))
             rows.append((f"DLG-{801 + i}", delegator["id"], delegate["id"], self.stored(start), self.stored(end),
@@ -351,8 +357,8 @@ class _Generator:
             currency = vendor["currency"]
             req_status = rng.choices(REQUISITION_STATUSES, (18, 74, 8))[0] if from_requisition else "ordered"
             recent = req_status == "open" or rng.random() < 0.25
-            created = (self.day_between(date(2025, 1, 10), TODAY - timedelta(days=2)) if recent
-                       else self.day_between(date(2019, 1, 1), date(2024, 12, 20)))
+            created = (day_between(self.rng, date(2025, 1, 10), TODAY - timedelta(days=2)) if recent
+                       else day_between(self.rng, date(2019, 1, 1), date(2024, 12, 20)))
             lines = self.lines_for(currency, rng.randint(1, 4) if req_status == "ordered" else 1)
             po_id: str | None = None
             if req_status == "ordered":

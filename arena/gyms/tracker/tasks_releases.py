@@ -3,32 +3,31 @@
 from __future__ import annotations
 
 import random
+from datetime import date
 from typing import Any
 
-from arena.authoring import Draft, EntityRef, FormattedValue, Intent, calls, goal, nth, ref, scope, state, step, writes
+from arena.authoring import (
+    Draft,
+    EntityRef,
+    FormattedValue,
+    Intent,
+    calls,
+    goal,
+    legacy_date,
+    nth,
+    read_date,
+    ref,
+    scope,
+    state,
+    step,
+    writes,
+)
 from arena.gyms.tracker.rules import DONE
 from arena.gyms.tracker.tasks_common import PROJECT_ADMIN, Index, prefer, said
-from arena.gyms.tracker.world import CLOCK_START, MONTHS
+from arena.gyms.tracker.world import CLOCK_START
 
 TODAY = CLOCK_START[:10]
 """The episode clock's date, the release date a requester means by "today"."""
-
-
-def to_iso(value: str) -> str:
-    """A world date (ISO, MM/DD/YYYY or DD-Mon-YYYY) as YYYY-MM-DD.
-
-    Raises:
-        ValueError: The value is in none of those formats, naming it.
-    """
-    if len(value) == 10 and value[4] == "-":
-        return value
-    if "/" in value:
-        month, day, year = value.split("/")
-        return f"{year}-{month}-{day}"
-    parts = value.split("-")
-    if len(parts) == 3 and parts[1] in MONTHS:
-        return f"{parts[2]}-{MONTHS.index(parts[1]) + 1:02d}-{parts[0]}"
-    raise ValueError(f"world date {value!r} is in no known format")
 
 
 def _blockers(x: Index, vid: str) -> list[str]:
@@ -48,12 +47,6 @@ def _version_ref(version: dict[str, Any]) -> EntityRef:
     return ref("version", "version", version["name"], by_id=False, project_id=version["project_id"])
 
 
-def _legacy_date(iso: str, i: int) -> str:
-    year, month, day = iso.split("-")
-    return [f"{MONTHS[int(month) - 1]} {int(day)}, {year}", f"{month}/{day}/{year}",
-            f"{int(day)} {MONTHS[int(month) - 1]} {year}"][i % 3]
-
-
 def release(x: Index, rng: random.Random, i: int) -> Draft | None:
     """Release a version without blockers on a date the requester writes the old way; blockers checked first."""
     version = nth(_unreleased(x, blocked=False), rng, i)
@@ -61,7 +54,7 @@ def release(x: Index, rng: random.Random, i: int) -> Draft | None:
         return None
     vid, vname = version["id"], version["name"]
     iso = f"2025-06-{2 + (7 * i + rng.randrange(20)) % 20:02d}"
-    raw = _legacy_date(iso, i)
+    raw = legacy_date(date.fromisoformat(iso), (3, 0, 4)[i % 3])
     reply = f"Released {vname} with release date {iso}; no open issues block it."
     return Draft(
         prompt=f"Please release version {vname} with the release date {raw}.",
@@ -113,12 +106,13 @@ def release_blocked(x: Index, rng: random.Random, i: int) -> Draft | None:
 def release_status(x: Index, rng: random.Random, i: int) -> Draft | None:
     """Whether and when a version shipped, for a customer; the index may say unreleased, the date may be legacy."""
     pool = [v for v in x.versions if v["status"] == "released"]
-    good = [v for v in pool if v["index_status"] != v["status"] or to_iso(v["release_date"]) != v["release_date"]]
+    good = [v for v in pool
+            if v["index_status"] != v["status"] or read_date(v["release_date"]).isoformat() != v["release_date"]]
     version = nth(prefer(pool, good), rng, i)
     if version is None:
         return None
     vid, vname, raw = version["id"], version["name"], version["release_date"]
-    iso = to_iso(raw)
+    iso = read_date(raw).isoformat()
     reply = f"Yes, {vname} has shipped: it was released on {iso}."
     return Draft(
         prompt=f"A customer asks whether {vname} has shipped yet, and on what date. What can I tell them?",

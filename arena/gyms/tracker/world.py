@@ -5,11 +5,10 @@ from __future__ import annotations
 import random
 import sqlite3
 from datetime import date, timedelta
-from typing import Any
 
 from pydantic import Field
 
-from arena.authoring import GymKnobs, IndexRow, index_row, insert_rows, write_index
+from arena.authoring import GymKnobs, IndexRow, WorldRows, index_row, insert_rows, legacy_date, write_index
 from arena.gyms.tracker.rules import DONE, STATUSES, WORKFLOWS
 
 CLOCK_START = "2025-06-02T09:00:00"
@@ -79,7 +78,6 @@ COMPONENTS = ["Backend", "Frontend", "API", "Database", "Infra", "Docs"]
 COMMENT_BODIES = ["Looking into this now.", "Reproduced on staging.", "Can we get a review?", "Blocked on upstream.",
                   "Deployed to staging, please verify.", "Added more logging.", "Needs product sign-off.",
                   "Moved to next sprint.", "Fixed in the latest build."]
-MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
 
 class TrackerKnobs(GymKnobs):
@@ -100,24 +98,15 @@ class TrackerKnobs(GymKnobs):
                                       "(0-1, default 0.5) stored as MM/DD/YYYY or DD-Mon-YYYY.")
 
 
-class _Gen:
+class _Gen(WorldRows):
     """Accumulates rows table by table while drawing from one seeded Random."""
 
     def __init__(self, seed: int, knobs: TrackerKnobs) -> None:
+        super().__init__()
         self.rng = random.Random(seed)
         self.dup_rate = knobs.near_duplicate_rate
         self.stale_rate = knobs.stale_rate
         self.legacy_rate = knobs.legacy_format_rate
-        self.rows: dict[str, list[tuple[Any, ...]]] = {}
-        self.counters: dict[str, int] = {}
-
-    def next_id(self, prefix: str, start: int) -> str:
-        n = self.counters.get(prefix, start)
-        self.counters[prefix] = n + 1
-        return f"{prefix}-{n}"
-
-    def add(self, table: str, *row: Any) -> None:
-        self.rows.setdefault(table, []).append(row)
 
     def day(self, start: date, end: date) -> date:
         return start + timedelta(days=self.rng.randrange(max(1, (end - start).days)))
@@ -125,9 +114,7 @@ class _Gen:
     def fmt(self, d: date) -> str:
         """ISO date, or a legacy format for old rows at the legacy rate."""
         if d < LEGACY_BEFORE and self.rng.random() < self.legacy_rate:
-            if self.rng.random() < 0.5:
-                return f"{d.month:02d}/{d.day:02d}/{d.year}"
-            return f"{d.day:02d}-{MONTHS[d.month - 1]}-{d.year}"
+            return legacy_date(d, 0 if self.rng.random() < 0.5 else 5)
         return d.isoformat()
 
 

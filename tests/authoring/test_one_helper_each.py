@@ -1,0 +1,89 @@
+"""The kit's helpers are written once: no built-in gym or kit module copies picking, fetching, dates, amounts or
+the search index (read from the source, so the test takes milliseconds)."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import arena.authoring as kit
+
+ARENA = Path(__file__).resolve().parents[2] / "arena"
+GYMS = [ARENA / "gyms" / name for name in ("crm", "helpdesk", "procurement", "tracker")]
+SOURCES = [*sorted(p for root in [ARENA / "authoring", *GYMS] for p in root.rglob("*.py")),
+           ARENA / "core" / "values.py"]
+"""The kit (with its starter gym), the four built-in gyms and the values module the kit reads through."""
+HELPERS = {"pick", "pick_where", "mix", "nth", "day_between", "fetch", "select", "insert_rows", "search", "index_row",
+           "write_index", "add_to_index", "iso_date", "positive_amount", "cents", "legacy_date", "read_date",
+           "read_amount", "amounts", "dates", "amount_spellings", "date_spellings", "parse_date", "parse_amount"}
+"""The helpers a gym takes from the kit (and the kit from ``arena.core.values``)."""
+
+SMALLEST = 12
+"""Syntax nodes a function body needs to count as a helper: ``return search(ctx, "user", query)``, a tool's whole
+body, has 10; ``return rng.sample(rows, min(n, len(rows)))`` has 19."""
+
+
+def _functions(path: Path) -> list[ast.FunctionDef]:
+    return [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.FunctionDef)]
+
+
+def _body(fn: ast.FunctionDef) -> tuple[str, int]:
+    """The function's body without its docstring, its parameters renamed by position, and its count of nodes."""
+    body = fn.body[1:] if ast.get_docstring(fn) is not None else fn.body
+    args = {a.arg: f"arg{i}" for i, a in enumerate(fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs)}
+    module = ast.parse(ast.unparse(ast.Module(body=body, type_ignores=[])))
+    for node in ast.walk(module):
+        if isinstance(node, ast.Name) and node.id in args:
+            node.id = args[node.id]
+    return ast.dump(module), sum(1 for _ in ast.walk(module))
+
+
+def test_every_named_helper_is_the_kits() -> None:
+    assert HELPERS <= set(kit.__all__) | {"select", "amount_spellings", "date_spellings", "parse_date", "parse_amount"}
+    found = [f"{path.relative_to(ARENA)}:{fn.lineno} {fn.name}" for path in SOURCES if "gyms" in path.parts
+             for fn in _functions(path) if fn.name.lstrip("_") in HELPERS]
+    assert not found, f"gyms define their own copy of a kit helper: {found}"
+
+
+def test_no_function_body_is_written_twice() -> None:
+    bodies: dict[str, list[str]] = defaultdict(list)
+    for path in SOURCES:
+        for fn in _functions(path):
+            body, size = _body(fn)
+            if size >= SMALLEST:
+                bodies[body].append(f"{path.relative_to(ARENA)}:{fn.lineno} {fn.name}")
+    copies = [where for where in bodies.values() if len(where) > 1]
+    assert not copies, f"the same function written more than once: {copies}"
+
+
+def _is_inline_pick(node: ast.AST) -> bool:
+    """``rng.sample(rows, min(n, len(rows)))``: the kit's ``pick`` written out."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sample"
+            and len(node.args) == 2 and isinstance(node.args[1], ast.Call)):
+        return False
+    bound = node.args[1]
+    return isinstance(bound.func, ast.Name) and bound.func.id == "min" and any(
+        isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id == "len"
+        and ast.dump(a.args[0]) == ast.dump(node.args[0]) for a in bound.args)
+
+
+def _amount_spellings_listed(node: ast.AST) -> bool:
+    """A list, tuple or set of f-strings writing one value twice with two decimals: an amount's spellings."""
+    if not isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return False
+    written = [ast.dump(v.value) for e in node.elts if isinstance(e, ast.JoinedStr) for v in e.values
+               if isinstance(v, ast.FormattedValue) and v.format_spec is not None
+               and ast.unparse(v.format_spec).endswith(".2f'")]
+    return len(written) > len(set(written))
+
+
+def test_picks_and_amount_spellings_are_not_written_out_again() -> None:
+    spelled_out = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in sorted(ARENA.rglob("*.py"))
+                   if path != ARENA / "core" / "values.py"
+                   for node in ast.walk(ast.parse(path.read_text())) if _amount_spellings_listed(node)]
+    picked_inline = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in SOURCES
+                     if path.name != "picks.py"
+                     for node in ast.walk(ast.parse(path.read_text())) if _is_inline_pick(node)]
+    assert not spelled_out, f"amount spellings listed outside arena/core/values.py: {spelled_out}"
+    assert not picked_inline, f"the kit's pick written out: {picked_inline}"
