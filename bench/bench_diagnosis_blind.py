@@ -4,7 +4,7 @@ The agents were written by someone who read only ``diagnosis/knobs.py``'s kind d
 never the detectors or the other diagnosis benchmarks; each injects one weakness kind in one style (or none:
 the clean agents; or a failure mode no kind names: ``novel:<name>``; in v2 also two kinds at once, labelled
 ``primary+secondary``). Their episodes go through the API path the flows use,
-``diagnose(episodes, flows.steps.diagnosis_context(packs))``, and each failed episode's tags come from the same
+``diagnose(episodes, flows.weaknesses.diagnosis_context(packs))``, and each failed episode's tags come from the same
 registered detectors with the same context.
 
 Grid (declared before running): the four built-in gyms (helpdesk, procurement, tracker, crm); every blind agent of
@@ -50,7 +50,7 @@ from arena.core.pack import Pack
 from arena.rollout import EpisodeKey, play_episode
 from bench.independent_mistakes import ProgramAgent, gold_program
 from diagnosis import DiagnosisContext, WeaknessKind, WeaknessReport, detector_names, diagnose, episode_tags
-from flows.steps import diagnosis_context
+from flows.weaknesses import diagnosis_context
 
 PRECISION_TARGET = 0.9
 RECALL_TARGET = 0.9

@@ -30,18 +30,19 @@ def bare_round(settings: Any, out: Path) -> int:
     from arena.core.pack import build_pack
     from arena.rollout import RolloutConfig, run_episodes
     from curriculum import CurriculumConfig, History, plan_wave, task_refs
-    from flows import steps
+    from flows.rollouts import heldout_keys, wave_keys
+    from flows.weaknesses import diagnose_round
     from trainers import GRPOTrainer, save_reference
 
     packs = [build_pack(d, seed=0) for d in settings.gyms.domains]
-    suite = steps.heldout_keys(packs, settings)
+    suite = heldout_keys(packs, settings)
     ref = save_reference(PolicyParams.initial(), out)
     before = run_episodes(ReferencePolicy(PolicyParams.load(ref.artifact or "")), packs, suite)
-    report = steps.diagnose_round(before, packs, None, 0, settings.curriculum.seed)
+    report = diagnose_round(before, packs, None, 0, settings.curriculum.seed)
     plan = settings.curriculum
     config = CurriculumConfig(strategy=plan.strategy, budget=plan.wave_budget, k=plan.train_k, seed=plan.seed * 1000)
     wave = plan_wave(report, task_refs(packs), History(), config)
-    train = run_episodes(ReferencePolicy(PolicyParams.load(ref.artifact or "")), packs, steps.wave_keys(wave, 0),
+    train = run_episodes(ReferencePolicy(PolicyParams.load(ref.artifact or "")), packs, wave_keys(wave, 0),
                          RolloutConfig())
     new = GRPOTrainer(out).train(ref, wave, train)
     after = run_episodes(ReferencePolicy(PolicyParams.load(new.artifact or "")), packs, suite)

@@ -3,10 +3,10 @@
 Each arm starts from the same reference-policy parameters, spends the same training episodes per round, trains
 with the same builtin trainer (its ``credit`` setting) and is judged on the same held-out suite. Every arm plans
 its round as a round of a campaign does (``Cell.plan_round``): ``diagnose`` on the held-out episodes, the
-factory requests a round makes from the report (``flows.steps.variant_requests``: none for the uniform arm,
+factory requests a round makes from the report (``flows.variants.variant_requests``: none for the uniform arm,
 untargeted ones for random-variants), answered by the local factory, and the round's planner
-(``flows.steps.plan_tasks``). Rollouts and training are the bench's own loop: training rollouts on seed x 1000 +
-round, the builtin trainer through ``flows.steps.train_builtin`` (so per-decision credit diagnoses the rollouts as
+(``flows.waves.plan_tasks``). Rollouts and training are the bench's own loop: training rollouts on seed x 1000 +
+round, the builtin trainer through ``flows.training.train_builtin`` (so per-decision credit diagnoses the rollouts as
 a round does).
 """
 
@@ -24,8 +24,11 @@ from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
 from curriculum import History, TaskRef, Wave, grain_label, task_refs
 from diagnosis import WeaknessReport
 from factory_client import LocalFactory
-from flows import steps
 from flows.settings import GymloopSettings
+from flows.training import train_builtin
+from flows.variants import variant_requests
+from flows.waves import plan_tasks, update_history
+from flows.weaknesses import diagnose_round
 from trainers import load_reference, save_reference
 
 ARMS = ("targeted", "uniform", "random-variants")
@@ -162,9 +165,9 @@ class Cell:
             round_index: The round.
         """
         packs = [p for p in self.base if p.id in {r.pack_id for r in held}]
-        report = steps.diagnose_round(held, packs, previous, round_index, settings.curriculum.seed)
-        requests = steps.variant_requests(settings, report, self.base, round_index, pool, params,
-                                          f"{self.name}/{settings.curriculum.arm}/{settings.curriculum.seed}/{params.content_hash()}")
+        report = diagnose_round(held, packs, previous, round_index, settings.curriculum.seed)
+        requests = variant_requests(settings, report, self.base, round_index, pool, params,
+                                    f"{self.name}/{settings.curriculum.arm}/{settings.curriculum.seed}/{params.content_hash()}")
         variants: list[Pack] = []
         candidates = 0
         known = {t.pack_id for t in pool}
@@ -172,7 +175,7 @@ class Cell:
             result = self.factory.request(request, timeout=600.0)
             candidates += result.gate_report.candidates
             variants.extend(p for p in result.packs if p.id not in known and p.id not in {v.id for v in variants})
-        wave = steps.plan_tasks(report, [*pool, *task_refs(variants)], history, settings, round_index)
+        wave = plan_tasks(report, [*pool, *task_refs(variants)], history, settings, round_index)
         return PlannedRound(report=report, variants=variants, gate_candidates=candidates, wave=wave)
 
     def run(self, arm: str, seed: int, loop: LoopSettings, out: Path) -> ArmResult:
@@ -203,13 +206,13 @@ class Cell:
             keys = [EpisodeKey(e.pack_id, e.task_id, seed * 1000 + rnd, attempt)
                     for e in wave.entries for attempt in range(loop.k)]
             runs = run_episodes(ReferencePolicy(params), packs, keys, RolloutConfig())
-            history = steps.update_history(history, wave, runs)
-            ref = steps.train_builtin(settings, ref, wave, runs, packs, folder, learning_rate=loop.lr)
+            history = update_history(history, wave, runs)
+            ref = train_builtin(settings, ref, wave, runs, packs, folder, learning_rate=loop.lr)
             params = load_reference(ref)
             previous = planned.report
             held = self.evaluate(params, packs)
             if arm == "targeted":
-                after = steps.diagnose_round(held, [p for p in self.base if p.id in {r.pack_id for r in held}],
-                                             planned.report, rnd + 1, settings.curriculum.seed)
+                after = diagnose_round(held, [p for p in self.base if p.id in {r.pack_id for r in held}],
+                                       planned.report, rnd + 1, settings.curriculum.seed)
                 result.targeted_rates.append(targeted_changes(planned.report, after, wave))
         return result

@@ -135,9 +135,10 @@ def run(spec: CampaignSpec) -> CampaignResult:
     apply_offline_defaults()
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
-    from flows import steps
     from flows.campaign import campaign
     from flows.models import CampaignParams
+    from flows.outcomes import finished_rounds
+    from flows.rollouts import EVAL_AFTER, EVAL_BEFORE, TRAIN
     from flows.settings import load_settings
 
     overrides = {"domains": ["tracker"], "model": f"transformers:{spec.base}", "trainer": "trl", "seed": spec.seed,
@@ -153,13 +154,13 @@ def run(spec: CampaignSpec) -> CampaignResult:
     base: dict[str, bool] = {}
     for arm in ("targeted", "uniform"):
         summaries = {r.round_index: r for r in outcome.rounds if r.arm == arm}
-        for info in steps.finished_rounds(registry, spec.campaign, arm):
+        for info in finished_rounds(registry, spec.campaign, arm):
             summary = summaries.get(info.index)
             if summary is None:
                 continue
-            before = {s.task_id: s.passed for s in registry.episode_summaries(info.id, stage=steps.EVAL_BEFORE)}
-            after = {s.task_id: s.passed for s in registry.episode_summaries(info.id, stage=steps.EVAL_AFTER)}
-            train = registry.episode_summaries(info.id, stage=steps.TRAIN)
+            before = {s.task_id: s.passed for s in registry.episode_summaries(info.id, stage=EVAL_BEFORE)}
+            after = {s.task_id: s.passed for s in registry.episode_summaries(info.id, stage=EVAL_AFTER)}
+            train = registry.episode_summaries(info.id, stage=TRAIN)
             if info.index == 0 and not base:
                 base = before
             trained = _training_stats(registry, info)

@@ -19,13 +19,15 @@ from typing import Any
 from prefect import flow, get_run_logger, tags
 
 from curriculum import RoundResult, StopRules, should_stop
-from flows import control, prefect_view, round_tracking, steps
+from flows import control, prefect_view, round_tracking
 from flows.budget import budget_stop
 from flows.context import next_index
 from flows.interrupt import flow_run_tracked, hold_if_stopping
 from flows.lease import campaign_lease
 from flows.models import Arm, CampaignOutcome, CampaignParams, RoundParams, RoundSummary
+from flows.outcomes import finished_rounds
 from flows.registry_access import open_registry
+from flows.rollouts import TRAIN
 from flows.round import curriculum_round
 from flows.settings import GymloopSettings, load_settings
 from flows.task_runners import task_runner
@@ -78,7 +80,7 @@ def campaign_arms(registry: Registry, params: CampaignParams, settings: GymloopS
 
 
 def _result(summary: dict[str, Any]) -> RoundResult:
-    train = summary.get("episodes", {}).get(steps.TRAIN, {})
+    train = summary.get("episodes", {}).get(TRAIN, {})
     return RoundResult(round_index=int(summary.get("round_index", 0)), pass_rate=float(summary.get("after", 0.0)),
                        lift=float(summary.get("lift", 0.0)), episodes=int(train.get("planned", 0)))
 
@@ -93,7 +95,7 @@ def stop_reason(settings: GymloopSettings, summaries: list[dict[str, Any]], max_
 
 
 def _summaries(registry: Registry, campaign: str, arm: str) -> list[dict[str, Any]]:
-    return [dict(r.details.get("summary", {})) for r in steps.finished_rounds(registry, campaign, arm)]
+    return [dict(r.details.get("summary", {})) for r in finished_rounds(registry, campaign, arm)]
 
 
 def drive(params: CampaignParams, settings: GymloopSettings, registry: Registry, *, limit: int,

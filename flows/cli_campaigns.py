@@ -77,7 +77,7 @@ def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> N
 
 def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[str, Any]:
     """One side of a comparison: ``campaign[/arm]`` (all its rounds) or ``campaign[/arm]:round``."""
-    from flows import steps
+    from flows.outcomes import campaign_lift
     from flows.report import round_report
 
     where, _, index = target.partition(":")
@@ -97,7 +97,7 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
         rounds = f"round {first.round_index}"
     else:
         first, last = summaries[0], summaries[-1]
-        _, _, value, low, high = steps.campaign_lift(registry, name, settings.curriculum.seed, arm)
+        _, _, value, low, high = campaign_lift(registry, name, settings.curriculum.seed, arm)
         lift = {"lift": value, "lift_low": low, "lift_high": high}
         rounds = (f"round {first.round_index}" if first is last
                   else f"rounds {first.round_index} to {last.round_index}")

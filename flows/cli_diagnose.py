@@ -24,9 +24,9 @@ logger = logging.getLogger(__name__)
 
 def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], DiagnosisContext]:
     """A registry round's episodes of one stage, with the tools, graphs and tasks of their packs."""
-    from flows import steps
     from flows.registry_access import open_registry
     from flows.settings import cli_settings
+    from flows.weaknesses import diagnosis_context
     from registry import RegistryError
 
     registry = open_registry(cli_settings())
@@ -36,7 +36,7 @@ def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], Dia
     except RegistryError as exc:
         raise typer.BadParameter(str(exc), param_hint="--round") from exc
     packs = [registry.load_pack(pid) for pid in sorted({r.pack_id for r in records})]
-    return records, steps.diagnosis_context(packs)
+    return records, diagnosis_context(packs)
 
 
 def print_report(console: Console, report: WeaknessReport) -> None:

@@ -127,12 +127,12 @@ def _quiet_prefect() -> None:
 
 def _check_focus(settings: GymloopSettings) -> None:
     """Stop before any round runs when a task pattern chooses nothing in the campaign's gyms."""
-    from flows import steps
     from flows.focus import check_focus
+    from flows.packs import built_pack
 
     if settings.gyms.tasks:
         try:
-            check_focus([steps.built_pack(d, 0) for d in settings.gyms.domains], settings.gyms.tasks)
+            check_focus([built_pack(d, 0) for d in settings.gyms.domains], settings.gyms.tasks)
         except ValueError as exc:
             raise CliError(str(exc), prefix="bad setting") from None
 
@@ -187,10 +187,10 @@ def _print_rounds(summaries: list[RoundSummary], title: str) -> None:
 
 
 def _campaign_lift(name: str, settings: GymloopSettings) -> dict[str, float]:
-    from flows import steps
+    from flows.outcomes import campaign_lift
     from flows.registry_access import open_registry
 
-    before, after, lift, low, high = steps.campaign_lift(open_registry(settings), name, settings.curriculum.seed)
+    before, after, lift, low, high = campaign_lift(open_registry(settings), name, settings.curriculum.seed)
     return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high}
 
 
@@ -415,15 +415,15 @@ def report_command(
     as_json: JsonOption = False,
 ) -> None:
     """Write the campaign's Markdown report with its plots and print where it is."""
-    from flows import steps
     from flows.control import control_markdown
     from flows.registry_access import open_registry
     from flows.report import campaign_summaries, write_report
+    from flows.round_files import arm_dir
     from registry import RegistryError
 
     campaign = _campaign_name(campaign, "CAMPAIGN")
     settings = _settings(**({"home": str(home)} if home else {}))
-    folder = steps.arm_dir(settings, campaign)
+    folder = arm_dir(settings, campaign)
     try:
         registry = open_registry(settings)
         summaries = campaign_summaries(registry, campaign)

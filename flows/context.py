@@ -14,10 +14,14 @@ from typing import Any
 
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
-from flows import model_spec, steps
+from flows import model_spec
 from flows.campaign_config import campaign_contract, check_contract
 from flows.models import RoundParams
+from flows.packs import base_packs, load_pack
+from flows.registered_models import initial_model
 from flows.registry_access import open_registry
+from flows.rollouts import heldout_keys
+from flows.round_files import round_dir
 from flows.settings import GymloopSettings, load_settings
 from registry import TARGETED_ARM, BaselineInfo, ModelInfo, Registry, RoundInfo, StageInfo
 
@@ -72,7 +76,7 @@ class RoundContext:
     @property
     def folder(self) -> Path:
         """The round's artifact folder under the gymloop home (plots, reports; never state a resume reads)."""
-        return steps.round_dir(self.settings, self.campaign, self.index, self.arm)
+        return round_dir(self.settings, self.campaign, self.index, self.arm)
 
     def stage(self, name: str) -> StageInfo | None:
         """The stage ``name`` of the round, if it finished."""
@@ -92,7 +96,7 @@ class RoundContext:
 
     def pack(self, pack_id: str) -> Pack:
         """A registered pack (read once per process)."""
-        return steps.load_pack(self.registry, pack_id)
+        return load_pack(self.registry, pack_id)
 
 
 def arm_settings(params: RoundParams) -> GymloopSettings:
@@ -128,8 +132,8 @@ def round_contract(registry: Registry, settings: GymloopSettings) -> tuple[list[
     Raises:
         ValueError: A pattern of the ``tasks`` setting chooses no task of the gyms.
     """
-    base = steps.base_packs(registry, settings)
-    suite = steps.heldout_keys(base, settings)
+    base = base_packs(registry, settings)
+    suite = heldout_keys(base, settings)
     return base, suite, campaign_contract(settings, base, len(suite))
 
 
@@ -165,7 +169,7 @@ def _model_in(registry: Registry, settings: GymloopSettings, params: RoundParams
     if previous and (previous[-1].status != "finished" or previous[-1].index != params.round_index - 1):
         raise ValueError(f"{label}: round {params.round_index - 1} has not finished; run or resume it first")
     if not previous:
-        return steps.initial_model(registry, settings)
+        return initial_model(registry, settings)
     if previous[-1].model_out_id is None:
         raise ValueError(f"{label}: round {params.round_index - 1} produced no model")
     return registry.model(previous[-1].model_out_id)

@@ -17,11 +17,16 @@ from pathlib import Path
 from arena.core.metrics import compute_metrics, paired_lift
 from curriculum import grain_label
 from diagnosis import Weakness, WeaknessReport
-from flows import steps
 from flows.models import ArmComparison, WeaknessChange
+from flows.outcomes import finished_rounds, outcomes, stage_model
+from flows.packs import load_pack
 from flows.registry_access import open_registry
 from flows.report import round_report
+from flows.rollouts import EVAL_AFTER
+from flows.round_files import arm_dir, write_json
 from flows.settings import GymloopSettings
+from flows.waves import recorded_wave
+from flows.weaknesses import diagnose_round
 from registry import TARGETED_ARM, Registry, RoundInfo
 
 CONTROL_MD = "control.md"
@@ -35,7 +40,7 @@ def controls(registry: Registry, campaign: str) -> list[str]:
 
 
 def _finished(registry: Registry, campaign: str, arm: str) -> dict[int, RoundInfo]:
-    return {r.index: r for r in steps.finished_rounds(registry, campaign, arm)}
+    return {r.index: r for r in finished_rounds(registry, campaign, arm)}
 
 
 def _rate(weakness: Weakness, report: WeaknessReport) -> float:
@@ -54,16 +59,16 @@ def weakness_changes(settings: GymloopSettings, registry: Registry, round_info: 
     report, recorded = round_report(registry, round_info.id), registry.wave(round_info.id)
     if report is None or recorded is None:
         return []
-    wave = steps.recorded_wave(recorded, round_info.index)
+    wave = recorded_wave(recorded, round_info.index)
     targeted = {e.grain or e.weakness for e in wave.entries if e.source == "targeted"}
     chosen = [w for w in report.weaknesses if grain_label(w) in targeted or w.kind in targeted]
     if not chosen:
         return []
-    records = sorted(registry.round_episodes(round_info.id, stage=steps.EVAL_AFTER,
-                                             model_id=steps.stage_model(registry, round_info.id, steps.EVAL_AFTER)),
+    records = sorted(registry.round_episodes(round_info.id, stage=EVAL_AFTER,
+                                             model_id=stage_model(registry, round_info.id, EVAL_AFTER)),
                      key=lambda r: (r.pack_id, r.task_id, r.seed, r.attempt))
-    packs = [steps.load_pack(registry, pid) for pid in sorted({r.pack_id for r in records})]
-    after = steps.diagnose_round(records, packs, report, round_info.id, settings.curriculum.seed)
+    packs = [load_pack(registry, pid) for pid in sorted({r.pack_id for r in records})]
+    after = diagnose_round(records, packs, report, round_info.id, settings.curriculum.seed)
     out = []
     for w in chosen:
         match = next((a for a in after.weaknesses if _same_grain(a, w)), None)
@@ -86,8 +91,7 @@ def compare_round(settings: GymloopSettings, registry: Registry, campaign: str, 
         if found is None:
             raise ValueError(f"campaign {campaign!r} ({arm} arm) has not finished round {index}")
         rounds[arm] = found
-        after[arm] = steps.outcomes(registry, found.id, steps.EVAL_AFTER,
-                                    steps.stage_model(registry, found.id, steps.EVAL_AFTER))
+        after[arm] = outcomes(registry, found.id, EVAL_AFTER, stage_model(registry, found.id, EVAL_AFTER))
     lift = paired_lift(after[control], after[TARGETED_ARM], seed=settings.curriculum.seed)
     return ArmComparison(
         round_index=index, control=control,
@@ -165,9 +169,9 @@ def control_section(comparisons: Sequence[ArmComparison]) -> str:
 
 def write_control_section(settings: GymloopSettings, campaign: str, comparisons: Sequence[ArmComparison]) -> Path:
     """Write the control section (Markdown and JSON) in the campaign's folder, as artifacts."""
-    folder = steps.arm_dir(settings, campaign)
+    folder = arm_dir(settings, campaign)
     folder.mkdir(parents=True, exist_ok=True)
-    steps.write_json(folder / "control.json", [c.model_dump(mode="json") for c in comparisons])
+    write_json(folder / "control.json", [c.model_dump(mode="json") for c in comparisons])
     path = folder / CONTROL_MD
     path.write_text(control_section(comparisons))
     return path

@@ -90,7 +90,7 @@ class FoundPacks:
 
     def context(self) -> DiagnosisContext:
         """The diagnosis context of the packs found (a variant's tasks under the episodes' pack id)."""
-        from flows.steps import diagnosis_context
+        from flows.weaknesses import diagnosis_context
 
         ctx = diagnosis_context([*self.packs, *self.variants.values()])
         for pack_id, pack in self.variants.items():

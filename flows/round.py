@@ -21,12 +21,17 @@ from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
 from curriculum import Wave
 from diagnosis import WeaknessReport
-from flows import prefect_view, round_tracking, stages, steps
+from flows import prefect_view, round_tracking, stages
 from flows.context import RoundContext, open_round
 from flows.interrupt import flow_run_tracked, tracked_runs
 from flows.live import current_meter, retry_unless_stopped
 from flows.models import RoundParams, RoundSummary, StageResult
+from flows.outcomes import outcomes
 from flows.preflight import preflight_agent
+from flows.registered_models import make_agent, model_ref
+from flows.rollouts import batches, run_batch, wave_keys
+from flows.round_metrics import round_metrics
+from flows.variants import generate_variants
 from registry import TARGETED_ARM, ModelInfo
 
 
@@ -50,7 +55,7 @@ class EpisodeBatch:
 def rollout_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
                   overrides: dict[str, Any]) -> EpisodeBatch:
     """Run one batch of episodes (those not yet recorded), record and return them; retried on failure."""
-    return EpisodeBatch(steps.run_batch(round_id, stage, model_id, keys, overrides), os.getpid())
+    return EpisodeBatch(run_batch(round_id, stage, model_id, keys, overrides), os.getpid())
 
 
 def run_batches(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[EpisodeKey]) -> list[EpisodeRecord]:
@@ -58,7 +63,7 @@ def run_batches(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[Epis
     batch_task = rollout_batch.with_options(name=prefect_view.STAGE_TASKS.get(stage, stage))
     overrides = {**ctx.params.overrides, "arm": ctx.arm}
     futures = [batch_task.submit(ctx.round.id, stage, model.id, batch, overrides)
-               for batch in steps.batches(keys, ctx.settings.runner.batch_size)]
+               for batch in batches(keys, ctx.settings.runner.batch_size)]
     ran: list[EpisodeRecord] = []
     meter = current_meter()
     for future in futures:
@@ -74,7 +79,7 @@ def run_batches(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[Epis
 def factory_request(ctx: RoundContext, report: WeaknessReport, pool: list[Pack]) -> list[Pack]:
     """Request variants from the factory (retried: a remote factory may be briefly unavailable)."""
     campaign = ctx.campaign if ctx.arm == TARGETED_ARM else f"{ctx.campaign}/{ctx.arm}"
-    results = steps.generate_variants(ctx.settings, report, ctx.base, ctx.model_in, ctx.index, pool, campaign)
+    results = generate_variants(ctx.settings, report, ctx.base, ctx.model_in, ctx.index, pool, campaign)
     return [p for r in results for p in r.packs]
 
 
@@ -115,7 +120,7 @@ def curriculum_round(params: RoundParams) -> RoundSummary:
         _note_flow_runs(ctx)
         round_tracking.open_round(ctx)
         # Scheduled and triggered rounds start here without the CLI's check: a wrong model fails in seconds.
-        preflight_agent(steps.make_agent(ctx.model_in, ctx.settings))
+        preflight_agent(make_agent(ctx.model_in, ctx.settings))
         return _run(ctx, logger)
 
 
@@ -129,6 +134,11 @@ def _note_flow_runs(ctx: RoundContext) -> None:
     ctx.registry.update_round(ctx.round.id, {"flow_runs": runs})
 
 
+def _timed(seconds: dict[str, float], name: str, started: float) -> None:
+    """Record a step's wall-clock seconds."""
+    seconds[name] = round(time.perf_counter() - started, 3)
+
+
 def _run(ctx: RoundContext, logger: Any) -> RoundSummary:
     seconds: dict[str, float] = {}
     results: dict[str, StageResult] = {}
@@ -137,50 +147,50 @@ def _run(ctx: RoundContext, logger: Any) -> RoundSummary:
     started = time.perf_counter()
     stages.reuse_previous_eval(ctx)
     results[stages.EVAL_BEFORE] = stages.episodes(ctx, stages.EVAL_BEFORE, ctx.model_in, ctx.suite, run_batches)
-    steps.timed(seconds, "evaluate", started)
+    _timed(seconds, "evaluate", started)
     logger.info("%s: evaluated %s on %d held-out episodes", ctx.where, ctx.model_in.name, len(ctx.suite))
 
     started = time.perf_counter()
     report = diagnose_task(q, return_state=False)
-    steps.timed(seconds, "diagnose", started)
+    _timed(seconds, "diagnose", started)
     logger.info("%s: %d weaknesses of %d kinds, top kinds %s", ctx.where, len(report.weaknesses), len(report.kinds),
                 ", ".join(k.kind for k in report.kinds[:3]) or "none")
 
     started = time.perf_counter()
     variant_ids = generate_task(q, report, return_state=False)
-    steps.timed(seconds, "generate", started)
+    _timed(seconds, "generate", started)
     logger.info("%s: the factory added %d variant packs", ctx.where, len(variant_ids))
 
     started = time.perf_counter()
     wave = plan_task(q, report, return_state=False)
-    keys = steps.wave_keys(wave, ctx.index)
+    keys = wave_keys(wave, ctx.index)
     results[stages.TRAIN] = stages.episodes(ctx, stages.TRAIN, ctx.model_in, keys, run_batches)
     model_out = train_task(q, quote(wave), return_state=False)
-    steps.timed(seconds, "train", started)
-    logger.info("%s: trained %s on a wave of %d tasks (%d rollouts)", ctx.where, steps.model_ref(model_out).ref,
+    _timed(seconds, "train", started)
+    logger.info("%s: trained %s on a wave of %d tasks (%d rollouts)", ctx.where, model_ref(model_out).ref,
                 len(wave.entries), len(keys))
 
     started = time.perf_counter()
     results[stages.EVAL_AFTER] = stages.episodes(ctx, stages.EVAL_AFTER, model_out, ctx.suite, run_batches)
-    steps.timed(seconds, "re_evaluate", started)
+    _timed(seconds, "re_evaluate", started)
     return _record(ctx, model_out, report, variant_ids, results, seconds)
 
 
 def _record(ctx: RoundContext, model_out: ModelInfo, report: WeaknessReport, variant_ids: list[str],
             results: dict[str, StageResult], seconds: dict[str, float]) -> RoundSummary:
     registry, rid = ctx.registry, ctx.round.id
-    before = steps.outcomes(registry, rid, stages.EVAL_BEFORE, ctx.model_in.id)
-    after = steps.outcomes(registry, rid, stages.EVAL_AFTER, model_out.id)
-    train = steps.outcomes(registry, rid, stages.TRAIN, ctx.model_in.id)
-    metrics = steps.round_metrics(before, after, report, train, ctx.settings.evaluation.eval_k,
-                                  ctx.settings.curriculum.seed)
+    before = outcomes(registry, rid, stages.EVAL_BEFORE, ctx.model_in.id)
+    after = outcomes(registry, rid, stages.EVAL_AFTER, model_out.id)
+    train = outcomes(registry, rid, stages.TRAIN, ctx.model_in.id)
+    metrics = round_metrics(before, after, report, train, ctx.settings.evaluation.eval_k,
+                            ctx.settings.curriculum.seed)
     metrics.update({f"seconds/{k}": v for k, v in seconds.items()})
     metrics["variants_added"] = float(len(variant_ids))
     metrics["baseline"] = float(ctx.baseline.number)
     wave = registry.wave(rid)
     summary = RoundSummary(
         campaign=ctx.campaign, round_index=ctx.index, round_id=rid, arm=ctx.arm,
-        model_in=steps.model_ref(ctx.model_in).ref, model_out=steps.model_ref(model_out).ref,
+        model_in=model_ref(ctx.model_in).ref, model_out=model_ref(model_out).ref,
         before=metrics["heldout_pass_rate_before"], after=metrics["heldout_pass_rate_after"], lift=metrics["lift"],
         lift_low=metrics["lift_low"], lift_high=metrics["lift_high"], weaknesses=[k.kind for k in report.kinds],
         variants=len(variant_ids), wave_size=len(wave.entries) if wave else 0, episodes=results, metrics=metrics,

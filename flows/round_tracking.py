@@ -15,13 +15,16 @@ from typing import TYPE_CHECKING, Any
 from arena.core.redact import redact_text
 from curriculum import Wave
 from diagnosis import WeaknessReport, render_markdown
-from flows import steps
 from flows.models import RoundSummary
+from flows.outcomes import campaign_lift, finished_rounds
+from flows.registered_models import model_ref
 from flows.registry_access import open_registry
 from flows.report import campaign_summaries, write_plots, write_report
+from flows.round_files import arm_dir, write_json
 from flows.settings import GymloopSettings
 from flows.store_setup import store_setup_lock
 from flows.tracking import CampaignTracker, best_round, check_reachable, end_running_runs, local_ui_address
+from flows.waves import recorded_wave
 from registry import TARGETED_ARM, ModelInfo, Registry
 
 if TYPE_CHECKING:
@@ -116,7 +119,7 @@ def _wave_dataset(wave: Wave, domains: dict[str, str], source: Path, index: int)
 
 
 def _model_params(info: ModelInfo, registry: Registry) -> dict[str, Any]:
-    parent = steps.model_ref(registry.model(info.parent_id)).ref if info.parent_id is not None else None
+    parent = model_ref(registry.model(info.parent_id)).ref if info.parent_id is not None else None
     return {"registry_id": info.id, "kind": info.kind, "version": info.version, "params_hash": info.params_hash,
             "endpoint": info.endpoint, "parent": parent}
 
@@ -128,8 +131,8 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
     campaign, index, folder = ctx.campaign, ctx.index, ctx.folder
     tracker = tracker_for(settings, campaign, ctx.arm)
     recorded = registry.wave(ctx.round.id)
-    wave = steps.recorded_wave(recorded, index) if recorded is not None else Wave(strategy=settings.curriculum.strategy)
-    steps.write_json(folder / "wave.json", wave.model_dump(mode="json"))
+    wave = recorded_wave(recorded, index) if recorded is not None else Wave(strategy=settings.curriculum.strategy)
+    write_json(folder / "wave.json", wave.model_dump(mode="json"))
     (folder / "weakness_report.json").write_text(report.to_json())
     (folder / "weakness_report.md").write_text(render_markdown(report))
     mix = {s: sum(1 for e in wave.entries if e.source == s) for s in ("targeted", "replay", "explore")}
@@ -142,8 +145,8 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
     }
     plots = write_plots(registry, campaign, campaign_summaries(registry, campaign, ctx.arm, up_to=index), folder)
     suite = ctx.suite
-    suite_path = steps.write_json(folder / "heldout_suite.json",
-                                  [[k.pack_id, k.task_id, k.seed, k.attempt] for k in suite])
+    suite_path = write_json(folder / "heldout_suite.json",
+                            [[k.pack_id, k.task_id, k.seed, k.attempt] for k in suite])
     artifacts = [folder / "weakness_report.json", folder / "weakness_report.md", folder / "wave.json", suite_path,
                  *plots]
     run_id = tracker.log_round(index, round_params, summary.metrics, artifacts,
@@ -178,7 +181,7 @@ def campaign_metrics(registry: Registry, campaign: str, seed: int, arm: str) -> 
     Held-out pass rate before its first round and after its last finished one, the lift with its 95% interval, and
     its best round.
     """
-    before, after, lift, low, high = steps.campaign_lift(registry, campaign, seed, arm)
+    before, after, lift, low, high = campaign_lift(registry, campaign, seed, arm)
     scores = {s.round_index: s.after for s in campaign_summaries(registry, campaign, arm)}
     return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high,
             "best_round": float(best_round(scores))}
@@ -210,14 +213,14 @@ def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED
     tracker = tracker_for(settings, campaign, arm)
     registry = open_registry(settings)
     try:
-        before, after, lift, low, high = steps.campaign_lift(registry, campaign, settings.curriculum.seed, arm)
+        before, after, lift, low, high = campaign_lift(registry, campaign, settings.curriculum.seed, arm)
     except ValueError:
         tracker.finish()
         return None
-    last = max(r.index for r in steps.finished_rounds(registry, campaign, arm))
+    last = max(r.index for r in finished_rounds(registry, campaign, arm))
     headline = campaign_headline(campaign if arm == TARGETED_ARM else f"{campaign} ({arm} arm)", before, after, lift,
                                  low, high, settings.gyms.tasks)
-    folder = steps.arm_dir(settings, campaign, arm)
+    folder = arm_dir(settings, campaign, arm)
     report = write_report(registry, folder, campaign, headline, arm, extra)
     tracker.log_campaign_artifacts([report, folder / "lift_per_round.png", folder / "weaknesses_by_round.png"])
     tracker.finish(campaign_metrics(registry, campaign, settings.curriculum.seed, arm), step=last)

@@ -18,15 +18,19 @@ from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
 from curriculum import History, Wave
 from diagnosis import WeaknessReport
-from flows import model_spec, steps
+from flows import model_spec, rollouts, waves
 from flows.context import RoundContext, sorted_records
 from flows.interrupt import hold_if_stopping
 from flows.models import StageResult
+from flows.packs import add_pack
+from flows.registered_models import model_ref, register_ref
+from flows.training import train
 from flows.validity import check_invalid_share
+from flows.weaknesses import diagnose_round, weakness_entries
 from registry import ModelInfo, PoolPack, StageDone
 
-EVAL_BEFORE, DIAGNOSE, GENERATE, PLAN = steps.EVAL_BEFORE, "diagnose", "generate", "plan"
-TRAIN, TRAIN_MODEL, EVAL_AFTER = steps.TRAIN, "train_model", steps.EVAL_AFTER
+EVAL_BEFORE, DIAGNOSE, GENERATE, PLAN = rollouts.EVAL_BEFORE, "diagnose", "generate", "plan"
+TRAIN, TRAIN_MODEL, EVAL_AFTER = rollouts.TRAIN, "train_model", rollouts.EVAL_AFTER
 STAGES = (EVAL_BEFORE, DIAGNOSE, GENERATE, PLAN, TRAIN, TRAIN_MODEL, EVAL_AFTER)
 """A round's stages, in the order they run."""
 
@@ -35,7 +39,7 @@ RunBatches = Callable[[RoundContext, str, ModelInfo, list[EpisodeKey]], list[Epi
 
 
 def _ref(ctx: RoundContext, model_id: int) -> str:
-    return steps.model_ref(ctx.registry.model(model_id)).ref
+    return model_ref(ctx.registry.model(model_id)).ref
 
 
 def episodes(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[EpisodeKey],
@@ -52,7 +56,7 @@ def episodes(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[Episode
     others = {m: n for m, n in ctx.registry.stage_models(ctx.round.id, stage).items() if m != model.id}
     if others or done is not None:
         held = ", ".join(f"{n} of {_ref(ctx, m)}" for m, n in sorted(others.items())) or "none"
-        ctx.say(f"{ctx.where}: {stage} holds episodes of another model ({held}), not of {steps.model_ref(model).ref} "
+        ctx.say(f"{ctx.where}: {stage} holds episodes of another model ({held}), not of {model_ref(model).ref} "
                 "that it must play now: the stage is played again whole")
         ctx.registry.reset_stages(ctx.round.id, [stage])
         ctx.registry.drop_stage_episodes(ctx.round.id, stage, keep_model_id=model.id)
@@ -72,8 +76,8 @@ def reuse_previous_eval(ctx: RoundContext) -> int:
     previous = ctx.previous_round()
     if previous is None or previous.model_out_id != ctx.model_in.id or ctx.stage(EVAL_BEFORE) is not None:
         return 0
-    return steps.copy_stage(ctx.registry, previous.id, EVAL_AFTER, ctx.round.id, EVAL_BEFORE, ctx.model_in.id,
-                            ctx.suite)
+    return rollouts.copy_stage(ctx.registry, previous.id, EVAL_AFTER, ctx.round.id, EVAL_BEFORE, ctx.model_in.id,
+                               ctx.suite)
 
 
 def _report(data: dict[str, object] | None) -> WeaknessReport | None:
@@ -89,8 +93,8 @@ def diagnose(ctx: RoundContext) -> WeaknessReport:
     packs = [ctx.pack(pid) for pid in sorted({r.pack_id for r in records})]
     previous_round = ctx.previous_round()
     previous = _report(ctx.registry.weakness_report(previous_round.id)) if previous_round is not None else None
-    report = steps.diagnose_round(records, packs, previous, ctx.index, ctx.settings.curriculum.seed)
-    ctx.registry.record_weaknesses(ctx.round.id, steps.weakness_entries(report), report=report.model_dump(mode="json"),
+    report = diagnose_round(records, packs, previous, ctx.index, ctx.settings.curriculum.seed)
+    ctx.registry.record_weaknesses(ctx.round.id, weakness_entries(report), report=report.model_dump(mode="json"),
                                    done=StageDone(stage=DIAGNOSE, model_id=ctx.model_in.id,
                                                   details={"weaknesses": len(report.weaknesses)}))
     return report
@@ -125,7 +129,7 @@ def generate(ctx: RoundContext, report: WeaknessReport, request: Request) -> lis
     before = [*ctx.base, *(ctx.pack(p) for p in earlier)]
     packs = request(ctx, report, before)
     for pack in packs:
-        steps.add_pack(ctx.registry, pack)
+        add_pack(ctx.registry, pack)
     added = [p.id for p in packs if p.id not in earlier]
     members = ([PoolPack(pack_id=p.id, role="base") for p in ctx.base]
                + [PoolPack(pack_id=p, role="variant") for p in earlier]
@@ -143,7 +147,7 @@ def history(ctx: RoundContext) -> History:
         if recorded is None:
             continue
         summaries = ctx.registry.episode_summaries(info.id, stage=TRAIN, model_id=info.model_in_id)
-        out = steps.update_history(out, steps.recorded_wave(recorded, info.index), summaries)
+        out = waves.update_history(out, waves.recorded_wave(recorded, info.index), summaries)
     return out
 
 
@@ -151,9 +155,9 @@ def plan(ctx: RoundContext, report: WeaknessReport) -> Wave:
     """Plan the round's wave over its pool with the arm's history."""
     done, recorded = ctx.stage(PLAN), ctx.registry.wave(ctx.round.id)
     if done is not None and done.model_id == ctx.model_in.id and recorded is not None:
-        return steps.recorded_wave(recorded, ctx.index)
-    wave = steps.plan(report, pool(ctx), history(ctx), ctx.settings, ctx.index)
-    ctx.registry.record_wave(ctx.round.id, steps.wave_entries(wave),
+        return waves.recorded_wave(recorded, ctx.index)
+    wave = waves.plan(report, pool(ctx), history(ctx), ctx.settings, ctx.index)
+    ctx.registry.record_wave(ctx.round.id, waves.wave_entries(wave),
                              {"strategy": wave.strategy, "message": wave.message, "k": wave.k, "budget": wave.budget},
                              plan=wave.model_dump(mode="json"),
                              done=StageDone(stage=PLAN, model_id=ctx.model_in.id, details={"tasks": len(wave.entries)}))
@@ -172,15 +176,15 @@ def train_model(ctx: RoundContext, wave: Wave) -> ModelInfo:
         model = model_spec.local_model(ctx.registry.model(done.model_id), ctx.settings)
         if model_present(model):
             return model
-        ctx.say(f"{ctx.where}: the trained model {steps.model_ref(model).ref} is gone ({model.artifact} does not "
-                "exist): training again")
+        ctx.say(f"{ctx.where}: the trained model {model_ref(model).ref} is gone ({model.artifact} does not "
+                                                                                 "exist): training again")
         ctx.registry.reset_stages(ctx.round.id, [TRAIN_MODEL])
     records = sorted_records(ctx.registry.round_episodes(ctx.round.id, stage=TRAIN, model_id=ctx.model_in.id))
-    ref = steps.train(ctx.settings, ctx.model_in, wave, records, pool(ctx), ctx.folder)
+    ref = train(ctx.settings, ctx.model_in, wave, records, pool(ctx), ctx.folder)
     if ref.name == ctx.model_in.name and ref.registry_version == ctx.model_in.version:
         model = ctx.model_in
     else:
-        model = steps.register_ref(ctx.registry, ref, ctx.model_in.id)
+        model = register_ref(ctx.registry, ref, ctx.model_in.id)
     ctx.registry.finish_stage(ctx.round.id, StageDone(stage=TRAIN_MODEL, model_id=model.id,
-                                                      details={"model": steps.model_ref(model).ref}))
+                                                      details={"model": model_ref(model).ref}))
     return model

@@ -20,7 +20,7 @@ from arena.core.task import Task
 from arena.rollout import EpisodeKey, play_episode
 from bench.independent_mistakes import Call, Program, ProgramAgent, World
 from diagnosis import BUILTIN_DETECTORS, DiagnosisContext, ordered_kinds
-from flows.steps import diagnosis_context
+from flows.weaknesses import diagnosis_context
 
 
 class Gyms:

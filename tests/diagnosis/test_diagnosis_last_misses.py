@@ -190,7 +190,7 @@ def test_a_failure_that_shows_two_kinds_has_a_primary_and_a_secondary() -> None:
 def test_the_report_counts_a_failure_for_its_primary_kind_and_shows_the_secondary_apart() -> None:
     from diagnosis import diagnose
     from factory_client.targets import targets_from_report
-    from flows.steps import kind_metrics
+    from flows.round_metrics import kind_metrics
 
     both = [episode([ONE_HIT, REFUNDED], reply="Refunded.", failed={"trace": "x"}, task_id="t1")
             .model_copy(update={"episode_id": f"b{i}"}) for i in range(4)]

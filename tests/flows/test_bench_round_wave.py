@@ -11,10 +11,11 @@ from arena.core.pack import build_pack
 from bench.curriculum_arms import Cell, LoopSettings
 from curriculum import History, task_refs
 from factory_client import LocalFactory
-from flows import steps
 from flows.models import RoundParams
+from flows.rollouts import EVAL_BEFORE
 from flows.round import curriculum_round
 from flows.settings import SECTION_OF, load_settings
+from flows.waves import wave_entries
 from registry import Registry
 
 pytestmark = pytest.mark.timeout(1200)  # a whole round, slower on a loaded machine
@@ -37,7 +38,7 @@ def test_the_bench_targeted_arm_and_a_round_give_the_same_wave(prefect_harness, 
     settings = load_settings(**overrides)
     registry = Registry(settings.resolved_registry_url())
     round_info = registry.rounds(registry.campaign("same-wave").id)[0]
-    held = registry.round_episodes(round_info.id, stage=steps.EVAL_BEFORE)
+    held = registry.round_episodes(round_info.id, stage=EVAL_BEFORE)
     round_wave = registry.wave(round_info.id)
     assert held and round_wave is not None and round_wave.entries
 
@@ -50,7 +51,7 @@ def test_the_bench_targeted_arm_and_a_round_give_the_same_wave(prefect_harness, 
     finally:
         factory.close()
     assert planned.variants, "the targeted arm asked the factory for variants, as the round did"
-    bench_wave = [(e.pack_id, e.task_id, round(e.weight, 9), e.reason) for e in steps.wave_entries(planned.wave)]
+    bench_wave = [(e.pack_id, e.task_id, round(e.weight, 9), e.reason) for e in wave_entries(planned.wave)]
     recorded = [(e.pack_id, e.task_id, round(e.weight, 9), e.reason) for e in round_wave.entries]
     assert bench_wave == recorded
     assert any(e.source == "targeted" for e in planned.wave.entries)

@@ -12,10 +12,10 @@ from arena.core.pack import Pack, build_pack
 from arena.rollout import RolloutConfig, run_rollouts
 from diagnosis import WeaknessReport, read_report
 from factory_client import GateConfig, LocalFactory, VariantRequest, WeaknessTarget
-from flows import steps
 from flows.cli import app
 from flows.registry_access import open_registry
 from flows.settings import cli_settings
+from flows.weaknesses import diagnose_round
 
 runner = CliRunner(env={"COLUMNS": "250"})
 
@@ -45,7 +45,7 @@ def test_episodes_of_world_seeds_3_to_5_get_the_diagnosis_the_round_gave(gymloop
     assert {r.world.seed for r in records if r.world is not None} == {3, 4, 5}
     output, cli = _cli(_write(records, tmp_path / "episodes.jsonl"), tmp_path / "report.json")
     assert "WARNING" not in output and "3 rebuilt from gym tracker" in " ".join(output.split())
-    api = steps.diagnose_round(records, packs, None, 0, 0)
+    api = diagnose_round(records, packs, None, 0, 0)
     assert cli.failures == api.failures > 0
     assert _grains(cli) == _grains(api) and cli.tag_counts == api.tag_counts
     # records that name no world (written before they did) are found in the registry the round wrote to
@@ -74,6 +74,6 @@ def test_episodes_of_a_factory_variant_get_the_diagnosis_the_round_gave(gymloop_
     records = _played([variant])
     output, cli = _cli(_write(records, tmp_path / "episodes.jsonl"), tmp_path / "report.json")
     assert "WARNING" not in output and "a factory variant" in " ".join(output.split())
-    api = steps.diagnose_round(records, [variant], None, 0, 0)
+    api = diagnose_round(records, [variant], None, 0, 0)
     assert cli.failures == api.failures > 0
     assert _grains(cli) == _grains(api) and cli.tag_counts == api.tag_counts

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from arena.core.pack import build_pack, write_pack
 from diagnosis import WeaknessReport, read_episodes_jsonl, read_report
 from diagnosis.tables import GRAIN_COLUMNS, KIND_COLUMNS
-from flows import steps
 from flows.cli import app
+from flows.weaknesses import diagnose_round
 
 runner = CliRunner(env={"COLUMNS": "250"})
 
@@ -45,7 +45,7 @@ def test_diagnose_episodes_from_eval_gives_the_flows_weaknesses(gymloop_home, tm
     assert len(set(labels)) == len(labels) and all(f"{w.kind_rank}.{w.grain_rank}. {w.label}" in markdown
                                                    for w in cli.weaknesses)
     records, _ = read_episodes_jsonl(episodes)
-    flow = steps.diagnose_round(records, [build_pack("helpdesk", seed=0)], None, 0, 0)
+    flow = diagnose_round(records, [build_pack("helpdesk", seed=0)], None, 0, 0)
     assert cli.failures == flow.failures > 0
     assert _grain(cli) == _grain(flow)
     assert cli.tag_counts == flow.tag_counts

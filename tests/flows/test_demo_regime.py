@@ -12,8 +12,9 @@ import pytest
 
 from arena.agents.reference import COMPETENT_SLIP, CONTEXTS, WEAK_SKILLS, PolicyParams
 from flows.cli_run import DEMO_OVERRIDES, DEMO_REGIME
+from flows.registered_models import initial_model
+from flows.registry_access import open_registry
 from flows.settings import load_settings
-from flows.steps import initial_model, open_registry
 
 
 def test_the_few_weak_skills_start_is_competent_but_for_its_weak_skills():

@@ -7,9 +7,10 @@ from conftest import SMALL
 from mlflow.tracking import MlflowClient
 
 from arena.core.metrics import paired_lift
-from flows import steps
 from flows.campaign import campaign
 from flows.models import CampaignParams
+from flows.outcomes import outcomes
+from flows.packs import base_packs
 from flows.settings import load_settings
 from registry import Registry
 
@@ -45,15 +46,15 @@ def test_control_arm_runs_with_the_same_budget_start_and_suite(paired):
     assert budgets["targeted"] == budgets["control"] == settings.curriculum.wave_budget
     assert len(waves["control"].entries) == len(waves["targeted"].entries)
     assert waves["control"].details["strategy"] == "uniform" and waves["targeted"].details["strategy"] == "targeted"
-    base = {p.id for p in steps.base_packs(registry, settings)}
+    base = {p.id for p in base_packs(registry, settings)}
     assert {e.pack_id for e in waves["control"].entries} <= base, "the control trained on the targeted arm's variants"
     assert control_round.variants == 0 and targeted_round.variants >= 1
     assert [p.role for p in registry.pool(control.id)] == ["base"] * len(base)
     for stage in ("eval_before", "eval_after"):
         assert _keys(registry, targeted.id, stage) == _keys(registry, control.id, stage)
     (comparison,) = outcome.comparisons
-    lift = paired_lift(steps.outcomes(registry, control.id, "eval_after", control.model_out_id),
-                       steps.outcomes(registry, targeted.id, "eval_after", targeted.model_out_id))
+    lift = paired_lift(outcomes(registry, control.id, "eval_after", control.model_out_id),
+                       outcomes(registry, targeted.id, "eval_after", targeted.model_out_id))
     assert comparison.lift == pytest.approx(lift.value)
     assert comparison.low <= comparison.lift <= comparison.high
     assert comparison.targeted_after == pytest.approx(targeted_round.after)

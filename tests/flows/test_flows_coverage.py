@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 from arena.core.pack import build_pack
 from factory_client._synth import ISOLATED_OFF
 from flows.settings import GymloopSettings
-from flows.steps import generate_variants
+from flows.variants import generate_variants
 from registry import ModelInfo
 from tests.curriculum.test_curriculum_coverage import DOMAIN, UNCOVERED, report_with_two_equal_grains, without_tool
 

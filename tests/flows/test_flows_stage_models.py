@@ -14,9 +14,10 @@ import pytest
 from conftest import SMALL
 
 from arena.agents.reference import PolicyParams
-from flows import steps
 from flows.campaign import next_round
 from flows.models import CampaignParams, RoundParams
+from flows.outcomes import outcomes
+from flows.registered_models import model_ref, register_ref
 from flows.round import curriculum_round
 from flows.settings import load_settings
 from registry import Registry, StageDone
@@ -57,7 +58,7 @@ def test_a_trained_model_is_restored_from_the_registry_and_trained_again_when_go
     with caplog.at_level(logging.WARNING):
         summary = curriculum_round(RoundParams(campaign="gone", round_index=0, overrides=ROUND))
     said = [r.getMessage() for r in caplog.records if "is gone" in r.getMessage()]
-    assert said == [f"campaign gone round 0: the trained model {steps.model_ref(gone).ref} is gone ({gone.artifact} "
+    assert said == [f"campaign gone round 0: the trained model {model_ref(gone).ref} is gone ({gone.artifact} "
                     "does not exist): training again"]
     assert registry.round(rid).model_out_id == out.id, "the same training, redone, gives the same model"
     stages = registry.stages(rid)
@@ -76,20 +77,20 @@ def test_a_stage_of_another_model_is_played_again_whole(prefect_harness, gymloop
     key = sorted(params.logits)[0]
     changed = params.model_copy(update={"logits": {**params.logits, key: {s: v + 1.0 for s, v in
                                                                            params.logits[key].items()}}})
-    other = steps.register_ref(registry, save_reference(changed, gymloop_home / "models"), info.model_in_id)
+    other = register_ref(registry, save_reference(changed, gymloop_home / "models"), info.model_in_id)
     assert other.id != old.id
     registry.finish_stage(rid, StageDone(stage="train_model", model_id=other.id))  # the trainer ran again
     with caplog.at_level(logging.WARNING):
         summary = curriculum_round(RoundParams(campaign="other", round_index=0, overrides=ROUND))
     said = [r.getMessage() for r in caplog.records if "played again whole" in r.getMessage()]
     assert said == [f"campaign other round 0: eval_after holds episodes of another model ({played} of "
-                    f"{steps.model_ref(old).ref}), not of {steps.model_ref(other).ref} that it must play now: the "
+                    f"{model_ref(old).ref}), not of {model_ref(other).ref} that it must play now: the "
                     "stage is played again whole"]
     assert registry.stage_models(rid, "eval_after") == {other.id: summary.episodes["eval_after"].planned}
     assert summary.episodes["eval_after"].ran == summary.episodes["eval_after"].planned
-    assert registry.round(rid).model_out_id == other.id and summary.model_out == steps.model_ref(other).ref
+    assert registry.round(rid).model_out_id == other.id and summary.model_out == model_ref(other).ref
     stages = registry.stages(rid)
     assert all(stages[name].finished_at == finished[name] for name in KEPT)
-    after = steps.outcomes(registry, rid, "eval_after", other.id)
+    after = outcomes(registry, rid, "eval_after", other.id)
     assert summary.after == pytest.approx(sum(o.passed for o in after if not o.invalid) /
                                           max(1, sum(1 for o in after if not o.invalid)))

@@ -70,7 +70,9 @@ def _baseline_passes(results):
 def test_the_factory_gates_baseline_is_the_campaigns_local_checkpoint(gymloop_home, tmp_path):
     from arena.agents.reference import PolicyParams, ReferencePolicy
     from arena.rollout import RolloutConfig, run_rollouts
-    from flows import steps
+    from flows.registered_models import initial_model
+    from flows.variants import generate_variants
+    from flows.weaknesses import diagnose_round
 
     pack = build_pack("helpdesk", seed=0)
     call = {"name": "get_customer", "arguments": {"customer_id": "CUS-00001"}}
@@ -80,13 +82,13 @@ def test_the_factory_gates_baseline_is_the_campaigns_local_checkpoint(gymloop_ho
     local = load_settings(**common, model=f"transformers:{folder}")
     registry = open_registry(local)
     episodes = run_rollouts(ReferencePolicy(PolicyParams.initial()), [pack], RolloutConfig(split="heldout", k=2))
-    report = steps.diagnose_round(episodes, [pack], None, 0, 0)
+    report = diagnose_round(episodes, [pack], None, 0, 0)
     assert report.weaknesses
-    checkpoint = steps.initial_model(registry, local)
+    checkpoint = initial_model(registry, local)
     reference_settings = load_settings(**common)
-    reference = steps.initial_model(registry, reference_settings)
-    by_checkpoint = _baseline_passes(steps.generate_variants(local, report, [pack], checkpoint, 0))
-    by_reference = _baseline_passes(steps.generate_variants(reference_settings, report, [pack], reference, 0))
+    reference = initial_model(registry, reference_settings)
+    by_checkpoint = _baseline_passes(generate_variants(local, report, [pack], checkpoint, 0))
+    by_reference = _baseline_passes(generate_variants(reference_settings, report, [pack], reference, 0))
     # The scripted checkpoint only ever calls one tool and never replies: it fails every gate attempt.
     assert sum(by_checkpoint.values()) > 0 and set(by_checkpoint) == {"0"}
     assert any(int(count) > 0 for count in by_reference)

@@ -6,7 +6,7 @@ from arena.core.pack import build_pack
 from curriculum import task_refs
 from factory_client import LocalFactory
 from flows.settings import GymloopSettings
-from flows.steps import variant_requests
+from flows.variants import variant_requests
 from tests.curriculum.test_curriculum_coverage import DOMAIN, UNCOVERED, report_with_two_equal_grains, without_tool
 
 

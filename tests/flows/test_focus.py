@@ -16,12 +16,13 @@ from typer.testing import CliRunner
 from arena.core.pack import build_pack
 from curriculum import History
 from diagnosis import WeaknessReport
-from flows import steps
 from flows.campaign import next_round
 from flows.cli import app
 from flows.focus import check_focus, in_focus
 from flows.models import CampaignParams
+from flows.rollouts import EVAL_AFTER, EVAL_BEFORE, TRAIN, heldout_keys
 from flows.settings import load_settings
+from flows.waves import plan
 from registry import Registry
 
 PATTERNS = ["approve_*", "pay_*"]
@@ -37,11 +38,11 @@ def test_patterns_choose_the_suite_and_the_wave_and_an_empty_list_keeps_every_ta
     everything = load_settings(domains=["procurement"])
     focused = load_settings(domains=["procurement"], tasks=PATTERNS)
     all_heldout = {t.id for t in pack.tasks if t.split == "heldout"}
-    assert {k.task_id for k in steps.heldout_keys([pack], everything)} == all_heldout
-    suite = {k.task_id for k in steps.heldout_keys([pack], focused)}
+    assert {k.task_id for k in heldout_keys([pack], everything)} == all_heldout
+    suite = {k.task_id for k in heldout_keys([pack], focused)}
     assert suite == {t for t in all_heldout if _chosen(t)} and 0 < len(suite) < len(all_heldout)
 
-    wave = steps.plan(WeaknessReport(), [pack], History(), focused.model_copy(update={"wave_budget": 4000}), 0)
+    wave = plan(WeaknessReport(), [pack], History(), focused.model_copy(update={"wave_budget": 4000}), 0)
     planned = {e.task_id for e in wave.entries}
     assert planned == {t.id for t in pack.tasks if t.split == "train" and _chosen(t.id)}
     assert in_focus("anything-01", []) and not in_focus("create_po-01", PATTERNS)
@@ -67,11 +68,11 @@ def test_a_focused_round_plays_only_the_tasks_in_focus(prefect_harness, gymloop_
     (summary,) = next_round(CampaignParams(campaign="focused", overrides=overrides)).rounds
     registry = Registry(load_settings(**overrides).resolved_registry_url())
     played = {stage: {s.task_id for s in registry.episode_summaries(summary.round_id, stage=stage)}
-              for stage in (steps.EVAL_BEFORE, steps.TRAIN, steps.EVAL_AFTER)}
+              for stage in (EVAL_BEFORE, TRAIN, EVAL_AFTER)}
     pack = build_pack("procurement", seed=0)
-    assert played[steps.EVAL_BEFORE] == played[steps.EVAL_AFTER] == {
+    assert played[EVAL_BEFORE] == played[EVAL_AFTER] == {
         t.id for t in pack.tasks if t.split == "heldout" and _chosen(t.id)}
-    assert played[steps.TRAIN] and all(_chosen(t) for t in played[steps.TRAIN])
+    assert played[TRAIN] and all(_chosen(t) for t in played[TRAIN])
     wave = registry.wave(summary.round_id)
     assert wave is not None and wave.entries and all(_chosen(e.task_id) for e in wave.entries)
     report = (gymloop_home / "campaigns" / "focused" / "report.md").read_text()

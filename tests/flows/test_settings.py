@@ -60,7 +60,7 @@ def test_secrets_are_not_in_the_public_view(clean_env, monkeypatch):
 def test_the_model_client_setting_reaches_the_agent_a_round_plays(clean_env, monkeypatch):
     from datetime import UTC, datetime
 
-    from flows.steps import make_agent
+    from flows.registered_models import make_agent
     from registry.records import ModelInfo
 
     info = ModelInfo(id=1, name="hosted_vllm/m", version="v1", kind="litellm", parent_id=None, artifact=None,

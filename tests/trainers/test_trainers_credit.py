@@ -9,7 +9,7 @@ from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
 from curriculum import Wave, WaveEntry
-from flows.steps import rollout_blame
+from flows.weaknesses import rollout_blame
 from trainers import Blame, GRPOConfig, GRPOTrainer, TrainerError, load_reference, named_decisions, save_reference
 
 DOMAIN = "helpdesk"

@@ -1,0 +1,55 @@
+"""Held-out outcomes read back from the registry: a stage's episodes, and an arm's lift over its rounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.core.metrics import Outcome, compute_metrics, paired_lift
+from flows.rollouts import EVAL_AFTER, EVAL_BEFORE
+from registry import TARGETED_ARM, Registry
+
+
+def outcomes(registry: Registry, round_id: int, stage: str, model_id: int) -> list[Outcome]:
+    """A stage's episodes of one model as metric outcomes, from the registry's summary columns (no trace decoding)."""
+    domains = {p.id: p.domain for p in registry.list_packs()}
+    return [Outcome(pack_id=s.pack_id, task_id=s.task_id, domain=domains.get(s.pack_id, ""), passed=s.passed,
+                    score=s.score, invalid=s.invalid, failure_boundary=s.failure_boundary,
+                    failure_kind=s.failure_kind, tokens=s.tokens_in + s.tokens_out, cost=s.cost)
+            for s in registry.episode_summaries(round_id, stage=stage, model_id=model_id)]
+
+
+def stage_model(registry: Registry, round_id: int, stage: str) -> int:
+    """The model a finished round's stage played: the model in, or for ``eval_after`` the model out."""
+    info = registry.round(round_id)
+    model = info.model_out_id if stage == EVAL_AFTER else info.model_in_id
+    return model if model is not None else info.model_in_id
+
+
+def finished_rounds(registry: Registry, campaign: str, arm: str = TARGETED_ARM) -> list[Any]:
+    """An arm's finished rounds, oldest first (none when the campaign is not in the registry)."""
+    info = registry.find_campaign(campaign)
+    if info is None:
+        return []
+    return [r for r in registry.rounds(info.id, arm=arm) if r.status == "finished"]
+
+
+def campaign_lift(registry: Registry, campaign: str, seed: int = 0,
+                  arm: str = TARGETED_ARM) -> tuple[float, float, float, float, float]:
+    """Held-out pass rate before an arm's first round and after its last, and the paired lift with its interval.
+
+    Returns:
+        ``(before, after, lift, low, high)``.
+
+    Raises:
+        ValueError: The arm has no finished round.
+    """
+    rounds = finished_rounds(registry, campaign, arm)
+    if not rounds:
+        raise ValueError(f"campaign {campaign!r}" + ("" if arm == TARGETED_ARM else f" ({arm} arm)")
+                         + " has no finished round")
+    before = outcomes(registry, rounds[0].id, EVAL_BEFORE, rounds[0].model_in_id)
+    after = outcomes(registry, rounds[-1].id, EVAL_AFTER, stage_model(registry, rounds[-1].id, EVAL_AFTER))
+    lift = paired_lift(before, after, seed=seed)
+    rate_before = compute_metrics(before, rounds=1).pass_rate.value
+    rate_after = compute_metrics(after, rounds=1).pass_rate.value
+    return rate_before, rate_after, lift.value, lift.low, lift.high
