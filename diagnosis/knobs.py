@@ -16,7 +16,7 @@ class KindTarget(BaseModel):
     Attributes:
         label: Short human label.
         description: What the model does wrong.
-        focus_tags: Task tags (arena/gyms/README.md) that exercise the weakness.
+        focus_tags: Task tags (docs/gym-contract.md) that exercise the weakness.
         knobs: World knobs and the values a targeted variant should use.
     """
 

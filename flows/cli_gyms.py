@@ -190,6 +190,9 @@ def new(name: Annotated[str, typer.Argument(help="The gym's name, also its Pytho
     for path in written:
         print_line(console, f"wrote {path}")
     print_line(console, done)
+    print_line(console, f"{name}/ is the rental desk under your gym's name: its description ({name}/__init__.py), "
+                        "world (world.py), tools (tools.py), policy (policy.md) and templates (tasks.py) are the "
+                        "rental desk's, yours to replace")
     print_line(console, f"next: gymloop gyms check {name}   (then edit {name}/ as docs/writing-a-gym.md explains)")
 
 

@@ -34,7 +34,7 @@ TAGS: tuple[str, ...] = (
     "id_given_search_misses", "near_duplicate", "prerequisite", "legacy_format", "stale_record",
     "fault_timeout", "fault_rate_limit", "fault_conflict", "side_effect_trap", "leak_trap",
 )
-"""Task tags naming what a task exercises (arena/gyms/README.md); ``focus_tags`` selects on them."""
+"""Task tags naming what a task exercises (docs/gym-contract.md); ``focus_tags`` selects on them."""
 
 VOCABULARY: dict[str, str] = {
     "tasks_per_template": "Tasks built from each task template (an integer >= 1).",

@@ -1,7 +1,7 @@
 """Play every task of a gym with the careful reference policy and list what it fails, and why.
 
 Run: ``python -m arena.checks.expert_check helpdesk [--task TASK_ID] [--trace]``. A task the careful
-policy fails has an intent that does not carry what its assertions need (see arena/gyms/README.md).
+policy fails has an intent that does not carry what its assertions need (see docs/gym-contract.md).
 """
 
 from __future__ import annotations

@@ -71,6 +71,7 @@ def starter(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("project")
     out = _ok(_run([str(GYMLOOP), "gyms", "new", "acme"], folder, _env(folder / "home")))
     assert f"wrote {folder / 'gymloop.toml'}" in out
+    assert "acme/ is the rental desk under your gym's name" in out and "yours to replace" in out
     return folder
 
 

@@ -1,6 +1,6 @@
 """The procurement tools: vendors, requisitions, purchase orders, approvals, receipts, invoices, payments.
 
-Every tool follows arena/gyms/README.md: ``get_E(E_id)`` returns the fresh
+Every tool follows docs/gym-contract.md: ``get_E(E_id)`` returns the fresh
 record with its related rows, ``search_Es(query)`` returns short (possibly
 stale) summaries from the search index and never matches ids, dates are
 ``YYYY-MM-DD``, money is a number in the record's currency and codes are upper
