@@ -10,15 +10,12 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from arena.core.toolkit import NotFound, ToolContext
+from arena.core.toolkit import NotFound, ToolContext, query_rows
 
 
 def select(source: ToolContext | sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
     """Run a query on a tool's world (or any world) and return its rows as dicts."""
-    conn = source.conn if isinstance(source, ToolContext) else source
-    cur = conn.execute(sql, tuple(params))
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    return query_rows(source.conn if isinstance(source, ToolContext) else source, sql, params)
 
 
 def fetch(source: ToolContext | sqlite3.Connection, table: str, record_id: str, entity: str | None = None

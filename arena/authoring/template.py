@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from arena.authoring.knobs import FaultKindName, GymKnobs
 from arena.core.task import Assertion, GoldStep, Intent, Persona
+from arena.core.toolkit import query_rows
 
 K = TypeVar("K", bound=GymKnobs)
 T = TypeVar("T")
@@ -43,9 +44,7 @@ class WorldView(Generic[K]):
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Run a query and return its rows as dicts."""
-        cur = self.conn.execute(sql, tuple(params))
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        return query_rows(self.conn, sql, params)
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any]:
         """Run a query that must return a row.

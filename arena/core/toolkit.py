@@ -13,7 +13,7 @@ import inspect
 import random
 import re
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, get_type_hints
@@ -109,6 +109,13 @@ class Conflict(ToolError):
     kind: ErrorKind = "conflict"
 
 
+def query_rows(conn: sqlite3.Connection, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """Run a query on a world and return its rows as dicts, keyed by the query's column names."""
+    cur = conn.execute(sql, tuple(params))
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
 @dataclass
 class ToolContext:
     """What a tool implementation may use during one episode.
@@ -153,9 +160,7 @@ class ToolContext:
 
     def all(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         """Run a query and return every row as a dict."""
-        cur = self.conn.execute(sql, params)
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        return query_rows(self.conn, sql, params)
 
     def today(self) -> str:
         """The episode's date as ``YYYY-MM-DD``."""

@@ -4,6 +4,7 @@ accepted by `DOMAIN.generate`, and the guide documenting what its code uses."""
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -48,3 +49,12 @@ def test_the_readme_says_how_long_the_tests_take() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     setup = readme[readme.index("Install and pass the tests"):readme.index("## Using it")]
     assert re.search(r"\d+ min", setup), setup
+
+
+def test_dev_installs_what_building_a_gym_package_needs() -> None:
+    """A gym package built with ``--no-build-isolation`` (as the external-gym tests build one) uses the dev venv's
+    build tools: the dev extra installs every build requirement."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    dev = {re.split(r"[<>=\[ ]", r, maxsplit=1)[0] for r in project["project"]["optional-dependencies"]["dev"]}
+    needed = {re.split(r"[<>=\[ ]", r, maxsplit=1)[0] for r in project["build-system"]["requires"]}
+    assert needed <= dev, f"dev lacks {sorted(needed - dev)}"
