@@ -153,3 +153,30 @@ def check_contract(baselines: Sequence[BaselineInfo], contract: Mapping[str, Any
             f"baseline {baselines[-1].number}'s (from round {baselines[-1].first_round}). Undo the change, run "
             "again with --accept-change to start a new baseline from this round, or start a new campaign")
     return "; ".join(changes)
+
+
+def lift_baseline(baselines: Sequence[BaselineInfo], finished: Sequence[int]) -> BaselineInfo | None:
+    """The baseline a campaign's lift is measured in: the last one holding a finished round.
+
+    A campaign's lift pairs the held-out episodes before its first round with those after its last; across a
+    baseline the suite or the gyms differ, so the lift starts at the first round of the latest baseline instead.
+
+    Args:
+        baselines: The campaign's baselines, oldest first.
+        finished: The indexes of an arm's finished rounds.
+
+    Returns:
+        That baseline, or ``None`` when the campaign has none or no round finished.
+    """
+    last = max(finished, default=None)
+    held = [b for b in baselines if last is not None and b.first_round <= last]
+    return held[-1] if held else None
+
+
+def baseline_note(baseline: BaselineInfo | None) -> str:
+    """Where a lift measured in ``baseline`` starts and why, for the lines stating it (empty for baseline 0)."""
+    if baseline is None or baseline.number == 0:
+        return ""
+    return (f"from round {baseline.first_round}, where baseline {baseline.number} starts (accepted: "
+            f"{baseline.change}); lifts are not paired across baselines")
+

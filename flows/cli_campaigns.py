@@ -96,15 +96,19 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
         lift = {"lift": first.lift, "lift_low": first.lift_low, "lift_high": first.lift_high}
         rounds = f"round {first.round_index}"
     else:
-        first, last = summaries[0], summaries[-1]
+        last = summaries[-1]
+        first = next(s for s in summaries if s.baseline == last.baseline)  # the campaign's lift starts there
         _, _, value, low, high = campaign_lift(registry, name, settings.curriculum.seed, arm)
         lift = {"lift": value, "lift_low": low, "lift_high": high}
         rounds = (f"round {first.round_index}" if first is last
                   else f"rounds {first.round_index} to {last.round_index}")
     report = round_report(registry, last.round_id)
     kinds = report.kinds if report is not None else []
+    baseline = next((b for b in registry.baselines(name) if b.number == last.baseline), None)
     return {"target": target, "campaign": name, "arm": arm, "round": int(index) if index else None,
-            "rounds": rounds, "model_in": first.model_in, "model_out": last.model_out, "before": first.before,
+            "rounds": rounds, "baseline": last.baseline, "baseline_from_round": baseline.first_round if baseline else 0,
+            "baseline_change": baseline.change if baseline else None,
+            "model_in": first.model_in, "model_out": last.model_out, "before": first.before,
             "after": last.after, **lift, "weakness_share": {k.kind: k.share for k in kinds},
             "weakness_count": {k.kind: k.count for k in kinds}, "weakness_rate": {k.kind: k.rate for k in kinds}}
 
@@ -159,7 +163,8 @@ def compare_command(
         shown = "{:+.3f}" if "lift" in key else "{:.3f}"
         return [key.replace("_", " "), shown.format(a[key]), shown.format(b[key]), diff(key)]
 
-    rows = [["rounds", a["rounds"], b["rounds"], ""], ["model in", a["model_in"], b["model_in"], ""],
+    rows = [["rounds", a["rounds"], b["rounds"], ""], ["baseline", _baseline_cell(a), _baseline_cell(b), ""],
+            ["model in", a["model_in"], b["model_in"], ""],
             ["model out", a["model_out"], b["model_out"], ""], num("before"), num("after"), num("lift"),
             ["95% interval", f"[{a['lift_low']:+.3f}, {a['lift_high']:+.3f}]",
              f"[{b['lift_low']:+.3f}, {b['lift_high']:+.3f}]", ""]]
@@ -181,6 +186,24 @@ def compare_command(
                          "per held-out episode)", ("measure", first, second, minus), rows)
     if targeting is not None:
         print_line(console, targeting_line(targeting))
+    for line in _baseline_lines(a, b):
+        print_line(console, line)
+
+
+def _baseline_cell(side: dict[str, Any]) -> str:
+    """A side's baseline: its number, and the round it starts from after a change."""
+    return str(side["baseline"]) + (f" (from round {side['baseline_from_round']})" if side["baseline"] else "")
+
+
+def _baseline_lines(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """Where each side's baseline starts and why (after an accepted change), and whether the sides' differ."""
+    lines = [f"{side['target']}: baseline {side['baseline']} starts at round {side['baseline_from_round']} of "
+             f"campaign {side['campaign']} (accepted: {side['baseline_change']})"
+             for side in (a, b) if side["baseline_change"]]
+    if a["campaign"] == b["campaign"] and a["baseline"] != b["baseline"]:
+        lines.append(f"{a['target']} and {b['target']} are measured against different baselines: their pass rates "
+                     "and lifts are not paired")
+    return list(dict.fromkeys(lines))
 
 
 STAGE_NAMES = {"eval_before": "held-out eval", "train": "training rollouts", "eval_after": "re-eval"}

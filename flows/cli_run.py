@@ -195,11 +195,12 @@ def _campaign_lift(name: str, settings: GymloopSettings) -> dict[str, float]:
 
 
 def _campaign_line(name: str, settings: GymloopSettings) -> str:
-    from flows.round_tracking import campaign_headline
+    from flows.registry_access import open_registry
+    from flows.round_tracking import campaign_headline, lift_since
 
     lift = _campaign_lift(name, settings)
     return campaign_headline(name, lift["before"], lift["after"], lift["lift"], lift["lift_low"], lift["lift_high"],
-                             settings.gyms.tasks)
+                             settings.gyms.tasks, lift_since(open_registry(settings), name))
 
 
 def _where(name: str, settings: GymloopSettings, home: Path | None = None) -> dict[str, str]:

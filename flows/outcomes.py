@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena.core.metrics import Outcome, compute_metrics, paired_lift
+from flows.campaign_config import lift_baseline
 from flows.rollouts import EVAL_AFTER, EVAL_BEFORE
 from registry import TARGETED_ARM, Registry
 
@@ -37,6 +38,9 @@ def campaign_lift(registry: Registry, campaign: str, seed: int = 0,
                   arm: str = TARGETED_ARM) -> tuple[float, float, float, float, float]:
     """Held-out pass rate before an arm's first round and after its last, and the paired lift with its interval.
 
+    The first round is that of the latest baseline holding a finished round (``campaign_config.lift_baseline``):
+    a lift is never paired across a baseline.
+
     Returns:
         ``(before, after, lift, low, high)``.
 
@@ -47,6 +51,8 @@ def campaign_lift(registry: Registry, campaign: str, seed: int = 0,
     if not rounds:
         raise ValueError(f"campaign {campaign!r}" + ("" if arm == TARGETED_ARM else f" ({arm} arm)")
                          + " has no finished round")
+    since = lift_baseline(registry.baselines(campaign), [r.index for r in rounds])
+    rounds = [r for r in rounds if since is None or r.index >= since.first_round]
     before = outcomes(registry, rounds[0].id, EVAL_BEFORE, rounds[0].model_in_id)
     after = outcomes(registry, rounds[-1].id, EVAL_AFTER, stage_model(registry, rounds[-1].id, EVAL_AFTER))
     lift = paired_lift(before, after, seed=seed)

@@ -77,23 +77,24 @@ def write_report(registry: Registry, folder: Path, campaign: str, headline: str 
     folder.mkdir(parents=True, exist_ok=True)
     title = campaign if arm == TARGETED_ARM else f"{campaign} ({arm} arm)"
     lift_png, heat_png = write_plots(registry, title, summaries, folder)
-    first, last = summaries[0], summaries[-1]
+    last = summaries[-1]
+    first = next(s for s in summaries if s.baseline == last.baseline)
     best = best_summary(summaries)
     lines = [
         f"# Campaign {title}",
         "",
         f"Rounds {first.round_index} to {last.round_index}: held-out pass rate {first.before:.3f} -> "
-        f"{last.after:.3f} ({last.after - first.before:+.3f}).",
+        f"{last.after:.3f} ({last.after - first.before:+.3f})"
+        + (f", in baseline {last.baseline} (the rounds before it are measured against another)." if first is not
+           summaries[0] else "."),
         "",
         *([headline, ""] if headline else []),
         f"Best round: {best.round_index} (held-out pass rate {best.after:.3f} after it).",
         "",
+        *_baselines_section(registry, campaign, summaries),
         "## Pass rates",
         "",
-        "| round | before | after | lift | 95% interval |",
-        "| ---: | ---: | ---: | ---: | --- |",
-        *(f"| {s.round_index} | {s.before:.3f} | {s.after:.3f} | {s.lift:+.3f} | [{s.lift_low:+.3f}, "
-          f"{s.lift_high:+.3f}] |" for s in summaries),
+        *_pass_rates(summaries),
         "",
         "## Models",
         "",
@@ -118,6 +119,31 @@ def write_report(registry: Registry, folder: Path, campaign: str, headline: str 
     out = folder / "report.md"
     out.write_text("\n".join(lines))
     return out
+
+
+def _pass_rates(summaries: list[RoundSummary]) -> list[str]:
+    """The pass rates table: a baseline column when the rounds span more than one baseline."""
+    def rates(s: RoundSummary) -> str:
+        return f"| {s.before:.3f} | {s.after:.3f} | {s.lift:+.3f} | [{s.lift_low:+.3f}, {s.lift_high:+.3f}] |"
+
+    if len({s.baseline for s in summaries}) == 1:
+        return ["| round | before | after | lift | 95% interval |", "| ---: | ---: | ---: | ---: | --- |",
+                *(f"| {s.round_index} {rates(s)}" for s in summaries)]
+    return ["| round | baseline | before | after | lift | 95% interval |",
+            "| ---: | ---: | ---: | ---: | ---: | --- |",
+            *(f"| {s.round_index} | {s.baseline} {rates(s)}" for s in summaries)]
+
+
+def _baselines_section(registry: Registry, campaign: str, summaries: list[RoundSummary]) -> list[str]:
+    """Where each baseline starts and why, when the rounds span more than one (nothing otherwise)."""
+    if len({s.baseline for s in summaries}) == 1:
+        return []
+    return ["## Baselines", "",
+            "A change of the gyms or of how rounds are measured was accepted: each baseline's rounds are measured "
+            "against its own held-out suite, and lifts are not paired across baselines.", "",
+            *(f"- baseline {b.number} from round {b.first_round}: "
+              + (f"accepted {b.change}" if b.change else "the campaign's first") for b in registry.baselines(campaign)),
+            ""]
 
 
 def best_summary(summaries: list[RoundSummary]) -> RoundSummary:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from arena.core.redact import redact_text
 from curriculum import Wave
 from diagnosis import WeaknessReport, render_markdown
+from flows.campaign_config import baseline_note, lift_baseline
 from flows.models import RoundSummary
 from flows.outcomes import campaign_lift, finished_rounds
 from flows.registered_models import model_ref
@@ -25,7 +26,7 @@ from flows.settings import GymloopSettings
 from flows.store_setup import store_setup_lock
 from flows.tracking import CampaignTracker, best_round, check_reachable, end_running_runs, local_ui_address
 from flows.waves import recorded_wave
-from registry import TARGETED_ARM, ModelInfo, Registry
+from registry import TARGETED_ARM, BaselineInfo, ModelInfo, Registry
 
 if TYPE_CHECKING:
     from flows.context import RoundContext
@@ -142,6 +143,8 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
         "eval_seeds": settings.evaluation.eval_seeds, "seed": settings.curriculum.seed,
         "variant_pack_ids": [v[:12] for v in variant_ids],
         "base_pack_ids": [p.id[:12] for p in registry.list_packs() if p.parent is None],
+        "baseline": summary.baseline,
+        **({"baseline_change": summary.baseline_change} if summary.baseline_change else {}),
     }
     plots = write_plots(registry, campaign, campaign_summaries(registry, campaign, ctx.arm, up_to=index), folder)
     suite = ctx.suite
@@ -183,8 +186,16 @@ def campaign_metrics(registry: Registry, campaign: str, seed: int, arm: str) -> 
     """
     before, after, lift, low, high = campaign_lift(registry, campaign, seed, arm)
     scores = {s.round_index: s.after for s in campaign_summaries(registry, campaign, arm)}
+    since = lift_since(registry, campaign, arm)
     return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high,
-            "best_round": float(best_round(scores))}
+            "best_round": float(best_round(scores)), "baseline": float(since.number if since else 0),
+            "lift_from_round": float(since.first_round if since else min(scores))}
+
+
+def lift_since(registry: Registry, campaign: str, arm: str = TARGETED_ARM) -> BaselineInfo | None:
+    """The baseline an arm's campaign lift is measured in (``None`` for a campaign recorded before baselines)."""
+    finished = [r.index for r in finished_rounds(registry, campaign, arm)]
+    return lift_baseline(registry.baselines(campaign), finished)
 
 
 def run_link(settings: GymloopSettings, campaign: str, run_id: str, arm: str = TARGETED_ARM) -> str:
@@ -219,7 +230,7 @@ def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED
         return None
     last = max(r.index for r in finished_rounds(registry, campaign, arm))
     headline = campaign_headline(campaign if arm == TARGETED_ARM else f"{campaign} ({arm} arm)", before, after, lift,
-                                 low, high, settings.gyms.tasks)
+                                 low, high, settings.gyms.tasks, lift_since(registry, campaign, arm))
     folder = arm_dir(settings, campaign, arm)
     report = write_report(registry, folder, campaign, headline, arm, extra)
     tracker.log_campaign_artifacts([report, folder / "lift_per_round.png", folder / "weaknesses_by_round.png"])
@@ -228,11 +239,13 @@ def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED
 
 
 def campaign_headline(campaign: str, before: float, after: float, lift: float, low: float, high: float,
-                      focus: Sequence[str] = ()) -> str:
-    """One line stating a campaign's held-out lift with its interval (and its focus, when it has one)."""
+                      focus: Sequence[str] = (), baseline: BaselineInfo | None = None) -> str:
+    """One line stating a campaign's held-out lift with its interval (its focus, and its baseline after a change)."""
     tasks = f"; tasks {', '.join(focus)}" if focus else ""
+    since = baseline_note(baseline)
     return (f"campaign {campaign}: held-out pass rate {before:.3f} -> {after:.3f}, lift {lift:+.3f} "
-            f"(95% interval [{low:+.3f}, {high:+.3f}], paired over the same held-out tasks{tasks})")
+            f"(95% interval [{low:+.3f}, {high:+.3f}], paired over the same held-out tasks{tasks}"
+            f"{'; ' + since if since else ''})")
 
 
 def _fail_registry_round(settings: GymloopSettings, campaign: str, arm: str, index: int, message: str) -> None:

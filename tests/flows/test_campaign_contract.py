@@ -76,6 +76,8 @@ def test_a_changed_gym_or_eval_seeds_stops_the_next_round_and_accepting_it_start
     out = _ok(gymloop(["round", "--campaign", "c", "--accept-change"], GYMLOOP_EVAL_SEEDS="[1]"))
     change = "eval_seeds [0] -> [1] (environment variable GYMLOOP_EVAL_SEEDS)"
     assert f"round 1 starts baseline 1 (accepted: {change}); lifts are not paired across baselines" in out, out
+    since = f"from round 1, where baseline 1 starts (accepted: {change}); lifts are not paired across baselines"
+    assert "campaign c: held-out pass rate" in out and since in out, out
     rounds = registry.rounds(campaign.id)
     second = rounds[1].details["summary"]
     assert (second["round_index"], second["baseline"], second["metrics"]["baseline"]) == (1, 1, 1.0)
@@ -89,9 +91,26 @@ def test_a_changed_gym_or_eval_seeds_stops_the_next_round_and_accepting_it_start
     assert {s.seed for s in registry.episode_summaries(rounds[0].id, stage="eval_before")} == {0}
     registry.close()
 
+    compared = " ".join(_ok(gymloop(["compare", "c:0", "c:1"])).replace("│", " ").split())
+    assert "baseline 0 1 (from round 1)" in compared, compared
+    assert f"c:1: baseline 1 starts at round 1 of campaign c (accepted: {change})" in compared, compared
+    assert "c:0 and c:1 are measured against different baselines: their pass rates and lifts are not paired" in (
+        compared), compared
+    _ok(gymloop(["report", "c"]))
+    report = (home / "campaigns" / "c" / "report.md").read_text(encoding="utf-8")
+    assert f"- baseline 1 from round 1: accepted {change}" in report and since in report, report
+    assert "| round | baseline | before |" in report and "Rounds 1 to 1: " in report, report
+
     client = MlflowClient(f"sqlite:///{home / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("gymloop/c")
     assert experiment is not None
     marked = {r.info.run_name: r.data.metrics.get("baseline") for r in client.search_runs([experiment.experiment_id])
               if r.data.tags.get("gymloop_kind") == "round"}
     assert marked == {round_run_name("c", 0, "targeted"): 0.0, round_run_name("c", 1, "targeted"): 1.0}
+    changes = {r.info.run_name: r.data.params.get("baseline_change")
+               for r in client.search_runs([experiment.experiment_id]) if r.data.tags.get("gymloop_kind") == "round"}
+    assert changes == {round_run_name("c", 0, "targeted"): None, round_run_name("c", 1, "targeted"): change}
+    arm_run = next(r for r in client.search_runs([experiment.experiment_id])
+                   if r.data.tags.get("gymloop_kind") == "campaign")
+    lift_from = client.get_metric_history(arm_run.info.run_id, "lift_from_round")
+    assert [(m.step, m.value) for m in lift_from] == [(0, 0.0), (1, 1.0)], lift_from
