@@ -2,7 +2,8 @@
 
 The contract of a round: each gym's base pack (its id is the hash of the gym's tools, policy, world and tasks for
 seed 0, so an edited gym gives another), a hash of each gym's code (the Python files of the folders holding its
-world generator and its tools: a tool's behaviour changes no pack), the size of the held-out suite and the
+world generator and its tools: a tool's behaviour changes no pack), the size of the held-out suite, the same of
+the transfer suites (``flows.transfer``) when the campaign has any, and the
 settings of the campaign's sections (:data:`flows.settings.CAMPAIGN_SECTIONS`, without the machine's
 :data:`flows.settings.LOCAL_SETTINGS`), as ``GymloopSettings.public_dict`` shows them (a model's endpoint masked).
 The registry keeps it as the campaign's baseline 0 when the first round starts (``Registry.open_round``).
@@ -28,7 +29,7 @@ from arena.core.text import clip
 from flows.settings import CAMPAIGN_SECTIONS, LOCAL_SETTINGS, SECTION_OF, GymloopSettings, source_of
 from registry import BaselineInfo
 
-MEASURED_SECTIONS: tuple[str, ...] = ("gyms", "evaluation")
+MEASURED_SECTIONS: tuple[str, ...] = ("gyms", "evaluation", "transfer")
 """Settings sections that decide how a round is measured: a change there stops a campaign's next round."""
 
 
@@ -36,19 +37,27 @@ class ContractChanged(RuntimeError):
     """A round's gyms or measuring settings differ from its campaign's baseline, and no change was accepted."""
 
 
-def campaign_contract(settings: GymloopSettings, base: Sequence[Pack], suite_size: int) -> dict[str, Any]:
+def campaign_contract(settings: GymloopSettings, base: Sequence[Pack], suite_size: int,
+                      transfer: Sequence[Pack] = (), transfer_size: int = 0) -> dict[str, Any]:
     """What a round is measured against: each gym's base pack id, the held-out suite's size, the campaign's settings.
 
     Args:
         settings: The round's settings.
         base: The base packs of the round's gyms (seed 0 of each).
         suite_size: Episodes in the held-out suite.
+        transfer: The transfer suites' packs (``flows.transfer``), recorded and checked as the gyms are.
+        transfer_size: Episodes of the transfer suites on each side of a round.
     """
     recorded = {name: value for name, value in settings.public_dict().items()
                 if SECTION_OF.get(name) in CAMPAIGN_SECTIONS and name not in LOCAL_SETTINGS}
-    return {"gyms": {pack.manifest.domain: pack.id for pack in base},
-            "gym_code": {pack.manifest.domain: _code_digests(pack.manifest.domain) for pack in base},
-            "suite_episodes": suite_size, "settings": recorded}
+    contract = {"gyms": {pack.manifest.domain: pack.id for pack in base},
+                "gym_code": {pack.manifest.domain: _code_digests(pack.manifest.domain) for pack in base},
+                "suite_episodes": suite_size, "settings": recorded}
+    if transfer:
+        contract.update({"transfer_gyms": {p.manifest.domain: p.id for p in transfer},
+                         "transfer_code": {p.manifest.domain: _code_digests(p.manifest.domain) for p in transfer},
+                         "transfer_episodes": transfer_size})
+    return contract
 
 
 def _code_folders(domain: str) -> dict[str, Path]:
@@ -91,6 +100,27 @@ def _gym_origin(domain: str) -> str:
     return "gymloop's built-in gym" if module.startswith("arena.gyms.") else f"module {module.split('.')[0]}"
 
 
+def _gym_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], gyms: str, code: str,
+                 label: str) -> list[str]:
+    """Each gym of both contracts (under ``gyms``, its code's hashes under ``code``) whose pack or code changed."""
+    changes = []
+    old_gyms, new_gyms = recorded.get(gyms, {}), current.get(gyms, {})
+    old_code, new_code = recorded.get(code, {}), current.get(code, {})
+    for domain in sorted(set(old_gyms) & set(new_gyms)):  # a gym added or removed: its setting, below
+        what = []
+        if old_gyms[domain] != new_gyms[domain]:
+            what.append(f"base pack {old_gyms[domain][:12]} -> {new_gyms[domain][:12]}")
+        if domain in old_code:
+            folders = _code_folders(domain)
+            edited = [str(folders[p]) for p in sorted(new_code.get(domain, {}))
+                      if old_code[domain].get(p) != new_code[domain][p] and p in folders]
+            if edited:
+                what.append(f"code under {', '.join(edited)}")
+        if what:
+            changes.append(f"{label} {domain!r} changed: {', '.join(what)} ({_gym_origin(domain)})")
+    return changes
+
+
 def contract_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], settings: GymloopSettings,
                      overrides: Mapping[str, Any]) -> list[str]:
     """Each difference between a baseline's contract and a round's that changes how the round is measured.
@@ -104,21 +134,8 @@ def contract_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], se
     Returns:
         One phrase per change, e.g. ``eval_seeds [0] -> [0, 1] (environment variable GYMLOOP_EVAL_SEEDS)``.
     """
-    changes = []
-    old_gyms, new_gyms = recorded.get("gyms", {}), current.get("gyms", {})
-    old_code, new_code = recorded.get("gym_code", {}), current.get("gym_code", {})
-    for domain in sorted(set(old_gyms) & set(new_gyms)):  # a gym added or removed: the ``domains`` setting, below
-        what = []
-        if old_gyms[domain] != new_gyms[domain]:
-            what.append(f"base pack {old_gyms[domain][:12]} -> {new_gyms[domain][:12]}")
-        if domain in old_code:
-            folders = _code_folders(domain)
-            edited = [str(folders[p]) for p in sorted(new_code.get(domain, {}))
-                      if old_code[domain].get(p) != new_code[domain][p] and p in folders]
-            if edited:
-                what.append(f"code under {', '.join(edited)}")
-        if what:
-            changes.append(f"gym {domain!r} changed: {', '.join(what)} ({_gym_origin(domain)})")
+    changes = [*_gym_changes(recorded, current, "gyms", "gym_code", "gym"),
+               *_gym_changes(recorded, current, "transfer_gyms", "transfer_code", "transfer suite")]
     old_settings, new_settings = _measured(recorded, settings), _measured(current, settings)
     for name in sorted(new_settings):
         if name in recorded.get("settings", {}) and old_settings[name] != new_settings[name]:

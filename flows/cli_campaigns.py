@@ -16,6 +16,7 @@ from arena.core.episode import EpisodeRecord
 from arena.core.model_id import names_model
 from arena.core.text import clip
 from flows.cli_output import CliError, make_console, print_json, print_line, print_table
+from flows.models import TransferResult
 
 if TYPE_CHECKING:
     from flows.models import ArmComparison, RoundSummary
@@ -46,8 +47,14 @@ def _summaries(registry: Registry, campaign: str, arm: str = "targeted") -> list
 
 
 def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> None:
-    """List the campaigns, each arm on its row: rounds finished, held-out pass rate first -> last, latest model."""
-    _, registry = _open(home)
+    """List the campaigns, each arm on its row: rounds finished, held-out pass rate first -> last, latest model.
+
+    With transfer suites, each suite's lift over the arm's rounds, with its paired interval, stands beside.
+    """
+    from flows.transfer import campaign_results
+    from flows.transfer_view import transfer_cell
+
+    settings, registry = _open(home)
     rows: list[dict[str, Any]] = []
     for info in registry.campaigns():
         for arm in registry.arms(info.id):
@@ -60,6 +67,8 @@ def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> N
                 "rounds": len(rounds), "last_round": last.round_index if last else None,
                 "before": first.before if first else None, "after": last.after if last else None,
                 "model_out": last.model_out if last else None, "created_at": str(info.created_at)[:19],
+                "transfer": [r.model_dump(mode="json") for r in
+                             campaign_results(registry, summaries, settings.curriculum.seed)],
             })
     if as_json:
         print_json(rows)
@@ -67,18 +76,23 @@ def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> N
     if not rows:
         print_line(console, f"no campaign in {registry.display_url}")
         return
+    columns = ["campaign", "arm", "rounds", "held-out pass rate", "change", "latest model", "created (UTC)"]
     cells = [[r["campaign"], r["arm"], f"{r['rounds_finished']}/{r['rounds']}",
               "" if r["before"] is None else f"{r['before']:.3f} -> {r['after']:.3f}",
               "" if r["before"] is None else f"{r['after'] - r['before']:+.3f}", r["model_out"] or "",
               r["created_at"]] for r in rows]
-    print_table(console, f"campaigns in {registry.display_url}",
-                ("campaign", "arm", "rounds", "held-out pass rate", "change", "latest model", "created (UTC)"), cells)
+    if any(r["transfer"] for r in rows):
+        columns.insert(5, "transfer lift")
+        for row, r in zip(cells, rows, strict=True):
+            row.insert(5, transfer_cell([TransferResult.model_validate(t) for t in r["transfer"]]))
+    print_table(console, f"campaigns in {registry.display_url}", columns, cells)
 
 
 def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[str, Any]:
     """One side of a comparison: ``campaign[/arm]`` (all its rounds) or ``campaign[/arm]:round``."""
     from flows.outcomes import campaign_lift
     from flows.report import round_report
+    from flows.transfer import campaign_results
 
     where, _, index = target.partition(":")
     name, _, arm = where.partition("/")
@@ -102,6 +116,7 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
         lift = {"lift": value, "lift_low": low, "lift_high": high}
         rounds = (f"round {first.round_index}" if first is last
                   else f"rounds {first.round_index} to {last.round_index}")
+    suites = first.transfer if index else campaign_results(registry, summaries, settings.curriculum.seed)
     report = round_report(registry, last.round_id)
     kinds = report.kinds if report is not None else []
     baseline = next((b for b in registry.baselines(name) if b.number == last.baseline), None)
@@ -109,7 +124,8 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
             "rounds": rounds, "baseline": last.baseline, "baseline_from_round": baseline.first_round if baseline else 0,
             "baseline_change": baseline.change if baseline else None,
             "model_in": first.model_in, "model_out": last.model_out, "before": first.before,
-            "after": last.after, **lift, "weakness_share": {k.kind: k.share for k in kinds},
+            "after": last.after, **lift, "transfer": {r.suite: r.model_dump(mode="json") for r in suites},
+            "weakness_share": {k.kind: k.share for k in kinds},
             "weakness_count": {k.kind: k.count for k in kinds}, "weakness_rate": {k.kind: k.rate for k in kinds}}
 
 
@@ -171,6 +187,7 @@ def compare_command(
     if targeting is not None:
         rows += [["targeting lift", "", "", f"{targeting.lift:+.3f}"],
                  ["95% paired interval", "", "", f"[{targeting.low:+.3f}, {targeting.high:+.3f}]"]]
+    rows += _transfer_rows(a, b, sign)
     kinds = sorted(set(a["weakness_rate"]) | set(b["weakness_rate"]),
                    key=lambda k: (-max(a["weakness_rate"].get(k, 0.0), b["weakness_rate"].get(k, 0.0)), k))
 
@@ -206,7 +223,22 @@ def _baseline_lines(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
-STAGE_NAMES = {"eval_before": "held-out eval", "train": "training rollouts", "eval_after": "re-eval"}
+def _transfer_rows(a: dict[str, Any], b: dict[str, Any], sign: int) -> list[list[str]]:
+    """Each transfer suite's pass rates and lift with its paired interval on both sides, and the lifts' difference."""
+    from flows.transfer_view import interval
+
+    rows = []
+    for suite in sorted(set(a["transfer"]) | set(b["transfer"])):
+        ra, rb = (TransferResult.model_validate(side["transfer"][suite]) if suite in side["transfer"] else None
+                  for side in (a, b))
+        rows += [[f"transfer {suite}", *(f"{r.before:.3f} -> {r.after:.3f}" if r else "" for r in (ra, rb)), ""],
+                 [f"transfer {suite} lift", *(interval(r) if r else "" for r in (ra, rb)),
+                  f"{sign * (rb.lift - ra.lift):+.3f}" if ra and rb else ""]]
+    return rows
+
+
+STAGE_NAMES = {"eval_before": "held-out eval", "train": "training rollouts", "eval_after": "re-eval",
+               "transfer_before": "transfer eval", "transfer_after": "transfer re-eval"}
 """How the episode view names a round's stages (the names the round's Prefect tasks carry)."""
 
 OUTPUT_CHARS = 300

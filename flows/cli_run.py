@@ -16,6 +16,7 @@ import typer
 
 from flows.cli_output import CliError, make_console, print_json, print_line, print_table
 from flows.models import Control
+from flows.transfer_view import transfer_cell
 
 if TYPE_CHECKING:
     from flows.models import CampaignOutcome, CampaignParams, RoundSummary
@@ -45,8 +46,8 @@ ControlOption = Annotated[Control, typer.Option(
     help="Control arm run beside the targeted one (same budget, starting model and held-out suite): "
          "uniform, random-variants or none.")]
 
-ROUND_COLUMNS = ("round", "model in", "model out", "before", "after", "lift", "95% interval", "invalid",
-                 "after, invalid failed", "tokens", "cost", "top weaknesses")
+ROUND_COLUMNS = ("round", "model in", "model out", "before", "after", "lift", "95% interval", "transfer lift",
+                 "invalid", "after, invalid failed", "tokens", "cost", "top weaknesses")
 """Columns of the round tables (round numbers are the campaign's round indexes, as in MLflow and the report)."""
 
 MODEL_HELP = ("Starting model: 'reference', a litellm model string, 'transformers:<folder>', or a model as gymloop "
@@ -137,6 +138,16 @@ def _check_focus(settings: GymloopSettings) -> None:
             raise CliError(str(exc), prefix="bad setting") from None
 
 
+def _check_transfer(settings: GymloopSettings, overrides: dict[str, Any]) -> None:
+    """Stop before any round runs when a transfer suite is also one of the campaign's gyms."""
+    from flows.transfer import check_suites
+
+    try:
+        check_suites(settings, overrides, {"domains": "--domain"})
+    except ValueError as exc:
+        raise CliError(str(exc), prefix="bad setting") from None
+
+
 def _check_contract(campaign: str, overrides: dict[str, Any], settings: GymloopSettings, accept_change: bool) -> None:
     """Stop before any flow starts when the campaign's next round would be refused for a change (one line)."""
     from flows.campaign_config import ContractChanged
@@ -171,18 +182,23 @@ def round_rows(summaries: list[RoundSummary]) -> list[list[str]]:
     """The round table's cells (a control arm's rounds say which arm)."""
     return [[str(s.round_index) + ("" if s.arm == "targeted" else f" ({s.arm})"), s.model_in, s.model_out,
              f"{s.before:.3f}", f"{s.after:.3f}", f"{s.lift:+.3f}",
-             f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", invalid_cell(s),
+             f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", transfer_cell(s.transfer), invalid_cell(s),
              f"{s.metrics.get('heldout_pass_rate_after_invalid_failed', s.after):.3f}",
              f"{s.metrics.get('tokens', 0.0):.0f}",
              f"${s.metrics.get('cost_usd', 0.0):.4f}", ", ".join(s.weaknesses[:3])] for s in summaries]
 
 
 def _print_rounds(summaries: list[RoundSummary], title: str) -> None:
-    """The round table; rounds that used no model tokens (an offline model) show no tokens or cost columns."""
+    """The round table; rounds that used no model tokens (an offline model) show no tokens or cost columns.
+
+    With transfer suites, each suite's lift and its paired interval stand beside the in-gym lift.
+    """
     rows, columns = round_rows(summaries), list(ROUND_COLUMNS)
+    dropped = set() if any(s.transfer for s in summaries) else {"transfer lift"}
     if not any(s.metrics.get("tokens", 0.0) or s.metrics.get("cost_usd", 0.0) for s in summaries):
-        kept = [i for i, column in enumerate(columns) if column not in ("tokens", "cost")]
-        rows, columns = [[row[i] for i in kept] for row in rows], [columns[i] for i in kept]
+        dropped |= {"tokens", "cost"}
+    kept = [i for i, column in enumerate(columns) if column not in dropped]
+    rows, columns = [[row[i] for i in kept] for row in rows], [columns[i] for i in kept]
     print_table(console, title, columns, rows, right=("round", "before", "after", "lift"))
 
 
@@ -192,6 +208,17 @@ def _campaign_lift(name: str, settings: GymloopSettings) -> dict[str, float]:
 
     before, after, lift, low, high = campaign_lift(open_registry(settings), name, settings.curriculum.seed)
     return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high}
+
+
+def _campaign_transfer(name: str, settings: GymloopSettings) -> list[dict[str, Any]]:
+    """Each transfer suite over the targeted arm's rounds (first model in against last model out), paired."""
+    from flows.registry_access import open_registry
+    from flows.report import campaign_summaries
+    from flows.transfer import campaign_results
+
+    registry = open_registry(settings)
+    found = campaign_results(registry, campaign_summaries(registry, name), settings.curriculum.seed)
+    return [r.model_dump(mode="json") for r in found]
 
 
 def _campaign_line(name: str, settings: GymloopSettings) -> str:
@@ -260,6 +287,7 @@ def _result(name: str, summaries: list[RoundSummary], settings: GymloopSettings,
                             **_where(name, settings, home)}
     if any(s.arm == "targeted" for s in summaries):
         data["campaign_lift"] = _campaign_lift(name, settings)
+        data["campaign_transfer"] = _campaign_transfer(name, settings)
     if outcome is not None:
         data["arms"] = list(outcome.arms)
         data["control"] = [c.model_dump(mode="json") for c in outcome.comparisons]
@@ -345,6 +373,7 @@ def round_command(
     overrides = _overrides(model, domain, strategy, task)
     settings = _settings(**overrides)
     _check_focus(settings)
+    _check_transfer(settings, overrides)
     _check_tracking(settings)
     with _lease(campaign, overrides):
         _check_contract(campaign, overrides, settings, accept_change)
@@ -376,6 +405,7 @@ def campaign_command(
     overrides = _overrides(model, domain, strategy, task)
     settings = _settings(**overrides)
     _check_focus(settings)
+    _check_transfer(settings, overrides)
     _check_tracking(settings)
     with _lease(name, overrides):
         _check_contract(name, overrides, settings, accept_change)
@@ -429,7 +459,7 @@ def report_command(
         registry = open_registry(settings)
         summaries = campaign_summaries(registry, campaign)
         path = write_report(registry, folder, campaign, _campaign_line(campaign, settings),
-                            extra=control_markdown(settings, registry, campaign))
+                            extra=control_markdown(settings, registry, campaign), seed=settings.curriculum.seed)
     except (ValueError, RegistryError) as exc:
         raise CliError(str(exc)) from exc
     if as_json:

@@ -14,7 +14,7 @@ from typing import Any
 
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
-from flows import model_spec
+from flows import model_spec, transfer
 from flows.campaign_config import campaign_contract, check_contract
 from flows.models import RoundParams
 from flows.packs import base_packs, load_pack
@@ -40,6 +40,8 @@ class RoundContext:
         suite: The held-out suite's episodes.
         baseline: The campaign baseline the round is measured against.
         say: Where the round's progress lines go (the flow's logger).
+        transfer_packs: The transfer suites' packs (never trained, diagnosed or varied: ``flows.transfer``).
+        transfer_keys: The transfer suites' episodes, played by the model in and by the model out.
     """
 
     params: RoundParams
@@ -51,6 +53,8 @@ class RoundContext:
     suite: list[EpisodeKey]
     baseline: BaselineInfo
     say: Callable[[str], None] = field(default=print)
+    transfer_packs: list[Pack] = field(default_factory=list)
+    transfer_keys: list[EpisodeKey] = field(default_factory=list)
 
     @property
     def campaign(self) -> str:
@@ -114,6 +118,7 @@ def open_round(params: RoundParams, say: Callable[[str], None] = print) -> Round
     settings = arm_settings(params)
     registry = open_registry(settings)
     model_in = model_spec.local_model(_model_in(registry, settings, params), settings)
+    transfer.check_suites(settings, params.overrides)
     base, suite, contract = round_contract(registry, settings)
     change = check_contract(registry.baselines(params.campaign), contract, settings, params.overrides,
                             where=_round_name(params.campaign, params.arm, params.round_index),
@@ -121,20 +126,26 @@ def open_round(params: RoundParams, say: Callable[[str], None] = print) -> Round
     info = registry.open_round(params.campaign, params.arm, params.round_index, model_in.id,
                                settings=settings.public_dict(), contract=contract, change=change)
     baseline = [b for b in registry.baselines(params.campaign) if b.first_round <= params.round_index][-1]
+    suites = transfer.suite_packs(registry, settings)
     return RoundContext(params=params, settings=settings, registry=registry, round=info, model_in=model_in,
-                        base=base, suite=suite, baseline=baseline, say=say)
+                        base=base, suite=suite, baseline=baseline, say=say, transfer_packs=suites,
+                        transfer_keys=transfer.suite_keys(suites, settings))
 
 
 def round_contract(registry: Registry, settings: GymloopSettings) -> tuple[list[Pack], list[EpisodeKey],
                                                                          dict[str, Any]]:
     """A round's base packs (added to the registry), its held-out suite and its contract (``flows.campaign_config``).
 
+    The contract holds the transfer suites too (their packs are added to the registry).
+
     Raises:
         ValueError: A pattern of the ``tasks`` setting chooses no task of the gyms.
     """
     base = base_packs(registry, settings)
     suite = heldout_keys(base, settings)
-    return base, suite, campaign_contract(settings, base, len(suite))
+    suites = transfer.suite_packs(registry, settings)
+    return base, suite, campaign_contract(settings, base, len(suite), suites,
+                                          len(transfer.suite_keys(suites, settings)))
 
 
 def check_next_round(registry: Registry, settings: GymloopSettings, campaign: str, overrides: dict[str, Any], *,

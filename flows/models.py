@@ -115,6 +115,34 @@ class StageResult(BaseModel):
     seconds: float = 0.0
 
 
+class TransferResult(BaseModel):
+    """A transfer suite's held-out pass rate before and after a round: a gym the campaign never trains or diagnoses.
+
+    Attributes:
+        suite: The suite (a gym's name).
+        tasks: Held-out tasks of the suite played on each side.
+        episodes: Episodes played on each side (tasks x eval seeds x eval_k).
+        invalid: Invalid episodes of both sides (left out of the pass rates).
+        before: Held-out pass rate of the round's model in.
+        after: Held-out pass rate of the round's model out.
+        lift: Pass-rate change on the same tasks (``after - before`` over the tasks both sides have).
+        lift_low: Lower bound of the lift's 95% interval (paired bootstrap over tasks).
+        lift_high: Upper bound of the lift's interval.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    suite: str
+    tasks: int
+    episodes: int
+    invalid: int = 0
+    before: float
+    after: float
+    lift: float
+    lift_low: float
+    lift_high: float
+
+
 class RoundSummary(BaseModel):
     """The outcome of one round.
 
@@ -137,6 +165,7 @@ class RoundSummary(BaseModel):
         metrics: Every metric logged for the round.
         baseline: The campaign baseline the round is measured against (0 until a change is accepted).
         baseline_change: The change the round accepted, starting its baseline (``None`` for the others).
+        transfer: Each transfer suite's pass rates before and after the round, with the paired lift.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -159,6 +188,7 @@ class RoundSummary(BaseModel):
     metrics: dict[str, float] = Field(default_factory=dict)
     baseline: int = 0
     baseline_change: str | None = None
+    transfer: list[TransferResult] = Field(default_factory=list)
 
 
 class WeaknessChange(BaseModel):

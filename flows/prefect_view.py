@@ -8,7 +8,8 @@ from typing import Any
 
 from flows.models import ArmComparison, RoundSummary
 
-STAGE_TASKS = {"eval_before": "held-out-eval", "train": "train-rollouts", "eval_after": "re-eval"}
+STAGE_TASKS = {"eval_before": "held-out-eval", "train": "train-rollouts", "eval_after": "re-eval",
+               "transfer_before": "transfer-eval", "transfer_after": "transfer-re-eval"}
 """Task name of each stage's rollout batches, so the run graph says which one is which."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from diagnosis import WeaknessReport
+from flows import transfer, transfer_view
 from flows.models import RoundSummary
 from flows.plots import HEATMAP_NOTE, RoundPoint, WeaknessCell, lift_plot, weakness_heatmap
 from registry import TARGETED_ARM, Registry
@@ -56,7 +57,7 @@ def write_plots(registry: Registry, campaign: str, summaries: list[RoundSummary]
 
 
 def write_report(registry: Registry, folder: Path, campaign: str, headline: str = "",
-                 arm: str = TARGETED_ARM, extra: str = "") -> Path:
+                 arm: str = TARGETED_ARM, extra: str = "", seed: int = 0) -> Path:
     """Write ``report.md`` (with its plots) for a campaign's arm into ``folder``.
 
     Its tables are narrow (a terminal of 80 columns shows each whole, see ``flows.report_view``): pass rates and
@@ -69,6 +70,7 @@ def write_report(registry: Registry, folder: Path, campaign: str, headline: str 
         headline: A line stated under the title (e.g. the campaign's lift with its interval).
         arm: The arm reported on.
         extra: A Markdown section added after the rounds (e.g. the targeting lift against a control).
+        seed: Seed of the transfer suites' campaign intervals (the campaign's ``seed`` setting).
 
     Raises:
         ValueError: The campaign is not in the registry, or the arm has no finished round.
@@ -110,6 +112,7 @@ def write_report(registry: Registry, folder: Path, campaign: str, headline: str 
         *(f"- round {s.round_index}: weaknesses {', '.join(s.weaknesses[:3]) or 'none'}; {s.variants} variant "
           f"pack{'s' if s.variants != 1 else ''} added; a wave of {s.wave_size} tasks" for s in summaries),
         "",
+        *transfer_view.report_section(summaries, transfer.campaign_results(registry, summaries, seed)),
         *_invalid_section(summaries),
     ]
     if extra:

@@ -21,7 +21,7 @@ from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
 from curriculum import Wave
 from diagnosis import WeaknessReport
-from flows import prefect_view, round_tracking, stages
+from flows import prefect_view, round_tracking, stages, transfer
 from flows.context import RoundContext, open_round
 from flows.interrupt import flow_run_tracked, tracked_runs
 from flows.live import current_meter, retry_unless_stopped
@@ -149,6 +149,7 @@ def _run(ctx: RoundContext, logger: Any) -> RoundSummary:
     results[stages.EVAL_BEFORE] = stages.episodes(ctx, stages.EVAL_BEFORE, ctx.model_in, ctx.suite, run_batches)
     _timed(seconds, "evaluate", started)
     logger.info("%s: evaluated %s on %d held-out episodes", ctx.where, ctx.model_in.name, len(ctx.suite))
+    _transfer(ctx, stages.TRANSFER_BEFORE, ctx.model_in, results, seconds, logger)
 
     started = time.perf_counter()
     report = diagnose_task(q, return_state=False)
@@ -173,7 +174,21 @@ def _run(ctx: RoundContext, logger: Any) -> RoundSummary:
     started = time.perf_counter()
     results[stages.EVAL_AFTER] = stages.episodes(ctx, stages.EVAL_AFTER, model_out, ctx.suite, run_batches)
     _timed(seconds, "re_evaluate", started)
+    _transfer(ctx, stages.TRANSFER_AFTER, model_out, results, seconds, logger)
     return _record(ctx, model_out, report, variant_ids, results, seconds)
+
+
+def _transfer(ctx: RoundContext, stage: str, model: ModelInfo, results: dict[str, StageResult],
+              seconds: dict[str, float], logger: Any) -> None:
+    """Play one side of the transfer suites (nothing without one), timed and counted with the round's stages."""
+    started = time.perf_counter()
+    result = stages.transfer_episodes(ctx, stage, model, run_batches)
+    if result is None:
+        return
+    results[stage] = result
+    _timed(seconds, stage, started)
+    logger.info("%s: played %s on %d transfer episodes (%s)", ctx.where, model_ref(model).ref,
+                len(ctx.transfer_keys), ", ".join(ctx.settings.transfer.transfer_suites))
 
 
 def _record(ctx: RoundContext, model_out: ModelInfo, report: WeaknessReport, variant_ids: list[str],
@@ -187,6 +202,9 @@ def _record(ctx: RoundContext, model_out: ModelInfo, report: WeaknessReport, var
     metrics.update({f"seconds/{k}": v for k, v in seconds.items()})
     metrics["variants_added"] = float(len(variant_ids))
     metrics["baseline"] = float(ctx.baseline.number)
+    suites = transfer.round_results(registry, rid, ctx.model_in.id, model_out.id,
+                                    [p.manifest.domain for p in ctx.transfer_packs], ctx.settings.curriculum.seed)
+    metrics.update(transfer.metrics(suites))
     wave = registry.wave(rid)
     summary = RoundSummary(
         campaign=ctx.campaign, round_index=ctx.index, round_id=rid, arm=ctx.arm,
@@ -195,7 +213,7 @@ def _record(ctx: RoundContext, model_out: ModelInfo, report: WeaknessReport, var
         lift_low=metrics["lift_low"], lift_high=metrics["lift_high"], weaknesses=[k.kind for k in report.kinds],
         variants=len(variant_ids), wave_size=len(wave.entries) if wave else 0, episodes=results, metrics=metrics,
         baseline=ctx.baseline.number,
-        baseline_change=ctx.baseline.change if ctx.baseline.first_round == ctx.index else None,
+        baseline_change=ctx.baseline.change if ctx.baseline.first_round == ctx.index else None, transfer=suites,
     )
     registry.finish_round(rid, model_out.id, {"summary": summary.model_dump(mode="json")})
     run_id = round_tracking.track_round(ctx, summary, report, variant_ids, model_out)

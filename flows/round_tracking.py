@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from arena.core.redact import redact_text
 from curriculum import Wave
 from diagnosis import WeaknessReport, render_markdown
+from flows import transfer
 from flows.campaign_config import baseline_note, lift_baseline
 from flows.models import RoundSummary
 from flows.outcomes import campaign_lift, finished_rounds
@@ -181,15 +182,17 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
 def campaign_metrics(registry: Registry, campaign: str, seed: int, arm: str) -> dict[str, float]:
     """An arm's campaign so far, as the MLflow metrics of its run.
 
-    Held-out pass rate before its first round and after its last finished one, the lift with its 95% interval, and
-    its best round.
+    Held-out pass rate before its first round and after its last finished one, the lift with its 95% interval, its
+    best round, and each transfer suite's the same (``transfer/<suite>/...``).
     """
     before, after, lift, low, high = campaign_lift(registry, campaign, seed, arm)
-    scores = {s.round_index: s.after for s in campaign_summaries(registry, campaign, arm)}
+    summaries = campaign_summaries(registry, campaign, arm)
+    scores = {s.round_index: s.after for s in summaries}
     since = lift_since(registry, campaign, arm)
     return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high,
             "best_round": float(best_round(scores)), "baseline": float(since.number if since else 0),
-            "lift_from_round": float(since.first_round if since else min(scores))}
+            "lift_from_round": float(since.first_round if since else min(scores)),
+            **transfer.metrics(transfer.campaign_results(registry, summaries, seed))}
 
 
 def lift_since(registry: Registry, campaign: str, arm: str = TARGETED_ARM) -> BaselineInfo | None:
@@ -232,7 +235,7 @@ def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED
     headline = campaign_headline(campaign if arm == TARGETED_ARM else f"{campaign} ({arm} arm)", before, after, lift,
                                  low, high, settings.gyms.tasks, lift_since(registry, campaign, arm))
     folder = arm_dir(settings, campaign, arm)
-    report = write_report(registry, folder, campaign, headline, arm, extra)
+    report = write_report(registry, folder, campaign, headline, arm, extra, seed=settings.curriculum.seed)
     tracker.log_campaign_artifacts([report, folder / "lift_per_round.png", folder / "weaknesses_by_round.png"])
     tracker.finish(campaign_metrics(registry, campaign, settings.curriculum.seed, arm), step=last)
     return report

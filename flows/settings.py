@@ -46,7 +46,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, TomlConfigSetting
 from pydantic_settings import SettingsError as SourceError
 
 from arena.agents.transformers_agent import Sampling
-from arena.core.domains import BUILTIN_DOMAINS, GymLoadError, available_domains
+from arena.core.domains import BUILTIN_DOMAINS, OPTIONAL_DOMAINS, GymLoadError, available_domains
 from arena.core.http_auth import token_conflict
 from arena.core.model_id import ModelIdError, endpoint_of, parse_model_id
 from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
@@ -251,11 +251,35 @@ class EvaluationSettings(_Section):
 class TransferSettings(_Section):
     """Evaluation-only suites of a campaign, evaluated before and after each round (section ``transfer``).
 
+    A transfer suite is a gym the campaign never trains, diagnoses or asks variants of: each round plays its
+    held-out split with the model it starts from and the model it trains, and reports the lift beside the in-gym
+    one (``flows.transfer``).
+
     Attributes:
-        transfer_suites: Names of the suites (none by default).
+        transfer_suites: Names of the suites, installed gyms not in ``domains`` (none by default), e.g.
+            ``["tau2-retail", "bfcl-multi-turn"]``.
+        transfer_tasks: Most held-out tasks played per suite and side, spread evenly over the split in task-id order
+            (each played eval_seeds x eval_k times); 40 keeps a round's cost near its in-gym evaluation's
+            (BFCL's held-out split has 640 tasks).
     """
 
     transfer_suites: list[str] = Field(default_factory=list)
+    transfer_tasks: int = Field(default=40, ge=1, le=10_000)
+
+    @field_validator("transfer_suites")
+    @classmethod
+    def _known_suites(cls, value: list[str]) -> list[str]:
+        installed = available_domains()
+        for name in value:
+            if name in installed:
+                continue
+            if name in OPTIONAL_DOMAINS:
+                raise ValueError(f"transfer suite {name!r} needs its data: {OPTIONAL_DOMAINS[name].install}")
+            raise ValueError(f"unknown transfer suite {name!r}; installed gyms: {', '.join(installed)}")
+        repeated = sorted({n for n in value if value.count(n) > 1})
+        if repeated:
+            raise ValueError(f"transfer suite {repeated[0]!r} is named twice")
+        return value
 
 
 class GateSettings(_Section):

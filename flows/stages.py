@@ -2,7 +2,8 @@
 
 Stages in order: ``eval_before`` (the model in on the held-out suite), ``diagnose``, ``generate`` (variants into
 the arm's pool), ``plan`` (the wave), ``train`` (the wave's rollouts with the model in), ``train_model`` (the
-trainer; its model is the model out) and ``eval_after`` (the model out on the same suite). Each is marked
+trainer; its model is the model out) and ``eval_after`` (the model out on the same suite); with transfer suites,
+``transfer_before`` and ``transfer_after`` play their held-out splits beside the two evaluations. Each is marked
 finished in the registry with the model it played or produced, in the same transaction as its output. A stage
 holds one model's episodes: when the model a stage must play is not the one it recorded (training was redone and
 came out different), or the trained model's files are gone, the stage is done again whole, and a line says so.
@@ -18,7 +19,7 @@ from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
 from curriculum import History, Wave
 from diagnosis import WeaknessReport
-from flows import model_spec, rollouts, waves
+from flows import model_spec, rollouts, transfer, waves
 from flows.context import RoundContext, sorted_records
 from flows.interrupt import hold_if_stopping
 from flows.models import StageResult
@@ -31,8 +32,9 @@ from registry import ModelInfo, PoolPack, StageDone
 
 EVAL_BEFORE, DIAGNOSE, GENERATE, PLAN = rollouts.EVAL_BEFORE, "diagnose", "generate", "plan"
 TRAIN, TRAIN_MODEL, EVAL_AFTER = rollouts.TRAIN, "train_model", rollouts.EVAL_AFTER
-STAGES = (EVAL_BEFORE, DIAGNOSE, GENERATE, PLAN, TRAIN, TRAIN_MODEL, EVAL_AFTER)
-"""A round's stages, in the order they run."""
+TRANSFER_BEFORE, TRANSFER_AFTER = transfer.TRANSFER_BEFORE, transfer.TRANSFER_AFTER
+STAGES = (EVAL_BEFORE, TRANSFER_BEFORE, DIAGNOSE, GENERATE, PLAN, TRAIN, TRAIN_MODEL, EVAL_AFTER, TRANSFER_AFTER)
+"""A round's stages, in the order they run (the transfer ones only with a transfer suite)."""
 
 RunBatches = Callable[[RoundContext, str, ModelInfo, list[EpisodeKey]], list[EpisodeRecord]]
 """Plays a stage's episodes not yet recorded (``flows.round`` submits them as Prefect tasks)."""
@@ -43,8 +45,16 @@ def _ref(ctx: RoundContext, model_id: int) -> str:
 
 
 def episodes(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[EpisodeKey],
-             run: RunBatches) -> StageResult:
+             run: RunBatches, *, check_invalid: bool = True) -> StageResult:
     """Play a stage's episodes with ``model``, skipping those it recorded; a stage of another model is redone whole.
+
+    Args:
+        ctx: The round.
+        stage: The stage.
+        model: The model that plays it.
+        keys: The stage's episodes.
+        run: Plays the episodes not yet recorded.
+        check_invalid: Fail the round when too many of the stage's episodes are invalid (``max_invalid_share``).
 
     Returns:
         The stage's counts (``reused``: episodes recorded before, e.g. by the killed run a resume continues).
@@ -64,7 +74,8 @@ def episodes(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[Episode
                 for k in ctx.registry.finished_episode_keys(ctx.round.id, stage=stage, model_id=model.id)}
     todo = [k for k in keys if (k.pack_id, k.task_id, k.seed, k.attempt) not in recorded]
     ran = run(ctx, stage, model, todo) if todo else []
-    check_invalid_share(ctx.settings, ctx.registry, ctx.round.id, stage, model.id)
+    if check_invalid:
+        check_invalid_share(ctx.settings, ctx.registry, ctx.round.id, stage, model.id)
     result = StageResult(stage=stage, planned=len(keys), ran=len(ran), reused=len(keys) - len(todo))
     ctx.registry.finish_stage(ctx.round.id, StageDone(stage=stage, model_id=model.id,
                                                       details=result.model_dump(exclude={"seconds"})))
@@ -78,6 +89,23 @@ def reuse_previous_eval(ctx: RoundContext) -> int:
         return 0
     return rollouts.copy_stage(ctx.registry, previous.id, EVAL_AFTER, ctx.round.id, EVAL_BEFORE, ctx.model_in.id,
                                ctx.suite)
+
+
+def transfer_episodes(ctx: RoundContext, stage: str, model: ModelInfo, run: RunBatches) -> StageResult | None:
+    """Play one side of the round's transfer suites with ``model`` (``None`` when the campaign has no suite).
+
+    ``transfer_before`` reuses the previous round's ``transfer_after`` when that round's model out is this round's
+    model in, as the held-out evaluation does. Invalid transfer episodes are counted in the suite's result; they
+    never fail the round.
+    """
+    if not ctx.transfer_keys:
+        return None
+    previous = ctx.previous_round()
+    if stage == TRANSFER_BEFORE and previous is not None and previous.model_out_id == ctx.model_in.id \
+            and ctx.stage(TRANSFER_BEFORE) is None:
+        rollouts.copy_stage(ctx.registry, previous.id, TRANSFER_AFTER, ctx.round.id, TRANSFER_BEFORE,
+                            ctx.model_in.id, ctx.transfer_keys)
+    return episodes(ctx, stage, model, ctx.transfer_keys, run, check_invalid=False)
 
 
 def _report(data: dict[str, object] | None) -> WeaknessReport | None:

