@@ -163,6 +163,7 @@ def eval_command(
         max_model_failures=settings.runner.max_model_failures if llm else None, conversation=conversation,
     )
     total = len(plan_episodes(packs, config))
+    replacing = out.exists()
     try:
         writer = EpisodeWriter(out)
     except OSError as exc:
@@ -217,7 +218,8 @@ def eval_command(
         for line in (users_line(records), unjudged_line(records)):
             if line is not None:
                 print_line(console, line)
-        print_line(console, f"wrote {len(records)} episodes to {out}")
+        print_line(console, f"wrote {len(records)} episodes to {out}"
+                   + (" (replacing the episodes it held; --out names another file)" if replacing else ""))
     if complaint is not None:
         make_console(stderr=True).print(f"error: {complaint}", soft_wrap=True, highlight=False, markup=False)
         raise typer.Exit(INVALID_SHARE_EXIT)

@@ -90,7 +90,10 @@ def test_gyms_new_writes_a_gym_that_passes_gyms_check(starter: Path) -> None:
 def test_diagnose_names_a_users_gym_as_it_is_not_as_built_in(starter: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     episodes = tmp_path / "episodes.jsonl"
-    _ok(_run([str(GYMLOOP), "eval", "--domain", "acme", "--k", "1", "--out", str(episodes)], starter, _env(home)))
+    episodes.write_text("", encoding="utf-8")  # an earlier eval's file: replaced, and eval says so
+    wrote = _ok(_run([str(GYMLOOP), "eval", "--domain", "acme", "--k", "1", "--out", str(episodes)], starter,
+                     _env(home)))
+    assert f"episodes to {episodes} (replacing the episodes it held; --out names another file)" in wrote
     out = _ok(_run([str(GYMLOOP), "diagnose", "--episodes", str(episodes)], starter, _env(home)))
     first = out.splitlines()[0]
     assert "(1 rebuilt from gym acme)" in first and "built-in" not in out, first
