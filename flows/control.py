@@ -179,6 +179,7 @@ def write_control_section(settings: GymloopSettings, campaign: str, comparisons:
 
 def log_comparison(settings: GymloopSettings, campaign: str, comparison: ArmComparison) -> None:
     """Log the targeting lift on the targeted arm's round run and, as the campaign's so far, on the arm's run."""
+    # round_tracking loads mlflow: only logging a comparison needs it, not reading one (gymloop compare).
     from flows.round_tracking import tracker_for
 
     metrics = comparison_metrics(comparison)

@@ -13,7 +13,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from arena.agents.litellm_agent import LiteLLMConfig
 from arena.agents.user import ConversationConfig
+from arena.core.model_id import parse_model_id
+from flows.model_client import choose_client
+from flows.preflight import PreflightError, preflight
 
 if TYPE_CHECKING:
     from arena.agents.litellm_agent import LiteLLMConfig
@@ -29,9 +33,6 @@ def model_config(model: str | None, settings: GymloopSettings) -> LiteLLMConfig 
     """
     if model is None:
         return None
-    from arena.agents.litellm_agent import LiteLLMConfig
-    from arena.core.model_id import parse_model_id
-    from flows.model_client import choose_client
 
     spec = parse_model_id(model)
     choice = choose_client(spec, settings.models.model_client)
@@ -56,8 +57,6 @@ def preflight_user(config: ConversationConfig) -> None:
     Raises:
         PreflightError: One line naming the setting, the model, its endpoint and the cause.
     """
-    from flows.preflight import PreflightError, preflight
-
     for setting, model in (("user_model", config.user_model), ("judge_model", config.judge_model)):
         if model is None:
             continue

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from arena.core.domains import available_domains
 from arena.core.episode import EpisodeRecord, WorldRef
 from arena.core.pack import Pack, PackError, build_pack, read_pack
+from flows.weaknesses import diagnosis_context
 
 if TYPE_CHECKING:
     from diagnosis import DiagnosisContext
@@ -90,8 +91,6 @@ class FoundPacks:
 
     def context(self) -> DiagnosisContext:
         """The diagnosis context of the packs found (a variant's tasks under the episodes' pack id)."""
-        from flows.weaknesses import diagnosis_context
-
         ctx = diagnosis_context([*self.packs, *self.variants.values()])
         for pack_id, pack in self.variants.items():
             ctx.tasks.update({(pack_id, task.id): task for task in pack.tasks})

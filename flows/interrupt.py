@@ -49,6 +49,7 @@ _RUNS_LOCK = threading.Lock()
 @contextmanager
 def flow_run_tracked() -> Iterator[None]:
     """Within a flow's body: remember its flow run, so a signal can mark it Cancelled (forgotten when it ends)."""
+    # prefect is heavy: gymloop eval stops on signals through this module without any flow.
     from prefect.context import FlowRunContext
 
     context = FlowRunContext.get()
@@ -69,6 +70,7 @@ def flow_run_tracked() -> Iterator[None]:
 
 
 def _stopping(exc: BaseException | None) -> bool:
+    # prefect is heavy: gymloop eval stops on signals through this module without any flow.
     from prefect.exceptions import TerminationSignal
 
     return STOP.is_set() or isinstance(exc, TerminationSignal)
@@ -112,6 +114,7 @@ def cancel_flow_runs(reason: str) -> list[str]:
 
 
 def _cancel(runs: dict[str, str], reason: str, done: list[str]) -> None:
+    # prefect is heavy: gymloop eval stops on signals through this module without any flow.
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import (
         FlowRunFilter,
@@ -238,6 +241,7 @@ def stop_on_signals(on_stop: Callable[[str], str], *, exit_process: bool = True)
             message = f"stopped by {name}; the round could not be marked interrupted: {exc}"
         print(message, file=sys.stderr, flush=True)
         if exit_process:
+            # The command line's console (rich) loads only when a signal ends the process.
             from flows.cli_output import report_stop
 
             report_stop(message, 128 + signum)

@@ -17,6 +17,7 @@ from typing import Any
 from arena.agents.base import Agent
 from arena.core.episode import EpisodeRecord
 from arena.rollout import RolloutConfig, RolloutStopped
+from flows.conversation import conversation_config
 from flows.settings import GymloopSettings
 from registry import Registry
 
@@ -130,7 +131,6 @@ def metering() -> Iterator[RolloutMeter]:
 def rollout_config(settings: GymloopSettings, agent: Agent) -> RolloutConfig:
     """A batch's rollout settings: LLM episodes run ``max_concurrency`` at a time behind the circuit breaker."""
     llm = agent.name == "litellm"
-    from flows.conversation import conversation_config
 
     return RolloutConfig(executor="inline", max_concurrency=settings.runner.max_concurrency if llm else 1,
                          max_model_failures=settings.runner.max_model_failures if llm else None,

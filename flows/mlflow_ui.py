@@ -21,6 +21,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mlflow.tracking import MlflowClient
+
 from flows._offline import apply_offline_defaults
 from flows.tracking import VIEW_TAG, view_state_of
 
@@ -92,8 +94,6 @@ def with_ui_defaults(page: str, script: str) -> str:
 
 def gymloop_views(tracking_uri: str) -> dict[str, dict[str, Any]]:
     """The runs view saved on each gymloop experiment of a store, by experiment id (``{}`` for an empty store)."""
-    from mlflow.tracking import MlflowClient
-
     client = MlflowClient(tracking_uri=tracking_uri)
     views: dict[str, dict[str, Any]] = {}
     token = None
@@ -111,6 +111,7 @@ def gymloop_views(tracking_uri: str) -> dict[str, dict[str, Any]]:
 def create_app() -> Any:
     """MLflow's server app whose UI page carries gymloop's defaults (the ``mlflow.app`` plugin ``gymloop``)."""
     apply_offline_defaults()
+    # MLflow's server app (flask, fastapi) loads only when the UI is served, after the offline defaults are set.
     from flask import Response
     from mlflow.server import app as flask_app
     from mlflow.server.constants import BACKEND_STORE_URI_ENV_VAR

@@ -27,6 +27,7 @@ def no_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
     Raises:
         ValueError: An override is a secret setting, or a URL or model endpoint holding a password or token.
     """
+    # flows.settings loads when a flow's parameters are validated: flows.cli imports this module at start-up.
     from flows.settings import refuse_secret_overrides
 
     return refuse_secret_overrides(overrides)
@@ -34,6 +35,7 @@ def no_secret_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
 
 def hide_secret_overrides(data: Any) -> Any:
     """Replace secret override values before validation sees them (``flows.settings.hide_secret_overrides``)."""
+    # flows.settings loads when a flow's parameters are validated: flows.cli imports this module at start-up.
     from flows.settings import hide_secret_overrides as hide
 
     return hide(data)

@@ -20,10 +20,11 @@ HEATMAP_NOTE = ("Share = failed held-out episodes showing the weakness kind (all
 
 def _pyplot() -> Any:
     """Matplotlib's pyplot on the file-only Agg backend (no display is ever opened)."""
+    # matplotlib is heavy: loaded when a plot is drawn.
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # once the Agg backend is chosen
 
     return plt
 

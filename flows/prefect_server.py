@@ -37,6 +37,7 @@ def _die_with(parent: int) -> Callable[[], None]:
 
 
 def _tied_server_class() -> Any:
+    # prefect is heavy: loaded when a server starts; gymloop eval imports this module through its run guard.
     import prefect
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import get_current_settings
@@ -65,6 +66,7 @@ def temporary_api() -> Iterator[str | None]:
     Raises:
         RuntimeError: The server did not answer within ``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS``.
     """
+    # prefect is heavy: loaded when a server starts; gymloop eval imports this module through its run guard.
     from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
 
     if get_current_settings().api.url:
@@ -91,6 +93,7 @@ def temporary_api() -> Iterator[str | None]:
 
 def _send_what_is_queued() -> None:
     """Send the logs and events Prefect still queues to the server before it stops (else they fail at exit)."""
+    # prefect is heavy: loaded when a server starts; gymloop eval imports this module through its run guard.
     from prefect.events.worker import EventsWorker
     from prefect.logging.handlers import APILogWorker
 

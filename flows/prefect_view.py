@@ -6,6 +6,15 @@ import re
 from contextlib import AbstractContextManager
 from typing import Any
 
+from prefect import tags
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+from prefect.client.schemas.objects import StateType
+from prefect.runtime import flow_run
+from prefect.states import Crashed
+
+from flows.control import targeting_line
 from flows.models import ArmComparison, RoundSummary
 
 STAGE_TASKS = {"eval_before": "held-out-eval", "train": "train-rollouts", "eval_after": "re-eval",
@@ -22,8 +31,6 @@ def _params(parameters: dict[str, Any]) -> tuple[str, Any, str]:
 
 def round_run_name() -> str:
     """Name of a round's flow run: ``<campaign>-round-<index>`` (``<campaign>-<arm>-round-<index>`` for a control)."""
-    from prefect.runtime import flow_run
-
     campaign, index, arm = _params(flow_run.parameters)
     return f"{campaign}-round-{index}" if arm == "targeted" else f"{campaign}-{arm}-round-{index}"
 
@@ -34,8 +41,6 @@ def campaign_run_name() -> str:
     The start is to the second and the flow run's id follows (its first 6 characters), so two triggers in the same
     second are still two names.
     """
-    from prefect.runtime import flow_run
-
     campaign, _, _ = _params(flow_run.parameters)
     started = flow_run.scheduled_start_time
     stamp = f"-{started:%Y%m%d-%H%M%S}" if started else ""
@@ -49,8 +54,6 @@ def run_tags(campaign: str, arm: str | None = None) -> list[str]:
 
 def tagged(campaign: str) -> AbstractContextManager[set[str]]:
     """Tag every flow and task run started inside with the campaign's tags (the parent flow runs too)."""
-    from prefect import tags
-
     return tags(*run_tags(campaign))
 
 
@@ -102,8 +105,6 @@ def publish_round(summary: RoundSummary, mlflow_run: str) -> None:
         summary: The round.
         mlflow_run: Markdown pointing at the round's MLflow run (a link when the tracking server is HTTP).
     """
-    from prefect.artifacts import create_markdown_artifact, create_table_artifact
-
     s = summary
     arm = "" if s.arm == "targeted" else f"{s.arm}-"
     where = "" if not arm else f" ({s.arm} arm)"
@@ -127,10 +128,6 @@ def publish_targeting(campaign: str, comparison: ArmComparison, runs_view: str) 
         comparison: The targeted arm against a control after a round (``flows.control.compare_round``).
         runs_view: Where the campaign's runs view is in MLflow.
     """
-    from prefect.artifacts import create_markdown_artifact
-
-    from flows.control import targeting_line
-
     c = comparison
     create_markdown_artifact(
         f"### {campaign}: targeting lift {signed(c.lift)} (95% paired interval {interval(c.low, c.high)})\n\n"
@@ -146,11 +143,6 @@ def crash_stale_runs(run_ids: list[str], resumed_by: str) -> list[str]:
     A round resumed after its process was killed knows the flow runs it was run by (kept with the round in the
     registry); those still ``RUNNING`` or ``PENDING`` have no process left to finish them.
     """
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
-    from prefect.client.schemas.objects import StateType
-    from prefect.states import Crashed
-
     if not run_ids:
         return []
     crashed = []

@@ -78,6 +78,7 @@ def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
     config = rollout_config(settings, agent)
     with batch_running() as stop, EpisodeSink(registry, round_id, stage, model_id) as sink:
         if settings.runner.arena_backend == "docker":
+            # The Docker SDK loads only for arena_backend = docker.
             from arena.serve.docker_backend import run_episodes_in_docker
 
             return run_episodes_in_docker(agent, packs, todo, config, image=settings.runner.docker_image,

@@ -7,27 +7,41 @@ triggered round ends.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.core.redact import redact_text
+import pandas as pd  # type: ignore[import-untyped]
+from mlflow.data.pandas_dataset import from_pandas
+from mlflow.exceptions import MlflowException
+
+from arena.core.redact import mask_url, redact_text
 from curriculum import Wave
 from diagnosis import WeaknessReport, render_markdown
 from flows import transfer
 from flows.campaign_config import baseline_note, lift_baseline
+from flows.interrupt import STOP, hold_if_stopping
 from flows.models import RoundSummary
 from flows.outcomes import campaign_lift, finished_rounds
 from flows.registered_models import model_ref
 from flows.registry_access import open_registry
 from flows.report import campaign_summaries, write_plots, write_report
 from flows.round_files import arm_dir, write_json
-from flows.settings import GymloopSettings
+from flows.settings import GymloopSettings, SettingsError, load_settings
 from flows.store_setup import store_setup_lock
-from flows.tracking import CampaignTracker, best_round, check_reachable, end_running_runs, local_ui_address
+from flows.tracking import (
+    CampaignTracker,
+    TrackingUnavailable,
+    best_round,
+    check_reachable,
+    end_running_runs,
+    local_ui_address,
+    run_url,
+)
 from flows.waves import recorded_wave
-from registry import TARGETED_ARM, BaselineInfo, ModelInfo, Registry
+from registry import TARGETED_ARM, BaselineInfo, ModelInfo, Registry, RegistryError
 
 if TYPE_CHECKING:
     from flows.context import RoundContext
@@ -56,8 +70,6 @@ def open_round(ctx: RoundContext) -> str:
     A stop signal arriving while the run opens may find nothing to end yet: the runs opened here are then ended
     (KILLED) at once, so none is left running by a process about to exit.
     """
-    from flows.interrupt import STOP, hold_if_stopping
-
     hold_if_stopping()
     tracker = tracker_for(ctx.settings, ctx.campaign, ctx.arm)
     tracker.log_campaign_params(ctx.settings.public_dict())
@@ -78,12 +90,6 @@ def stop_campaign_runs(settings: GymloopSettings, campaign: str, status: str = "
     What a stop signal's handler calls: bounded by ``STOP_TRACKING_S`` (a tracking server that does not answer
     leaves them as they are); a store it cannot reach ends nothing.
     """
-    import threading
-
-    from mlflow.exceptions import MlflowException
-
-    from flows.tracking import TrackingUnavailable
-
     ended: list[str] = []
 
     def end() -> None:
@@ -102,9 +108,6 @@ def stop_campaign_runs(settings: GymloopSettings, campaign: str, status: str = "
 
 def _dataset(rows: list[dict[str, Any]], source: Path, name: str) -> Any:
     """An MLflow dataset of ``rows``."""
-    import pandas as pd  # type: ignore[import-untyped]
-    from mlflow.data.pandas_dataset import from_pandas
-
     return from_pandas(pd.DataFrame(rows), source=str(source), name=name)
 
 
@@ -203,9 +206,6 @@ def lift_since(registry: Registry, campaign: str, arm: str = TARGETED_ARM) -> Ba
 
 def run_link(settings: GymloopSettings, campaign: str, run_id: str, arm: str = TARGETED_ARM) -> str:
     """Markdown pointing at a round's MLflow run: a link on a tracking server, else where the local store is."""
-    from arena.core.redact import mask_url
-    from flows.tracking import run_url
-
     tracker = tracker_for(settings, campaign, arm)
     url = run_url(tracker.ui_address(local_ui_address(settings.store.home)), tracker.experiment_id, run_id)
     if tracker.uri.startswith(("http://", "https://")):
@@ -267,11 +267,6 @@ def round_failed(flow: Any, flow_run: Any, state: Any) -> None:
     failed because the process was asked to stop is left to the signal's handler, which marks it ``interrupted``;
     its MLflow runs are marked KILLED.
     """
-    from flows.interrupt import STOP
-    from flows.settings import SettingsError, load_settings
-    from flows.tracking import TrackingUnavailable
-    from registry import RegistryError
-
     params = flow_run.parameters.get("params", {})
     if hasattr(params, "model_dump"):
         params = params.model_dump()

@@ -22,11 +22,21 @@ from rich.console import Console
 from rich.progress import ProgressColumn, Task
 from rich.text import Text
 
+from arena.core.redact import mask_url
+from arena.rollout import ModelUnavailable
+from flows.campaign_config import ContractChanged
 from flows.cli_output import CliError, make_console
-from flows.interrupt import stop_on_signals
+from flows.interrupt import cancel_flow_runs, stop_on_signals
+from flows.lease import release_held
 from flows.live import RolloutMeter, metering
+from flows.model_client import choose_client
+from flows.model_spec import check, settings_spec
+from flows.prefect_server import temporary_api
+from flows.preflight import PreflightError
 from flows.registry_access import open_registry
 from flows.settings import GymloopSettings
+from flows.validity import INVALID_SHARE_EXIT, InvalidEpisodesError
+from registry import RegistryError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,8 +55,6 @@ def resume_command() -> str:
 
 def check_model(settings: GymloopSettings, console: Console) -> None:
     """Preflight the settings' model (any form, see ``flows.model_spec``); exit 2 with one line if it fails."""
-    from flows.model_spec import settings_spec
-
     preflight_or_exit(settings_spec(settings), settings, console)
 
 
@@ -60,10 +68,6 @@ def preflight_or_exit(spec: ModelId, settings: GymloopSettings, console: Console
     Raises:
         CliError: Code 2, ``preflight failed: ...`` on one line, when the model cannot play.
     """
-    from flows.model_client import choose_client
-    from flows.model_spec import check
-    from flows.preflight import PreflightError
-
     if spec.form == "llm":
         make_console(stderr=True).print(choose_client(spec, settings.models.model_client).line(spec), soft_wrap=True)
     try:
@@ -74,8 +78,6 @@ def preflight_or_exit(spec: ModelId, settings: GymloopSettings, console: Console
 
 def mark_stopped(settings: GymloopSettings, campaign: str, status: str, reason: str) -> list[int]:
     """Mark the campaign's running rounds ``interrupted`` or ``failed`` with ``reason``; return their indexes."""
-    from registry import RegistryError
-
     registry = open_registry(settings)
     try:
         info = registry.campaign(campaign)
@@ -104,18 +106,11 @@ class MeterColumn(ProgressColumn):
 @contextmanager
 def guarded_run(settings: GymloopSettings, campaign: str, console: Console) -> Iterator[RolloutMeter]:
     """Run rounds of ``campaign`` with preflight, signal handling, the breaker's exit and a live meter."""
-    from arena.core.redact import mask_url
-    from arena.rollout import ModelUnavailable
-    from flows.campaign_config import ContractChanged
-    from flows.validity import INVALID_SHARE_EXIT, InvalidEpisodesError
-
     check_model(settings, console)
 
-    from flows.interrupt import cancel_flow_runs
-    from flows.lease import release_held
-    from flows.prefect_server import temporary_api
 
     def on_stop(name: str) -> str:
+        # round_tracking loads mlflow: only stopping a campaign's runs needs it (gymloop eval uses this guard).
         from flows.round_tracking import stop_campaign_runs
 
         marked = mark_stopped(settings, campaign, "interrupted", f"interrupted by {name}")

@@ -5,8 +5,19 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from prefect.client.schemas.schedules import CronSchedule
+from prefect.deployments.runner import RunnerDeployment
+from prefect.exceptions import TerminationSignal
+from prefect.runner import Runner
+from prefect.settings import get_current_settings
+from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
+
+from flows.campaign import next_round
+from flows.models import CampaignParams
+from flows.prefect_view import run_tags
+from flows.settings import load_settings
 
 
 class ServeError(RuntimeError):
@@ -19,9 +30,6 @@ def check_cron(schedule: str, source: str) -> str:
     Raises:
         ServeError: The schedule is not a valid five-field cron string.
     """
-    from prefect.client.schemas.schedules import CronSchedule
-    from pydantic import ValidationError
-
     if len(schedule.split()) != 5:
         raise ServeError(f"cron schedule {schedule!r} ({source}) must have five fields (minute hour day month "
                          "weekday), e.g. '0 2 * * *'")
@@ -35,8 +43,6 @@ def check_cron(schedule: str, source: str) -> str:
 
 def api_url() -> str | None:
     """The Prefect API the deployment would register with (``None``: Prefect's temporary server)."""
-    from prefect.settings import get_current_settings
-
     url = get_current_settings().api.url
     return str(url) if url else None
 
@@ -47,13 +53,6 @@ def serve_campaign(campaign: str, cron: str | None, overrides: dict[str, Any], c
     Raises:
         ServeError: No Prefect server is configured, or the cron schedule is bad.
     """
-    from prefect.deployments.runner import RunnerDeployment
-
-    from flows.campaign import next_round
-    from flows.models import CampaignParams
-    from flows.prefect_view import run_tags
-    from flows.settings import load_settings
-
     url = api_url()
     if url is None:
         raise ServeError("PREFECT_API_URL is not set: a served deployment needs a Prefect server that schedules "
@@ -80,8 +79,6 @@ def _serve(deployment: Any) -> None:
     coroutine that nobody awaits (a RuntimeWarning on every stop); this runner schedules the stop on its loop
     instead.
     """
-    from prefect.exceptions import TerminationSignal
-    from prefect.runner import Runner
 
     class _Runner(Runner):
         def handle_sigterm(self, *args: Any, **kwargs: Any) -> None:

@@ -26,6 +26,7 @@ def task_runner(settings: GymloopSettings) -> Any:
     """
     engine = settings.runner.task_runner
     if engine == "dask":
+        # prefect-dask: the optional dask extra, needed only for this engine.
         from prefect_dask.task_runners import DaskTaskRunner
 
         return DaskTaskRunner(cluster_kwargs={"n_workers": settings.runner.workers, "threads_per_worker": 1,
@@ -43,6 +44,7 @@ def _ray_runner(init_kwargs: dict[str, Any] | None = None) -> Any:
     ``ray.init`` replaces the process's SIGTERM handler with one that exits at once; gymloop's own handler
     (``flows.interrupt``) must stay, so that SIGTERM stops the round, keeps its episodes and says how to resume.
     """
+    # prefect-ray: the optional ray extra, needed only for this engine.
     from prefect_ray import RayTaskRunner
 
     class SignalKeepingRayTaskRunner(RayTaskRunner):  # type: ignore[misc]

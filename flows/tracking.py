@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from arena.core.redact import mask_url, url_secrets
 from arena.core.text import clip
 from flows._offline import apply_offline_defaults
 
@@ -192,7 +193,6 @@ def check_reachable(uri: str, timeout_s: float = 5.0) -> None:
     """
     if not uri.startswith(("http://", "https://")):
         return
-    from arena.core.redact import mask_url
 
     shown = mask_url(uri)
     try:
@@ -221,8 +221,6 @@ def quiet_run_links(uri: str) -> None:
     MLflow writes those lines on stdout with the tracking URI as given, userinfo and query included, when a run
     ends; gymloop shows its runs with the URI masked instead.
     """
-    from arena.core.redact import url_secrets
-
     if url_secrets(uri):
         os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
 
@@ -308,7 +306,6 @@ class CampaignTracker:
     def ui_address(self, local: str | None = None) -> str:
         """Where the MLflow UI of this store is: the tracking server, or ``gymloop mlflow-ui``'s address."""
         if self.uri.startswith(("http://", "https://")):
-            from arena.core.redact import mask_url
 
             return mask_url(self.uri)
         return local or UI_ADDRESS
