@@ -13,9 +13,10 @@ from pydantic import BaseModel
 from rich.text import Text
 
 from arena.core.episode import EpisodeRecord
-from arena.core.model_id import names_model
+from arena.core.model_id import ModelIdError, names_model, parse_model_id
 from arena.core.text import clip
 from flows.cli_output import CliError, make_console, print_json, print_line, print_table
+from flows.cli_run import _settings
 from flows.models import TransferResult
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JS
 
 
 def _open(home: Path | None) -> tuple[GymloopSettings, Registry]:
-    from flows.cli_run import _settings
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.registry_access import open_registry
 
     settings = _settings(**({"home": str(home)} if home else {}))
@@ -38,6 +39,7 @@ def _open(home: Path | None) -> tuple[GymloopSettings, Registry]:
 
 
 def _summaries(registry: Registry, campaign: str, arm: str = "targeted") -> list[RoundSummary]:
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.report import campaign_summaries
 
     try:
@@ -51,6 +53,7 @@ def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> N
 
     With transfer suites, each suite's lift over the arm's rounds, with its paired interval, stands beside.
     """
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.transfer import campaign_results
     from flows.transfer_view import transfer_cell
 
@@ -90,6 +93,7 @@ def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> N
 
 def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[str, Any]:
     """One side of a comparison: ``campaign[/arm]`` (all its rounds) or ``campaign[/arm]:round``."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.outcomes import campaign_lift
     from flows.report import round_report
     from flows.transfer import campaign_results
@@ -131,6 +135,7 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
 
 def _targeting(settings: GymloopSettings, a: dict[str, Any], b: dict[str, Any]) -> ArmComparison | None:
     """The targeting lift when the sides are the targeted arm and a control of one campaign (same rounds)."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.control import campaign_comparison, compare_round
     from flows.registry_access import open_registry as registry_of
 
@@ -157,6 +162,7 @@ def compare_command(
     The targeted arm against a control of the same campaign (``compare C C/uniform``) also gives the targeting
     lift, targeted minus control with its paired interval, as ``gymloop report`` and MLflow state it.
     """
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.control import targeting_line, targeting_verdict
 
     settings, registry = _open(home)
@@ -225,6 +231,7 @@ def _baseline_lines(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 def _transfer_rows(a: dict[str, Any], b: dict[str, Any], sign: int) -> list[list[str]]:
     """Each transfer suite's pass rates and lift with its paired interval on both sides, and the lifts' difference."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.transfer_view import interval
 
     rows = []
@@ -281,7 +288,7 @@ def _printed(model: str, settings: GymloopSettings) -> str:
     Raises:
         CliError: A name that is no model (an unknown failure mode, a masked endpoint without api_base).
     """
-    from arena.core.model_id import ModelIdError, parse_model_id
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.model_client import builtin
 
     try:
@@ -382,6 +389,7 @@ def episode_command(
     also the next round's held-out eval, so it is one play, with every round and stage that holds it. Plays that
     did the same (calls, results, reply, verdict) are shown once, with the models and rounds that played it.
     """
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from registry import RegistryError
 
     settings, registry = _open(home)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flows.control import campaign_comparison, targeting_line
 from flows.settings import GymloopSettings
 
 if TYPE_CHECKING:
@@ -27,6 +28,4 @@ def lift_rows(comparisons: list[ArmComparison]) -> list[list[str]]:
 
 def campaign_control_line(settings: GymloopSettings, campaign: str, control: str) -> str:
     """The campaign's targeting lift against its control (after the last round both arms finished), as one line."""
-    from flows.control import campaign_comparison, targeting_line
-
     return targeting_line(campaign_comparison(settings, campaign, control))

@@ -24,6 +24,7 @@ logger = logging.getLogger(__name__)
 
 def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], DiagnosisContext]:
     """A registry round's episodes of one stage, with the tools, graphs and tasks of their packs."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.registry_access import open_registry
     from flows.settings import cli_settings
     from flows.weaknesses import diagnosis_context
@@ -41,6 +42,7 @@ def _round_episodes(round_id: int, stage: str) -> tuple[list[EpisodeRecord], Dia
 
 def print_report(console: Console, report: WeaknessReport) -> None:
     """The two ranked tables (kinds, then grains) and what their columns mean."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from diagnosis.tables import GRAIN_COLUMNS, KIND_COLUMNS, column_notes, grain_rows, kind_rows
 
     model = f" of {report.model_ref}" if report.model_ref else ""
@@ -52,6 +54,7 @@ def print_report(console: Console, report: WeaknessReport) -> None:
                 right=("rank", "failures", "share (95% CI)", "per episode", "reward lost", "learnability",
                        "trend", "impact", "also secondary in"))
     if report.secondary_counts:
+        # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
         from diagnosis.tables import secondary_line
 
         console.print(Text(secondary_line(report)), soft_wrap=True)
@@ -72,6 +75,7 @@ def _sources(found: dict[str, str]) -> str:
 
 def _registry_lookup() -> PackLookup:
     """Looks a pack up in the settings' registry (opened on first use); ``None`` for a pack it does not hold."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from arena.core.pack import PackError
     from flows.registry_access import open_registry
     from flows.settings import cli_settings
@@ -91,6 +95,7 @@ def _registry_lookup() -> PackLookup:
 
 def _episode_context(episodes: Path, packs_dir: Path | None, console: Console) -> DiagnosisContext:
     """The diagnosis context of the packs the episodes came from; warns loudly about the ones not found."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from diagnosis import iter_episodes_jsonl
     from flows.diagnose_packs import EpisodePacks, find_packs
 
@@ -130,6 +135,7 @@ def diagnose_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
 ) -> None:
     """Diagnose failed episodes into ranked weaknesses; print them and write the report."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from diagnosis import diagnose, iter_episodes_jsonl, render_markdown
 
     console = Console(highlight=False)

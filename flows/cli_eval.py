@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from arena.core.domains import available_domains
+from arena.core.redact import mask_url
 from flows.cli_output import CliError, make_console, print_json, print_line, print_table
 
 if TYPE_CHECKING:
@@ -104,13 +106,12 @@ def eval_command(
 
     Options left out come from GYMLOOP_* variables, then gymloop.toml, as for every command.
     """
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from rich.progress import Progress
 
     from arena.agents.litellm_agent import LiteLLMAgent
-    from arena.core.domains import available_domains
     from arena.core.metrics import compute_metrics, metrics_by
     from arena.core.pack import build_pack
-    from arena.core.redact import mask_url
     from arena.rollout import ModelUnavailable, RolloutConfig, RolloutStopped, plan_episodes, run_rollouts
     from flows.conversation import conversation_config, converses, preflight_user, unjudged_line, users_line
     from flows.focus import check_focus, in_focus

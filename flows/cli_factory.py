@@ -32,6 +32,7 @@ def serve(
     headers must name this server (``serve_allowed_hosts`` adds names); bodies over 1 MiB are refused.
     ``baseline_model`` may name only built-in policies, files of the models folder or registry models.
     """
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     import uvicorn
 
     from arena.core.http_auth import ServeAuthError, check_bind
@@ -58,6 +59,7 @@ def openapi(
     out: Annotated[Path, typer.Option(help="Where to write the schema.")] = Path("docs/factory-openapi.json"),
 ) -> None:
     """Write the factory protocol's OpenAPI schema."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from factory_client import openapi_schema
 
     out.write_text(json.dumps(openapi_schema(), indent=2, sort_keys=True) + "\n")
@@ -91,6 +93,7 @@ def request(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
 ) -> None:
     """Request variants of a gym aimed at weaknesses; print the packs and every rejected candidate with its reason."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from arena.core.pack import write_pack
     from factory_client import FactoryError, GateConfig, VariantRequest, make_factory_client, target_for_kind
 
@@ -104,6 +107,7 @@ def request(
                              gate=GateConfig(k=gate_k, band_min=band_min, band_max=band_max))
     except ValueError as exc:
         raise CliError(_option_error(exc, options), prefix="bad option") from None
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.factory_baselines import baseline_lookup
     from flows.settings import cli_settings, secret_overrides
 

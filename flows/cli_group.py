@@ -15,6 +15,7 @@ from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
 from arena.core.domains import GymLoadError
+from arena.core.redact import redact_text
 from flows.cli_output import CliError, json_stdout, make_console, print_line, report_failure
 
 
@@ -50,7 +51,6 @@ class GymloopGroup(TyperGroup):
             report_failure("aborted", 1, as_json=as_json)
             code = 1
         except Exception as exc:  # a bug: its traceback follows on stderr
-            from arena.core.redact import redact_text
 
             report_failure(redact_text(f"{type(exc).__name__}: {exc}"), 1, as_json=as_json)
             raise

@@ -6,8 +6,10 @@ import time
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from pydantic import SecretStr, ValidationError
 from rich.console import Console
 
+from arena.core.domains import available_domains
 from flows.cli_output import CliError
 
 if TYPE_CHECKING:
@@ -23,7 +25,7 @@ def _fail(message: str) -> CliError:
 
 
 def _pack_of(target: str) -> tuple[str, Pack | None]:
-    from arena.core.domains import available_domains
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from arena.serve import resolve_pack
 
     pack = resolve_pack(target)
@@ -49,8 +51,7 @@ def serve(
     ``serve_operator_token``. Each client may hold
     ``serve_client_episodes`` open episodes; one idle for ``serve_idle_timeout_s`` is dropped.
     """
-    from pydantic import ValidationError
-
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from arena.core.http_auth import ServeAuthError, check_bind
     from arena.serve import GymService, ServeError, ServeLimits, resolve_pack, serve_http, serve_stdio
     from flows.settings import cli_settings
@@ -92,8 +93,8 @@ def serve_banner(name: str, host: str, port: int, openenv: bool, token: bool, op
 
 
 def _serve_docker(target: str, image: str | None, port: int, token: object, operator: object) -> None:
-    from pydantic import SecretStr
 
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from arena.serve import ServeError
     from arena.serve.docker_container import GymContainer
     from arena.serve.docker_image import docker_client, image_tag
@@ -121,6 +122,7 @@ def image(
     tag: Annotated[str | None, typer.Option(help="Image tag (default: gymloop-gym-<domain>[-<pack id>]).")] = None,
 ) -> None:
     """Build the Docker image of a gym server (entry point: python -m arena.serve)."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from arena.serve import ServeError
     from arena.serve.docker_image import build_gym_image, docker_client, import_host_python
 

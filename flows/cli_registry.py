@@ -14,6 +14,7 @@ from rich.console import Console
 
 from flows.cli_group import GymloopGroup
 from flows.cli_output import CliError, print_table
+from flows.cli_run import _settings
 
 if TYPE_CHECKING:
     from registry import Registry
@@ -32,7 +33,7 @@ HomeOption = Annotated[
 
 
 def _open(url: str | None, home: Path | None, *, auto_upgrade: bool) -> Registry:
-    from flows.cli_run import _settings
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from registry import Registry, RegistryError
 
     settings = _settings(**({"home": str(home)} if home else {}))

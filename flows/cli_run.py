@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from arena.core.redact import mask_url
+from flows._offline import OFFLINE_DEFAULTS
 from flows.cli_output import CliError, make_console, print_json, print_line, print_table
-from flows.models import Control
+from flows.models import CAMPAIGN_NAME, CampaignParams, Control
 from flows.transfer_view import transfer_cell
 
 if TYPE_CHECKING:
@@ -58,6 +60,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JS
 
 
 def _settings(**overrides: Any) -> GymloopSettings:
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.settings import cli_settings
 
     return cli_settings(overrides, {"model": "--model", "domains": "--domain", "strategy": "--strategy",
@@ -76,6 +79,7 @@ def _overrides(model: str | None, domains: list[str] | None, strategy: str | Non
     if strategy:
         out["strategy"] = strategy
     _settings(**out)
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.settings import refuse_secret_overrides
 
     try:
@@ -85,7 +89,6 @@ def _overrides(model: str | None, domains: list[str] | None, strategy: str | Non
 
 
 def _campaign_name(name: str, option: str) -> str:
-    from flows.models import CAMPAIGN_NAME
 
     if not re.fullmatch(CAMPAIGN_NAME, name) or len(name) > 200 or name in (".", ".."):
         raise CliError(f"bad campaign name {name!r} ({option}): use 1-200 letters, digits, '_', '.' or '-', "
@@ -96,6 +99,7 @@ def _campaign_name(name: str, option: str) -> str:
 @contextmanager
 def _lease(campaign: str, overrides: dict[str, Any]) -> Iterator[None]:
     """Hold the campaign's lease around the flows, so a second trigger stops before starting any."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.lease import CampaignBusy, campaign_lease
     from flows.registry_access import open_registry
     from registry import RegistryError
@@ -128,6 +132,7 @@ def _quiet_prefect() -> None:
 
 def _check_focus(settings: GymloopSettings) -> None:
     """Stop before any round runs when a task pattern chooses nothing in the campaign's gyms."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.focus import check_focus
     from flows.packs import built_pack
 
@@ -140,6 +145,7 @@ def _check_focus(settings: GymloopSettings) -> None:
 
 def _check_transfer(settings: GymloopSettings, overrides: dict[str, Any]) -> None:
     """Stop before any round runs when a transfer suite is also one of the campaign's gyms."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.transfer import check_suites
 
     try:
@@ -150,6 +156,7 @@ def _check_transfer(settings: GymloopSettings, overrides: dict[str, Any]) -> Non
 
 def _check_contract(campaign: str, overrides: dict[str, Any], settings: GymloopSettings, accept_change: bool) -> None:
     """Stop before any flow starts when the campaign's next round would be refused for a change (one line)."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.campaign_config import ContractChanged
     from flows.context import check_next_round
     from flows.registry_access import open_registry
@@ -162,6 +169,7 @@ def _check_contract(campaign: str, overrides: dict[str, Any], settings: GymloopS
 
 def _check_tracking(settings: GymloopSettings) -> None:
     """Stop before any round runs when the MLflow tracking server does not answer."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.tracking import TrackingUnavailable, check_reachable
 
     try:
@@ -203,6 +211,7 @@ def _print_rounds(summaries: list[RoundSummary], title: str) -> None:
 
 
 def _campaign_lift(name: str, settings: GymloopSettings) -> dict[str, float]:
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.outcomes import campaign_lift
     from flows.registry_access import open_registry
 
@@ -212,6 +221,7 @@ def _campaign_lift(name: str, settings: GymloopSettings) -> dict[str, float]:
 
 def _campaign_transfer(name: str, settings: GymloopSettings) -> list[dict[str, Any]]:
     """Each transfer suite over the targeted arm's rounds (first model in against last model out), paired."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.registry_access import open_registry
     from flows.report import campaign_summaries
     from flows.transfer import campaign_results
@@ -222,6 +232,7 @@ def _campaign_transfer(name: str, settings: GymloopSettings) -> list[dict[str, A
 
 
 def _campaign_line(name: str, settings: GymloopSettings) -> str:
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.registry_access import open_registry
     from flows.round_tracking import campaign_headline, lift_since
 
@@ -232,7 +243,7 @@ def _campaign_line(name: str, settings: GymloopSettings) -> str:
 
 def _where(name: str, settings: GymloopSettings, home: Path | None = None) -> dict[str, str]:
     """Where a campaign's results are: its report, its MLflow store and experiment, and how to open them."""
-    from arena.core.redact import mask_url
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.round_tracking import runs_url
 
     report = settings.store.home / "campaigns" / name / "report.md"
@@ -257,6 +268,7 @@ def _closing(name: str, settings: GymloopSettings, home: Path | None = None) -> 
 def _drive(params: CampaignParams, settings: GymloopSettings, progress_console: Any, *,
            whole_campaign: bool) -> CampaignOutcome:
     """Run the campaign driver (``campaign``, or ``next_round`` for one round of each arm) with a progress bar."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from flows.campaign import campaign, campaign_arms, next_round, on_round
@@ -321,8 +333,6 @@ def demo_command(
     as_json: JsonOption = False,
 ) -> None:
     """Run an offline campaign: reference policy, local factory, SQLite registry, local MLflow store."""
-    from flows.models import CampaignParams
-
     _quiet_prefect()
     name = f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
     overrides = dict(DEMO_OVERRIDES)
@@ -343,6 +353,7 @@ def demo_command(
 
 def _print_control(outcome: CampaignOutcome, settings: GymloopSettings, control: str) -> None:
     """The targeting lift per round against a control, and for the campaign."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.cli_control import LIFT_COLUMNS, campaign_control_line, lift_rows
 
     comparisons = [c for c in outcome.comparisons if c.control == control]
@@ -366,8 +377,6 @@ def round_command(
     as_json: JsonOption = False,
 ) -> None:
     """Run the campaign's next round now, of every arm (a manual trigger)."""
-    from flows.models import CampaignParams
-
     _quiet_prefect()
     campaign = _campaign_name(campaign, "--campaign")
     overrides = _overrides(model, domain, strategy, task)
@@ -398,8 +407,6 @@ def campaign_command(
     as_json: JsonOption = False,
 ) -> None:
     """Run rounds of every arm until each stops (plateau, budgets, target pass rate) or the round limit."""
-    from flows.models import CampaignParams
-
     _quiet_prefect()
     name = _campaign_name(name, "--name")
     overrides = _overrides(model, domain, strategy, task)
@@ -430,6 +437,7 @@ def serve_command(
     runs at a time: a trigger while a round runs waits for it. Trigger a round by hand with
     ``prefect deployment run 'next-round/<campaign>'``.
     """
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.serving import ServeError, serve_campaign
 
     campaign = _campaign_name(campaign, "--campaign")
@@ -446,6 +454,7 @@ def report_command(
     as_json: JsonOption = False,
 ) -> None:
     """Write the campaign's Markdown report with its plots and print where it is."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.control import control_markdown
     from flows.registry_access import open_registry
     from flows.report import campaign_summaries, write_report
@@ -466,6 +475,7 @@ def report_command(
         print_json({**_result(campaign, summaries, settings, home), "report": str(path),
                     "plots": [str(folder / "lift_per_round.png"), str(folder / "weaknesses_by_round.png")]})
         return
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.report_view import print_report
 
     print_report(console, path)
@@ -487,8 +497,7 @@ def mlflow_ui_command(
     experiment on its runs, in gymloop's view (``mlflow server --app-name gymloop``); links gymloop prints from
     now on point at this address.
     """
-    from arena.core.redact import mask_url
-    from flows._offline import OFFLINE_DEFAULTS
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.mlflow_ui import APP_NAME
     from flows.tracking import UI_ADDRESS_FILE, runs_view_url
 
@@ -516,6 +525,7 @@ def _campaign_experiments(uri: str, limit: int = 10) -> list[tuple[str, str]]:
     """The newest gymloop campaigns in a local MLflow store: (campaign, experiment id), newest first."""
     if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
         return []
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from mlflow.tracking import MlflowClient
 
     experiments = MlflowClient(tracking_uri=uri).search_experiments(
