@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("prefect-server"), p
 def _mlflow_server(root: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
     port = free_port()
     log = root / "mlflow.log"
-    env = {**os.environ, **OFFLINE_DEFAULTS}
+    env = {**os.environ, **OFFLINE_DEFAULTS, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}  # no job runner
     proc = subprocess.Popen(
         [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
          "--artifacts-destination", str(root / "artifacts"), "--host", "127.0.0.1", "--port", str(port)],

@@ -127,16 +127,22 @@ def _wait_for(url: str, proc: subprocess.Popen[bytes], log: Path, what: str) -> 
 
 
 def _mlflow_server(root: Path, port: int) -> subprocess.Popen[bytes]:
-    """MLflow's basic-auth app: every API request needs the admin's user and password."""
+    """MLflow's basic-auth app: every API request needs the admin's user and password.
+
+    A password it accepted once is remembered (``auth_cache_ttl_seconds``), so each later request skips its
+    deliberately slow hash; a wrong one is hashed and refused every time. No job runner: gymloop starts none.
+    """
     root.mkdir(parents=True)
     (root / "auth.ini").write_text(
         "[mlflow]\ndefault_permission = NO_PERMISSIONS\n"
         f"database_uri = sqlite:///{root / 'auth.db'}\nadmin_username = gymloop\n"
-        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n")
+        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
+        "auth_cache_ttl_seconds = 3600\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "GYMLOOP_"))}
     env.update({"LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true",
                 "MLFLOW_AUTH_CONFIG_PATH": str(root / "auth.ini"), "MLFLOW_AUTH_ADMIN_PASSWORD": MLFLOW_PASSWORD,
-                "MLFLOW_FLASK_SERVER_SECRET_KEY": "the-test-servers-own-csrf-key"})
+                "MLFLOW_FLASK_SERVER_SECRET_KEY": "the-test-servers-own-csrf-key",
+                "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"})
     return _start([sys.executable, "-m", "mlflow", "server", "--app-name", "basic-auth", "--host", "127.0.0.1",
                    "--port", str(port), "--workers", "1", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
                    "--artifacts-destination", str(root / "artifacts")], env, root, root / "server.log")
