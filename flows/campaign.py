@@ -21,6 +21,7 @@ from prefect import flow, get_run_logger, tags
 from curriculum import RoundResult, StopRules, should_stop
 from flows import control, prefect_view, round_tracking
 from flows.budget import budget_stop
+from flows.campaign_config import campaign_settings
 from flows.context import next_index
 from flows.interrupt import flow_run_tracked, hold_if_stopping
 from flows.lease import campaign_lease
@@ -50,8 +51,7 @@ def on_round(listener: Callable[[RoundSummary], None]) -> Iterator[None]:
 def campaign(params: CampaignParams) -> CampaignOutcome:
     """Run rounds of every arm until each stops (plateau, budgets, target pass rate) or the round limit."""
     with flow_run_tracked():
-        settings = load_settings(**params.overrides)
-        registry = open_registry(settings)
+        settings, registry = _settings(params)
         runner = settings.runner
         with campaign_lease(registry, params.campaign, ttl_s=runner.lease_ttl_s, wait_s=runner.lease_wait_s):
             return drive(params, settings, registry, limit=params.rounds or settings.stop.max_rounds, stop_rules=True)
@@ -61,11 +61,17 @@ def campaign(params: CampaignParams) -> CampaignOutcome:
 def next_round(params: CampaignParams) -> CampaignOutcome:
     """Run the campaign's next round, of every arm (what a scheduled deployment or a manual trigger runs)."""
     with flow_run_tracked():
-        settings = load_settings(**params.overrides)
-        registry = open_registry(settings)
+        settings, registry = _settings(params)
         runner = settings.runner
         with campaign_lease(registry, params.campaign, ttl_s=runner.lease_ttl_s, wait_s=runner.lease_wait_s):
             return drive(params, settings, registry, limit=1, stop_rules=False)
+
+
+def _settings(params: CampaignParams) -> tuple[GymloopSettings, Registry]:
+    """The campaign's settings (recorded ones, the flow's overrides, this machine's own) and its registry."""
+    local = load_settings(**params.overrides)
+    registry = open_registry(local)
+    return campaign_settings(registry, params.campaign, params.overrides, local), registry
 
 
 def campaign_arms(registry: Registry, params: CampaignParams, settings: GymloopSettings) -> list[Arm]:
@@ -130,7 +136,8 @@ def drive(params: CampaignParams, settings: GymloopSettings, registry: Registry,
             index = next_index(registry, params.campaign, arm)
             with tags(*prefect_view.run_tags(params.campaign, arm)):
                 summary = runner(RoundParams(campaign=params.campaign, round_index=index, arm=arm,
-                                             overrides=params.overrides, accept_change=params.accept_change))
+                                             overrides=params.overrides, accept_change=params.accept_change,
+                                             sources=params.sources))
             outcome.rounds.append(summary)
             done[arm].append(summary.model_dump(mode="json"))
             for listener in list(_LISTENERS):

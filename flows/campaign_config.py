@@ -23,11 +23,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from arena.core.domains import GymLoadError, get_domain
 from arena.core.pack import Pack
+from arena.core.redact import MASK
 from arena.core.text import clip
-from flows.settings import CAMPAIGN_SECTIONS, LOCAL_SETTINGS, SECTION_OF, GymloopSettings, source_of
-from registry import BaselineInfo
+from flows.settings import (
+    CAMPAIGN_SECTIONS,
+    LOCAL_SETTINGS,
+    SECTION_OF,
+    GymloopSettings,
+    SettingsError,
+    describe,
+    secret_overrides,
+    source_of,
+)
+from registry import BaselineInfo, Registry
 
 MEASURED_SECTIONS: tuple[str, ...] = ("gyms", "evaluation", "transfer")
 """Settings sections that decide how a round is measured: a change there stops a campaign's next round."""
@@ -122,7 +134,7 @@ def _gym_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], gyms: 
 
 
 def contract_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], settings: GymloopSettings,
-                     overrides: Mapping[str, Any]) -> list[str]:
+                     overrides: Mapping[str, Any], sources: Mapping[str, str] | None = None) -> list[str]:
     """Each difference between a baseline's contract and a round's that changes how the round is measured.
 
     Args:
@@ -130,6 +142,7 @@ def contract_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], se
         current: The round's contract (:func:`campaign_contract`).
         settings: The round's settings (to tell which settings measure a round).
         overrides: The round's overrides (options and flow parameters), to name where a value came from.
+        sources: Where each override came from on the machine that gave it (else found from ``overrides``).
 
     Returns:
         One phrase per change, e.g. ``eval_seeds [0] -> [0, 1] (environment variable GYMLOOP_EVAL_SEEDS)``.
@@ -140,12 +153,13 @@ def contract_changes(recorded: Mapping[str, Any], current: Mapping[str, Any], se
     for name in sorted(new_settings):
         if name in recorded.get("settings", {}) and old_settings[name] != new_settings[name]:
             shown = f"{clip(repr(old_settings[name]), 60)} -> {clip(repr(new_settings[name]), 60)}"
-            changes.append(f"{name} {shown} ({source_of(name, overrides)})")
+            changes.append(f"{name} {shown} ({(sources or {}).get(name) or source_of(name, overrides)})")
     return changes
 
 
 def check_contract(baselines: Sequence[BaselineInfo], contract: Mapping[str, Any], settings: GymloopSettings,
-                   overrides: Mapping[str, Any], *, where: str, accept_change: bool) -> str | None:
+                   overrides: Mapping[str, Any], *, where: str, accept_change: bool,
+                   sources: Mapping[str, str] | None = None) -> str | None:
     """The change a round declares from its campaign's last baseline (``None`` when there is none).
 
     Args:
@@ -155,13 +169,14 @@ def check_contract(baselines: Sequence[BaselineInfo], contract: Mapping[str, Any
         overrides: The round's overrides (to name where a value came from).
         where: The round, as named in the line (``round 1 of campaign 'c'``).
         accept_change: The round starts a new baseline when its contract changed.
+        sources: Where each override came from on the machine that gave it.
 
     Raises:
         ContractChanged: The contract changed and no change is accepted; one line naming each change.
     """
     if not baselines:
         return None
-    changes = contract_changes(baselines[-1].contract, contract, settings, overrides)
+    changes = contract_changes(baselines[-1].contract, contract, settings, overrides, sources)
     if not changes:
         return None
     if not accept_change:
@@ -196,4 +211,100 @@ def baseline_note(baseline: BaselineInfo | None) -> str:
         return ""
     return (f"from round {baseline.first_round}, where baseline {baseline.number} starts (accepted: "
             f"{baseline.change}); lifts are not paired across baselines")
+
+
+def _recorded(name: str) -> bool:
+    """Whether a setting is recorded with a campaign: of a campaign section, and not this machine's own."""
+    return SECTION_OF.get(name) in CAMPAIGN_SECTIONS and name not in LOCAL_SETTINGS
+
+
+def _masked(value: Any) -> bool:
+    """Whether a recorded value was shown masked (an endpoint holding a secret): the machine's own value counts."""
+    return isinstance(value, str) and MASK in value
+
+
+def played_settings(recorded: Mapping[str, Any], overrides: Mapping[str, Any],
+                    local: GymloopSettings) -> GymloopSettings:
+    """The settings a round plays: the campaign's recorded settings, the round's overrides, this machine's own.
+
+    This machine gives its ``store`` and ``serving`` sections and the settings of
+    :data:`flows.settings.LOCAL_SETTINGS` (secrets, endpoints, where gym code lives), which are never recorded, and
+    a value recorded masked (an endpoint holding a secret). Its gymloop.toml and ``GYMLOOP_*`` variables give nothing
+    else: a setting the record does not hold (one newer than the campaign) takes its default.
+
+    Args:
+        recorded: The campaign's recorded settings, by flat name (a baseline's ``contract["settings"]``).
+        overrides: The round's overrides, by flat name.
+        local: This machine's settings.
+
+    Raises:
+        SettingsError: A recorded value or override is refused by this gymloop (named, with where it came from).
+    """
+    kept = {n: v for n, v in recorded.items() if _recorded(n) and not _masked(v)}
+    given = {n: v for n, v in overrides.items() if v is not None and _recorded(n)}
+    mine = {n: getattr(getattr(local, section), n) for n, section in SECTION_OF.items()
+            if not _recorded(n) or (n not in given and _masked(recorded.get(n)))}
+    try:
+        return GymloopSettings.model_validate({**kept, **given, **mine})
+    except ValidationError as exc:
+        raise SettingsError(describe(exc, source="the campaign's recorded settings or the round's overrides")) from None
+
+
+def campaign_settings(registry: Registry, campaign: str, overrides: Mapping[str, Any],
+                      local: GymloopSettings) -> GymloopSettings:
+    """The settings of a campaign's next round: its last baseline's, ``overrides`` over them, this machine's own.
+
+    A campaign without a baseline yet (a new one) plays this machine's settings: its first round records them.
+
+    Raises:
+        SettingsError: A recorded value or override is refused (see :func:`played_settings`).
+    """
+    baselines = registry.baselines(campaign)
+    recorded = baselines[-1].contract.get("settings", {}) if baselines else local.public_dict()
+    return played_settings(recorded, overrides, local)
+
+
+def round_settings(registry: Registry, round_id: int, local: GymloopSettings) -> GymloopSettings:
+    """The settings a started round plays, read from the registry by its id (what its workers play).
+
+    The round's baseline's recorded settings, the overrides recorded with the round, and this machine's own
+    (:func:`played_settings`).
+
+    Raises:
+        RegistryError: Unknown round.
+        SettingsError: A recorded value or override is refused.
+    """
+    info = registry.round(round_id)
+    name = next((c.name for c in registry.campaigns() if c.id == info.campaign_id), None)
+    held = [b for b in registry.baselines(name) if b.first_round <= info.index] if name else []
+    recorded = held[-1].contract.get("settings", {}) if held else local.public_dict()
+    return played_settings(recorded, info.details.get("overrides", {}), local)
+
+
+def declared_overrides(baselines: Sequence[BaselineInfo], settings: GymloopSettings, overrides: Mapping[str, Any],
+                       flags: Mapping[str, str] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """What a command gives its campaign's rounds: its options, and each setting it gives another value than recorded.
+
+    The command's settings (options, ``GYMLOOP_*``, gymloop.toml) are what its user asks for; the rounds play the
+    campaign's recorded settings with these overrides (:func:`played_settings`), so that a process elsewhere plays
+    the same. A secret, or a value holding one, is never an override: each process reads its own.
+
+    Args:
+        baselines: The campaign's baselines (none for a new campaign: its first round records the settings).
+        settings: The command's settings.
+        overrides: The command's options, by flat name.
+        flags: The option each override came from (``{"model": "--model"}``).
+
+    Returns:
+        The overrides, and where each came from (named in a change's line).
+    """
+    given = dict(overrides)
+    if baselines:
+        recorded = baselines[-1].contract.get("settings", {})
+        defaults = GymloopSettings().public_dict()
+        changed = {n: v for n, v in settings.public_dict().items()
+                   if _recorded(n) and n not in given and not _masked(v) and v != recorded.get(n, defaults.get(n))}
+        refused = set(secret_overrides(changed))
+        given.update({n: v for n, v in changed.items() if n not in refused})
+    return given, {n: source_of(n, overrides, flags) for n in given}
 

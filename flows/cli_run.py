@@ -59,12 +59,25 @@ MODEL_HELP = ("Starting model: 'reference', a litellm model string, 'transformer
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout (progress on stderr).")]
 
 
+FLAGS = {"model": "--model", "domains": "--domain", "strategy": "--strategy", "home": "--home", "tasks": "--task"}
+"""The option of each setting a run command takes."""
+
+
 def _settings(**overrides: Any) -> GymloopSettings:
     # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.settings import cli_settings
 
-    return cli_settings(overrides, {"model": "--model", "domains": "--domain", "strategy": "--strategy",
-                                    "home": "--home", "tasks": "--task"})
+    return cli_settings(overrides, FLAGS)
+
+
+def _declared(campaign: str, overrides: dict[str, Any], settings: GymloopSettings) -> tuple[dict[str, Any],
+                                                                                         dict[str, str]]:
+    """The overrides a command gives its rounds and where each came from (``declared_overrides``)."""
+    # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
+    from flows.campaign_config import declared_overrides
+    from flows.registry_access import open_registry
+
+    return declared_overrides(open_registry(settings).baselines(campaign), settings, overrides, FLAGS)
 
 
 def _overrides(model: str | None, domains: list[str] | None, strategy: str | None,
@@ -386,8 +399,9 @@ def round_command(
     _check_tracking(settings)
     with _lease(campaign, overrides):
         _check_contract(campaign, overrides, settings, accept_change)
-        outcome = _drive(CampaignParams(campaign=campaign, overrides=overrides, accept_change=accept_change), settings,
-                         make_console(stderr=as_json), whole_campaign=False)
+        given, sources = _declared(campaign, overrides, settings)
+        outcome = _drive(CampaignParams(campaign=campaign, overrides=given, accept_change=accept_change,
+                                        sources=sources), settings, make_console(stderr=as_json), whole_campaign=False)
     if as_json:
         print_json(_result(campaign, outcome.rounds, settings, outcome=outcome))
         return
@@ -416,8 +430,9 @@ def campaign_command(
     _check_tracking(settings)
     with _lease(name, overrides):
         _check_contract(name, overrides, settings, accept_change)
-        params = CampaignParams(campaign=name, rounds=rounds, control=control, overrides=overrides,
-                                accept_change=accept_change)
+        given, sources = _declared(name, overrides, settings)
+        params = CampaignParams(campaign=name, rounds=rounds, control=control, overrides=given,
+                                accept_change=accept_change, sources=sources)
         outcome = _drive(params, settings, make_console(stderr=as_json), whole_campaign=True)
     if as_json:
         print_json(_result(name, outcome.rounds, settings, outcome=outcome))

@@ -15,7 +15,7 @@ from typing import Any
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
 from flows import model_spec, transfer
-from flows.campaign_config import campaign_contract, check_contract
+from flows.campaign_config import campaign_contract, campaign_settings, check_contract
 from flows.models import RoundParams
 from flows.packs import base_packs, load_pack
 from flows.registered_models import initial_model
@@ -103,28 +103,34 @@ class RoundContext:
         return load_pack(self.registry, pack_id)
 
 
-def arm_settings(params: RoundParams) -> GymloopSettings:
-    """The settings of a round's arm: the overrides over gymloop.toml and GYMLOOP_*, with ``arm`` set."""
-    return load_settings(**{**params.overrides, "arm": params.arm})
+def round_overrides(params: RoundParams) -> dict[str, Any]:
+    """A round's overrides, recorded with it: the flow's, with ``arm`` set to the round's arm."""
+    return {**params.overrides, "arm": params.arm}
 
 
 def open_round(params: RoundParams, say: Callable[[str], None] = print) -> RoundContext:
     """Open a round: start it, or resume it when it has not finished.
 
+    Its settings are the campaign's recorded ones, the round's overrides and this machine's own
+    (``campaign_config.campaign_settings``); the overrides are recorded with the round, for its workers.
+
     Raises:
         ValueError: The arm's previous round has not finished, or produced no model.
         RegistryError: The registry refused the round (e.g. it already finished).
     """
-    settings = arm_settings(params)
-    registry = open_registry(settings)
+    overrides = round_overrides(params)
+    local = load_settings(**overrides)
+    registry = open_registry(local)
+    settings = campaign_settings(registry, params.campaign, overrides, local)
     model_in = model_spec.local_model(_model_in(registry, settings, params), settings)
     transfer.check_suites(settings, params.overrides)
     base, suite, contract = round_contract(registry, settings)
     change = check_contract(registry.baselines(params.campaign), contract, settings, params.overrides,
                             where=_round_name(params.campaign, params.arm, params.round_index),
-                            accept_change=params.accept_change)
+                            accept_change=params.accept_change, sources=params.sources)
     info = registry.open_round(params.campaign, params.arm, params.round_index, model_in.id,
                                settings=settings.public_dict(), contract=contract, change=change)
+    info = registry.update_round(info.id, {"overrides": overrides, "settings": settings.public_dict()})
     baseline = [b for b in registry.baselines(params.campaign) if b.first_round <= params.round_index][-1]
     suites = transfer.suite_packs(registry, settings)
     return RoundContext(params=params, settings=settings, registry=registry, round=info, model_in=model_in,

@@ -58,6 +58,8 @@ class RoundParams(BaseModel):
         overrides: Settings overriding gymloop.toml and GYMLOOP_* (never secrets).
         accept_change: A change of gyms or measuring settings from the campaign's baseline starts a new baseline
             at this round instead of stopping it (``flows.campaign_config``).
+        sources: Where each override came from on the machine that gave it (an option, a variable, a file),
+            named in the line of a change.
     """
 
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
@@ -68,6 +70,7 @@ class RoundParams(BaseModel):
     arm: Arm = "targeted"
     overrides: dict[str, Any] = Field(default_factory=dict)
     accept_change: bool = False
+    sources: dict[str, str] = Field(default_factory=dict)
 
     _hide_secrets = model_validator(mode="before")(hide_secret_overrides)
     _no_secrets = field_validator("overrides")(no_secret_overrides)
@@ -82,6 +85,8 @@ class CampaignParams(BaseModel):
         control: A control arm to add beside the targeted one (arms already in the registry always run).
         overrides: Settings overriding gymloop.toml and GYMLOOP_* (never secrets).
         accept_change: The next round starts a new baseline when the gyms or measuring settings changed.
+        sources: Where each override came from on the machine that gave it (an option, a variable, a file),
+            named in the line of a change.
     """
 
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
@@ -92,6 +97,7 @@ class CampaignParams(BaseModel):
     control: Control = "none"
     overrides: dict[str, Any] = Field(default_factory=dict)
     accept_change: bool = False
+    sources: dict[str, str] = Field(default_factory=dict)
 
     _hide_secrets = model_validator(mode="before")(hide_secret_overrides)
     _no_secrets = field_validator("overrides")(no_secret_overrides)

@@ -14,6 +14,7 @@ from arena.core.pack import Pack
 from arena.rollout import EpisodeKey, run_episodes
 from curriculum import Wave
 from flows import model_spec
+from flows.campaign_config import round_settings
 from flows.focus import in_focus
 from flows.interrupt import batch_running
 from flows.live import EpisodeSink, rollout_config
@@ -60,14 +61,16 @@ def worker_settings(overrides: dict[str, Any]) -> GymloopSettings:
 
 
 def run_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
-              overrides: dict[str, Any]) -> list[EpisodeRecord]:
+              local: dict[str, Any]) -> list[EpisodeRecord]:
     """Run one batch of episodes of one model not yet in the registry, record them as they finish, return them.
 
-    The registry is found from the settings (``overrides`` over gymloop.toml and GYMLOOP_*), never
-    from a URL passed in: task parameters must not carry secrets.
+    The registry is found from this machine's settings (``local``, the flow's overrides of the machine's own
+    settings, over gymloop.toml and GYMLOOP_*), never from a URL passed in: task parameters must not carry secrets.
+    What the round plays is read from the registry by its id (``campaign_config.round_settings``).
     """
-    settings = worker_settings(overrides)
-    registry = open_registry(settings)
+    machine = worker_settings(local)
+    registry = open_registry(machine)
+    settings = round_settings(registry, round_id, machine)
     done = {(d.pack_id, d.task_id, d.seed, d.attempt)
             for d in registry.finished_episode_keys(round_id, stage=stage, model_id=model_id)}
     todo = [k for k in keys if (k.pack_id, k.task_id, k.seed, k.attempt) not in done]

@@ -31,6 +31,7 @@ from flows.preflight import preflight_agent
 from flows.registered_models import make_agent, model_ref
 from flows.rollouts import batches, run_batch, wave_keys
 from flows.round_metrics import round_metrics
+from flows.settings import machine_overrides
 from flows.variants import generate_variants
 from registry import TARGETED_ARM, ModelInfo
 
@@ -53,16 +54,16 @@ class EpisodeBatch:
 @task(name="rollout-batch", retries=2, retry_delay_seconds=2, cache_policy=NO_CACHE,
       retry_condition_fn=retry_unless_stopped)
 def rollout_batch(round_id: int, stage: str, model_id: int, keys: list[EpisodeKey],
-                  overrides: dict[str, Any]) -> EpisodeBatch:
+                  local: dict[str, Any]) -> EpisodeBatch:
     """Run one batch of episodes (those not yet recorded), record and return them; retried on failure."""
-    return EpisodeBatch(run_batch(round_id, stage, model_id, keys, overrides), os.getpid())
+    return EpisodeBatch(run_batch(round_id, stage, model_id, keys, local), os.getpid())
 
 
 def run_batches(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[EpisodeKey]) -> list[EpisodeRecord]:
     """Play a stage's episodes as batched Prefect tasks on the round's task runner; return them."""
     batch_task = rollout_batch.with_options(name=prefect_view.STAGE_TASKS.get(stage, stage))
-    overrides = {**ctx.params.overrides, "arm": ctx.arm}
-    futures = [batch_task.submit(ctx.round.id, stage, model.id, batch, overrides)
+    local = machine_overrides(ctx.params.overrides)
+    futures = [batch_task.submit(ctx.round.id, stage, model.id, batch, local)
                for batch in batches(keys, ctx.settings.runner.batch_size)]
     ran: list[EpisodeRecord] = []
     meter = current_meter()

@@ -615,6 +615,15 @@ def _sources() -> dict[str, Any]:
     return given
 
 
+def machine_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The overrides that are this machine's own (``store``, ``serving``, :data:`LOCAL_SETTINGS`).
+
+    They tell a worker where the registry is; what a round plays is read from the registry.
+    """
+    return {n: v for n, v in overrides.items()
+            if n in SECTION_OF and (SECTION_OF[n] not in CAMPAIGN_SECTIONS or n in LOCAL_SETTINGS)}
+
+
 REFUSED_SECRET = "*** (a secret, refused)"
 """What a secret override value becomes before flow-parameter validation (so no error or log line holds it)."""
 
