@@ -49,7 +49,9 @@ class PrefectServer:
         self.log = root / "prefect-server.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
         env.update({"PREFECT_HOME": str(root / "prefect-server"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-                    "PREFECT_LOGGING_LEVEL": "WARNING"})
+                    "PREFECT_LOGGING_LEVEL": "WARNING",
+                    # a run held by a deployment's concurrency limit asks again after 2 s, not 30 s
+                    "PREFECT_SERVER_DEPLOYMENTS_CONCURRENCY_SLOT_WAIT_SECONDS": "2"})
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(self.port)],
             env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)

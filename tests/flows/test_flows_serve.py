@@ -7,11 +7,10 @@ import time
 
 import httpx
 import pytest
-from conftest import free_port
 
 from registry import Registry
 
-SETTINGS = {"domains": ["procurement"], "variants_per_round": 0, "wave_budget": 120, "eval_k": 1}
+SETTINGS = {"domains": ["procurement"], "variants_per_round": 0, "wave_budget": 24, "eval_k": 1}
 
 
 def _start(args, env, log):
@@ -44,30 +43,22 @@ def _gymloop(args, env):
 
 
 @pytest.mark.timeout(900)
-def test_serve_registers_cron_deployment_and_two_triggers_run_one_round_after_the_other(gymloop_home, tmp_path):
-    port = free_port()
-    api = f"http://127.0.0.1:{port}/api"
+@pytest.mark.xdist_group("prefect-server")
+def test_serve_registers_cron_deployment_and_two_triggers_run_one_round_after_the_other(gymloop_home, tmp_path,
+                                                                                      prefect_server):
+    api = prefect_server.api
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env.update({"PREFECT_HOME": str(tmp_path / "prefect-server"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    env.update({"PREFECT_HOME": str(tmp_path / "prefect-client"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
                 "PREFECT_LOGGING_LEVEL": "WARNING", "GYMLOOP_HOME": str(gymloop_home)})
     for key, value in SETTINGS.items():
         env[f"GYMLOOP_{key.upper()}"] = json.dumps(value) if isinstance(value, list) else str(value)
-    server_log, serve_log = tmp_path / "server.log", tmp_path / "serve.log"
-    server = _start([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                    env, server_log.open("w"))
-    client_env = {**env, "PREFECT_API_URL": api}
-    serve = None
+    server_log, serve_log = prefect_server.log, tmp_path / "serve.log"
+    client_env = {**env, "PREFECT_API_URL": api, "PREFECT_RUNNER_POLL_FREQUENCY": "1"}  # the runner looks every 1 s
+    serve = dep = None
     no_server = _gymloop(["serve", "--campaign", "sched"], env)
     assert no_server.returncode == 2 and "PREFECT_API_URL is not set" in no_server.stderr
     assert len(no_server.stderr.strip().splitlines()) == 1 and "Traceback" not in no_server.stderr
     try:
-        def healthy():
-            try:
-                return httpx.get(f"{api}/health", timeout=2).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        _wait(healthy, 120, "the Prefect server", [server_log])
         bad_cron = _gymloop(["serve", "--campaign", "sched", "--cron", "61 3 * * *"], client_env)
         assert bad_cron.returncode == 2 and "'61 3 * * *' (--cron) is not valid" in bad_cron.stderr
         assert "Traceback" not in bad_cron.stderr
@@ -114,5 +105,6 @@ def test_serve_registers_cron_deployment_and_two_triggers_run_one_round_after_th
     finally:
         if serve is not None:
             _stop(serve)
-        _stop(server)
+        if dep is not None:  # the session's server outlives this test: its schedule goes with it
+            httpx.delete(f"{api}/deployments/{dep['id']}", timeout=30).raise_for_status()
     assert "never awaited" not in serve_log.read_text()
