@@ -18,7 +18,7 @@ from registry import Registry
 from tests.flows.gymloop_child import child_env, kill_group, run, start
 
 SETTINGS = {"domains": ["procurement"], "eval_k": 1, "batch_size": 1, "workers": 1, "variants_per_round": 1,
-            "tasks_per_variant": 4, "wave_budget": 60, "lease_wait_s": 0}
+            "tasks_per_variant": 4, "wave_budget": 30, "lease_wait_s": 0}
 """A small round whose stages last long enough to be caught: one episode per Prefect task."""
 
 KILL_IN = ("eval_before", "generate", "train", "eval_after")
