@@ -53,9 +53,11 @@ def _serve_one_round(api: str, env: dict[str, str], log: Path, registry: Registr
         assert found, log.read_text()[-3000:]
         httpx.post(f"{api}/deployments/{found[0]['id']}/create_flow_run", json={}, timeout=30).raise_for_status()
         campaign = registry.campaign("c").id
+        runs = {"flow_runs": {"deployment_id": {"any_": [found[0]["id"]]}}}
         while time.monotonic() < deadline and serving.poll() is None:
             rounds = registry.rounds(campaign)
-            if len(rounds) == 3 and rounds[2].status in ("finished", "failed"):
+            states = [r["state_type"] for r in httpx.post(f"{api}/flow_runs/filter", json=runs, timeout=30).json()]
+            if (len(rounds) == 3 and rounds[2].status != "running") or {"FAILED", "CRASHED"} & set(states):
                 break
             time.sleep(1)
         assert [r.status for r in registry.rounds(campaign)] == ["finished"] * 3, log.read_text()[-3000:]
