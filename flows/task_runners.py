@@ -1,10 +1,11 @@
 """The Prefect task runner a round's rollout batches run on: threads, a Dask cluster or a Ray cluster.
 
 Every engine runs ``workers`` batches at a time. Dask and Ray start a temporary local cluster for the
-flow run (Ray joins the cluster ``RAY_ADDRESS`` names instead, when set). A batch re-reads the settings
-where it runs (``GYMLOOP_*`` variables, ``gymloop.toml``, then the flow's overrides): secrets never
-travel as task parameters, and the workers of a local cluster inherit the variables and the working
-directory of the process that started it.
+flow run (Ray joins the cluster ``RAY_ADDRESS`` names instead, when set). A batch receives the round's id and
+reads what the round plays from the registry (``flows.campaign_config.round_settings``); where the registry is,
+the secrets and the endpoints it reads where it runs (``GYMLOOP_*`` variables, ``gymloop.toml``, then the flow's
+overrides of the machine's own settings): secrets never travel as task parameters, and the workers of a local
+cluster inherit the variables and the working directory of the process that started it.
 """
 
 from __future__ import annotations
