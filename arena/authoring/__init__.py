@@ -46,7 +46,7 @@ from arena.authoring.knobs import (
     parse_knobs,
     targetable_kinds,
 )
-from arena.authoring.picks import day_between, mix, nth, pick, pick_where
+from arena.authoring.picks import day_between, mix, nth, pick, pick_where, shuffled
 from arena.authoring.records import WorldRows, fetch, insert_rows, select
 from arena.authoring.reply_rules import guard_replies
 from arena.authoring.search import SEARCH_LIMIT, IndexRow, add_to_index, index_row, search, write_index
@@ -136,6 +136,7 @@ __all__ = [
     "scope",
     "search",
     "select",
+    "shuffled",
     "state",
     "step",
     "targetable_kinds",

@@ -3,6 +3,7 @@
 - :func:`pick_where`: up to ``n`` rows in a random order that a test accepts;
 - :func:`pick`: up to ``n`` rows, those a preference likes first;
 - :func:`mix`: up to ``n`` rows, about a share of them from the messy ones (namesakes, stale summaries);
+- :func:`shuffled`: all the rows in a random order, those a preference likes first;
 - :func:`nth`: the ``i``-th row of a shuffled pool, for a template that builds its ``i``-th task from a fresh copy
   of its ``rng`` (so the tasks of one template are distinct rows);
 - :func:`day_between`: a day of a span, for a world generator's dates.
@@ -51,13 +52,19 @@ def mix(rng: random.Random, preferred: Sequence[Row], rest: Sequence[Row], n: in
     return picks
 
 
+def shuffled(rng: random.Random, rows: Sequence[Row], prefer: Callable[[Row], bool] | None = None) -> list[Row]:
+    """All of ``rows`` in a random order: those ``prefer`` likes first (shuffled), then the others (shuffled)."""
+    first = [r for r in rows if prefer is None or prefer(r)]
+    rest = [r for r in rows if prefer is not None and not prefer(r)]
+    rng.shuffle(first)
+    rng.shuffle(rest)
+    return first + rest
+
+
 def nth(rows: Sequence[Row], rng: random.Random, i: int) -> Row | None:
     """Entry ``i`` of ``rows`` shuffled by ``rng`` (wrapping around), ``None`` when there are none."""
-    if not rows:
-        return None
-    order = list(rows)
-    rng.shuffle(order)
-    return order[i % len(order)]
+    order = shuffled(rng, rows)
+    return order[i % len(order)] if order else None
 
 
 def day_between(rng: random.Random, start: date, end: date) -> date:

@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from arena.authoring import Draft, EntityRef, Fault, Persona, ResponseAssertion, WorldView, ref, says
+from arena.authoring import Draft, EntityRef, Fault, Persona, ResponseAssertion, WorldView, ref, says, shuffled
 from arena.gyms.tracker.rules import DONE, ROLES, WORKFLOWS
 from arena.gyms.tracker.world import TrackerKnobs
 
@@ -96,11 +96,7 @@ class Index:
     def pick_users(self, rng: random.Random, active_only: bool = True) -> list[dict[str, Any]]:
         """Users shuffled, those with near-duplicate names first."""
         pool = [u for u in self.users if u["active"] or not active_only]
-        dup = [u for u in pool if self.name_count[u["display_name"]] > 1]
-        rest = [u for u in pool if self.name_count[u["display_name"]] == 1]
-        rng.shuffle(dup)
-        rng.shuffle(rest)
-        return dup + rest
+        return shuffled(rng, pool, prefer=lambda u: self.name_count[u["display_name"]] > 1)
 
     def group_named(self, name: str) -> dict[str, Any]:
         """The group called ``name``.
