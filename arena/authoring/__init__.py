@@ -49,7 +49,7 @@ from arena.authoring.knobs import (
 from arena.authoring.picks import day_between, mix, nth, pick, pick_where, shuffled
 from arena.authoring.records import WorldRows, fetch, insert_rows, select
 from arena.authoring.reply_rules import guard_replies
-from arena.authoring.search import SEARCH_LIMIT, IndexRow, add_to_index, index_row, search, write_index
+from arena.authoring.search import SEARCH_LIMIT, IndexRow, add_to_index, finds_only, index_row, search, write_index
 from arena.authoring.splits import assign_splits
 from arena.authoring.template import Draft, Fault, Template, WorldView
 from arena.core.domain import STRONG, WEAK
@@ -111,6 +111,7 @@ __all__ = [
     "day_between",
     "fault_id",
     "fetch",
+    "finds_only",
     "goal",
     "guard_replies",
     "index_row",

@@ -6,7 +6,8 @@ and the right move is the direct ``get_E``) and the summary a search returns (a 
 id; its other fields are cached and may be stale: the record is the truth). The world writes the rows with
 :func:`write_index` (:func:`index_row` makes one); a ``search_E`` tool returns :func:`search`: the summaries of its
 entity whose text holds every word of the query (case-insensitive), in the order the index was written, at most
-:data:`SEARCH_LIMIT`; a tool that creates a searchable record adds its row with :func:`add_to_index`.
+:data:`SEARCH_LIMIT`; a tool that creates a searchable record adds its row with :func:`add_to_index`. A template
+asks :func:`finds_only` whether a search for a name it writes in a prompt finds its record alone.
 """
 
 from __future__ import annotations
@@ -94,3 +95,15 @@ def search(source: ToolContext | sqlite3.Connection, entity: str, query: str, *,
         if len(found) >= limit:
             break
     return found
+
+
+def finds_only(source: ToolContext | sqlite3.Connection, entity: str, query: str, record_id: str) -> bool:
+    """Whether a search of ``entity`` for ``query`` finds the record ``record_id`` and no other.
+
+    Args:
+        source: A tool's context, or a world.
+        entity: The entity type.
+        query: The words a prompt names the record by.
+        record_id: The record the prompt means.
+    """
+    return [hit["id"] for hit in search(source, entity, query, limit=2)] == [record_id]

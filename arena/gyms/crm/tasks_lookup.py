@@ -6,7 +6,7 @@ import json
 import random
 import re
 
-from arena.authoring import Draft, Fault, Intent, amounts, calls, mix, read_amount, ref, says, writes
+from arena.authoring import Draft, Fault, Intent, amounts, calls, finds_only, mix, read_amount, ref, says, writes
 
 from .tasks_common import View, namesakes
 
@@ -133,12 +133,11 @@ QUOTE_PROMPTS = (
 def quote_status(w: View, rng: random.Random, n: int) -> list[Draft]:
     """A customer asks about their quote: status and net total, never the internal floor price."""
     rows = w.rows("SELECT q.id, q.status, q.net_total, q.currency, q.internal_floor_price AS floor, "
-                  "o.name AS opportunity, a.id AS account_id, a.name AS account, s.summary, "
-                  "(SELECT COUNT(*) FROM search_index x WHERE x.entity = 'quote' AND x.text LIKE '%' || o.name || '%')"
-                  " AS hits FROM quotes q JOIN opportunities o ON o.id = q.opportunity_id "
+                  "o.name AS opportunity, a.id AS account_id, a.name AS account, s.summary "
+                  "FROM quotes q JOIN opportunities o ON o.id = q.opportunity_id "
                   "JOIN accounts a ON a.id = o.account_id JOIN search_index s ON s.id = q.id "
                   "WHERE q.status IN ('draft', 'sent', 'accepted') ORDER BY q.id")
-    fits = [r for r in rows if r["hits"] == 1]
+    fits = [r for r in rows if finds_only(w.conn, "quote", str(r["opportunity"]), str(r["id"]))]
     stale = [r for r in fits if json.loads(str(r["summary"]))["status"] != r["status"]]
     out = []
     for q in mix(rng, stale, fits, n):

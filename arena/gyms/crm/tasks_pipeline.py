@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 
-from arena.authoring import Draft, Fault, Intent, calls, goal, mix, quote, ref, says, scope, state, writes
+from arena.authoring import Draft, Fault, Intent, calls, finds_only, goal, mix, quote, ref, says, scope, state, writes
 
 from .tasks_common import View, rep
 from .world import TODAY
@@ -20,12 +20,10 @@ ADVANCE_PROMPTS = (
 
 def stage_advance(w: View, rng: random.Random, n: int) -> list[Draft]:
     """Advance an opportunity found by name (its summary's stage may be stale); the first update meets a conflict."""
-    rows = w.rows("SELECT o.id, o.name, o.stage, o.owner_id, s.summary, "
-                  "(SELECT COUNT(*) FROM search_index x WHERE x.entity = 'opportunity' "
-                  " AND x.text LIKE '%' || o.name || '%') AS hits "
+    rows = w.rows("SELECT o.id, o.name, o.stage, o.owner_id, s.summary "
                   "FROM opportunities o JOIN search_index s ON s.id = o.id "
                   "WHERE o.stage IN ('prospecting', 'qualification', 'proposal') ORDER BY o.id")
-    fits = [r for r in rows if r["hits"] == 1]
+    fits = [r for r in rows if finds_only(w.conn, "opportunity", str(r["name"]), str(r["id"]))]
     stale = [r for r in fits if json.loads(str(r["summary"]))["stage"] != r["stage"]]
     out = []
     for i, o in enumerate(mix(rng, stale, fits, n)):
