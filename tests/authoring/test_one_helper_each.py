@@ -1,5 +1,5 @@
-"""The kit's helpers are written once: no built-in gym or kit module copies picking, fetching, dates, amounts or
-the search index (read from the source: no gym is imported or run)."""
+"""The kit's helpers are written once: no built-in gym or kit module copies picking, ordering, fetching, dates,
+amounts or the search index (read from the source: no gym is imported or run)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ GYMS = [ARENA / "gyms" / name for name in ("crm", "helpdesk", "procurement", "tr
 SOURCES = [*sorted(p for root in [ARENA / "authoring", *GYMS] for p in root.rglob("*.py")),
            ARENA / "core" / "values.py"]
 """The kit (with its starter gym), the four built-in gyms and the values module the kit reads through."""
-HELPERS = {"pick", "pick_where", "mix", "nth", "day_between", "fetch", "select", "insert_rows", "search", "index_row",
-           "write_index", "add_to_index", "iso_date", "positive_amount", "cents", "legacy_date", "read_date",
-           "read_amount", "amounts", "dates", "amount_spellings", "date_spellings", "parse_date", "parse_amount"}
+HELPERS = {"pick", "pick_where", "mix", "nth", "shuffled", "day_between", "fetch", "select", "insert_rows", "search",
+           "finds_only", "index_row", "write_index", "add_to_index", "iso_date", "positive_amount", "cents",
+           "legacy_date", "read_date", "read_amount", "amounts", "dates", "amount_spellings", "date_spellings",
+           "parse_date", "parse_amount"}
 """The helpers a gym takes from the kit (and the kit from ``arena.core.values``)."""
 
 SMALLEST = 12
@@ -64,15 +65,22 @@ def test_no_function_body_is_written_twice() -> None:
     assert not copies, f"the same function written more than once: {copies}"
 
 
+def _is_len_of(node: ast.AST, rows: ast.AST) -> bool:
+    """``len(rows)``."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
+            and len(node.args) == 1 and ast.dump(node.args[0]) == ast.dump(rows))
+
+
 def _is_inline_pick(node: ast.AST) -> bool:
-    """``rng.sample(rows, min(n, len(rows)))``: the kit's ``pick`` written out."""
+    """``rng.sample(rows, min(n, len(rows)))`` or ``rng.sample(rows, len(rows))``: the kit's ``pick`` written out."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sample"
             and len(node.args) == 2 and isinstance(node.args[1], ast.Call)):
         return False
-    bound = node.args[1]
-    return isinstance(bound.func, ast.Name) and bound.func.id == "min" and any(
-        isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id == "len"
-        and ast.dump(a.args[0]) == ast.dump(node.args[0]) for a in bound.args)
+    rows, bound = node.args
+    if _is_len_of(bound, rows):
+        return True
+    return isinstance(bound, ast.Call) and isinstance(bound.func, ast.Name) and bound.func.id == "min" and any(
+        _is_len_of(a, rows) for a in bound.args)
 
 
 def _amount_spellings_listed(node: ast.AST) -> bool:
@@ -95,3 +103,29 @@ def test_picks_and_amount_spellings_are_not_written_out_again() -> None:
                      for node in ast.walk(_tree(path)) if _is_inline_pick(node)]
     assert not spelled_out, f"amount spellings listed outside arena/core/values.py: {spelled_out}"
     assert not picked_inline, f"the kit's pick written out: {picked_inline}"
+
+
+def _task_modules() -> list[Path]:
+    """The modules of the built-in gyms and the starter that build tasks (``tasks*.py``)."""
+    return [p for p in SOURCES if p.name.startswith("tasks") and ("gyms" in p.parts or "starter" in p.parts)]
+
+
+def _string_text(node: ast.AST) -> str | None:
+    """The text of a string literal (an f-string's literal parts, its fields as ``{}``), or ``None``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(str(v.value) if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    return None
+
+
+def test_templates_order_rows_and_ask_the_search_index_through_the_kit() -> None:
+    shuffling = [f"{path.relative_to(ARENA)}:{node.lineno}" for path in _task_modules()
+                 for node in ast.walk(_tree(path)) if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Attribute) and node.func.attr == "shuffle"]
+    matching = re.compile(r"\bLIKE\b|\binstr\s*\(|\bMATCH\b|\bGLOB\b", re.IGNORECASE)
+    own_search = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in _task_modules()
+                  for node in ast.walk(_tree(path)) if (text := _string_text(node)) is not None
+                  and "search_index" in text and matching.search(text)]
+    assert not shuffling, f"a template shuffles rows itself (the kit's shuffled orders them): {shuffling}"
+    assert not own_search, f"a template matches search_index rows itself (the kit's finds_only asks): {own_search}"

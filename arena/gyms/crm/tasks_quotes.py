@@ -5,7 +5,22 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from arena.authoring import Draft, Fault, Intent, amounts, calls, goal, mix, quote, ref, says, scope, state, writes
+from arena.authoring import (
+    Draft,
+    Fault,
+    Intent,
+    amounts,
+    calls,
+    goal,
+    mix,
+    pick,
+    quote,
+    ref,
+    says,
+    scope,
+    state,
+    writes,
+)
 
 from .tasks_common import View, manager, rep
 from .world import TODAY
@@ -114,7 +129,7 @@ def send_quote(w: View, rng: random.Random, n: int) -> list[Draft]:
     rows = w.rows(DRAFTS)
     within = [r for r in rows if float(r["discount_pct"]) <= limit]
     above = [r for r in rows if float(r["discount_pct"]) > limit and r["approval"] in (None, "rejected")]
-    within, above = rng.sample(within, len(within)), rng.sample(above, len(above))
+    within, above = pick(rng, within, len(within)), pick(rng, above, len(above))
     out = []
     for depth in _depths(w.knobs.prerequisite_depth or 3, n):
         pool = within if depth == 1 else above
