@@ -2,10 +2,10 @@
 
 Tools take dates as ``YYYY-MM-DD`` (:func:`iso_date`) and amounts as positive numbers (:func:`positive_amount`),
 refusing anything else with an ``InvalidArgument`` that names the parameter and the value. Old rows keep legacy
-formats, written by :func:`legacy_date` (the ``legacy_format_rate`` knob's mess) and read back by :func:`read_date`
-and :func:`read_amount` through ``arena.core.values``, the one reading of dates and amounts that tool arguments and
-reply facts share. Replies may state a date or an amount in any of the spellings :func:`dates` and :func:`amounts`
-list (what a template puts in ``says(...)``).
+formats, written by :func:`legacy_date` and :func:`legacy_amount` (the ``legacy_format_rate`` knob's mess) and
+read back by :func:`read_date` and :func:`read_amount` through ``arena.core.values``, the one reading of dates and
+amounts that tool arguments and reply facts share. Replies may state a date or an amount in any of the spellings
+:func:`dates` and :func:`amounts` list (what a template puts in ``says(...)``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ LEGACY_DATES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(\d{4})(\d{2})(\d{2})"), "%Y%m%d"),
 )
 """The legacy date formats old rows keep, by style: 0 ``MM/DD/YYYY``, 1 ``DD.MM.YYYY``, 2 ``YYYYMMDD``."""
+
+CURRENCY_SIGNS = {"USD": "$", "GBP": "£"}
+"""Currencies whose legacy amounts are written with a sign in front (others put the code after)."""
 
 MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 """The months as legacy styles 3 to 5 write them."""
@@ -82,6 +85,15 @@ def legacy_date(day: date, style: int = 0) -> str:
     if not 0 <= style - len(LEGACY_DATES) < len(spelled):
         raise ValueError(f"legacy date style {style} is none of 0 to {len(LEGACY_DATES) + len(spelled) - 1}")
     return spelled[style - len(LEGACY_DATES)]
+
+
+def legacy_amount(value: float, currency: str) -> str:
+    """``value`` as an old row or a person writes it: ``$12,500.00``, ``£12,500.00`` or ``12,500.00 EUR``.
+
+    :func:`read_amount` reads it back.
+    """
+    shown = f"{value:,.2f}"
+    return f"{CURRENCY_SIGNS[currency]}{shown}" if currency in CURRENCY_SIGNS else f"{shown} {currency}"
 
 
 def read_date(text: str) -> date:

@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from arena.authoring import legacy_date
+from arena.authoring import legacy_amount, legacy_date, read_amount
 from arena.core.values import amount_spellings, amounts_in, date_spellings, dates_in, parse_amount, parse_date
 
 
@@ -47,3 +47,6 @@ def test_every_spelling_gymloop_writes_reads_back_as_its_value():
     assert [parse_date(legacy_date(day, style)) for style in range(6)] == [day] * 6
     with pytest.raises(ValueError, match="style 6"):
         legacy_date(day, 6)
+    written = [legacy_amount(12500, currency) for currency in ("USD", "GBP", "EUR")]
+    assert written == ["$12,500.00", "£12,500.00", "12,500.00 EUR"]
+    assert [read_amount(text) for text in written] == [12500.0] * 3

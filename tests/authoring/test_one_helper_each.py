@@ -19,8 +19,8 @@ SOURCES = [*sorted(p for root in [ARENA / "authoring", *GYMS] for p in root.rglo
 """The kit (with its starter gym), the four built-in gyms and the values module the kit reads through."""
 HELPERS = {"pick", "pick_where", "mix", "nth", "shuffled", "day_between", "fetch", "select", "insert_rows", "search",
            "finds_only", "index_row", "write_index", "add_to_index", "iso_date", "positive_amount", "cents",
-           "legacy_date", "read_date", "read_amount", "amounts", "dates", "amount_spellings", "date_spellings",
-           "parse_date", "parse_amount"}
+           "legacy_date", "legacy_amount", "read_date", "read_amount", "amounts", "dates", "amount_spellings",
+           "date_spellings", "parse_date", "parse_amount"}
 """The helpers a gym takes from the kit (and the kit from ``arena.core.values``)."""
 
 SMALLEST = 12
@@ -93,15 +93,29 @@ def _amount_spellings_listed(node: ast.AST) -> bool:
     return len(written) > len(set(written))
 
 
+def _legacy_amount_written(node: ast.AST) -> bool:
+    """An f-string writing a currency sign right before a two-decimal field (``f"${x:,.2f}"``): a legacy amount."""
+    if not isinstance(node, ast.JoinedStr):
+        return False
+    return any(isinstance(before, ast.Constant) and str(before.value).endswith(("$", "£", "€"))
+               and isinstance(after, ast.FormattedValue) and after.format_spec is not None
+               and ast.unparse(after.format_spec).endswith(".2f'")
+               for before, after in zip(node.values, node.values[1:], strict=False))
+
+
 def test_picks_and_amount_spellings_are_not_written_out_again() -> None:
     formatting = [p for p in sorted(ARENA.rglob("*.py"))
                   if p != ARENA / "core" / "values.py" and ".2f}" in p.read_text(encoding="utf-8")]
     spelled_out = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in formatting
                    for node in ast.walk(_tree(path)) if _amount_spellings_listed(node)]
+    legacy_amounts = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in formatting
+                      if path in SOURCES
+                      for node in ast.walk(_tree(path)) if _legacy_amount_written(node)]
     picked_inline = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in SOURCES
                      if path.name != "picks.py" and ".sample(" in path.read_text(encoding="utf-8")
                      for node in ast.walk(_tree(path)) if _is_inline_pick(node)]
     assert not spelled_out, f"amount spellings listed outside arena/core/values.py: {spelled_out}"
+    assert not legacy_amounts, f"a legacy amount written out (the kit's legacy_amount writes it): {legacy_amounts}"
     assert not picked_inline, f"the kit's pick written out: {picked_inline}"
 
 

@@ -1,15 +1,12 @@
-"""The CRM's own formats: phone numbers and amounts as tools take them and as the legacy CRM stored them.
+"""The CRM's own formats: phone numbers as tools take them and as the legacy CRM stored them.
 
-Dates (``YYYY-MM-DD``, legacy ``MM/DD/YYYY``) are the kit's (``arena.authoring.iso_date``, ``legacy_date``,
-``read_date``).
+Dates (``YYYY-MM-DD``, legacy ``MM/DD/YYYY``) and amounts (legacy ``$12,500.00``, ``12,500.00 EUR``) are the kit's
+(``arena.authoring.iso_date``, ``legacy_date``, ``read_date``, ``legacy_amount``, ``read_amount``).
 """
 
 from __future__ import annotations
 
 import re
-
-CURRENCY_SIGNS = {"USD": "$", "GBP": "£"}
-"""Currencies whose legacy amounts are written with a sign in front (others put the code after)."""
 
 PHONE = re.compile(r"\+\d{8,15}")
 """A canonical phone number: ``+`` then the country code and number, digits only (E.164)."""
@@ -34,15 +31,3 @@ def legacy_phone(code: str, number: str, style: int) -> str:
     if style == 1:
         return f"{a}.{b}.{c}"
     return f"00 {code} {a} {b} {c}"
-
-
-def money(value: float) -> str:
-    """An amount with two decimals and thousands separators: ``12,500.00``."""
-    return f"{value:,.2f}"
-
-
-def legacy_amount(value: float, currency: str) -> str:
-    """The legacy CRM's text form of an amount: ``$12,500.00``, ``£12,500.00`` or ``12,500.00 EUR``."""
-    if currency in CURRENCY_SIGNS:
-        return f"{CURRENCY_SIGNS[currency]}{money(value)}"
-    return f"{money(value)} {currency}"

@@ -13,6 +13,7 @@ from arena.authoring import (
     amounts,
     calls,
     goal,
+    legacy_amount,
     legacy_date,
     mix,
     quote,
@@ -25,7 +26,6 @@ from arena.authoring import (
     writes,
 )
 
-from .rules import legacy_amount, money
 from .tasks_common import View, namesakes, rep
 from .world import TODAY
 
@@ -101,7 +101,7 @@ def update_amount(w: View, rng: random.Random, n: int) -> list[Draft]:
                           report=["$update_opportunity_amount.amount"]),
             steps=[step("get_opportunity", opportunity_id=oid),
                    step("update_opportunity_amount", opportunity_id=oid, amount=new)],
-            reply=f"Opportunity {oid} is now at {money(new)} {currency}.",
+            reply=f"Opportunity {oid} is now at {new:,.2f} {currency}.",
             assertions=[
                 state("the amount changed", f"SELECT amount FROM opportunities WHERE id = {quote(oid)}", [[new]]),
                 calls("updated the amount", [("update_opportunity_amount", {"opportunity_id": oid, "amount": new})]),

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from arena.authoring import IndexRow, day_between, index_row, insert_rows, legacy_date
+from arena.authoring import IndexRow, day_between, index_row, insert_rows, legacy_amount, legacy_date
 
 from . import world_names as names
 from .knobs import CrmKnobs
-from .rules import canonical_phone, legacy_amount, legacy_phone
+from .rules import canonical_phone, legacy_phone
 
 LEGACY_BEFORE = date(2023, 1, 1)
 """Rows created before this day were imported from the legacy CRM."""

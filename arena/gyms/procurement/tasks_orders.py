@@ -16,6 +16,7 @@ from arena.authoring import (
     calls,
     dates,
     goal,
+    legacy_amount,
     legacy_date,
     pick,
     quote,
@@ -387,7 +388,7 @@ def create_requisition(w: View, rng: random.Random, n: int) -> list[Draft]:
         qty = rng.randint(2, 20)
         price = round(rng.uniform(low, high), 2)
         needed = TODAY + timedelta(days=rng.randint(10, 40))
-        money_raw = f"${price:,.2f}"
+        money_raw = legacy_amount(price, "USD")
         date_raw = dates(needed)[1] if i % 2 == 0 else legacy_date(needed, 1)
         description = f"{qty} x {item}"
         cost_center = emp["cost_center_id"]
