@@ -133,6 +133,23 @@ def _string_text(node: ast.AST) -> str | None:
     return None
 
 
+def _not_found_raised(node: ast.AST) -> bool:
+    """``raise NotFound(f"... not found")``: the kit's ``fetch`` refusal written out."""
+    if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and isinstance(node.exc.func, ast.Name)
+            and node.exc.func.id == "NotFound" and node.exc.args):
+        return False
+    text = _string_text(node.exc.args[0])
+    return text is not None and text.rstrip(". ").endswith("not found")
+
+
+def test_tools_fetch_records_through_the_kit() -> None:
+    gyms = [path for path in SOURCES if "gyms" in path.parts or "starter" in path.parts]
+    written_out = [f"{path.relative_to(ARENA)}:{node.lineno}" for path in gyms
+                   if "NotFound" in path.read_text(encoding="utf-8")
+                   for node in ast.walk(_tree(path)) if _not_found_raised(node)]
+    assert not written_out, f"a gym raises the kit's not-found refusal itself (the kit's fetch does): {written_out}"
+
+
 def test_templates_order_rows_and_ask_the_search_index_through_the_kit() -> None:
     shuffling = [f"{path.relative_to(ARENA)}:{node.lineno}" for path in _task_modules()
                  for node in ast.walk(_tree(path)) if isinstance(node, ast.Call)

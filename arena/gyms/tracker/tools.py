@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from arena.authoring import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, search, tool
+from arena.authoring import Conflict, InvalidArgument, NotFound, PolicyViolation, ToolContext, fetch, search, tool
 from arena.gyms.tracker.rules import DONE, PERMISSIONS, STATUSES
 
 _ISSUE_KEY = re.compile(r"^[A-Z][A-Z0-9]*-\d+$")
@@ -13,30 +13,24 @@ _PROJECT_KEY = re.compile(r"^[A-Z][A-Z0-9]*$")
 _ISO_DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 
 
-def _need(row: dict[str, Any] | None, kind: str, value: str) -> dict[str, Any]:
-    if row is None:
-        raise NotFound(f"{kind} {value!r} not found")
-    return row
-
-
 def _issue(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
     if not _ISSUE_KEY.match(issue_id):
         raise InvalidArgument(f"issue_id {issue_id!r} is not an issue key like PAY-123 (upper-case project key)")
-    return _need(ctx.one("SELECT * FROM issues WHERE id=?", (issue_id,)), "issue", issue_id)
+    return fetch(ctx, "issues", issue_id, "issue")
 
 
 def _project(ctx: ToolContext, project_id: str) -> dict[str, Any]:
     if not _PROJECT_KEY.match(project_id):
         raise InvalidArgument(f"project_id {project_id!r} is not an upper-case project key like PAY")
-    return _need(ctx.one("SELECT * FROM projects WHERE id=?", (project_id,)), "project", project_id)
+    return fetch(ctx, "projects", project_id, "project")
 
 
 def _user(ctx: ToolContext, user_id: str) -> dict[str, Any]:
-    return _need(ctx.one("SELECT * FROM users WHERE id=?", (user_id,)), "user", user_id)
+    return fetch(ctx, "users", user_id, "user")
 
 
 def _group(ctx: ToolContext, group_id: str) -> dict[str, Any]:
-    return _need(ctx.one("SELECT * FROM groups WHERE id=?", (group_id,)), "group", group_id)
+    return fetch(ctx, "groups", group_id, "group")
 
 
 def _writable(ctx: ToolContext, issue: dict[str, Any]) -> dict[str, Any]:
@@ -81,10 +75,9 @@ def get_issue(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
     """
     if not _ISSUE_KEY.match(issue_id):
         raise InvalidArgument(f"issue_id {issue_id!r} is not an issue key like PAY-123 (upper-case project key)")
-    issue = _need(ctx.one("SELECT i.*, u.display_name AS _assignee_name FROM issues i "
-                          "LEFT JOIN users u ON u.id=i.assignee_id WHERE i.id=?", (issue_id,)), "issue", issue_id)
-    record = {k: v for k, v in issue.items() if k != "_assignee_name"}
-    record["assignee_name"] = issue["_assignee_name"]
+    record = fetch(ctx, "issues", issue_id, "issue")
+    assignee = ctx.one("SELECT display_name FROM users WHERE id=?", (record["assignee_id"],))
+    record["assignee_name"] = assignee["display_name"] if assignee else None
     subtasks = ctx.all("SELECT id, status FROM issues WHERE parent_id=? ORDER BY rowid", (issue_id,))
     open_subtasks = [r for r in subtasks if r["status"] != DONE]
     record["subtask_ids"] = [r["id"] for r in subtasks]
@@ -99,10 +92,10 @@ def get_issue(ctx: ToolContext, issue_id: str) -> dict[str, Any]:
     record["open_blockers"] = _listing([r for r in blockers if r["status"] != DONE])
     record["comments"] = ctx.all("SELECT id, author_id, body, created FROM comments WHERE issue_id=? ORDER BY rowid",
                                  (issue_id,))
-    record["visibility"] = "restricted" if issue["security_level_id"] else "public"
-    if issue["security_level_id"]:
+    record["visibility"] = "restricted" if record["security_level_id"] else "public"
+    if record["security_level_id"]:
         level = ctx.one("SELECT l.name, g.name AS group_name FROM security_levels l LEFT JOIN groups g "
-                        "ON g.id=l.group_id WHERE l.id=?", (issue["security_level_id"],))
+                        "ON g.id=l.group_id WHERE l.id=?", (record["security_level_id"],))
         if level is not None:
             record["security_note"] = (f"restricted at level {level['name']}: visible only to members of "
                                        f"{level['group_name']}")
@@ -195,7 +188,7 @@ def get_workflow(ctx: ToolContext, workflow_id: str) -> dict[str, Any]:
     Args:
         workflow_id: The workflow id, e.g. WF-1.
     """
-    wf = _need(ctx.one("SELECT * FROM workflows WHERE id=?", (workflow_id,)), "workflow", workflow_id)
+    wf = fetch(ctx, "workflows", workflow_id, "workflow")
     wf["transitions"] = ctx.all(
         "SELECT from_status, to_status FROM workflow_transitions WHERE workflow_id=? ORDER BY rowid", (workflow_id,))
     return wf
@@ -208,8 +201,7 @@ def get_permission_scheme(ctx: ToolContext, permission_scheme_id: str) -> dict[s
     Args:
         permission_scheme_id: The scheme id, e.g. PS-11.
     """
-    scheme = _need(ctx.one("SELECT * FROM permission_schemes WHERE id=?", (permission_scheme_id,)),
-                   "permission scheme", permission_scheme_id)
+    scheme = fetch(ctx, "permission_schemes", permission_scheme_id, "permission scheme")
     scheme["grants"] = ctx.all(
         "SELECT id, permission, group_id FROM permission_grants WHERE permission_scheme_id=? ORDER BY rowid",
         (permission_scheme_id,))
@@ -233,8 +225,7 @@ def get_security_scheme(ctx: ToolContext, security_scheme_id: str) -> dict[str, 
     Args:
         security_scheme_id: The scheme id, e.g. ISS-21.
     """
-    scheme = _need(ctx.one("SELECT * FROM security_schemes WHERE id=?", (security_scheme_id,)),
-                   "security scheme", security_scheme_id)
+    scheme = fetch(ctx, "security_schemes", security_scheme_id, "security scheme")
     scheme["levels"] = ctx.all("SELECT id, name, group_id FROM security_levels WHERE security_scheme_id=? "
                                "ORDER BY rowid", (security_scheme_id,))
     scheme["level_ids"] = {lv["name"]: lv["id"] for lv in scheme["levels"]}
@@ -261,7 +252,7 @@ def get_version(ctx: ToolContext, version_id: str) -> dict[str, Any]:
     Args:
         version_id: The version id, e.g. VER-201.
     """
-    version = _need(ctx.one("SELECT * FROM versions WHERE id=?", (version_id,)), "version", version_id)
+    version = fetch(ctx, "versions", version_id, "version")
     version["issues"] = ctx.all("SELECT id, status FROM issues WHERE fix_version_id=? ORDER BY rowid", (version_id,))
     return version
 
@@ -280,7 +271,7 @@ def check_release_blockers(ctx: ToolContext, version_id: str) -> dict[str, Any]:
     Args:
         version_id: The version id, e.g. VER-201.
     """
-    _need(ctx.one("SELECT id FROM versions WHERE id=?", (version_id,)), "version", version_id)
+    fetch(ctx, "versions", version_id, "version")
     blockers = _blockers(ctx, version_id)
     return {"version_id": version_id, "blockers": blockers, "can_release": not blockers}
 
@@ -432,8 +423,7 @@ def grant_permission(ctx: ToolContext, permission_scheme_id: str, permission: st
     """
     if permission not in PERMISSIONS:
         raise InvalidArgument(f"permission {permission!r} is unknown; permissions: {', '.join(PERMISSIONS)}")
-    _need(ctx.one("SELECT id FROM permission_schemes WHERE id=?", (permission_scheme_id,)),
-          "permission scheme", permission_scheme_id)
+    fetch(ctx, "permission_schemes", permission_scheme_id, "permission scheme")
     _group(ctx, group_id)
     if ctx.one("SELECT id FROM permission_grants WHERE permission_scheme_id=? AND permission=? AND group_id=?",
                (permission_scheme_id, permission, group_id)):
@@ -454,8 +444,7 @@ def create_security_level(ctx: ToolContext, security_scheme_id: str, name: str, 
         name: Level name, e.g. pay-devs only.
         group_id: The only group that may see issues at this level.
     """
-    _need(ctx.one("SELECT id FROM security_schemes WHERE id=?", (security_scheme_id,)),
-          "security scheme", security_scheme_id)
+    fetch(ctx, "security_schemes", security_scheme_id, "security scheme")
     _group(ctx, group_id)
     if not name.strip() or len(name) > 80:
         raise InvalidArgument(f"name must hold 1 to 80 characters, got {len(name)}")
@@ -477,8 +466,7 @@ def apply_security_scheme(ctx: ToolContext, project_id: str, security_scheme_id:
     project = _project(ctx, project_id)
     if project["archived"]:
         raise PolicyViolation(f"project {project_id} is archived")
-    _need(ctx.one("SELECT id FROM security_schemes WHERE id=?", (security_scheme_id,)),
-          "security scheme", security_scheme_id)
+    fetch(ctx, "security_schemes", security_scheme_id, "security scheme")
     if project["security_scheme_id"] is not None:
         raise Conflict(f"project {project_id} already has scheme {project['security_scheme_id']} applied")
     ctx.conn.execute("UPDATE projects SET security_scheme_id=? WHERE id=?", (security_scheme_id, project_id))
@@ -495,8 +483,7 @@ def set_issue_security(ctx: ToolContext, issue_id: str, security_level_id: str) 
     """
     issue = _issue(ctx, issue_id)
     project = _writable(ctx, issue)
-    level = _need(ctx.one("SELECT * FROM security_levels WHERE id=?", (security_level_id,)),
-                  "security level", security_level_id)
+    level = fetch(ctx, "security_levels", security_level_id, "security level")
     ps = project["permission_scheme_id"]
     if ctx.one("SELECT id FROM permission_grants WHERE permission_scheme_id=? AND permission='set_issue_security'",
                (ps,)) is None:
@@ -521,7 +508,7 @@ def release_version(ctx: ToolContext, version_id: str, release_date: str) -> dic
     """
     if not _ISO_DATE.match(release_date):
         raise InvalidArgument(f"release_date {release_date!r} is not a YYYY-MM-DD date")
-    version = _need(ctx.one("SELECT * FROM versions WHERE id=?", (version_id,)), "version", version_id)
+    version = fetch(ctx, "versions", version_id, "version")
     if version["status"] != "unreleased":
         raise PolicyViolation(f"version {version_id} is {version['status']}, not unreleased")
     blockers = _blockers(ctx, version_id)
