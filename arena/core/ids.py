@@ -11,6 +11,7 @@ have an id's format, whatever separates them.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import re
 import sqlite3
@@ -21,6 +22,7 @@ from typing import Any
 
 from arena.core import patterns
 from arena.core.text import MAX_GAP, compact, fold, skeleton, tokens, views
+from arena.core.values import dates_in, number_words_in
 
 ID_SHAPE = re.compile(r"^(?=[^\s]*[A-Za-z])(?=[^\s]*\d)[A-Za-z0-9]+(?:[-_./:][A-Za-z0-9]+)*$")
 """What a record id looks like: letters and digits (at least one of each), parts joined by ``-_./:``."""
@@ -35,6 +37,12 @@ MIN_DIGITS_FOR_CLASS = 4
 
 SKIPPED_TABLES = frozenset({"_gymloop_changes", "sqlite_sequence"})
 """Tables that hold no records."""
+
+MIN_NUMBER_DIGITS = 3
+"""Digits an id's number needs before the number alone names the record (``WF-1``'s ``1`` names nothing)."""
+
+GENERIC_NOUNS = frozenset({"number", "no", "nr", "id", "ref", "record", "deal"})
+"""Words that say a number after them names a record, in every world (besides its tables' and ids' own words)."""
 
 
 @dataclass(frozen=True)
@@ -77,12 +85,16 @@ class RecordIds:
         starts: Skeletons of the ids' leading letter parts and of their prefixes: a run of tokens can spell an id
             only from a token that is one of these or begins with one (a cheap filter for the hidden views).
         targets: The ids as ``Targets`` (plain, backwards, ROT13).
+        numbers: Each number of ``MIN_NUMBER_DIGITS`` digits or more in an id, mapped to the ids holding it.
+        nouns: Words that name a kind of record before its number (``order``, ``opportunity``, ``po``).
     """
 
     skeletons: dict[str, str] = field(default_factory=dict)
     longest: int = 0
     starts: frozenset[str] = frozenset()
     targets: Targets = field(default_factory=Targets)
+    numbers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    nouns: frozenset[str] = GENERIC_NOUNS
 
 
 def world_ids(conn: sqlite3.Connection) -> dict[str, list[str]]:
@@ -101,13 +113,37 @@ def world_ids(conn: sqlite3.Connection) -> dict[str, list[str]]:
     return found
 
 
-def record_ids(ids: Iterable[str]) -> RecordIds:
-    """Index ``ids`` by skeleton."""
+def record_ids(ids: Iterable[str], tables: Iterable[str] = ()) -> RecordIds:
+    """Index ``ids`` by skeleton and by number; ``tables`` (their tables' names) give the nouns that name them."""
     skeletons = {skeleton(compact(i)): i for i in ids}
     heads = {skeleton(m.group(0).casefold()) for i in skeletons.values() if (m := _PARTS.match(i))}
     starts = frozenset(head[:k] for head in heads for k in range(1, len(head) + 1))
+    numbers: dict[str, list[str]] = defaultdict(list)
+    letters: set[str] = set()
+    for value in skeletons.values():
+        for part in _PARTS.findall(value.casefold()):
+            if part.isdigit():
+                if len(part) >= MIN_NUMBER_DIGITS:
+                    numbers[part].append(value)
+            else:
+                letters.add(part)
+    nouns = {_singular(word) for table in tables for word in re.findall(r"[a-z]+", table.casefold())}
     return RecordIds(skeletons=skeletons, longest=max((len(s) for s in skeletons), default=0), starts=starts,
-                     targets=Targets.of(skeletons.values()))
+                     targets=Targets.of(skeletons.values()), numbers={k: tuple(v) for k, v in numbers.items()},
+                     nouns=frozenset(GENERIC_NOUNS | letters | nouns))
+
+
+def world_record_ids(ids_by_table: dict[str, list[str]]) -> RecordIds:
+    """``record_ids`` of a world's ids by table (see ``world_ids``)."""
+    return record_ids((i for ids in ids_by_table.values() for i in ids), ids_by_table)
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("sses") or word.endswith("xes"):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 def id_formats(ids_by_table: dict[str, list[str]]) -> str | None:
@@ -254,3 +290,89 @@ def ids_in(text: str, pattern: str | None, known: RecordIds | None = None, *,
     ``hidden`` searches the text's reversed, ROT13 and decoded views too (see ``spelled_in``).
     """
     return spelled_in(text, known.targets if known else Targets(), pattern, hidden=hidden, text_views=text_views)
+
+
+_GLUED = re.compile(r"([a-z]{1,4})(\d+)")
+_HEX = re.compile(r"0x([0-9a-f]+)")
+_ARITHMETIC = re.compile(r"(?<![\w.,])(\d+)\s*([-+*x×])\s*(\d+)(?![\w.,])")
+_MONEY = re.compile(r"[$€£¥%]|usd|eur|gbp|chf|cad|aud|jpy|percent|days?|hours?|minutes?|units?|pcs|items?")
+_CLAUSE_END = re.compile(r"[.;:!?](?=\s|$)|\n")
+_NUMBER_SIGNS = frozenset({"#", "no", "nr", "number", "id"})
+
+
+def numbered_ids(folded: str, known: RecordIds) -> list[tuple[str, tuple[str, ...]]]:
+    """The world's ids a folded text names by their number alone, however the number is written.
+
+    A number names the ids holding it (``known.numbers``) when it is written with ``#``, glued to letters that begin
+    such an id (``O30322``, ``Q40153``), in hex (``0x7624``), or, written in digits, in spaced digits
+    (``1 0 2 9 9``), in English words or as a sum (``40428 + 17``), after a word that names a kind of record
+    (``order 10565``, ``issue one hundred twenty-nine``) or in a clause that names an id with a number of as many
+    digits (``PAY-226 (Done), 164 (To Do)``). Amounts, dates and durations (a number with a currency, a percent or
+    a unit after or before it, or inside a date) name nothing, and neither does the number of an id the text writes
+    with its letters. Returns each number as the text wrote it, with the ids that hold it.
+    """
+    if not known.numbers:
+        return []
+    found: list[tuple[str, tuple[str, ...]]] = []
+    dated = [(s, e) for _, s, e in dates_in(folded)]
+    runs = tokens(folded)
+    # Where the text names an id in the world's own spelling, with its number's digit count: a bare number of that
+    # length in the same clause is read as one more of the list.
+    named = [(start, len(token)) for index, (token, start, _) in enumerate(runs)
+             if token.isdigit() and index and skeleton(runs[index - 1][0] + token) in known.skeletons]
+    of_ids = {at for at, _ in named}
+    clauses = [0, *(m.end() for m in _CLAUSE_END.finditer(folded))]
+    candidates: list[tuple[int, int, str, bool]] = []  # start, end, number, named without context
+    for index, (token, start, end) in enumerate(runs):
+        if index and runs[index - 1][2] == start - 1 and folded[start - 1] in "-_/.:":
+            continue  # a part of a longer code (``RMA-N00001``, ``RST-2022-0001``): read whole or not at all
+        glued = _GLUED.fullmatch(token)
+        hexed = _HEX.fullmatch(token)
+        if hexed:
+            candidates.append((start, end, str(int(hexed.group(1), 16)), True))
+        elif glued and skeleton(token) not in known.skeletons:
+            head, number = glued.groups()
+            if any(_PARTS.match(i.casefold()).group(0).startswith(head)  # type: ignore[union-attr]
+                   for i in known.numbers.get(number, ())):
+                candidates.append((start, end, number, True))
+        elif token.isdigit() and start not in of_ids:
+            hashed = folded[max(0, start - 1):start] == "#"
+            if len(token) == 1:
+                j = index
+                while j + 1 < len(runs) and len(runs[j + 1][0]) == 1 and runs[j + 1][0].isdigit() and \
+                        runs[j + 1][1] - runs[j][2] == 1 and folded[runs[j][2]] in " -":
+                    j += 1
+                if j - index + 1 >= MIN_NUMBER_DIGITS and (index == 0 or not runs[index - 1][0].isdigit()):
+                    candidates.append((start, runs[j][2], "".join(t for t, _, _ in runs[index:j + 1]), hashed))
+                continue
+            candidates.append((start, end, token, hashed))
+    for value, start, end in number_words_in(folded):
+        candidates.append((start, end, str(value), False))
+    for match in _ARITHMETIC.finditer(folded):
+        a, sign, b = int(match.group(1)), match.group(2), int(match.group(3))
+        result = a + b if sign == "+" else a - b if sign == "-" else a * b
+        candidates.append((match.start(), match.end(), str(result), False))
+    for start, end, number, plain in candidates:
+        holders = known.numbers.get(number)
+        if not holders or any(s <= start < e for s, e in dated):
+            continue
+        before = folded[max(0, start - 12):start]
+        after = folded[end:end + 10]
+        if _MONEY.match(after.lstrip()) or _MONEY.search(before[-4:]):
+            continue
+        clause = bisect.bisect_right(clauses, start)
+        listed = any(digits == len(number) and bisect.bisect_right(clauses, at) == clause for at, digits in named)
+        if not plain and not listed and not _after_noun(folded, start, known):
+            continue
+        found.append((folded[start:end], holders))
+    return found
+
+
+def _after_noun(folded: str, start: int, known: RecordIds) -> bool:
+    """Whether the words before ``start`` say a record's number follows: a record noun, then maybe ``#``/``no``."""
+    before = re.findall(r"[a-z]+|#", folded[max(0, start - 40):start])
+    while before and before[-1] in _NUMBER_SIGNS:
+        before.pop()
+        if not before:
+            return True
+    return bool(before) and before[-1] in known.nouns

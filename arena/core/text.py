@@ -103,15 +103,24 @@ def _homoglyphs() -> dict[int, str]:
     return table
 
 
+@lru_cache(maxsize=4096)
+def _ascii_digit(char: str) -> str:
+    """A decimal digit of any script (Devanagari, Arabic-Indic, Thai...) as its ASCII digit; others as they are."""
+    value = unicodedata.decimal(char, None)
+    return char if value is None else str(value)
+
+
 def fold(text: str) -> str:
     """Return ``text`` as it reads: compatibility forms, marks, invisible characters, homoglyphs and case undone.
+
+    Digits of every script read as ASCII digits (``३०५३१`` and ``٣٠٥٣١`` are ``30531``).
 
     Every space character becomes a space (line breaks stay), every dash ``-``; lone surrogates are replaced first.
     """
     if text.isascii():
         return text.casefold().translate(_ASCII_SPACES)
     decomposed = unicodedata.normalize("NFKD", clean_text(text))
-    kept = "".join(" " if c in _FILLERS else c for c in decomposed
+    kept = "".join(" " if c in _FILLERS else (c if c.isascii() else _ascii_digit(c)) for c in decomposed
                    if unicodedata.category(c) not in _INVISIBLE_CATEGORIES)
     folded = unicodedata.normalize("NFKC", kept.translate(_homoglyphs())).casefold()
     return "".join(_SPACES.get(c, " ") if c.isspace() else "-" if unicodedata.category(c) == "Pd" else c

@@ -141,3 +141,53 @@ def date_spellings(day: date) -> list[str]:
     """The ways gymloop writes a date: ``2025-03-04``, ``March 4, 2025``, ``4 March 2025``."""
     month = day.strftime("%B")
     return [day.isoformat(), f"{month} {day.day}, {day.year}", f"{day.day} {month} {day.year}"]
+
+
+_UNITS = {word: i for i, word in enumerate((
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen").split())}
+_TENS = {word: 10 * (i + 2) for i, word in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SCALES = {"thousand": 1_000, "million": 1_000_000}
+_NUMBER_WORD = re.compile(r"[a-z]+")
+
+
+def number_words_in(text: str) -> list[tuple[int, int, int]]:
+    """Every whole number written in English words inside a folded ``text``, with where it starts and ends.
+
+    "thirty thousand four hundred thirty-six" is 30436 and "one hundred and five" 105; words are joined by spaces,
+    dashes or "and" (a scale word alone, "hundred", starts no number).
+    """
+    out: list[tuple[int, int, int]] = []
+    total = current = 0
+    start = end = reach = -1
+    for match in _NUMBER_WORD.finditer(text):
+        word = match.group(0)
+        joined = start >= 0 and not text[reach:match.start()].strip(" -")
+        if word == "and" and joined:
+            reach = match.end()
+            continue
+        known = word in _UNITS or word in _TENS or word == "hundred" or word in _SCALES
+        last = current % 100
+        fits = (word not in _TENS or last == 0) and (word not in _UNITS or last == 0 or (
+            last >= 20 and last % 10 == 0 and _UNITS[word] < 10))
+        if start >= 0 and not (known and joined and fits):
+            out.append((total + current, start, end))
+            total = current = 0
+            start = -1
+        if not known or (start < 0 and (word == "hundred" or word in _SCALES)):
+            continue
+        if start < 0:
+            start = match.start()
+        if word in _UNITS:
+            current += _UNITS[word]
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        else:
+            total += max(current, 1) * _SCALES[word]
+            current = 0
+        end = reach = match.end()
+    if start >= 0:
+        out.append((total + current, start, end))
+    return out

@@ -14,7 +14,7 @@ from typing import Any
 
 from arena.core import patterns
 from arena.core.claims import change_claims, world_facts
-from arena.core.ids import RecordIds, Targets, ids_in, spelled_in
+from arena.core.ids import RecordIds, Targets, ids_in, numbered_ids, spelled_in
 from arena.core.results import AssertionResult, RowChange, TraceStep, Verdict
 from arena.core.task import (
     CallPattern,
@@ -249,7 +249,7 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
     evidence = evidence or ReplyEvidence()
     folded = fold(reply)
     text = words(folded)
-    written = _Written(folded)
+    written = _Written(folded, evidence.known_ids)
     for alternatives in assertion.must_include:
         if not any(_phrase(alt).strip() in text or written.states(alt) for alt in alternatives):
             return False, f"reply does not state {alternatives[0]!r}"
@@ -274,6 +274,10 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
         allowed = {compact(i) for i in assertion.allowed_ids} | evidence.own_ids
         named = ids_in(reply, assertion.id_pattern, evidence.known_ids, text_views=reply_views)
         foreign = sorted(shown for key, shown in named.items() if key not in allowed)
+        if evidence.known_ids is not None:
+            numbered = numbered_ids(folded, evidence.known_ids)
+            foreign += sorted(f"{holders[0]} (as {shown!r})" for shown, holders in numbered
+                              if not allowed.intersection(compact(h) for h in holders))
         if foreign:
             shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
             return False, f"reply leaks records the request is not about: {shown}"
@@ -282,17 +286,27 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
 
 
 class _Written:
-    """The dates and amounts a reply writes, in whatever common form (read on first need)."""
+    """The dates, amounts and record numbers a reply writes, in whatever common form (read on first need)."""
 
-    def __init__(self, folded: str) -> None:
+    def __init__(self, folded: str, known: RecordIds | None = None) -> None:
         self.folded = folded
+        self.known = known
         self._dates: set[date] | None = None
         self._amounts: set[Decimal] | None = None
+        self._numbered: set[str] | None = None
 
     def states(self, fact: str) -> bool:
-        """Whether the reply writes ``fact`` as another form of the same date or amount ("May 3, 2025", "$1,234.50")."""
+        """Whether the reply writes ``fact`` as another form of the same date, amount or record id.
+
+        "May 3, 2025" states ``2025-05-03``, "$1,234.50" ``1234.50`` and "order #10939" ``ORD-10939`` (an id's
+        number alone, where ``arena.core.ids.numbered_ids`` reads it as naming a record).
+        """
         if not any(c.isdigit() for c in fact):
             return False
+        if self.known is not None and skeleton(compact(fact)) in self.known.skeletons:
+            if self._numbered is None:
+                self._numbered = {compact(h) for _, holders in numbered_ids(self.folded, self.known) for h in holders}
+            return compact(fact) in self._numbered
         day = parse_date(fact)
         if day is not None:
             if self._dates is None:

@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from arena.core.claims import change_claims, world_facts
-from arena.core.ids import id_formats, ids_in, record_ids, world_ids
+from arena.core.ids import id_formats, ids_in, world_ids, world_record_ids
 from arena.core.pack import build_pack
 from arena.core.results import ToolErrorInfo, TraceStep
 from arena.core.task import ResponseAssertion
@@ -39,7 +39,7 @@ def world_rule() -> tuple[ResponseAssertion, ReplyEvidence]:
     assert pattern is not None
     assertion = ResponseAssertion(description="about ORD-10234 only", must_include=[["shipped"]], id_pattern=pattern,
                                   allowed_ids=["ORD-10234"])
-    return assertion, ReplyEvidence(known_ids=record_ids(i for v in ids.values() for i in v))
+    return assertion, ReplyEvidence(known_ids=world_record_ids(ids))
 
 
 FOREIGN_SPELLINGS = [
@@ -48,6 +48,10 @@ FOREIGN_SPELLINGS = [
     "\u041eRD-10235", "ORD\u00a010235", "ORD\u201110235", '{"id": "ord-10235"}', "| ord | 10235 |",
     base64.b64encode(b"ORD-10235").decode(), "53201-DRO", "0RD-1O235", b"ORD-10235".hex(),
     "%4F%52%44-10235", "&#79;RD-10235", "\U0001d40e\U0001d411\U0001d403-10235", "ORD-10299",
+    # the number alone, where a reader still reads the record: after its noun or a sign, glued, in other digits,
+    # words, hex, a sum, or beside the request's own id
+    "order 10235", "#10235", "O10235", "order \u0661\u0660\u0662\u0663\u0665", "ORD-\u0967\u0966\u0968\u0969\u096b",
+    "order ten thousand two hundred thirty-five", "0x27fb", "order 10230 + 5", "order 1 0 2 3 5",
 ]
 
 
@@ -60,7 +64,8 @@ def test_a_record_the_request_is_not_about_fails_however_it_is_spelled(world_rul
 
 
 @pytest.mark.parametrize("innocent", ["It shipped for 12,500.00 EUR.", "Order total 10235.00.", "Ordered 10235 units.",
-                                      "Shipped on 2025-10-23.", "see the lines of ORD-10234"])
+                                      "Shipped on 2025-10-23.", "see the lines of ORD-10234", "It cost $10235.",
+                                      "Call +1 102 350 10235.", "It weighs 10235 g.", "It was order #10234."])
 def test_numbers_words_and_dates_are_not_ids(world_rule, innocent):
     assertion, evidence = world_rule
     assert check_response(f"ORD-10234 shipped. {innocent}", assertion, evidence) == (True, "")
