@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from arena.authoring import Persona, Template, TraceAssertion, WorldView, reads_only, search
+from arena.authoring import Persona, Template, TraceAssertion, WorldView, finds_only, reads_only, search
 from arena.gyms.helpdesk.rules import PRICE_PROTECTION_DAYS, TODAY, eligibility, line_price_drop
 from arena.gyms.helpdesk.world import HelpdeskKnobs
 
@@ -47,15 +47,13 @@ def singled_out(w: View, entity: str, query: str, target: str, hint: dict[str, s
     A hit matches the hint when each hinted field equals the hint's value (case-insensitive);
     without a hint, the target must be the only hit.
     """
+    if not hint:
+        return finds_only(w.conn, entity, query, target)
     hits = search(w.conn, entity, query)
 
     def matches(hit: dict[str, object]) -> bool:
         return all(str(hit.get(k, "")).casefold() == v.casefold() for k, v in hint.items())
 
-    if not any(h.get("id") == target for h in hits):
-        return False
-    if not hint:
-        return len(hits) == 1
     return [h.get("id") for h in hits if matches(h)] == [target]
 
 
