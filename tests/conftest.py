@@ -26,3 +26,18 @@ from tests.pg_server import PgServer, pg_server_fixture  # noqa: E402
 def pg_server() -> Iterator[PgServer]:
     """A throwaway PostgreSQL server for the session (skips with the reason when none can start)."""
     yield from pg_server_fixture()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Fail a grouped test whose ``xdist_group`` the distributed run ignores.
+
+    Under ``--dist loadgroup`` pytest-xdist gives each grouped test the suffix ``@group`` in its node id, and its
+    scheduler sends every test with the same suffix to one worker. Where pytest does not keep the suffix, the groups
+    are silently split over the workers and their module- and session-scoped servers start once per worker (one
+    worker keeps every group whole).
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    grouped = item.config.getoption("loadgroup", default=False) and item.get_closest_marker("xdist_group") is not None
+    if workers > 1 and grouped and item.nodeid.rfind("@") <= item.nodeid.rfind("]"):
+        pytest.fail("--dist loadgroup ignores this test's xdist_group: this pytest does not keep pytest-xdist's group "
+                    "suffix in node ids (pyproject.toml pins a pytest that does)", pytrace=False)
