@@ -8,6 +8,7 @@ import re
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
+from typing import TypeGuard
 
 import arena.authoring as kit
 from arena.core import values
@@ -103,6 +104,17 @@ def _legacy_amount_written(node: ast.AST) -> bool:
                for before, after in zip(node.values, node.values[1:], strict=False))
 
 
+def _day_of_span_written(node: ast.AST) -> bool:
+    """``start + timedelta(days=rng.randint(0, span))`` with a computed span: the kit's ``day_between`` written out."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.right, ast.Call)
+            and isinstance(node.right.func, ast.Name) and node.right.func.id == "timedelta"):
+        return False
+    days = [k.value for k in node.right.keywords if k.arg == "days"] + node.right.args[:1]
+    return any(isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "randint"
+               and len(d.args) == 2 and isinstance(d.args[0], ast.Constant) and d.args[0].value == 0
+               and not isinstance(d.args[1], ast.Constant) for d in days)
+
+
 def test_picks_and_amount_spellings_are_not_written_out_again() -> None:
     formatting = [p for p in sorted(ARENA.rglob("*.py"))
                   if p != ARENA / "core" / "values.py" and ".2f}" in p.read_text(encoding="utf-8")]
@@ -111,11 +123,15 @@ def test_picks_and_amount_spellings_are_not_written_out_again() -> None:
     legacy_amounts = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in formatting
                       if path in SOURCES
                       for node in ast.walk(_tree(path)) if _legacy_amount_written(node)]
+    spans = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in SOURCES
+             if path.name != "picks.py" and "randint" in path.read_text(encoding="utf-8")
+             for node in ast.walk(_tree(path)) if _day_of_span_written(node)]
     picked_inline = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in SOURCES
                      if path.name != "picks.py" and ".sample(" in path.read_text(encoding="utf-8")
                      for node in ast.walk(_tree(path)) if _is_inline_pick(node)]
     assert not spelled_out, f"amount spellings listed outside arena/core/values.py: {spelled_out}"
     assert not legacy_amounts, f"a legacy amount written out (the kit's legacy_amount writes it): {legacy_amounts}"
+    assert not spans, f"a day of a span drawn by hand (the kit's day_between draws it): {spans}"
     assert not picked_inline, f"the kit's pick written out: {picked_inline}"
 
 
@@ -133,7 +149,7 @@ def _string_text(node: ast.AST) -> str | None:
     return None
 
 
-def _not_found_raised(node: ast.AST) -> bool:
+def _not_found_raised(node: ast.AST) -> TypeGuard[ast.Raise]:
     """``raise NotFound(f"... not found")``: the kit's ``fetch`` refusal written out."""
     if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and isinstance(node.exc.func, ast.Name)
             and node.exc.func.id == "NotFound" and node.exc.args):

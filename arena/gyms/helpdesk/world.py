@@ -15,6 +15,7 @@ from arena.authoring import (
     IndexRow,
     WorldRows,
     cents,
+    day_between,
     index_row,
     insert_rows,
     legacy_date,
@@ -99,8 +100,7 @@ class _Builder(WorldRows):
         self.promos: dict[str, list[tuple[str, str, float]]] = {}
 
     def moment(self, start: date, end: date) -> datetime:
-        span = (end - start).days
-        day = start + timedelta(days=self.rng.randint(0, max(span, 0)))
+        day = day_between(self.rng, start, end)
         return datetime(day.year, day.month, day.day, self.rng.randint(7, 21), self.rng.randint(0, 59),
                         self.rng.randint(0, 59))
 
