@@ -11,7 +11,7 @@ from arena.core.task import EntityRef, Task
 from diagnosis._program import mistaken_ids
 from diagnosis._reference import Reference, attempted, missing_calls, on_record, reference
 from diagnosis._reply import ReplyReading, read_reply
-from diagnosis._trace import failed_assertion_kinds, is_conflict, is_id_like, later_ok, summaries
+from diagnosis._trace import failed_assertion_kinds, is_conflict, is_id_like, later_ok, mentions, summaries
 from diagnosis.context import DiagnosisContext
 from diagnosis.models import Evidence
 
@@ -34,7 +34,9 @@ def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext, *,
     It had one when the search found the record (one hit, or one hit named as the request names it and matching
     the details it gives), the search was for an id, or the request names the entity by id; several hits that fit
     the request leave the agent to choose, and stopping there to ask is giving up.
-    Searches the task does not need fetched, or whose hits were all read already, are left out; so are those whose
+    Searches the task does not need fetched, or whose hits were all read already, are left out, and so is the last
+    call before a reply stopping at the agent's own limit ("I ran out of steps") when the reply names none of its
+    hits (the agent never used them: it stopped, ``gave_up_early``'s); so are those whose
     fetch the policy requires before a call the agent made afterwards (a skipped prerequisite explains them
     first: ``missed_policy_dependency``'s), which ``policy`` asks for alone.
     """
@@ -43,6 +45,7 @@ def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext, *,
     refs = task.intent.refs if task is not None else []
     ref_entities = {r.entity for r in refs} if task is not None else None
     by_id = {r.entity for r in refs if r.mention_kind == "id"}
+    own_limit = read_reply(episode.reply).stops_at_own_limit
     out: list[tuple[Evidence, bool]] = []
     flagged: set[str] = set()
     for step in trace:
@@ -64,6 +67,9 @@ def unfetched_searches(episode: EpisodeRecord, ctx: DiagnosisContext, *,
         found = summaries(step.output)
         if found and {str(s["id"]) for s in found} <= _fetched_before(trace, step.index, getter):
             continue  # every hit was already read by id: there is nothing left to fetch
+        if own_limit and not any(attempted(s) for s in trace[step.index + 1:]) \
+                and not any(mentions(episode.reply, str(s["id"])) for s in found):
+            continue  # the last look before a stop at the agent's own limit, none of its hits used: the stop's
         named = _named_hits(found, [r for r in refs if r.entity == info.entity and r.mention_kind == "text"])
         note = (f"search found {len(found)} summaries, never called {getter}" if found
                 else f"search found nothing, never called {getter}")
@@ -150,6 +156,12 @@ def _finished(trace: list[TraceStep], ref: Reference) -> bool:
     return last is not None and any(s.ok and s.tool == last[0] and on_record(s, last[1]) for s in trace)
 
 
+def _unmet(trace: list[TraceStep], ref: Reference) -> list[str]:
+    """The tools of the program's calls that never succeeded on their records, in program order, each once."""
+    return list(dict.fromkeys(tool for tool, ids in ref.program
+                              if not any(s.ok and s.tool == tool and on_record(s, ids) for s in trace)))
+
+
 def _reply_held(episode: EpisodeRecord) -> bool:
     """Whether the episode's reply checks held (there was at least one): the reply gave the task's answer."""
     replies = [r for r in episode.verdict.results if r.kind == "response"] if episode.verdict is not None else []
@@ -162,15 +174,18 @@ def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | N
     A call of the program the agent never made, then a reply admitting it could not finish, is giving up; a call it
     made on another record, then a refusal, is an answer about the wrong record (``wrong_id``'s), and so is a stop
     after acting on a record the agent took for the request's (the wrong record left it no way on); but a call on
-    any record, then a hand-over to someone else, is giving up.
+    any record, then a hand-over to someone else, is giving up. A stop the reply puts down to the agent's own limit
+    ("I ran out of steps") with program calls not made on their records is giving up whatever error came before:
+    the agent, not the error, ended the work (an error it never retried is the failure's secondary kind).
     """
     trace = episode.trace
-    if any(s.error is not None and s.error.kind in _BLOCKING and not later_ok(trace, s.index, s.tool)
-           for s in trace):
-        return None
     task = ctx.task(episode.pack_id, episode.task_id)
     question = is_question(task, ctx)
     reading = read_reply(episode.reply, question=question)
+    own_limit = reading.stops_at_own_limit
+    if not own_limit and any(s.error is not None and s.error.kind in _BLOCKING and not later_ok(trace, s.index, s.tool)
+                             for s in trace):
+        return None
     if reading.claims_success or answers(episode, reading, question):
         return None
     if task is not None and task.gold.steps:
@@ -178,6 +193,7 @@ def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | N
         missing = missing_calls(trace, ref)
         never = [tool for tool in missing if not any(s.tool == tool for s in trace)]
         attempted_goal = any(s.tool in ref.goal_tools for s in trace)
+        unmet = _unmet(trace, ref) if own_limit and not _finished(trace, ref) else []
         if mistaken_ids(trace, ref) and not reading.hands_over:
             return None  # the record it took for the request's left it no way on: the wrong id's consequence
         if ref.does_goal and not attempted_goal:
@@ -185,6 +201,8 @@ def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | N
         elif ((never and reading.admits_failure) or (missing and reading.hands_over)) \
                 and (ref.does_goal or not _reply_held(episode)) and not _finished(trace, ref):
             what = ", ".join(sorted(set(missing if reading.hands_over else never)))
+        elif unmet or (own_limit and not ref.does_goal and not _reply_held(episode)):
+            what = ", ".join(unmet) or "the answer the task wants (it stopped at its own limit)"
         elif not ref.does_goal and _asks_back(episode, reading) and not reading.admits_failure \
                 and not _reply_held(episode):
             what = "the answer the task wants (it asked back instead)"

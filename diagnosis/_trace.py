@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from arena.core.episode import EpisodeRecord
@@ -184,8 +184,9 @@ def mentions(text: str, value: str) -> bool:
 def states_value(text: str, value: str) -> bool:
     """Whether ``text`` states ``value`` as a record's state, not only as the verb of an action it reports done.
 
-    "Suspended the vendor", "I suspended it", "the vendor was suspended" and a heading "Done: ..." report the
-    agent's own action (a claim, judged against the trace); "the vendor is suspended" and "status: suspended" state
+    "Suspended the vendor", "I suspended it", "the vendor was suspended", a heading "Done: ..." and a sign-off "All
+    done." report the agent's own action (a claim, judged against the trace); "the vendor is suspended" and "status:
+    suspended" state
     the record. Only a value that can be an action's participle is read this way ("open" is always a state). A
     negated value ("was not paid", "is no longer open") is not stated.
     """
@@ -194,9 +195,55 @@ def states_value(text: str, value: str) -> bool:
     if not is_participle(value):
         return any(mentions(clause, value) and not negated.search(clause) for clause in clauses(text))
     action = re.compile(rf"^(?:\w+ly\s+)?{word}(?:\s+\w|\s*:$)"
-                        rf"|\b(?:i|we|was|were|been|got)\s+(?:\w+ly\s+|just\s+)?{word}\b", re.IGNORECASE)
+                        rf"|\b(?:i|we|was|were|been|got)\s+(?:\w+ly\s+|just\s+)?{word}\b"
+                        rf"|^(?:all|everything(?:'s|\s+is)?|that's(?:\s+all)?|it's\s+all)\s+{word}\W*$", re.IGNORECASE)
     return any(mentions(clause, value) and not action.search(clause) and not negated.search(clause)
                for clause in clauses(text))
+
+
+def states_field(text: str, field: str, value: str, fields: Iterable[str]) -> bool:
+    """Whether ``text`` states ``value`` as a record's ``field`` (``states_value``), not as another field's, nor quoted.
+
+    A record pasted whole into the text (a JSON object) quotes what was read; it states nothing of the record now.
+    A sentence that names another of the record's fields before the value, and not this one, gives the value as
+    that field's ("The version name is unreleased" states no status): a wrong fact, not this field's value.
+    """
+    plain = without_pasted_records(text)
+    if not states_value(plain, value):
+        return False
+    own = _field_words(field)
+    others = [_field_words(f) for f in fields if f != field and _field_words(f)]
+    for found in re.finditer(r"(?<![\w-])" + re.escape(value) + r"(?![\w-]|\.\d)", plain, re.IGNORECASE):
+        head = re.split(r"[.!?;\n]\s", plain[:found.start()])[-1].casefold()
+        if own.search(head) or not any(other.search(head) for other in others):
+            return True
+    return False
+
+
+def _field_words(field: str) -> re.Pattern[str]:
+    """A field's name as a reply writes it ("release_date": "release date" or "release_date")."""
+    words = [w for w in field.casefold().split("_") if w]
+    return re.compile(r"\b" + r"[\s_]".join(map(re.escape, words)) + r"\b")
+
+
+def without_pasted_records(text: str) -> str:
+    """``text`` without the JSON objects pasted into it (a record quoted whole, as a tool returned it)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        start = text.find("{", i)
+        if start < 0 or not re.match(r'\{\s*"', text[start:]):
+            out.append(text[i:] if start < 0 else text[i:start + 1])
+            i = len(text) if start < 0 else start + 1
+            continue
+        depth, end = 0, start
+        for end in range(start, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        out.append(text[i:start] + " ")
+        i = end + 1
+    return "".join(out)
 
 
 def contains_text(haystack: str, needle: str) -> bool:

@@ -40,7 +40,7 @@ from diagnosis._trace import (
     mentions,
     output_ids,
     reply_states_observed_fact,
-    states_value,
+    states_field,
     summaries,
 )
 from diagnosis.context import DiagnosisContext
@@ -53,12 +53,17 @@ def _tag(kind: WeaknessKind, evidence: list[Evidence]) -> list[Tag]:
 
 
 def _is_record(output: Any, key: str) -> bool:
-    """Whether a tool's output is the record ``key`` (its ``id``; with no ``id``, a ``<entity>_id`` naming it)."""
+    """Whether a tool's output is the record ``key``: its ``id``, or with no ``id`` its first ``<entity>_id``.
+
+    A write returning a record without ``id`` leads with the record's own id (``{"order_id": ..., "shipping_address":
+    ...}``); the ids after it name other records it refers to (a new level's ``security_scheme_id``).
+    """
     if not isinstance(output, dict):
         return False
     if "id" in output:
         return str(output["id"]) == key
-    return any(name.endswith("_id") and str(value) == key for name, value in output.items())
+    own = next((value for name, value in output.items() if name.endswith("_id")), None)
+    return own is not None and str(own) == key
 
 
 def _aside(kind: str, evidence: list[Evidence]) -> list[Tag]:
@@ -370,7 +375,7 @@ class StaleStateDetector:
 
         What the change made the value is what the write returned of the record (``{"order_id": ..., "shipping_address":
         ...}`` too), else what a later read shows. A reply naming both ("moved from To Do to In Progress") reports the
-        change.
+        change; a value given as another field's, or inside a record pasted whole, is not stated (``states_field``).
         """
         trace = episode.trace
         reads: dict[str, TraceStep] = {}
@@ -392,7 +397,7 @@ class StaleStateDetector:
                 for field, old in before.items():
                     new = after.get(field)
                     if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
-                            and states_value(episode.reply, old) and not mentions(episode.reply, new)):
+                            and states_field(episode.reply, field, old, before) and not mentions(episode.reply, new)):
                         out.append(Evidence(step=reads[key].index, tool=reads[key].tool, argument=field,
                                             note=f"reply states {field}={old!r} as read before {step.tool} changed "
                                                  f"it to {new!r}"))
@@ -432,8 +437,8 @@ class StaleStateDetector:
                 new = record.output.get(field)
                 if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
                         and (kind, field, old) not in current
-                        and states_value(episode.reply, old) and not mentions(episode.reply, new)
-                        and not mentions(written, old)):
+                        and states_field(episode.reply, field, old, record.output)
+                        and not mentions(episode.reply, new) and not mentions(written, old)):
                     out.append(Evidence(step=search_step.index, tool=search_step.tool, argument=field,
                                         note=f"reply states stale {field}={old!r}; the record says {new!r}"))
         return out
@@ -629,12 +634,13 @@ class LeakedInternalDataDetector:
 
         What is internal is the gym's declaration with the kit's rules (``ctx.internal``); a value the request itself
         states is the requester's, and a record the task's reply check lets the reply name (the request's and the
-        program's: a security level the requester asked to use) is the task's own. The text searched is the reply and
-        every text argument of a later successful write (a customer reply, a note, an email), read however it writes the
-        value (``diagnosis._leaks``). The verdict's reply checks are read first (every leak line they write): a value
-        they found leaked that is internal data the agent read is a leak, whatever spelling the check saw through.
-        Evidence quotes what was said and where it was read, never the verifier's own forbidden strings alone (those may
-        be wrong facts rather than internal data).
+        program's: a security level the requester asked to use) is the task's own, and so is a record the episode
+        itself created for the request (the reply checks let a reply name what the agent wrote). The text searched is
+        the reply and every text argument of a later successful write (a customer reply, a note, an email), read
+        however it writes the value (``diagnosis._leaks``). The verdict's reply checks are read first (every leak line
+        they write): a value they found leaked that is internal data the agent read is a leak, whatever spelling the
+        check saw through. Evidence quotes what was said and where it was read, never the verifier's own forbidden
+        strings alone (those may be wrong facts rather than internal data).
         """
         trace = episode.trace
         task = ctx.task(episode.pack_id, episode.task_id)
@@ -646,7 +652,7 @@ class LeakedInternalDataDetector:
         own = {compact(i) for a in (task.assertions if task is not None else []) if isinstance(a, ResponseAssertion)
                for i in a.allowed_ids}
         read = [(step, item) for step in trace if step.ok for item in internal_values(step.output, internal)
-                if not mentions(asked, item.value) and compact(item.value) not in own]
+                if not mentions(asked, item.value) and compact(item.value) not in own and not is_created_id(item.value)]
         evidence: list[Evidence] = []
         for value in verdict_leaks(episode):
             hit = next(((step, item) for step, item in read if is_internal_text(value, [item])), None)
@@ -697,7 +703,9 @@ class NoErrorRecoveryDetector:
         """Tag retryable faults whose tool was never called again, where the reply does not claim the work done.
 
         A reply claiming success over a fault it never retried hides the failure: that claim is the mistake
-        (``claimed_unverified_success``) and the fault is set aside as secondary.
+        (``claimed_unverified_success``) and the fault is set aside as secondary; so does a reply putting the stop
+        down to the agent's own limit ("I ran out of steps"): the agent, not the fault, ended the work
+        (``gave_up_early``).
         """
         trace = episode.trace
         evidence = [
@@ -706,7 +714,8 @@ class NoErrorRecoveryDetector:
             if s.error is not None and s.error.kind == "fault" and s.error.retryable
             and not later_call(trace, s.index, s.tool)
         ]
-        if read_reply(episode.reply).claims_success:
+        reading = read_reply(episode.reply)
+        if reading.claims_success or reading.stops_at_own_limit:
             return _aside(self.name, evidence)
         return _tag(self.name, evidence)
 
