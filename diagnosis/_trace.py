@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
 from typing import Any
 
 from arena.core.episode import EpisodeRecord
 from arena.core.results import TraceStep
+from arena.core.values import amounts_in
 from diagnosis._reply import clauses, is_participle, read_reply
 
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+$")
@@ -211,13 +213,27 @@ def states_field(text: str, field: str, value: str, fields: Iterable[str]) -> bo
     plain = without_pasted_records(text)
     if not states_value(plain, value):
         return False
-    own = _field_words(field)
-    others = [_field_words(f) for f in fields if f != field and _field_words(f)]
-    for found in re.finditer(r"(?<![\w-])" + re.escape(value) + r"(?![\w-]|\.\d)", plain, re.IGNORECASE):
-        head = re.split(r"[.!?;\n]\s", plain[:found.start()])[-1].casefold()
-        if own.search(head) or not any(other.search(head) for other in others):
-            return True
-    return False
+    found = re.finditer(r"(?<![\w-])" + re.escape(value) + r"(?![\w-]|\.\d)", plain, re.IGNORECASE)
+    return any(_said_as(plain, m.start(), field, fields) for m in found)
+
+
+def states_number(text: str, field: str, old: float, new: float, fields: Iterable[str]) -> bool:
+    """Whether ``text`` states the number ``old`` as a record's ``field`` (in any spelling) and never ``new``.
+
+    As ``states_field``: not inside a pasted record, nor in a sentence giving it as another field's.
+    """
+    plain = without_pasted_records(text)
+    written = amounts_in(plain)
+    if any(value == Decimal(str(new)) for value, _, _ in written):
+        return False
+    return any(value == Decimal(str(old)) and _said_as(plain, start, field, fields) for value, start, _ in written)
+
+
+def _said_as(text: str, at: int, field: str, fields: Iterable[str]) -> bool:
+    """Whether the value at ``at`` is given as ``field``'s: its sentence names the field, or none of the others."""
+    head = re.split(r"[.!?;\n]\s", text[:at])[-1].casefold()
+    others = [_field_words(f) for f in fields if f != field]
+    return bool(_field_words(field).search(head)) or not any(other.search(head) for other in others)
 
 
 def _field_words(field: str) -> re.Pattern[str]:

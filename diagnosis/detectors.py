@@ -41,6 +41,7 @@ from diagnosis._trace import (
     output_ids,
     reply_states_observed_fact,
     states_field,
+    states_number,
     summaries,
 )
 from diagnosis.context import DiagnosisContext
@@ -64,6 +65,10 @@ def _is_record(output: Any, key: str) -> bool:
         return str(output["id"]) == key
     own = next((value for name, value in output.items() if name.endswith("_id")), None)
     return own is not None and str(own) == key
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _aside(kind: str, evidence: list[Evidence]) -> list[Tag]:
@@ -396,7 +401,13 @@ class StaleStateDetector:
                     continue
                 for field, old in before.items():
                     new = after.get(field)
-                    if (field != "id" and isinstance(old, str) and isinstance(new, str) and old != new
+                    if field == "id" or old == new:
+                        continue
+                    if _is_number(old) and _is_number(new) and states_number(episode.reply, field, old, new, before):
+                        out.append(Evidence(step=reads[key].index, tool=reads[key].tool, argument=field,
+                                            note=f"reply states {field}={old!r} as read before {step.tool} changed "
+                                                 f"it to {new!r}"))
+                    elif (isinstance(old, str) and isinstance(new, str)
                             and states_field(episode.reply, field, old, before) and not mentions(episode.reply, new)):
                         out.append(Evidence(step=reads[key].index, tool=reads[key].tool, argument=field,
                                             note=f"reply states {field}={old!r} as read before {step.tool} changed "
