@@ -201,7 +201,7 @@ def stopped_short(episode: EpisodeRecord, ctx: DiagnosisContext) -> Evidence | N
         elif ((never and reading.admits_failure) or (missing and reading.hands_over)) \
                 and (ref.does_goal or not _reply_held(episode)) and not _finished(trace, ref):
             what = ", ".join(sorted(set(missing if reading.hands_over else never)))
-        elif unmet or (own_limit and not ref.does_goal and not _reply_held(episode)):
+        elif unmet or (own_limit and (question or not ref.does_goal) and not _reply_held(episode)):
             what = ", ".join(unmet) or "the answer the task wants (it stopped at its own limit)"
         elif not ref.does_goal and _asks_back(episode, reading) and not reading.admits_failure \
                 and not _reply_held(episode):
