@@ -115,6 +115,13 @@ def _day_of_span_written(node: ast.AST) -> bool:
                and not isinstance(d.args[1], ast.Constant) for d in days)
 
 
+def _cents_written(node: ast.AST) -> bool:
+    """``round(x + 1e-9, 2)``: the kit's ``cents`` written out."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "round"
+            and len(node.args) == 2 and isinstance(node.args[0], ast.BinOp) and isinstance(node.args[0].op, ast.Add)
+            and isinstance(node.args[0].right, ast.Constant) and node.args[0].right.value == 1e-9)
+
+
 def test_picks_and_amount_spellings_are_not_written_out_again() -> None:
     formatting = [p for p in sorted(ARENA.rglob("*.py"))
                   if p != ARENA / "core" / "values.py" and ".2f}" in p.read_text(encoding="utf-8")]
@@ -126,12 +133,16 @@ def test_picks_and_amount_spellings_are_not_written_out_again() -> None:
     spans = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in SOURCES
              if path.name != "picks.py" and "randint" in path.read_text(encoding="utf-8")
              for node in ast.walk(_tree(path)) if _day_of_span_written(node)]
+    rounded = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in SOURCES
+               if path.name != "formats.py" and "1e-9" in path.read_text(encoding="utf-8")
+               for node in ast.walk(_tree(path)) if _cents_written(node)]
     picked_inline = [f"{path.relative_to(ARENA)}:{getattr(node, 'lineno', 0)}" for path in SOURCES
                      if path.name != "picks.py" and ".sample(" in path.read_text(encoding="utf-8")
                      for node in ast.walk(_tree(path)) if _is_inline_pick(node)]
     assert not spelled_out, f"amount spellings listed outside arena/core/values.py: {spelled_out}"
     assert not legacy_amounts, f"a legacy amount written out (the kit's legacy_amount writes it): {legacy_amounts}"
     assert not spans, f"a day of a span drawn by hand (the kit's day_between draws it): {spans}"
+    assert not rounded, f"an amount rounded to cents by hand (the kit's cents rounds it): {rounded}"
     assert not picked_inline, f"the kit's pick written out: {picked_inline}"
 
 

@@ -12,6 +12,7 @@ from arena.authoring import (
     Intent,
     amounts,
     calls,
+    cents,
     goal,
     legacy_date,
     pick,
@@ -212,7 +213,7 @@ def store_credit_legacy_expiry(w: View, rng: random.Random, n: int) -> list[Draf
         amt = float(rng.choice([x for x in (10, 15, 20, 25, 40, 50, 75) if x <= limit]))
         expiry = (TODAY + timedelta(days=rng.choice((60, 90, 120, 180)))).isoformat()
         legacy = legacy_date(date.fromisoformat(expiry))
-        new_balance = round(balance + amt + 1e-9, 2)
+        new_balance = cents(balance + amt)
         out.append(Draft(
             prompt=f"Add {amt:.2f} {cur} of store credit to customer {cid} for the delayed delivery; the credit should "
                    f"expire on {legacy}.",
