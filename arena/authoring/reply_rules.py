@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from arena.core.claims import tool_verbs
-from arena.core.ids import RecordIds, id_formats, ids_in, world_ids, world_record_ids
+from arena.core.ids import RecordIds, id_formats, ids_in, record_ids, world_ids
 from arena.core.task import ResponseAssertion, SideEffectAssertion, Task
 from arena.core.toolkit import Tool
 from arena.core.verify import check_response
@@ -124,7 +124,7 @@ def guard_replies(tasks: list[Task], *, world: bytes | None = None, tools: Mappi
             by_table = world_ids(conn)
         finally:
             conn.close()
-        known = world_record_ids(by_table)
+        known = record_ids((i for ids in by_table.values() for i in ids), by_table)
         derived = id_formats(by_table)
     pattern = id_pattern or derived or DEFAULT_ID_PATTERN
     return [guard_reply(t, id_pattern=pattern, known=known, tools=tools) for t in tasks]

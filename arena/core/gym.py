@@ -18,7 +18,7 @@ from arena.core.conversation import Conversation, EndReason, Role, Turn, agent_m
 from arena.core.domain import Domain, FaultSpec
 from arena.core.domain_check import CheckInput
 from arena.core.domains import get_domain
-from arena.core.ids import RecordIds, world_ids, world_record_ids
+from arena.core.ids import RecordIds, world_record_ids
 from arena.core.pack import Pack
 from arena.core.results import ToolErrorInfo, ToolResult, TraceStep, Verdict
 from arena.core.task import DomainAssertion, Task
@@ -196,7 +196,7 @@ class StartingWorld:
         conn = sqlite3.connect(":memory:")
         try:
             conn.deserialize(self.template)
-            return world_record_ids(world_ids(conn))
+            return world_record_ids(conn)
         finally:
             conn.close()
 

@@ -17,7 +17,7 @@ import re
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.core import patterns
@@ -40,6 +40,9 @@ SKIPPED_TABLES = frozenset({"_gymloop_changes", "sqlite_sequence"})
 
 MIN_NUMBER_DIGITS = 3
 """Digits an id's number needs before the number alone names the record (``WF-1``'s ``1`` names nothing)."""
+
+MAX_VOCABULARY = 16
+"""Most distinct values a text column may take to count as a field's vocabulary (statuses, stages, tiers)."""
 
 GENERIC_NOUNS = frozenset({"number", "no", "nr", "id", "ref", "record", "deal"})
 """Words that say a number after them names a record, in every world (besides its tables' and ids' own words)."""
@@ -87,6 +90,7 @@ class RecordIds:
         targets: The ids as ``Targets`` (plain, backwards, ROT13).
         numbers: Each number of ``MIN_NUMBER_DIGITS`` digits or more in an id, mapped to the ids holding it.
         nouns: Words that name a kind of record before its number (``order``, ``opportunity``, ``po``).
+        vocabulary: Every value each field can take, by column name, one set per table (see ``world_vocabulary``).
     """
 
     skeletons: dict[str, str] = field(default_factory=dict)
@@ -95,6 +99,7 @@ class RecordIds:
     targets: Targets = field(default_factory=Targets)
     numbers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     nouns: frozenset[str] = GENERIC_NOUNS
+    vocabulary: dict[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
 
 
 def world_ids(conn: sqlite3.Connection) -> dict[str, list[str]]:
@@ -133,9 +138,31 @@ def record_ids(ids: Iterable[str], tables: Iterable[str] = ()) -> RecordIds:
                      nouns=frozenset(GENERIC_NOUNS | letters | nouns))
 
 
-def world_record_ids(ids_by_table: dict[str, list[str]]) -> RecordIds:
-    """``record_ids`` of a world's ids by table (see ``world_ids``)."""
-    return record_ids((i for ids in ids_by_table.values() for i in ids), ids_by_table)
+def world_record_ids(conn: sqlite3.Connection) -> RecordIds:
+    """``record_ids`` of a world's ids (see ``world_ids``), with its tables' nouns and vocabulary."""
+    by_table = world_ids(conn)
+    found = record_ids((i for ids in by_table.values() for i in ids), by_table)
+    return replace(found, vocabulary=world_vocabulary(conn))
+
+
+def world_vocabulary(conn: sqlite3.Connection) -> dict[str, tuple[frozenset[str], ...]]:
+    """The values each categorical text column of ``conn`` takes, by column name (one set per table).
+
+    A column is categorical when it takes from 2 to ``MAX_VOCABULARY`` distinct texts, none with a digit (so no
+    ids, dates or codes), in a table with at least twice as many rows: a status, a stage, a tier, a currency.
+    """
+    out: dict[str, list[frozenset[str]]] = defaultdict(list)
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+              if r[0] not in SKIPPED_TABLES and not r[0].startswith("sqlite_")]
+    for table in tables:
+        rows = conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+        for column in [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]:
+            values = [v for (v,) in conn.execute(
+                f'SELECT DISTINCT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL LIMIT {MAX_VOCABULARY + 1}')]
+            if (2 <= len(values) <= MAX_VOCABULARY and rows >= 2 * len(values)
+                    and all(isinstance(v, str) and v.strip() and not any(c.isdigit() for c in v) for v in values)):
+                out[column].append(frozenset(values))
+    return {column: tuple(sets) for column, sets in out.items()}
 
 
 def _singular(word: str) -> str:

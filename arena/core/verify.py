@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 import time
 from collections.abc import Callable
@@ -281,7 +282,7 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
         if foreign:
             shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
             return False, f"reply leaks records the request is not about: {shown}"
-        return _answers_not_dumps(text, assertion, allowed, evidence)
+        return _answers_not_dumps(text, assertion, allowed, evidence, folded)
     return True, ""
 
 
@@ -402,7 +403,7 @@ def _kind(record: dict[str, Any]) -> str:
 
 
 def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str],
-                       evidence: ReplyEvidence) -> tuple[bool, str]:
+                       evidence: ReplyEvidence, folded: str = "") -> tuple[bool, str]:
     """A reply answers: it states no other record's value for a fact it must state, and no pile of values.
 
     A reply hedges when, for a required fact held by a field of the request's records, it also states the value
@@ -425,6 +426,9 @@ def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str
     def counts(phrase: str | None) -> bool:
         return phrase is not None and phrase not in required and f" {phrase} " not in prompt
 
+    hedged = _hedged_values(folded, facts, evidence, counts) if folded and evidence.known_ids is not None else None
+    if hedged is not None:
+        return False, f"reply hedges over a field's values: it offers {hedged[1]!r} beside {hedged[0]!r}"
     if not any(counts(said(value)) for _, value in evidence.values):
         return True, ""  # the reply states no value read beyond the facts asked for and the prompt's
     if others:
@@ -471,6 +475,86 @@ def _answers_not_dumps(text: str, assertion: ResponseAssertion, allowed: set[str
         return False, (f"reply dumps records: it states {len(stated)} values of the records read where "
                        f"{len(facts)} facts were asked for")
     return True, ""
+
+
+HEDGE_WORDS = frozenset({
+    "or", "maybe", "perhaps", "possibly", "might", "may", "could", "either", "whichever", "depending", "sometimes",
+    "probably", "likely", "unless", "if", "though", "although", "otherwise", "alternatively", "unsure",
+})
+"""Words that offer an alternative: a sentence with one (or a ``/``) may answer for several values."""
+
+NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "nothing", "t"})
+"""Words (as ``words`` writes them: ``isn't`` is ``isn t``) before a value that deny it rather than offer it."""
+
+_SENTENCE = re.compile(r"[^.;:!?\n]+(?:[.;:!?](?!\s|$)[^.;:!?\n]*)*")
+_SPELLED_OUT = re.compile(r"(?<![a-z])[a-z](?:[-. ][a-z])+(?![a-z])")
+
+
+def _hedge_sentences(folded: str) -> list[str]:
+    """The sentences of a folded reply that offer an alternative, as words (a ``/`` written ``or``).
+
+    Spelled-out words are joined first ("S-I-L-V-E-R" reads "silver"); a sentence is cut at its first negation, since
+    what follows one is denied, not offered ("processing, not shipped or delivered yet").
+    """
+    if "/" not in folded and not HEDGE_WORDS.intersection(re.findall(r"[a-z]+", folded)):
+        return []
+    joined = _SPELLED_OUT.sub(lambda m: re.sub(r"[-. ]", "", m.group(0)), folded.replace("/", " or "))
+    out = []
+    for match in _SENTENCE.finditer(joined):
+        said = words(match.group(0))
+        cuts = [at for n in NEGATIONS if (at := said.find(f" {n} ")) >= 0]
+        said = said[:min(cuts) + 1] if cuts else said
+        if HEDGE_WORDS.intersection(said.split()):
+            out.append(said)
+    return out
+
+
+_ALTERNATIVE = re.compile(r" (?:or|or maybe|or perhaps|or possibly|maybe|possibly|perhaps) ")
+
+
+def _hedged_values(folded: str, facts: list[set[str]], evidence: ReplyEvidence,
+                   counts: Callable[[str | None], bool]) -> tuple[str, str] | None:
+    """A value the reply offers as an alternative to another of the same field, or ``None``.
+
+    A field's values are those its column takes anywhere in the world (``RecordIds.vocabulary``: every status,
+    stage or tier), not only those of the records the episode read. In a sentence that offers an alternative ("or",
+    "maybe", "/", ...), a reply hedges when it states, beside a fact it must state, another value of that fact's
+    field (a fact is a field's value when it begins one of the value's words: ``quantit`` for
+    ``QUANTITY_MISMATCH``), or when it writes two values of one field as alternatives, a few words apart ("Done or
+    To Do"). Values the reply must state (for the first), the prompt states, the system's own messages state or the
+    episode read under a field that is no such column (the allowed next statuses) are no alternative. Returns
+    ``(fact or field value, value)``.
+    """
+    sentences = _hedge_sentences(folded)
+    if not sentences or evidence.known_ids is None:
+        return None
+    vocabulary = evidence.known_ids.vocabulary
+    quoted = " ".join(_phrase(q) for q in evidence.quotes)
+    offered = {_phrase(str(v)).strip() for k, v in evidence.values if isinstance(v, str) and k not in vocabulary}
+
+    def alternative(phrase: str) -> bool:
+        return len(phrase) >= 2 and phrase not in offered and f" {phrase} " not in quoted and f" {phrase} " not in \
+            _phrase(evidence.prompt)
+
+    fields = [{_phrase(v).strip() for v in values} for sets in vocabulary.values() for values in sets]
+    for alternatives in facts:
+        starts = [re.compile(f"(?:^| ){re.escape(a)}") for a in alternatives if a]
+        for values in fields:
+            meant = {v for v in values if any(start.search(v) for start in starts)}
+            if not meant:
+                continue
+            for phrase in sorted(values - meant):
+                if counts(phrase) and alternative(phrase) and any(f" {phrase} " in s for s in sentences):
+                    return sorted(alternatives)[0], phrase
+    for values in fields:
+        stated = [p for p in values if alternative(p) and any(f" {p} " in s for s in sentences)]
+        for first in stated:
+            for second in stated:
+                pair = re.compile(f" {re.escape(first)}(?: [a-z]+){{0,2}}{_ALTERNATIVE.pattern}(?:[a-z]+ ){{0,2}}"
+                                  f"{re.escape(second)} ")
+                if first != second and any(pair.search(s) for s in sentences):
+                    return first, second
+    return None
 
 
 def read_outputs(trace: list[TraceStep]) -> tuple[tuple[dict[str, Any], ...], tuple[tuple[str, Any], ...]]:

@@ -22,10 +22,12 @@ from arena.core.verify import ReplyEvidence, check_response, system_quotes
 
 def _world() -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE orders (id TEXT PRIMARY KEY, total REAL)")
+    conn.execute("CREATE TABLE orders (id TEXT PRIMARY KEY, total REAL, status TEXT)")
     conn.execute("CREATE TABLE lines (id TEXT PRIMARY KEY, order_id TEXT)")
     conn.execute("CREATE TABLE tiers (id TEXT PRIMARY KEY)")
-    conn.executemany("INSERT INTO orders VALUES (?, ?)", [(f"ORD-{i}", 10.0) for i in range(10230, 10240)])
+    statuses = ["processing", "shipped", "delivered", "on_hold", "shipped"]
+    conn.executemany("INSERT INTO orders VALUES (?, ?, ?)", [(f"ORD-{i}", 10.0, statuses[i % 5])
+                                                             for i in range(10230, 10240)])
     conn.executemany("INSERT INTO lines VALUES (?, ?)", [(f"LN-{i}-1", f"ORD-{i}") for i in range(10230, 10240)])
     conn.execute("INSERT INTO tiers VALUES ('gold')")
     return conn
@@ -39,7 +41,7 @@ def world_rule() -> tuple[ResponseAssertion, ReplyEvidence]:
     assert pattern is not None
     assertion = ResponseAssertion(description="about ORD-10234 only", must_include=[["shipped"]], id_pattern=pattern,
                                   allowed_ids=["ORD-10234"])
-    return assertion, ReplyEvidence(known_ids=world_record_ids(ids))
+    return assertion, ReplyEvidence(known_ids=world_record_ids(_world()))
 
 
 FOREIGN_SPELLINGS = [
@@ -69,6 +71,23 @@ def test_a_record_the_request_is_not_about_fails_however_it_is_spelled(world_rul
 def test_numbers_words_and_dates_are_not_ids(world_rule, innocent):
     assertion, evidence = world_rule
     assert check_response(f"ORD-10234 shipped. {innocent}", assertion, evidence) == (True, "")
+
+
+@pytest.mark.parametrize("hedge", ["ORD-10234 shipped, or maybe delivered.", "ORD-10234 shipped (or on hold).",
+                                   "ORD-10234: shipped/processing.", "ORD-10234 shipped, perhaps D-E-L-I-V-E-R-E-D.",
+                                   "ORD-10234 shipped. It may be on hold if the carrier refused it."])
+def test_a_reply_offering_another_value_of_the_asked_field_hedges(world_rule, hedge):
+    assertion, evidence = world_rule  # no other order was read: the field's values come from the world
+    ok, detail = check_response(hedge, assertion, evidence)
+    assert not ok and "hedges" in detail
+
+
+@pytest.mark.parametrize("answer", ["ORD-10234 shipped; it is not on hold or delivered yet.",
+                                    "ORD-10234 shipped. If it is late, reply here or call us.",
+                                    "ORD-10234 shipped or rather left the warehouse."])
+def test_a_reply_that_denies_other_values_or_offers_no_value_answers(world_rule, answer):
+    assertion, evidence = world_rule
+    assert check_response(answer, assertion, evidence) == (True, "")
 
 
 def test_formats_follow_each_worlds_own_ids():
