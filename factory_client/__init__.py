@@ -3,7 +3,15 @@
 ``make_factory_client(url)`` returns an ``HttpFactoryClient`` for a remote factory or the
 in-process ``LocalFactory``; both implement ``FactoryClient``. ``targets_from_report`` turns a
 diagnosis report into weighted targets. See docs/factory.md.
+
+The HTTP server's names (``create_app``, ``BackgroundServer``, ``openapi_schema``) load on first use: a client or
+the embedded factory never imports the web framework and the MCP surface the server needs.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from factory_client.archive import ArchiveLimits, extract_files, load_archive, pack_archive, sha256_hex
 from factory_client.base import FactoryClient, FactoryResult
@@ -37,8 +45,12 @@ from factory_client.protocol import (
     VariantRequest,
     WeaknessTarget,
 )
-from factory_client.server import BackgroundServer, create_app, openapi_schema
 from factory_client.targets import target_for_kind, targetable, targets_from_report
+
+if TYPE_CHECKING:
+    from factory_client.server import BackgroundServer, create_app, openapi_schema
+
+_SERVER_NAMES = frozenset({"BackgroundServer", "create_app", "openapi_schema"})
 
 __all__ = [
     "GATES",
@@ -89,3 +101,10 @@ __all__ = [
     "task_content_hash",
     "token_jaccard",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load the HTTP server's names on first use."""
+    if name in _SERVER_NAMES:
+        return getattr(importlib.import_module("factory_client.server"), name)
+    raise AttributeError(f"module 'factory_client' has no attribute {name!r}")
