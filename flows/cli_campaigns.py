@@ -94,8 +94,9 @@ def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> N
 def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[str, Any]:
     """One side of a comparison: ``campaign[/arm]`` (all its rounds) or ``campaign[/arm]:round``."""
     # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
-    from flows.outcomes import campaign_lift
-    from flows.report import round_report
+    from flows.outcomes import campaign_flips, campaign_lift
+    from flows.promotion import promotion_line
+    from flows.report import best_summary, round_report
     from flows.transfer import campaign_results
 
     where, _, index = target.partition(":")
@@ -113,13 +114,20 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
         first = last = chosen[0]
         lift = {"lift": first.lift, "lift_low": first.lift_low, "lift_high": first.lift_high}
         rounds = f"round {first.round_index}"
+        flips = first.flips.model_dump(mode="json") if first.flips is not None else None
+        promotion = promotion_line(first.promotion)
+        model_out, after = first.model_out, first.after
     else:
         last = summaries[-1]
         first = next(s for s in summaries if s.baseline == last.baseline)  # the campaign's lift starts there
-        _, _, value, low, high = campaign_lift(registry, name, settings.curriculum.seed, arm)
+        _, after, value, low, high = campaign_lift(registry, name, settings.curriculum.seed, arm)
         lift = {"lift": value, "lift_low": low, "lift_high": high}
         rounds = (f"round {first.round_index}" if first is last
                   else f"rounds {first.round_index} to {last.round_index}")
+        flips = campaign_flips(registry, name, arm).model_dump(mode="json")
+        kept = best_summary([s for s in summaries if s.baseline == last.baseline], last=True)
+        promotion = f"last promoted: round {kept.round_index}" if kept is not None else "no round promoted"
+        model_out = kept.model_out if kept is not None else first.model_in
     suites = first.transfer if index else campaign_results(registry, summaries, settings.curriculum.seed)
     report = round_report(registry, last.round_id)
     kinds = report.kinds if report is not None else []
@@ -127,8 +135,9 @@ def _side(settings: GymloopSettings, registry: Registry, target: str) -> dict[st
     return {"target": target, "campaign": name, "arm": arm, "round": int(index) if index else None,
             "rounds": rounds, "baseline": last.baseline, "baseline_from_round": baseline.first_round if baseline else 0,
             "baseline_change": baseline.change if baseline else None,
-            "model_in": first.model_in, "model_out": last.model_out, "before": first.before,
-            "after": last.after, **lift, "transfer": {r.suite: r.model_dump(mode="json") for r in suites},
+            "model_in": first.model_in, "model_out": model_out, "before": first.before,
+            "after": after, **lift, "flips": flips, "promotion": promotion,
+            "transfer": {r.suite: r.model_dump(mode="json") for r in suites},
             "weakness_share": {k.kind: k.share for k in kinds},
             "weakness_count": {k.kind: k.count for k in kinds}, "weakness_rate": {k.kind: k.rate for k in kinds}}
 
@@ -157,7 +166,7 @@ def compare_command(
     home: HomeOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Compare two campaigns, arms or rounds: pass rates, lift with its interval, weaknesses of the last round.
+    """Compare two campaigns, arms or rounds: pass rates, lift with its interval, flips, last round's weaknesses.
 
     The targeted arm against a control of the same campaign (``compare C C/uniform``) also gives the targeting
     lift, targeted minus control with its paired interval, as ``gymloop report`` and MLflow state it.
@@ -190,6 +199,9 @@ def compare_command(
             ["model out", a["model_out"], b["model_out"], ""], num("before"), num("after"), num("lift"),
             ["95% interval", f"[{a['lift_low']:+.3f}, {a['lift_high']:+.3f}]",
              f"[{b['lift_low']:+.3f}, {b['lift_high']:+.3f}]", ""]]
+    rows += [[name, *(_flip_cell(side, key) for side in (a, b)), ""]
+             for name, key in (("pass->fail", "pass_to_fail"), ("fail->pass", "fail_to_pass"))]
+    rows.append(["promoted", a["promotion"], b["promotion"], ""])
     if targeting is not None:
         rows += [["targeting lift", "", "", f"{targeting.lift:+.3f}"],
                  ["95% paired interval", "", "", f"[{targeting.low:+.3f}, {targeting.high:+.3f}]"]]
@@ -211,6 +223,12 @@ def compare_command(
         print_line(console, targeting_line(targeting))
     for line in _baseline_lines(a, b):
         print_line(console, line)
+
+
+def _flip_cell(side: dict[str, Any], key: str) -> str:
+    """Held-out tasks a side flipped one way, of the tasks its lift pairs (``-`` for a round recorded without)."""
+    flips = side["flips"]
+    return "-" if flips is None else f"{flips[key]} of {flips['tasks']} tasks"
 
 
 def _baseline_cell(side: dict[str, Any]) -> str:

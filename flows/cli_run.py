@@ -48,8 +48,9 @@ ControlOption = Annotated[Control, typer.Option(
     help="Control arm run beside the targeted one (same budget, starting model and held-out suite): "
          "uniform, random-variants or none.")]
 
-ROUND_COLUMNS = ("round", "model in", "model out", "before", "after", "lift", "95% interval", "transfer lift",
-                 "invalid", "after, invalid failed", "tokens", "cost", "top weaknesses")
+ROUND_COLUMNS = ("round", "model in", "model out", "before", "after", "lift", "95% interval",
+                 "pass->fail, fail->pass", "promoted", "transfer lift", "invalid", "after, invalid failed", "tokens",
+                 "cost", "top weaknesses")
 """Columns of the round tables (round numbers are the campaign's round indexes, as in MLflow and the report)."""
 
 MODEL_HELP = ("Starting model: 'reference', a litellm model string, 'transformers:<folder>', or a model as gymloop "
@@ -199,11 +200,18 @@ def invalid_cell(s: RoundSummary) -> str:
     return f"{before}/{after} of {total}"
 
 
+def flips_cell(s: RoundSummary) -> str:
+    """Held-out tasks the round flipped pass->fail and fail->pass, of the tasks its lift pairs."""
+    f = s.flips
+    return "-" if f is None else f"{f.pass_to_fail}, {f.fail_to_pass} of {f.tasks}"
+
+
 def round_rows(summaries: list[RoundSummary]) -> list[list[str]]:
     """The round table's cells (a control arm's rounds say which arm)."""
     return [[str(s.round_index) + ("" if s.arm == "targeted" else f" ({s.arm})"), s.model_in, s.model_out,
              f"{s.before:.3f}", f"{s.after:.3f}", f"{s.lift:+.3f}",
-             f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", transfer_cell(s.transfer), invalid_cell(s),
+             f"[{s.lift_low:+.3f}, {s.lift_high:+.3f}]", flips_cell(s), "yes" if s.promotion.promoted else "no",
+             transfer_cell(s.transfer), invalid_cell(s),
              f"{s.metrics.get('heldout_pass_rate_after_invalid_failed', s.after):.3f}",
              f"{s.metrics.get('tokens', 0.0):.0f}",
              f"${s.metrics.get('cost_usd', 0.0):.4f}", ", ".join(s.weaknesses[:3])] for s in summaries]
@@ -212,10 +220,13 @@ def round_rows(summaries: list[RoundSummary]) -> list[list[str]]:
 def _print_rounds(summaries: list[RoundSummary], title: str) -> None:
     """The round table; rounds that used no model tokens (an offline model) show no tokens or cost columns.
 
-    With transfer suites, each suite's lift and its paired interval stand beside the in-gym lift.
+    With transfer suites, each suite's lift and its paired interval stand beside the in-gym lift; the ``promoted``
+    column shows when a round was not promoted (a line below the table gives the reason).
     """
     rows, columns = round_rows(summaries), list(ROUND_COLUMNS)
     dropped = set() if any(s.transfer for s in summaries) else {"transfer lift"}
+    if all(s.promotion.promoted for s in summaries):
+        dropped.add("promoted")
     if not any(s.metrics.get("tokens", 0.0) or s.metrics.get("cost_usd", 0.0) for s in summaries):
         dropped |= {"tokens", "cost"}
     kept = [i for i, column in enumerate(columns) if column not in dropped]
@@ -223,13 +234,16 @@ def _print_rounds(summaries: list[RoundSummary], title: str) -> None:
     print_table(console, title, columns, rows, right=("round", "before", "after", "lift"))
 
 
-def _campaign_lift(name: str, settings: GymloopSettings) -> dict[str, float]:
+def _campaign_lift(name: str, settings: GymloopSettings) -> dict[str, Any]:
     # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
-    from flows.outcomes import campaign_lift
+    from flows.outcomes import campaign_flips, campaign_lift
     from flows.registry_access import open_registry
 
-    before, after, lift, low, high = campaign_lift(open_registry(settings), name, settings.curriculum.seed)
-    return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high}
+    registry = open_registry(settings)
+    before, after, lift, low, high = campaign_lift(registry, name, settings.curriculum.seed)
+    flips = campaign_flips(registry, name)
+    return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high,
+            "pass_to_fail": flips.pass_to_fail, "fail_to_pass": flips.fail_to_pass, "paired_tasks": flips.tasks}
 
 
 def _campaign_transfer(name: str, settings: GymloopSettings) -> list[dict[str, Any]]:
@@ -246,12 +260,14 @@ def _campaign_transfer(name: str, settings: GymloopSettings) -> list[dict[str, A
 
 def _campaign_line(name: str, settings: GymloopSettings) -> str:
     # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
+    from arena.core.flips import Flips
     from flows.registry_access import open_registry
     from flows.round_tracking import campaign_headline, lift_since
 
     lift = _campaign_lift(name, settings)
+    flips = Flips(tasks=lift["paired_tasks"], pass_to_fail=lift["pass_to_fail"], fail_to_pass=lift["fail_to_pass"])
     return campaign_headline(name, lift["before"], lift["after"], lift["lift"], lift["lift_low"], lift["lift_high"],
-                             settings.gyms.tasks, lift_since(open_registry(settings), name))
+                             settings.gyms.tasks, lift_since(open_registry(settings), name), flips)
 
 
 def _where(name: str, settings: GymloopSettings, home: Path | None = None) -> dict[str, str]:
@@ -325,6 +341,10 @@ def _print_outcome(outcome: CampaignOutcome, settings: GymloopSettings, title: s
     if outcome.rounds:
         _print_rounds(outcome.rounds, title)
     for summary in outcome.rounds:
+        if not summary.promotion.promoted:
+            arm = "" if summary.arm == "targeted" else f" ({summary.arm} arm)"
+            print_line(console, f"round {summary.round_index}{arm} not promoted: {summary.promotion.reason}; the "
+                                "next round starts from the last promoted model")
         if summary.baseline_change is not None:
             arm = "" if summary.arm == "targeted" else f" ({summary.arm} arm)"
             print_line(console, f"round {summary.round_index}{arm} starts baseline {summary.baseline} "

@@ -1,7 +1,7 @@
 """One round's context, opened once and handed to every step: settings, registry, the round, its model and suite.
 
 ``open_round`` loads the settings (the arm's), opens the registry, finds the model the round starts from (the
-previous round's model out, or the campaign's starting model) and starts or resumes the round in the registry
+last promoted round's model out, or the campaign's starting model) and starts or resumes the round in the registry
 (creating the campaign and the arm with their first round). Steps read everything else through it.
 """
 
@@ -18,6 +18,7 @@ from flows import model_spec, transfer
 from flows.campaign_config import campaign_contract, campaign_settings, check_contract
 from flows.models import RoundParams
 from flows.packs import base_packs, load_pack
+from flows.promotion import last_promoted
 from flows.registered_models import initial_model
 from flows.registry_access import open_registry
 from flows.rollouts import heldout_keys
@@ -173,7 +174,10 @@ def _round_name(campaign: str, arm: str, index: int) -> str:
 
 
 def _model_in(registry: Registry, settings: GymloopSettings, params: RoundParams) -> ModelInfo:
-    """The model the round starts from: the arm's previous model out, or the campaign's starting model."""
+    """The model the round starts from: the arm's last promoted model (``flows.promotion``), else its first model in.
+
+    A round 0 starts from the campaign's starting model (the ``model`` setting).
+    """
     campaign = registry.find_campaign(params.campaign)
     rounds = registry.rounds(campaign.id, arm=params.arm) if campaign is not None else []
     existing = next((r for r in rounds if r.index == params.round_index), None)
@@ -189,7 +193,9 @@ def _model_in(registry: Registry, settings: GymloopSettings, params: RoundParams
         return initial_model(registry, settings)
     if previous[-1].model_out_id is None:
         raise ValueError(f"{label}: round {params.round_index - 1} produced no model")
-    return registry.model(previous[-1].model_out_id)
+    promoted = last_promoted(previous)
+    return registry.model(promoted.model_out_id if promoted is not None and promoted.model_out_id is not None
+                          else previous[0].model_in_id)
 
 
 def next_index(registry: Registry, campaign: str, arm: str) -> int:

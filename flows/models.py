@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from arena.core.flips import Flips
+
 CAMPAIGN_NAME = r"^[A-Za-z0-9_.-]+$"
 """Campaign names: letters, digits, ``_ . -`` (they name folders, so never ``.`` or ``..``)."""
 
@@ -151,6 +153,20 @@ class TransferResult(BaseModel):
     lift_high: float
 
 
+class Promotion(BaseModel):
+    """Whether a round's model was promoted (``@best``/``@current``, the next round's start), and why.
+
+    Attributes:
+        promoted: The round's model passed the promotion bounds (``flows.promotion``).
+        reason: The bounds and the values read (e.g. ``lift lower bound -0.050 < promote_min_lift_low +0.000``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    promoted: bool = True
+    reason: str = ""
+
+
 class RoundSummary(BaseModel):
     """The outcome of one round.
 
@@ -174,6 +190,10 @@ class RoundSummary(BaseModel):
         baseline: The campaign baseline the round is measured against (0 until a change is accepted).
         baseline_change: The change the round accepted, starting its baseline (``None`` for the others).
         transfer: Each transfer suite's pass rates before and after the round, with the paired lift.
+        flips: Held-out tasks the round flipped pass->fail and fail->pass, over the tasks the lift pairs (``None``
+            for a round recorded before flips were measured).
+        template_flips: The same for each template (``domain/template``) of the held-out tasks.
+        promotion: Whether the round's model was promoted, and why (``flows.promotion``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -197,6 +217,9 @@ class RoundSummary(BaseModel):
     baseline: int = 0
     baseline_change: str | None = None
     transfer: list[TransferResult] = Field(default_factory=list)
+    flips: Flips | None = None
+    template_flips: dict[str, Flips] = Field(default_factory=dict)
+    promotion: Promotion = Field(default_factory=Promotion)
 
 
 class WeaknessChange(BaseModel):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from arena.core.flips import Flips, paired_flips
 from arena.core.metrics import Outcome, compute_metrics, paired_lift
 from flows.campaign_config import lift_baseline
+from flows.promotion import last_promoted
 from flows.rollouts import EVAL_AFTER, EVAL_BEFORE
 from registry import TARGETED_ARM, Registry
 
@@ -34,15 +36,13 @@ def finished_rounds(registry: Registry, campaign: str, arm: str = TARGETED_ARM) 
     return [r for r in registry.rounds(info.id, arm=arm) if r.status == "finished"]
 
 
-def campaign_lift(registry: Registry, campaign: str, seed: int = 0,
-                  arm: str = TARGETED_ARM) -> tuple[float, float, float, float, float]:
-    """Held-out pass rate before an arm's first round and after its last, and the paired lift with its interval.
+def campaign_outcomes(registry: Registry, campaign: str,
+                      arm: str = TARGETED_ARM) -> tuple[list[Outcome], list[Outcome]]:
+    """Held-out outcomes of an arm's campaign: its starting model's and its last promoted model's.
 
-    The first round is that of the latest baseline holding a finished round (``campaign_config.lift_baseline``):
-    a lift is never paired across a baseline.
-
-    Returns:
-        ``(before, after, lift, low, high)``.
+    The start is the first round of the latest baseline holding a finished round (``campaign_config.lift_baseline``):
+    a lift is never paired across a baseline. The end is the re-evaluation of the last round in that baseline whose
+    model was promoted (``flows.promotion``); without one the campaign's model is still the one it started from.
 
     Raises:
         ValueError: The arm has no finished round.
@@ -54,8 +54,35 @@ def campaign_lift(registry: Registry, campaign: str, seed: int = 0,
     since = lift_baseline(registry.baselines(campaign), [r.index for r in rounds])
     rounds = [r for r in rounds if since is None or r.index >= since.first_round]
     before = outcomes(registry, rounds[0].id, EVAL_BEFORE, rounds[0].model_in_id)
-    after = outcomes(registry, rounds[-1].id, EVAL_AFTER, stage_model(registry, rounds[-1].id, EVAL_AFTER))
+    promoted = last_promoted(rounds)
+    if promoted is None:
+        return before, before
+    return before, outcomes(registry, promoted.id, EVAL_AFTER, stage_model(registry, promoted.id, EVAL_AFTER))
+
+
+def campaign_lift(registry: Registry, campaign: str, seed: int = 0,
+                  arm: str = TARGETED_ARM) -> tuple[float, float, float, float, float]:
+    """Held-out pass rate of an arm's starting model and its last promoted one; their paired lift with its interval.
+
+    Measured on ``campaign_outcomes``.
+
+    Returns:
+        ``(before, after, lift, low, high)``.
+
+    Raises:
+        ValueError: The arm has no finished round.
+    """
+    before, after = campaign_outcomes(registry, campaign, arm)
     lift = paired_lift(before, after, seed=seed)
     rate_before = compute_metrics(before, rounds=1).pass_rate.value
     rate_after = compute_metrics(after, rounds=1).pass_rate.value
     return rate_before, rate_after, lift.value, lift.low, lift.high
+
+
+def campaign_flips(registry: Registry, campaign: str, arm: str = TARGETED_ARM) -> Flips:
+    """The held-out tasks an arm's campaign flipped, paired as its lift (``campaign_outcomes``).
+
+    Raises:
+        ValueError: The arm has no finished round.
+    """
+    return paired_flips(*campaign_outcomes(registry, campaign, arm))

@@ -16,6 +16,7 @@ from prefect.states import Crashed
 
 from flows.control import targeting_line
 from flows.models import ArmComparison, RoundSummary
+from flows.promotion import promotion_line
 
 STAGE_TASKS = {"eval_before": "held-out-eval", "train": "train-rollouts", "eval_after": "re-eval",
                "transfer_before": "transfer-eval", "transfer_after": "transfer-re-eval"}
@@ -88,6 +89,10 @@ def round_rows(summary: RoundSummary) -> list[dict[str, Any]]:
         {"measure": "held-out pass rate after", "value": rate(s.after)},
         {"measure": "lift", "value": signed(s.lift)},
         {"measure": "lift 95% interval", "value": interval(s.lift_low, s.lift_high)},
+        *({"measure": f"held-out tasks {way}", "value": f"{count} of {f.tasks}"}
+          for f in ([s.flips] if s.flips is not None else [])
+          for way, count in (("pass->fail", f.pass_to_fail), ("fail->pass", f.fail_to_pass))),
+        {"measure": "promotion", "value": promotion_line(s.promotion)},
         {"measure": "top weaknesses", "value": ", ".join(s.weaknesses[:3])},
         {"measure": "variants added", "value": str(s.variants)},
         {"measure": "wave size", "value": str(s.wave_size)},
@@ -113,7 +118,8 @@ def publish_round(summary: RoundSummary, mlflow_run: str) -> None:
     create_markdown_artifact(
         f"### {s.campaign}{where} round {s.round_index}: lift {signed(s.lift)} "
         f"(95% interval {interval(s.lift_low, s.lift_high)})\n\n"
-        f"Held-out pass rate {rate(s.before)} -> {rate(s.after)}; model `{s.model_in}` -> `{s.model_out}`.\n\n"
+        f"Held-out pass rate {rate(s.before)} -> {rate(s.after)}; model `{s.model_in}` -> `{s.model_out}`"
+        f"{'' if s.promotion.promoted else f' (not promoted: {s.promotion.reason})'}.\n\n"
         f"{mlflow_run}.",
         key=artifact_key(s.campaign, f"{arm}lift"),
         description=f"gymloop campaign {s.campaign}{where}: latest round's lift",

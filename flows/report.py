@@ -81,32 +81,40 @@ def write_report(registry: Registry, folder: Path, campaign: str, headline: str 
     lift_png, heat_png = write_plots(registry, title, summaries, folder)
     last = summaries[-1]
     first = next(s for s in summaries if s.baseline == last.baseline)
+    kept = best_summary([s for s in summaries if s.baseline == last.baseline], last=True)
+    after = kept.after if kept is not None else first.before
     best = best_summary(summaries)
     lines = [
         f"# Campaign {title}",
         "",
         f"Rounds {first.round_index} to {last.round_index}: held-out pass rate {first.before:.3f} -> "
-        f"{last.after:.3f} ({last.after - first.before:+.3f})"
+        f"{after:.3f} ({after - first.before:+.3f})"
+        + ("" if kept is last else " (the last promoted model's)" if kept is not None else " (no round promoted)")
         + (f", in baseline {last.baseline} (the rounds before it are measured against another)." if first is not
            summaries[0] else "."),
         "",
         *([headline, ""] if headline else []),
-        f"Best round: {best.round_index} (held-out pass rate {best.after:.3f} after it).",
+        f"Best round: {best.round_index} (held-out pass rate {best.after:.3f} after it)." if best is not None
+        else "Best round: none (no round's model was promoted).",
         "",
         *_baselines_section(registry, campaign, summaries),
         "## Pass rates",
         "",
         *_pass_rates(summaries),
         "",
+        *_flips_section(summaries),
         "## Models",
         "",
-        f"Round {first.round_index} started from `{first.model_in}`; each round trains the model the one before "
-        "produced.",
+        f"Round {first.round_index} started from `{first.model_in}`; each round trains the last promoted model "
+        "(a round's model is promoted unless it falls outside the promotion bounds).",
         "",
-        "| round | model out |",
-        "| ---: | --- |",
-        *(f"| {s.round_index} | {s.model_out} |" for s in summaries),
+        "| round | model out | promoted |",
+        "| ---: | --- | --- |",
+        *(f"| {s.round_index} | {s.model_out} | {'yes' if s.promotion.promoted else 'no'} |" for s in summaries),
         "",
+        *(f"- round {s.round_index} not promoted: {s.promotion.reason}" for s in summaries
+          if not s.promotion.promoted),
+        *([""] if any(not s.promotion.promoted for s in summaries) else []),
         "## What each round practised",
         "",
         *(f"- round {s.round_index}: weaknesses {', '.join(s.weaknesses[:3]) or 'none'}; {s.variants} variant "
@@ -149,9 +157,40 @@ def _baselines_section(registry: Registry, campaign: str, summaries: list[RoundS
             ""]
 
 
-def best_summary(summaries: list[RoundSummary]) -> RoundSummary:
-    """The round whose model did best on the held-out suite (ties go to the later round)."""
-    return max(summaries, key=lambda s: (s.after, s.round_index))
+def best_summary(summaries: list[RoundSummary], last: bool = False) -> RoundSummary | None:
+    """The promoted round whose model did best on the held-out suite (ties go to the later round).
+
+    Args:
+        summaries: The rounds.
+        last: The last promoted round instead.
+
+    Returns:
+        The round, or ``None`` when no round was promoted.
+    """
+    promoted = [s for s in summaries if s.promotion.promoted]
+    if not promoted:
+        return None
+    return promoted[-1] if last else max(promoted, key=lambda s: (s.after, s.round_index))
+
+
+def _flips_section(summaries: list[RoundSummary]) -> list[str]:
+    """The held-out tasks each round flipped, and each template's flips (the templates with a flip)."""
+    def count(s: RoundSummary) -> str:
+        f = s.flips
+        return "| - | - | - |" if f is None else f"| {f.tasks} | {f.pass_to_fail} | {f.fail_to_pass} |"
+
+    rows = [f"| {s.round_index} {count(s)} {s.lift:+.3f} | {'yes' if s.promotion.promoted else 'no'} |"
+            for s in summaries]
+    templates = [f"| {s.round_index} | {name} | {f.tasks} | {f.pass_to_fail} | {f.fail_to_pass} |"
+                 for s in summaries for name, f in s.template_flips.items() if f.pass_to_fail or f.fail_to_pass]
+    return ["## Flips", "",
+            "Held-out tasks each round flipped, over the tasks its lift pairs (a task passes when at least half of its "
+            "episodes pass): a lift nets the tasks lost (pass->fail) against those gained (fail->pass).", "",
+            "| round | tasks | pass->fail | fail->pass | lift | promoted |",
+            "| ---: | ---: | ---: | ---: | ---: | --- |", *rows, "",
+            *(["By template (those with a flip):", "", "| round | template | tasks | pass->fail | fail->pass |",
+               "| ---: | --- | ---: | ---: | ---: |", *templates] if templates
+              else ["No template had a held-out task flip."]), ""]
 
 
 def _invalid_section(summaries: list[RoundSummary]) -> list[str]:

@@ -16,7 +16,9 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.utilities.annotations import quote
 
+from arena.checks.careful import template_of
 from arena.core.episode import EpisodeRecord
+from arena.core.flips import flips_by, paired_flips
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey
 from curriculum import Wave
@@ -28,9 +30,10 @@ from flows.live import current_meter, retry_unless_stopped
 from flows.models import RoundParams, RoundSummary, StageResult
 from flows.outcomes import outcomes
 from flows.preflight import preflight_agent
+from flows.promotion import decide, promotion_line
 from flows.registered_models import make_agent, model_ref
 from flows.rollouts import batches, run_batch, wave_keys
-from flows.round_metrics import round_metrics
+from flows.round_metrics import flip_metrics, round_metrics
 from flows.settings import machine_overrides
 from flows.variants import generate_variants
 from registry import TARGETED_ARM, ModelInfo
@@ -200,6 +203,9 @@ def _record(ctx: RoundContext, model_out: ModelInfo, report: WeaknessReport, var
     train = outcomes(registry, rid, stages.TRAIN, ctx.model_in.id)
     metrics = round_metrics(before, after, report, train, ctx.settings.evaluation.eval_k,
                             ctx.settings.curriculum.seed)
+    flips = paired_flips(before, after)
+    promotion = decide(metrics["lift_low"], flips, ctx.settings.promotion)
+    metrics.update(flip_metrics(flips, promotion.promoted))
     metrics.update({f"seconds/{k}": v for k, v in seconds.items()})
     metrics["variants_added"] = float(len(variant_ids))
     metrics["baseline"] = float(ctx.baseline.number)
@@ -215,11 +221,14 @@ def _record(ctx: RoundContext, model_out: ModelInfo, report: WeaknessReport, var
         variants=len(variant_ids), wave_size=len(wave.entries) if wave else 0, episodes=results, metrics=metrics,
         baseline=ctx.baseline.number,
         baseline_change=ctx.baseline.change if ctx.baseline.first_round == ctx.index else None, transfer=suites,
+        flips=flips, template_flips=flips_by(before, after, template_of), promotion=promotion,
     )
-    registry.finish_round(rid, model_out.id, {"summary": summary.model_dump(mode="json")})
+    registry.finish_round(rid, model_out.id, {"summary": summary.model_dump(mode="json"),
+                                              "promotion": promotion.model_dump(mode="json")})
     run_id = round_tracking.track_round(ctx, summary, report, variant_ids, model_out)
     prefect_view.publish_round(summary, round_tracking.run_link(ctx.settings, ctx.campaign, run_id, ctx.arm))
-    get_run_logger().info("%s: held-out pass rate %.3f -> %.3f, lift %+.3f [%+.3f, %+.3f]; MLflow run %s",
-                          ctx.where, summary.before, summary.after, summary.lift, summary.lift_low,
-                          summary.lift_high, run_id)
+    get_run_logger().info("%s: held-out pass rate %.3f -> %.3f, lift %+.3f [%+.3f, %+.3f], %d of %d held-out tasks "
+                          "pass->fail and %d fail->pass; %s; MLflow run %s", ctx.where, summary.before, summary.after,
+                          summary.lift, summary.lift_low, summary.lift_high, flips.pass_to_fail, flips.tasks,
+                          flips.fail_to_pass, promotion_line(promotion), run_id)
     return summary

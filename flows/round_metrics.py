@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from arena.core.flips import Flips
 from arena.core.metrics import Metrics, Outcome, compute_metrics, metrics_by, paired_lift
 from diagnosis import WeaknessReport
 
@@ -30,6 +31,12 @@ def round_metrics(before: Sequence[Outcome], after: Sequence[Outcome], report: W
         out[f"heldout_pass_rate_before/{domain}"] = m.pass_rate.value
     out.update(kind_metrics(report))
     return out
+
+
+def flip_metrics(flips: Flips, promoted: bool) -> dict[str, float]:
+    """The round's held-out flips (tasks paired, pass->fail, fail->pass) and its promotion (1 promoted, 0 not)."""
+    return {"paired_tasks": float(flips.tasks), "pass_to_fail": float(flips.pass_to_fail),
+            "fail_to_pass": float(flips.fail_to_pass), "promoted": float(promoted)}
 
 
 def kind_metrics(report: WeaknessReport) -> dict[str, float]:

@@ -17,6 +17,7 @@ import pandas as pd  # type: ignore[import-untyped]
 from mlflow.data.pandas_dataset import from_pandas
 from mlflow.exceptions import MlflowException
 
+from arena.core.flips import Flips
 from arena.core.redact import mask_url, redact_text
 from curriculum import Wave
 from diagnosis import WeaknessReport, render_markdown
@@ -24,7 +25,8 @@ from flows import transfer
 from flows.campaign_config import baseline_note, lift_baseline
 from flows.interrupt import STOP, hold_if_stopping
 from flows.models import RoundSummary
-from flows.outcomes import campaign_lift, finished_rounds
+from flows.outcomes import campaign_flips, campaign_lift, finished_rounds
+from flows.promotion import promotion_line
 from flows.registered_models import model_ref
 from flows.registry_access import open_registry
 from flows.report import campaign_summaries, write_plots, write_report
@@ -149,13 +151,15 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
         "base_pack_ids": [p.id[:12] for p in registry.list_packs() if p.parent is None],
         "baseline": summary.baseline,
         **({"baseline_change": summary.baseline_change} if summary.baseline_change else {}),
+        "promotion": promotion_line(summary.promotion),
     }
     plots = write_plots(registry, campaign, campaign_summaries(registry, campaign, ctx.arm, up_to=index), folder)
     suite = ctx.suite
     suite_path = write_json(folder / "heldout_suite.json",
                             [[k.pack_id, k.task_id, k.seed, k.attempt] for k in suite])
+    flips_path = write_json(folder / "flips.json", flips_record(summary))
     artifacts = [folder / "weakness_report.json", folder / "weakness_report.md", folder / "wave.json", suite_path,
-                 *plots]
+                 flips_path, *plots]
     run_id = tracker.log_round(index, round_params, summary.metrics, artifacts,
                                campaign_metrics=campaign_metrics(registry, campaign, settings.curriculum.seed,
                                                                  ctx.arm))
@@ -174,27 +178,43 @@ def track_round(ctx: RoundContext, summary: RoundSummary, report: WeaknessReport
                                   artifact=Path(model_out.artifact) if model_out.artifact else None)
     tracker.log_lineage(run_id, index, in_id, out_id)
     name = registered_model_name(campaign, ctx.arm)
-    tracker.register_version(name, out_id, run_id, summary.model_out, index, (summary.before, summary.after))
+    tracker.register_version(name, out_id, run_id, summary.model_out, index, (summary.before, summary.after),
+                             promotion_line(summary.promotion))
     tracker.log_parent_model(out_id, index, summary.model_out)
-    scores = {s.round_index: s.after for s in campaign_summaries(registry, campaign, ctx.arm, up_to=index)}
-    tracker.set_aliases(name, scores)
+    scores = {s.round_index: s.after for s in campaign_summaries(registry, campaign, ctx.arm, up_to=index)
+              if s.promotion.promoted}
+    if scores:  # none yet when every round so far was refused: the aliases wait for a promoted model
+        tracker.set_aliases(name, scores)
     tracker.log_campaign_artifacts(plots)
     return run_id
+
+
+def flips_record(summary: RoundSummary) -> dict[str, Any]:
+    """A round's ``flips.json``: its held-out flips, each template's, and its promotion decision."""
+    return {"round": summary.round_index, "lift": summary.lift, "lift_low": summary.lift_low,
+            "lift_high": summary.lift_high,
+            "flips": summary.flips.model_dump(mode="json") if summary.flips is not None else None,
+            "template_flips": {k: v.model_dump(mode="json") for k, v in summary.template_flips.items()},
+            "promotion": summary.promotion.model_dump(mode="json")}
 
 
 def campaign_metrics(registry: Registry, campaign: str, seed: int, arm: str) -> dict[str, float]:
     """An arm's campaign so far, as the MLflow metrics of its run.
 
-    Held-out pass rate before its first round and after its last finished one, the lift with its 95% interval, its
-    best round, and each transfer suite's the same (``transfer/<suite>/...``).
+    Held-out pass rate before its first round and after its last promoted one, the lift with its 95% interval and
+    the tasks it flipped, its best promoted round (-1 before one), and each transfer suite's the same
+    (``transfer/<suite>/...``).
     """
     before, after, lift, low, high = campaign_lift(registry, campaign, seed, arm)
+    flips = campaign_flips(registry, campaign, arm)
     summaries = campaign_summaries(registry, campaign, arm)
-    scores = {s.round_index: s.after for s in summaries}
+    promoted = {s.round_index: s.after for s in summaries if s.promotion.promoted}
     since = lift_since(registry, campaign, arm)
     return {"before": before, "after": after, "lift": lift, "lift_low": low, "lift_high": high,
-            "best_round": float(best_round(scores)), "baseline": float(since.number if since else 0),
-            "lift_from_round": float(since.first_round if since else min(scores)),
+            "pass_to_fail": float(flips.pass_to_fail), "fail_to_pass": float(flips.fail_to_pass),
+            "paired_tasks": float(flips.tasks), "best_round": float(best_round(promoted) if promoted else -1),
+            "baseline": float(since.number if since else 0),
+            "lift_from_round": float(since.first_round if since else summaries[0].round_index),
             **transfer.metrics(transfer.campaign_results(registry, summaries, seed))}
 
 
@@ -233,7 +253,8 @@ def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED
         return None
     last = max(r.index for r in finished_rounds(registry, campaign, arm))
     headline = campaign_headline(campaign if arm == TARGETED_ARM else f"{campaign} ({arm} arm)", before, after, lift,
-                                 low, high, settings.gyms.tasks, lift_since(registry, campaign, arm))
+                                 low, high, settings.gyms.tasks, lift_since(registry, campaign, arm),
+                                 campaign_flips(registry, campaign, arm))
     folder = arm_dir(settings, campaign, arm)
     report = write_report(registry, folder, campaign, headline, arm, extra, seed=settings.curriculum.seed)
     tracker.log_campaign_artifacts([report, folder / "lift_per_round.png", folder / "weaknesses_by_round.png"])
@@ -242,13 +263,19 @@ def close_campaign(settings: GymloopSettings, campaign: str, arm: str = TARGETED
 
 
 def campaign_headline(campaign: str, before: float, after: float, lift: float, low: float, high: float,
-                      focus: Sequence[str] = (), baseline: BaselineInfo | None = None) -> str:
-    """One line stating a campaign's held-out lift with its interval (its focus, and its baseline after a change)."""
+                      focus: Sequence[str] = (), baseline: BaselineInfo | None = None,
+                      flips: Flips | None = None) -> str:
+    """One line stating a campaign's held-out lift with its interval, and the held-out tasks it flipped.
+
+    The line names the campaign's focus (``tasks``), and its baseline after a change.
+    """
     tasks = f"; tasks {', '.join(focus)}" if focus else ""
     since = baseline_note(baseline)
+    flipped = "" if flips is None else (f"; {flips.pass_to_fail} of {flips.tasks} held-out tasks pass->fail, "
+                                        f"{flips.fail_to_pass} fail->pass")
     return (f"campaign {campaign}: held-out pass rate {before:.3f} -> {after:.3f}, lift {lift:+.3f} "
             f"(95% interval [{low:+.3f}, {high:+.3f}], paired over the same held-out tasks{tasks}"
-            f"{'; ' + since if since else ''})")
+            f"{'; ' + since if since else ''}){flipped}")
 
 
 def _fail_registry_round(settings: GymloopSettings, campaign: str, arm: str, index: int, message: str) -> None:

@@ -3,9 +3,9 @@
 Every setting has one flat name, the name users write: ``eval_k = 4`` in gymloop.toml, ``GYMLOOP_EVAL_K=4``,
 ``load_settings(eval_k=4)``. In code a setting lives in its section (``settings.evaluation.eval_k``): the campaign's
 sections (``models``, ``gyms``, ``evaluation``, ``transfer``, ``gate``, ``curriculum``, ``training``, ``stop``,
-``runner``) are what a campaign records when it is created (``flows.campaign_config``); the machine's sections
-(``store``, ``serving``) and the settings in :data:`LOCAL_SETTINGS` (secrets, endpoints, where gym code lives) are
-resolved where each process runs and never recorded.
+``promotion``, ``runner``) are what a campaign records when it is created (``flows.campaign_config``); the machine's
+sections (``store``, ``serving``) and the settings in :data:`LOCAL_SETTINGS` (secrets, endpoints, where gym code
+lives) are resolved where each process runs and never recorded.
 
 Precedence: explicit arguments, then ``GYMLOOP_*`` environment variables, then ``gymloop.toml`` (in the working
 directory or at ``GYMLOOP_CONFIG``), then defaults. A bad setting stops with a message naming it and where it came
@@ -401,6 +401,25 @@ class StopSettings(_Section):
     cost_budget: float | None = Field(default=None, gt=0)
 
 
+class PromotionSettings(_Section):
+    """When a round's model is promoted: ``@best``/``@current`` and the next round's start (section ``promotion``).
+
+    A round is judged on its held-out suite, paired with the model it started from: the lower bound of its lift's
+    95% interval and its pass->fail flips (held-out tasks it lost, ``arena.core.flips``). A round outside a bound is
+    recorded, its model kept in the registry and MLflow, but not promoted: the next round starts from the last
+    promoted model. Both bounds are unset by default, so every round is promoted (a small held-out suite gives wide
+    intervals: a bound on them is the user's call); ``promote_min_lift_low = 0.0`` with ``promote_max_regressions =
+    2``, say, refuses a round that may have made things worse.
+
+    Attributes:
+        promote_min_lift_low: Lowest lower bound of the round's lift interval that is promoted (``None``: any).
+        promote_max_regressions: Most held-out tasks a promoted round may flip pass->fail (``None``: any).
+    """
+
+    promote_min_lift_low: float | None = Field(default=None, ge=-1, le=1)
+    promote_max_regressions: int | None = Field(default=None, ge=0)
+
+
 class RunnerSettings(_Section):
     """Where and how a round's episodes run (section ``runner``).
 
@@ -493,12 +512,12 @@ class ServingSettings(_Section):
 SECTIONS: dict[str, type[_Section]] = {
     "models": ModelSettings, "gyms": GymSettings, "evaluation": EvaluationSettings, "transfer": TransferSettings,
     "gate": GateSettings, "curriculum": CurriculumSettings, "training": TrainingSettings, "stop": StopSettings,
-    "runner": RunnerSettings, "store": StoreSettings, "serving": ServingSettings,
+    "promotion": PromotionSettings, "runner": RunnerSettings, "store": StoreSettings, "serving": ServingSettings,
 }
 """Every section, by name, in the order they are shown."""
 
 CAMPAIGN_SECTIONS: tuple[str, ...] = ("models", "gyms", "evaluation", "transfer", "gate", "curriculum", "training",
-                                      "stop", "runner")
+                                      "stop", "promotion", "runner")
 """The sections a campaign records when it is created (without :data:`LOCAL_SETTINGS`)."""
 
 SECTION_OF: dict[str, str] = {name: section for section, model in SECTIONS.items() for name in model.model_fields}
@@ -521,6 +540,7 @@ class GymloopSettings(BaseModel):
     curriculum: CurriculumSettings = Field(default_factory=CurriculumSettings)
     training: TrainingSettings = Field(default_factory=TrainingSettings)
     stop: StopSettings = Field(default_factory=StopSettings)
+    promotion: PromotionSettings = Field(default_factory=PromotionSettings)
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     serving: ServingSettings = Field(default_factory=ServingSettings)

@@ -28,7 +28,7 @@ from flows.registered_models import model_ref, register_ref
 from flows.training import train
 from flows.validity import check_invalid_share
 from flows.weaknesses import diagnose_round, weakness_entries
-from registry import ModelInfo, PoolPack, StageDone
+from registry import ModelInfo, PoolPack, RoundInfo, StageDone
 
 EVAL_BEFORE, DIAGNOSE, GENERATE, PLAN = rollouts.EVAL_BEFORE, "diagnose", "generate", "plan"
 TRAIN, TRAIN_MODEL, EVAL_AFTER = rollouts.TRAIN, "train_model", rollouts.EVAL_AFTER
@@ -82,28 +82,32 @@ def episodes(ctx: RoundContext, stage: str, model: ModelInfo, keys: list[Episode
     return result
 
 
+def trained_in(ctx: RoundContext) -> RoundInfo | None:
+    """The arm's latest earlier round that produced the model in (the last promoted one; ``None`` for round 0's)."""
+    return next((r for r in reversed(ctx.earlier_rounds()) if r.model_out_id == ctx.model_in.id), None)
+
+
 def reuse_previous_eval(ctx: RoundContext) -> int:
-    """The model in is the previous round's model out: its re-evaluation is this round's evaluation."""
-    previous = ctx.previous_round()
-    if previous is None or previous.model_out_id != ctx.model_in.id or ctx.stage(EVAL_BEFORE) is not None:
+    """The model in is an earlier round's model out: that round's re-evaluation is this round's evaluation."""
+    source = trained_in(ctx)
+    if source is None or ctx.stage(EVAL_BEFORE) is not None:
         return 0
-    return rollouts.copy_stage(ctx.registry, previous.id, EVAL_AFTER, ctx.round.id, EVAL_BEFORE, ctx.model_in.id,
+    return rollouts.copy_stage(ctx.registry, source.id, EVAL_AFTER, ctx.round.id, EVAL_BEFORE, ctx.model_in.id,
                                ctx.suite)
 
 
 def transfer_episodes(ctx: RoundContext, stage: str, model: ModelInfo, run: RunBatches) -> StageResult | None:
     """Play one side of the round's transfer suites with ``model`` (``None`` when the campaign has no suite).
 
-    ``transfer_before`` reuses the previous round's ``transfer_after`` when that round's model out is this round's
-    model in, as the held-out evaluation does. Invalid transfer episodes are counted in the suite's result; they
+    ``transfer_before`` reuses the ``transfer_after`` of the earlier round whose model out is this round's model in,
+    as the held-out evaluation does. Invalid transfer episodes are counted in the suite's result; they
     never fail the round.
     """
     if not ctx.transfer_keys:
         return None
-    previous = ctx.previous_round()
-    if stage == TRANSFER_BEFORE and previous is not None and previous.model_out_id == ctx.model_in.id \
-            and ctx.stage(TRANSFER_BEFORE) is None:
-        rollouts.copy_stage(ctx.registry, previous.id, TRANSFER_AFTER, ctx.round.id, TRANSFER_BEFORE,
+    source = trained_in(ctx) if stage == TRANSFER_BEFORE else None
+    if source is not None and ctx.stage(TRANSFER_BEFORE) is None:
+        rollouts.copy_stage(ctx.registry, source.id, TRANSFER_AFTER, ctx.round.id, TRANSFER_BEFORE,
                             ctx.model_in.id, ctx.transfer_keys)
     return episodes(ctx, stage, model, ctx.transfer_keys, run, check_invalid=False)
 

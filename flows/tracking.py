@@ -37,16 +37,18 @@ _KEY = re.compile(r"[^A-Za-z0-9_\-. /]")
 SHORT_NAMES = {"heldout_pass_rate_before": "before", "heldout_pass_rate_after": "after"}
 """A round's held-out pass rates under the short names MLflow shows (a narrow column keeps its header whole)."""
 
-HEADLINE = ("round", "before", "after", "lift", "lift_low", "lift_high", "tgt_lift", "tgt_low", "tgt_high",
-            "best_round")
+HEADLINE = ("round", "before", "after", "lift", "lift_low", "lift_high", "pass_to_fail", "fail_to_pass", "tgt_lift",
+            "tgt_low", "tgt_high", "best_round")
 """The metrics of the campaign's runs view, in column order. A round's row: its index, held-out pass rate before and
-after it, its lift with the 95% interval, and (targeted arm) the targeting lift against the control after it with
-its paired interval. An arm's row, the campaign so far: the pass rate before its first round and after its last,
-the campaign's lift and interval, the targeting lift after the last round both arms finished, and the best round.
-Further measures add a name here (a column of about 80 pixels) or a second saved view."""
+after it, its lift with the 95% interval, the held-out tasks it flipped pass->fail and fail->pass, and (targeted
+arm) the targeting lift against the control after it with its paired interval. An arm's row, the campaign so far:
+the pass rate before its first round and after its last, the campaign's lift and interval with its flips, the
+targeting lift after the last round both arms finished, and the best round. Further measures add a name here (a
+column of about 80 pixels) or a second saved view."""
 
-COLUMN_WIDTHS = {"round": 72, "before": 76, "after": 76, "lift": 76, "lift_low": 84, "lift_high": 88, "tgt_lift": 80,
-                 "tgt_low": 80, "tgt_high": 84, "best_round": 100}
+COLUMN_WIDTHS = {"round": 72, "before": 76, "after": 76, "lift": 76, "lift_low": 84, "lift_high": 88,
+                 "pass_to_fail": 100, "fail_to_pass": 100, "tgt_lift": 80, "tgt_low": 80, "tgt_high": 84,
+                 "best_round": 100}
 """Pixels per column of the runs view: each header whole, every column of a 1600-pixel window in view."""
 
 RUN_NAME_WIDTH = 340
@@ -431,14 +433,14 @@ class CampaignTracker:
             self.client.set_tag(self.parent_id, "final_model", ref)
 
     def set_aliases(self, name: str, scores: Mapping[int, float]) -> tuple[str, str]:
-        """Point ``@current`` at the last round's version and ``@best`` at the best one; return both versions.
+        """Point ``@current`` at the last promoted round's version and ``@best`` at the best one; return both.
 
         MLflow reserves the alias ``latest`` (``models:/<name>/latest`` already names the newest version), so the
         last round's model, the one the next round trains from, is ``@current``.
 
         Args:
             name: The registered model.
-            scores: Held-out pass rate after each round, by round index (ties go to the later round).
+            scores: Held-out pass rate after each promoted round, by round index (ties go to the later round).
         """
         versions = {int(v.tags.get("gymloop_round", -1)): str(v.version)
                     for v in self.client.search_model_versions(f"name = '{name}'")}
@@ -452,11 +454,12 @@ class CampaignTracker:
         return latest, best
 
     def register_version(self, name: str, model_id: str, run_id: str, ref: str, index: int,
-                         pass_rates: tuple[float, float]) -> str:
+                         pass_rates: tuple[float, float], promotion: str = "promoted") -> str:
         """Register the round's model as a version of the campaign's registered model (once); return it.
 
-        The version carries the round's held-out pass rate after it (tag ``heldout_pass_rate``) and says in its
-        description how the round moved it.
+        The version carries the round's held-out pass rate after it (tag ``heldout_pass_rate``) and its promotion
+        (tag ``gymloop_promotion``: ``promoted`` or ``not promoted: <reason>``), and says in its description how
+        the round moved the pass rate.
         """
         try:
             self.client.create_registered_model(name, tags={"gymloop_campaign": self.campaign},
@@ -471,9 +474,10 @@ class CampaignTracker:
         model = self.client.get_logged_model(model_id)
         created = self.client.create_model_version(
             name, source=model.artifact_location, run_id=run_id, model_id=model_id,
-            tags={"gymloop_model": ref, "gymloop_round": str(index), "heldout_pass_rate": f"{after:.3f}"},
+            tags={"gymloop_model": ref, "gymloop_round": str(index), "heldout_pass_rate": f"{after:.3f}",
+                  "gymloop_promotion": promotion},
             description=f"round {index}: held-out pass rate {before:.3f} -> {after:.3f} ({after - before:+.3f}); "
-                        f"{ref}",
+                        f"{promotion}; {ref}",
         )
         return str(created.version)
 

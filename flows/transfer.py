@@ -118,18 +118,19 @@ def metrics(found: Sequence[TransferResult]) -> dict[str, float]:
 
 
 def campaign_results(registry: Registry, summaries: Sequence[RoundSummary], seed: int) -> list[TransferResult]:
-    """Each suite over an arm's rounds: the first round's model in against the last round's model out, paired.
+    """Each suite over an arm's rounds: the first round's model in against the last promoted model, paired.
 
     Only rounds of the last round's baseline count (lifts are never paired across baselines), as for the in-gym
-    campaign lift.
+    campaign lift; without a promoted round the campaign's model is still the one it started from.
     """
     if not summaries or not summaries[-1].transfer:
         return []
     last = summaries[-1]
     first = next(s for s in summaries if s.baseline == last.baseline)
+    kept = next((s for s in reversed(summaries) if s.baseline == last.baseline and s.promotion.promoted), None)
     suites = [r.suite for r in last.transfer]
     before = outcomes(registry, first.round_id, TRANSFER_BEFORE,
                             stage_model(registry, first.round_id, TRANSFER_BEFORE))
-    after = outcomes(registry, last.round_id, TRANSFER_AFTER,
-                           stage_model(registry, last.round_id, EVAL_AFTER))
+    after = before if kept is None else outcomes(registry, kept.round_id, TRANSFER_AFTER,
+                                                 stage_model(registry, kept.round_id, EVAL_AFTER))
     return results(before, after, suites, seed)

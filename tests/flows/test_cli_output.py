@@ -11,7 +11,8 @@ from flows.cli_run import ROUND_COLUMNS
 from flows.plots import RoundPoint, WeaknessCell, lift_plot, rank_kinds, weakness_heatmap
 
 ROW = ["2", "reference@v2:80119453022db50e", "reference@v3:5c1d0e2f9a8b7c6d", "0.557", "0.580", "+0.023",
-       "[-0.011, +0.057]", "tau2-retail +0.025 [-0.050, +0.100]", "0/3 of 352", "0.574", "48213", "$0.0412",
+       "[-0.011, +0.057]", "3, 5 of 88", "yes", "tau2-retail +0.025 [-0.050, +0.100]", "0/3 of 352", "0.574", "48213",
+       "$0.0412",
        "no_error_recovery, leaked_internal_data, search_without_fetch"]
 
 
@@ -30,7 +31,7 @@ def test_narrow_console_prints_every_value_whole_on_one_line():
 
 
 def test_wide_console_prints_a_table_with_every_value():
-    out = _render(280)
+    out = _render(320)
     header = next(line for line in out.splitlines() if "model in" in line)
     assert "model out" in header and "95% interval" in header
     for value in ROW:

@@ -1,6 +1,7 @@
 import importlib.util
 import json
 import os
+from pathlib import Path
 
 import pytest
 from conftest import SMALL
@@ -244,21 +245,104 @@ def test_cli_lists_compares_shows_an_episode_and_prints_json(two_rounds):
     assert reported["mlflow_experiment"] == "gymloop/c2" and reported["report"].endswith("report.md")
 
 
-def test_round_command_json_and_closing_message_say_where_results_are(two_rounds):
+def test_flips_stand_beside_the_lift_in_the_table_report_compare_json_and_mlflow(two_rounds):
+    from typer.testing import CliRunner
+
+    from arena.core.flips import paired_flips
+    from arena.core.metrics import paired_lift
+    from flows.cli import app
+    from flows.cli_run import round_rows
+    from flows.outcomes import outcomes
+
+    summaries, settings = two_rounds
+    registry = Registry(settings.resolved_registry_url())
+    for s in summaries:
+        info = registry.round(s.round_id)
+        before = outcomes(registry, info.id, "eval_before", info.model_in_id)
+        after = outcomes(registry, info.id, "eval_after", info.model_out_id)
+        assert s.flips == paired_flips(before, after) and s.flips.tasks == paired_lift(before, after).n
+        assert sum(f.pass_to_fail for f in s.template_flips.values()) == s.flips.pass_to_fail
+        assert sorted(t for f in s.template_flips.values() for t in f.gained) == s.flips.gained
+        assert s.promotion.promoted and s.promotion.reason == "no promotion bound set"
+    assert any(s.flips.pass_to_fail + s.flips.fail_to_pass for s in summaries), "no held-out task flipped"
+    rounds = [r for r in registry.rounds(registry.campaign("c2").id) if r.status == "finished"]
+    first = rounds[0]
+    last = [r for r in rounds if r.details.get("promotion", {}).get("promoted", True)][-1]
+    whole = paired_flips(outcomes(registry, first.id, "eval_before", first.model_in_id),
+                         outcomes(registry, last.id, "eval_after", last.model_out_id))
+    f0 = summaries[0].flips
+    assert f"{f0.pass_to_fail}, {f0.fail_to_pass} of {f0.tasks}" in round_rows(summaries)[0]
+
+    def cli(*args):
+        result = CliRunner(env={"COLUMNS": "240"}).invoke(app, list(args))
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    reported = json.loads(cli("report", "c2", "--json"))
+    assert [r["flips"] for r in reported["rounds"]] == [s.flips.model_dump(mode="json") for s in summaries]
+    assert (reported["campaign_lift"]["pass_to_fail"], reported["campaign_lift"]["fail_to_pass"]) == (
+        whole.pass_to_fail, whole.fail_to_pass)
+    text = (settings.store.home / "campaigns" / "c2" / "report.md").read_text()
+    for s in summaries:
+        f = s.flips
+        assert f"| {s.round_index} | {f.tasks} | {f.pass_to_fail} | {f.fail_to_pass} | {s.lift:+.3f} | yes |" in text
+        for name, t in s.template_flips.items():
+            row = f"| {s.round_index} | {name} | {t.tasks} | {t.pass_to_fail} | {t.fail_to_pass} |"
+            assert (row in text) == bool(t.pass_to_fail or t.fail_to_pass), row
+    assert f"{whole.pass_to_fail} of {whole.tasks} held-out tasks pass->fail, {whole.fail_to_pass} fail->pass" in text
+    compared = json.loads(cli("compare", "c2:0", "c2", "--json"))
+    assert compared["a"]["flips"] == f0.model_dump(mode="json") and compared["b"]["flips"] == whole.model_dump(
+        mode="json")
+    table = cli("compare", "c2:0", "c2")
+    assert f"{f0.pass_to_fail} of {f0.tasks} tasks" in table and f"{whole.fail_to_pass} of {whole.tasks} tasks" in table
+    client, parent, nested = _runs(settings)
+    for s, run in zip(summaries, nested, strict=True):
+        assert (run.data.metrics["pass_to_fail"], run.data.metrics["fail_to_pass"]) == (s.flips.pass_to_fail,
+                                                                                        s.flips.fail_to_pass)
+        logged = json.loads((Path(client.download_artifacts(run.info.run_id, "flips.json"))).read_text())
+        assert logged["flips"] == s.flips.model_dump(mode="json") and logged["promotion"]["promoted"]
+    assert parent.data.metrics["pass_to_fail"] == whole.pass_to_fail
+
+
+def test_a_round_outside_the_promotion_bounds_is_kept_not_promoted_and_the_next_starts_from_the_last_promoted(
+        two_rounds):
     from typer.testing import CliRunner
 
     from flows.cli import app
 
     summaries, settings = two_rounds
     env = {f"GYMLOOP_{k.upper()}": json.dumps(v) if isinstance(v, list) else str(v) for k, v in C2.items()}
-    result = CliRunner(env={**env, "COLUMNS": "80"}).invoke(app, ["round", "--campaign", "c2", "--json"])
+    gated = {**env, "GYMLOOP_PROMOTE_MIN_LIFT_LOW": "1.0", "COLUMNS": "80"}
+    result = CliRunner(env=gated).invoke(app, ["round", "--campaign", "c2", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [r["round_index"] for r in data["rounds"]] == [2]
-    assert data["rounds"][0]["model_in"] == summaries[1].model_out
+    (refused,) = data["rounds"]
+    assert refused["model_in"] == summaries[1].model_out
+    assert refused["promotion"] == {"promoted": False, "reason": f"lift lower bound {refused['lift_low']:+.3f} < "
+                                                                 "promote_min_lift_low +1.000"}
     assert data["report"] == str(settings.store.home / "campaigns" / "c2" / "report.md")
-    assert "| 2 |" in (settings.store.home / "campaigns" / "c2" / "report.md").read_text()
+    report = (settings.store.home / "campaigns" / "c2" / "report.md").read_text()
+    assert "| 2 |" in report and f"round 2 not promoted: {refused['promotion']['reason']}" in report
     assert data["open_mlflow"] == "gymloop mlflow-ui" and data["mlflow_uri"] == settings.resolved_mlflow_uri()
+    registry = Registry(settings.resolved_registry_url())
+    info = registry.round(refused["round_id"])
+    assert info.details["promotion"] == refused["promotion"] and info.model_out_id is not None
+    assert data["campaign_lift"]["after"] == pytest.approx(summaries[1].after), "the campaign's model is round 1's"
+    client = MlflowClient(settings.resolved_mlflow_uri())
+    kept = {v.tags["gymloop_round"]: v for v in client.search_model_versions("name = 'gymloop-c2'")}
+    assert kept["2"].tags["gymloop_promotion"].startswith("not promoted: lift lower bound")
+    assert client.get_model_version_by_alias("gymloop-c2", "current").version == kept["1"].version
+    next_round = CliRunner(env={**env, "COLUMNS": "200"}).invoke(app, ["round", "--campaign", "c2"])
+    assert next_round.exit_code == 0, next_round.output
+    assert "not promoted" not in next_round.output
+    third = registry.rounds(registry.campaign("c2").id)[3]
+    assert third.model_in_id == registry.round(summaries[1].round_id).model_out_id
+    summary = third.details["summary"]
+    assert summary["episodes"]["eval_before"]["ran"] == 0, "round 1's re-evaluation of the model is reused"
+    compared = json.loads(CliRunner().invoke(app, ["compare", "c2:2", "c2:3", "--json"]).stdout)
+    assert compared["a"]["promotion"].startswith("not promoted: lift lower bound")
+    assert compared["b"]["promotion"] == "promoted"
 
 
 def test_report_and_episode_at_80_columns_keep_each_value_on_one_line_and_show_identical_plays_once(two_rounds):
