@@ -22,7 +22,7 @@ Row = TypeVar("Row")
 def pick_where(rng: random.Random, rows: Sequence[Row], n: int, ok: Callable[[Row], bool]) -> list[Row]:
     """Up to ``n`` of ``rows`` in a random order, keeping only those ``ok`` accepts."""
     out: list[Row] = []
-    for row in rng.sample(list(rows), len(rows)):
+    for row in pick(rng, rows, len(rows)):
         if len(out) >= n:
             break
         if ok(row):
