@@ -268,7 +268,8 @@ class MissedPolicyDependencyDetector:
         searched its entity or left a search unfetched, is that search's consequence (``search_without_fetch``:
         a record reached through one never fetched cannot be read); so is every step skipped by an agent that
         searched for a record it had the id of, found nothing and never fetched it (it never saw the record the
-        steps depend on).
+        steps depend on). A prerequisite taken in order on a record the agent read in place of the task's, and kept
+        to, is the wrong id's (``_kept_to_misread``).
         """
         trace = episode.trace
         out: list[Evidence] = []
@@ -294,11 +295,32 @@ class MissedPolicyDependencyDetector:
             if (info.operation == "get" and before not in ctx.prerequisites.get(then, [])
                     and (info.entity in searched or bool(unfetched))):
                 continue  # a read the task orders but the policy does not require, left out after a search
+            if self._kept_to_misread(trace[:first.index], before, ref, ctx):
+                continue  # taken in order on the record the agent read for the task's: the wrong id's doing
             late = any(s.tool == before and on_record(s, before_ids) for s in trace[first.index + 1:])
             out.append(Evidence(step=first.index, tool=first.tool, argument=before,
                                 note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before}"
                                      + (" (called only afterwards)" if late else ", which the task requires first")))
         return out
+
+    @staticmethod
+    def _kept_to_misread(trace: list[TraceStep], before: str, ref: Reference, ctx: DiagnosisContext) -> bool:
+        """Whether ``before`` was made in ``trace`` on a record the agent read in place of the task's and kept to.
+
+        The first call that names a record of its kind (in its arguments or in what a call returned) read the
+        misread record: the agent took it from the request, not from the data, and took the task's steps in order
+        on it. A check on another record than the one the data led to (a neighbour's) checks nothing of it.
+        """
+        mistaken = mistaken_ids(trace, ref)
+        for step in trace:
+            misread = step_ids(step) & mistaken if step.tool == before and attempted(step) else set()
+            kinds = {id_prefix(v) for v in misread}
+            first = next((s for s in trace if any(id_prefix(v) in kinds for v in
+                                                  step_ids(s) | (set(output_ids(s.output)) if s.ok else set()))),
+                         None)
+            if first is not None and ctx.tool(first.tool).operation == "get" and step_ids(first) & misread:
+                return True
+        return False
 
     @staticmethod
     def _satisfied(trace: list[TraceStep], step: TraceStep, before: str) -> bool:

@@ -98,3 +98,14 @@ def test_an_internal_id_the_episode_created_is_its_own() -> None:
     read = ok("get_ticket", {"ticket_id": "TCK-1"}, {"id": "TCK-1", "security_level_id": "SL-307"})
     leaked = episode([read], reply="TCK-1 is at level SL-307.", failed={"response": "reply leaks internal data"})
     assert "leaked_internal_data" in tagged(leaked.model_copy(update={"domain": "tracker"}))
+
+
+def test_a_check_taken_in_order_on_the_record_the_agent_misread_from_the_request_is_the_wrong_ids() -> None:
+    misread = ok("get_order", {"order_id": "ORD-9"}, {"id": "ORD-9", "status": "delivered"})
+    checked = ok("check_refund_eligibility", {"order_id": "ORD-9"}, {"eligible": True})
+    refunded = ok("issue_refund", {"order_id": "ORD-1", "amount": 5}, {"id": "RF-1"}, write=True)
+    kept = episode([misread, checked, refunded], reply="Refunded ORD-1.", failed={"trace": "x"})
+    assert ordered(kept, CHAIN) == ("wrong_id",)
+    neighbour = ok("check_refund_eligibility", {"order_id": "ORD-9"}, {"eligible": True})
+    read_right = episode([ORDER, neighbour, refunded], reply="Refunded ORD-1.", failed={"trace": "x"})
+    assert ordered(read_right, CHAIN) == ("wrong_id", "missed_policy_dependency")  # it checked a neighbour
