@@ -1,10 +1,11 @@
-"""Shared slot filling: targeted quotas, replay and exploration, with reasons."""
+"""Shared slot filling: retention, targeted quotas, replay and exploration, with reasons."""
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
 
+from arena.checks.careful import template_of
 from curriculum.matching import band_score, estimated_success, grain_label, matches
 from curriculum.models import CurriculumConfig, History, Source, TaskRef, WaveEntry
 from diagnosis import Weakness, WeaknessReport
@@ -164,8 +165,42 @@ def fill_targeted(ctx: PlanContext, picked: _Picked, weights: dict[str, float], 
     return left
 
 
+def template(task: TaskRef) -> str:
+    """A task's template as flips name it: ``domain/template`` (``arena.core.flips``)."""
+    return template_of(f"{task.domain or task.pack_id}/{task.task_id}")
+
+
+def fill_retention(ctx: PlanContext, picked: _Picked) -> int:
+    """The retention share: training tasks of the templates the model lost held-out tasks of; returns tasks added.
+
+    Sized from measured forgetting: ``retention_per_flip`` tasks per held-out task lost (pass->fail) in the round
+    that produced the model, split among the regressed templates by how many each lost, best band score first.
+    """
+    lost = {k: v for k, v in ctx.config.regressed.items() if v > 0}
+    wanted = min(ctx.slots, ctx.config.retention_per_flip * sum(lost.values()))
+    if not wanted:
+        return 0
+    added = 0
+    for name, share in quotas({k: float(v) for k, v in lost.items()}, wanted).items():
+        candidates = [t for t in eligible(ctx, picked) if template(t) == name]
+        if len(candidates) < share:
+            ctx.notes.append(f"template {name!r} has {len(candidates)} training task(s) for {share} retention slot(s)")
+        for task, success, _ in _ranked(ctx, candidates)[:share]:
+            picked.add(WaveEntry(
+                pack_id=task.pack_id, task_id=task.task_id, weight=0.0, source="replay", estimated_success=success,
+                reason=f"retention: the model lost {lost[name]} held-out task(s) of {name} (pass->fail) in its last "
+                       f"round; {_band_text(success, ctx)}",
+            ))
+            added += 1
+    return added
+
+
 def fill_replay(ctx: PlanContext, picked: _Picked, slots: int) -> int:
-    """Replay tasks of earlier waves (against forgetting), best band score first; returns slots left."""
+    """Replay tasks of earlier waves (against forgetting), best band score first; returns slots left.
+
+    With a retention share (``retention_per_flip``), templates the latest wave did not practise go first: a model
+    forgets what it stops being trained on.
+    """
     if slots <= 0:
         return 0
     last_seen: dict[tuple[str, str], int] = {}
@@ -177,7 +212,12 @@ def fill_replay(ctx: PlanContext, picked: _Picked, slots: int) -> int:
         if ctx.history.waves:
             ctx.notes.append("no task of an earlier wave is left to replay")
         return slots
-    chosen = _ranked(ctx, candidates)[:slots]
+    ranked = _ranked(ctx, candidates)
+    if ctx.config.retention_per_flip:
+        latest = {e.key for e in ctx.history.waves[-1].entries}
+        practised = {template(t) for t in ctx.pool if t.key in latest}
+        ranked.sort(key=lambda item: template(item[0]) in practised)
+    chosen = ranked[:slots]
     for task, success, _ in chosen:
         picked.add(WaveEntry(
             pack_id=task.pack_id, task_id=task.task_id, weight=0.0, source="replay", estimated_success=success,
@@ -211,11 +251,15 @@ def finish(picked: _Picked, band_weighting: bool, ctx: PlanContext) -> list[Wave
 
 
 def mix(ctx: PlanContext, weights: dict[str, float], why: dict[str, str]) -> list[WaveEntry]:
-    """The standard mix: targeted quotas, then replay, then exploration; unused slots move down the line."""
+    """The standard mix: the retention share, then targeted quotas, replay and exploration of what is left.
+
+    Unused slots move down the line.
+    """
     cfg = ctx.config
     picked = _Picked()
-    targeted = round(ctx.slots * cfg.targeted) if weights else 0
-    replay = round(ctx.slots * cfg.replay)
+    slots = ctx.slots - fill_retention(ctx, picked)
+    targeted = round(slots * cfg.targeted) if weights else 0
+    replay = round(slots * cfg.replay)
     if not weights:
         ctx.notes.append("the report has no weakness to target: the wave is replay and exploration only")
     left = fill_targeted(ctx, picked, weights, targeted, why) if targeted else 0

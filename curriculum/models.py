@@ -260,6 +260,10 @@ class CurriculumConfig(BaseModel):
         bandit_temperature: Softmax temperature over the arms' learning progress.
         bandit_exploration: Weight of the bandit's count-based exploration bonus.
         bandit_step: Step size of the arms' learning-progress average.
+        regressed: Templates (``domain/template``) whose held-out tasks the model to train lost (pass->fail) in
+            the round that produced it, with how many (``arena.core.flips``).
+        retention_per_flip: Training tasks of a regressed template replayed first, per held-out task it lost (0:
+            no retention share; the wave's other shares split what is left).
         seed: Seed of every random choice.
     """
 
@@ -279,6 +283,8 @@ class CurriculumConfig(BaseModel):
     bandit_temperature: float = Field(default=0.1, gt=0.0)
     bandit_exploration: float = Field(default=0.1, ge=0.0)
     bandit_step: float = Field(default=0.5, gt=0.0, le=1.0)
+    regressed: dict[str, int] = Field(default_factory=dict)
+    retention_per_flip: int = Field(default=0, ge=0)
     seed: int = 0
 
     @model_validator(mode="after")

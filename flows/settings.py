@@ -351,6 +351,8 @@ class CurriculumSettings(_Section):
             untargeted variants, uniform waves); see ``flows.control``.
         wave_budget: Training episodes per round.
         train_k: Rollouts per task in a training group.
+        retention_per_flip: The retention share of a targeted wave: training tasks of a template replayed first per
+            held-out task of it the model lost (pass->fail) in the round that produced it (0: none; ``curriculum``).
         seed: Campaign seed.
     """
 
@@ -358,6 +360,7 @@ class CurriculumSettings(_Section):
     arm: Literal["targeted", "uniform", "random-variants"] = "targeted"
     wave_budget: int = Field(default=1200, ge=0)
     train_k: int = Field(default=6, ge=2, le=64)
+    retention_per_flip: int = Field(default=0, ge=0, le=64)
     seed: int = 0
 
 

@@ -22,7 +22,7 @@ from diagnosis import WeaknessReport
 from flows import model_spec, rollouts, transfer, waves
 from flows.context import RoundContext, sorted_records
 from flows.interrupt import hold_if_stopping
-from flows.models import StageResult
+from flows.models import RoundSummary, StageResult
 from flows.packs import add_pack
 from flows.registered_models import model_ref, register_ref
 from flows.training import train
@@ -188,12 +188,20 @@ def plan(ctx: RoundContext, report: WeaknessReport) -> Wave:
     done, recorded = ctx.stage(PLAN), ctx.registry.wave(ctx.round.id)
     if done is not None and done.model_id == ctx.model_in.id and recorded is not None:
         return waves.recorded_wave(recorded, ctx.index)
-    wave = waves.plan(report, pool(ctx), history(ctx), ctx.settings, ctx.index)
+    wave = waves.plan(report, pool(ctx), history(ctx), ctx.settings, ctx.index, regressed(ctx))
     ctx.registry.record_wave(ctx.round.id, waves.wave_entries(wave),
                              {"strategy": wave.strategy, "message": wave.message, "k": wave.k, "budget": wave.budget},
                              plan=wave.model_dump(mode="json"),
                              done=StageDone(stage=PLAN, model_id=ctx.model_in.id, details={"tasks": len(wave.entries)}))
     return wave
+
+
+def regressed(ctx: RoundContext) -> dict[str, int]:
+    """Held-out tasks the model in lost (pass->fail) per template in the round that trained it (none for round 0's)."""
+    source = trained_in(ctx)
+    summary = RoundSummary.model_validate(source.details["summary"]) if source and "summary" in source.details \
+        else None
+    return {name: f.pass_to_fail for name, f in summary.template_flips.items() if f.pass_to_fail} if summary else {}
 
 
 def model_present(model: ModelInfo) -> bool:

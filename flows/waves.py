@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
@@ -16,18 +16,23 @@ from registry import WaveEntry as RegistryWaveEntry
 
 
 def plan(report: WeaknessReport, pool_packs: Sequence[Pack], history: History, settings: GymloopSettings,
-         round_index: int) -> Wave:
-    """Plan the round's wave over the pool's training tasks in focus (a control arm plans uniform waves)."""
+         round_index: int, regressed: Mapping[str, int] | None = None) -> Wave:
+    """Plan the round's wave over the pool's training tasks in focus (a control arm plans uniform waves).
+
+    ``regressed``: the held-out tasks the model in lost per template in the round that produced it (the retention
+    share's measure, ``curriculum.CurriculumConfig.regressed``).
+    """
     pool = [t for t in task_refs(pool_packs) if in_focus(t.task_id, settings.gyms.tasks)]
-    return plan_tasks(report, pool, history, settings, round_index)
+    return plan_tasks(report, pool, history, settings, round_index, regressed)
 
 
 def plan_tasks(report: WeaknessReport, pool: Sequence[TaskRef], history: History, settings: GymloopSettings,
-               round_index: int) -> Wave:
+               round_index: int, regressed: Mapping[str, int] | None = None) -> Wave:
     """Plan the round's wave over the pool's tasks (``plan`` with the pool given as tasks)."""
     strategy = settings.curriculum.strategy if settings.curriculum.arm == "targeted" else "uniform"
     config = CurriculumConfig(strategy=strategy, budget=settings.curriculum.wave_budget, k=settings.curriculum.train_k,
-                              seed=settings.curriculum.seed * 1000 + round_index)
+                              seed=settings.curriculum.seed * 1000 + round_index, regressed=dict(regressed or {}),
+                              retention_per_flip=settings.curriculum.retention_per_flip)
     history = history.model_copy(deep=True)
     if not history.waves or history.waves[-1].round_index != round_index - 1:
         history.waves = [w for w in history.waves if w.round_index < round_index]

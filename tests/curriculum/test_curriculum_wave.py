@@ -184,3 +184,21 @@ def test_slots_a_kind_cannot_use_are_split_again_by_weight_among_the_weaknesses_
     # quotas 6 / 3 / 1; the 3 stale_state cannot use go 0.6 : 0.1 to the others, not all to the next in rank
     assert Counter(e.weakness for e in wave.by_source("targeted")) == {"wrong_id": 9, "missed_policy_dependency": 1}
     assert "'stale_state' has 0 matching task(s) for 3 slot(s)" in wave.message
+
+
+def test_the_retention_share_follows_measured_forgetting_aimed_at_the_templates_that_regressed():
+    rep = report(weakness("wrong_id", 1, 0.5, ["near_duplicate"]))
+    config = CurriculumConfig(budget=40, k=2, seed=3)
+
+    def retained(lost: dict[str, int], per_flip: int = 2) -> tuple[Counter[str], Wave]:
+        wave = plan_wave(rep, pool(), config=config.model_copy(update={"regressed": lost,
+                                                                        "retention_per_flip": per_flip}))
+        return Counter(e.task_id.split("-")[0] for e in wave.entries if e.reason.startswith("retention")), wave
+
+    assert retained({"tracker/fmt": 3}, per_flip=0)[0] == Counter()
+    assert retained({"tracker/fmt": 1})[0] == {"fmt": 2}
+    counts, wave = retained({"tracker/fmt": 3, "helpdesk/pre": 1})
+    assert counts == {"fmt": 6, "pre": 2} and len(wave.entries) == 20
+    assert all(e.source == "replay" and "pass->fail" in e.reason for e in wave.entries
+               if e.reason.startswith("retention"))
+    assert Counter(e.source for e in wave.entries)["targeted"] == round(12 * config.targeted)

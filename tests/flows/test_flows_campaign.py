@@ -306,12 +306,17 @@ def test_flips_stand_beside_the_lift_in_the_table_report_compare_json_and_mlflow
 
 def test_a_round_outside_the_promotion_bounds_is_kept_not_promoted_and_the_next_starts_from_the_last_promoted(
         two_rounds):
+    from types import SimpleNamespace
+
     from typer.testing import CliRunner
 
+    from arena.core.flips import Flips
     from flows.cli import app
+    from flows.stages import regressed
 
     summaries, settings = two_rounds
     env = {f"GYMLOOP_{k.upper()}": json.dumps(v) if isinstance(v, list) else str(v) for k, v in C2.items()}
+    env.update({"GYMLOOP_WAVE_BUDGET": "24", "GYMLOOP_VARIANTS_PER_ROUND": "0"})  # short rounds: 4 tasks, no variant
     gated = {**env, "GYMLOOP_PROMOTE_MIN_LIFT_LOW": "1.0", "COLUMNS": "80"}
     result = CliRunner(env=gated).invoke(app, ["round", "--campaign", "c2", "--json"])
     assert result.exit_code == 0, result.output
@@ -333,13 +338,28 @@ def test_a_round_outside_the_promotion_bounds_is_kept_not_promoted_and_the_next_
     kept = {v.tags["gymloop_round"]: v for v in client.search_model_versions("name = 'gymloop-c2'")}
     assert kept["2"].tags["gymloop_promotion"].startswith("not promoted: lift lower bound")
     assert client.get_model_version_by_alias("gymloop-c2", "current").version == kept["1"].version
-    next_round = CliRunner(env={**env, "COLUMNS": "200"}).invoke(app, ["round", "--campaign", "c2"])
+    retain = {**env, "GYMLOOP_RETENTION_PER_FLIP": "1", "COLUMNS": "200"}
+    next_round = CliRunner(env=retain).invoke(app, ["round", "--campaign", "c2"])
     assert next_round.exit_code == 0, next_round.output
     assert "not promoted" not in next_round.output
     third = registry.rounds(registry.campaign("c2").id)[3]
     assert third.model_in_id == registry.round(summaries[1].round_id).model_out_id
     summary = third.details["summary"]
     assert summary["episodes"]["eval_before"]["ran"] == 0, "round 1's re-evaluation of the model is reused"
+    # the retention share reads the forgetting of the round that trained the model in: round 1, not round 2
+    lost = {name: f.pass_to_fail for name, f in summaries[1].template_flips.items() if f.pass_to_fail}
+    retained = [e for e in registry.wave(third.id).entries if e.reason.startswith("replay: retention")]
+    assert len(retained) == min(4, sum(lost.values()))
+    assert all(any(f"of {name} (pass->fail)" in e.reason for name in lost) for e in retained)
+    rounds = registry.rounds(registry.campaign("c2").id)[:3]
+    forgot = Flips(tasks=3, pass_to_fail=2, lost=["procurement/x-01", "procurement/x-02"])
+    recorded = {**rounds[1].details["summary"], "template_flips": {"procurement/x": forgot.model_dump()}}
+    trained = rounds[1].model_copy(update={"details": {**rounds[1].details, "summary": recorded}})
+    refused_forgot = {**rounds[2].details["summary"], "template_flips": {"procurement/y": forgot.model_dump()}}
+    later = rounds[2].model_copy(update={"details": {**rounds[2].details, "summary": refused_forgot}})
+    ctx = SimpleNamespace(earlier_rounds=lambda: [rounds[0], trained, later],
+                          model_in=registry.model(third.model_in_id))
+    assert regressed(ctx) == {"procurement/x": 2}, "the forgetting of the round that trained the model in"
     compared = json.loads(CliRunner().invoke(app, ["compare", "c2:2", "c2:3", "--json"]).stdout)
     assert compared["a"]["promotion"].startswith("not promoted: lift lower bound")
     assert compared["b"]["promotion"] == "promoted"
