@@ -274,7 +274,8 @@ def test_a_transformers_checkpoint_plays_eval_and_a_round_through_the_cli(prefec
     from arena.core.pack import build_pack
 
     folder = build_tiny_checkpoint(tmp_path / "tiny-helpdesk", corpus_for([build_pack("helpdesk", seed=0)]))
-    env = _env(gymloop_home, tmp_path, _api_url(), local_max_new_tokens="4", local_max_steps="1")
+    env = _env(gymloop_home, tmp_path, _api_url(), local_max_new_tokens="4", local_max_steps="1",
+               tasks=["refund_timeout-*", "shipment_tracking-*"])  # a train and a held-out task of each
     done = _gymloop(["eval", "--model", f"transformers:{folder}", "--domain", "helpdesk", "--k", "1", "--json"],
                     env, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
