@@ -199,6 +199,13 @@ def test_prefect_runs_are_named_stages_distinct_and_rounds_leave_artifacts(two_r
         artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(
             key=ArtifactFilterKey(any_=["c2-round-1", "c2-lift"])))
         assert {(a.key, a.type) for a in artifacts} >= {("c2-round-1", "table"), ("c2-lift", "markdown")}
+        table = next(a for a in artifacts if a.key == "c2-round-1" and a.type == "table")
+        rows = {r["measure"]: r["value"] for r in (json.loads(table.data) if isinstance(table.data, str)
+                                                    else table.data)}
+        flips = two_rounds[0][1].flips
+        assert rows["held-out tasks pass->fail"] == f"{flips.pass_to_fail} of {flips.tasks}"
+        assert rows["held-out tasks fail->pass"] == f"{flips.fail_to_pass} of {flips.tasks}"
+        assert rows["promotion"] == "promoted"
 
 
 def test_cli_lists_compares_shows_an_episode_and_prints_json(two_rounds):
