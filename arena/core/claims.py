@@ -75,6 +75,9 @@ _IRREGULAR = {
 _FIRST_PERSON = frozenset({"i", "we"})
 _FINITE = frozenset({"do", "does", "did", "is", "are", "was", "were", "has", "have", "had", "can", "will", "would",
                      "could", "should", "may", "might", "must", "shall", "am"})
+QUOTED = "quotedworldtext"
+"""What a quoted text of the world reads as in a reply: one word, a value of the world ("handled by <carrier>")."""
+
 _TYING = ("by", "in", "at", "from", "with", "for", "of")
 """Words that tie a participle to a value of the world ("owned by Sam Whitaker", "registered in Denver")."""
 _LABELLING = frozenset({"marked", "labelled", "labeled", "tagged", "recorded", "logged", "classified"})
@@ -131,7 +134,10 @@ _IMPLIED = re.compile(
 
 _ENGLISH = frozenset({"the", "is", "are", "was", "were", "has", "have", "to", "of", "and", "it", "you", "your",
                       "i", "we", "this", "that", "for", "with", "be", "been", "will", "can", "not", "an", "its",
-                      "our", "my", "they", "their", "as", "at", "by", "from", "or", "but", "so", "now", "all"})
+                      "our", "my", "they", "their", "as", "at", "by", "from", "or", "but", "so", "now", "all",
+                      "until", "which", "who", "what", "when", "while", "after", "before", "because", "since",
+                      "into", "about", "then", "than", "there", "these", "those", "still", "yet", "should", "would",
+                      "could", "must", "does", "did", "she", "his", "her", "them", "once", "any", "each"})
 """Function words of English: a clause holding one is read as English."""
 
 _FOREIGN_NEGATIONS = frozenset({"no", "nunca", "ningun", "ninguna", "nada", "nao", "nicht", "kein", "keine",
@@ -440,7 +446,8 @@ def _claims(words: list[str], participles: frozenset[str], actions: frozenset[st
             return True
         if (word in actions or changes) and not known and _first_person(words, i):
             return True
-        if word in COMPLETION_WORDS and _phrase_at(words, i) and all(w in subjects for w in words[:i]):
+        if word in COMPLETION_WORDS and _phrase_at(words, i) and all(w in subjects for w in words[:i]) \
+                and not explained.ties(words, i):
             return True  # a generic subject names no record, so no state of the world explains it
     return _implied(words) or _foreign(words)
 
@@ -514,7 +521,9 @@ def change_claims(reply: str, verbs: list[str] | tuple[str, ...] = (),
     quoted = fold(reply)
     for text in sorted(world.texts, key=len, reverse=True):  # a longer quote before the values inside it
         if text in quoted:
-            quoted = quoted.replace(text, " ")
+            quoted = quoted.replace(text, f" {QUOTED} ")
+    for day, start, end in reversed(dates_in(quoted)):  # one token per date: "Monday, June 4, 2018" has commas
+        quoted = f"{quoted[:start]}{day.isoformat()}{quoted[end:]}"
     found = []
     for words in clauses(quoted):
         read = [_read_word(w, known, long_words) for w in words]
@@ -567,7 +576,13 @@ class WorldFacts:
                 for month, day in ((int(a), int(b)), (int(b), int(a))):
                     if 1 <= month <= 12 and 1 <= day <= 31 and _day(int(year), month, day) in self.dates:
                         return True
-        return any(f" {preposition}{p}" in text for p in self.phrases for preposition in _TYING)
+        return any(f" {preposition}{p}" in text for p in (*self.phrases, f" {QUOTED} ") for preposition in _TYING)
+
+    def ties(self, clause: list[str], i: int) -> bool:
+        """Whether a preposition right after the word at ``i`` ties it to a value the world holds ("by <carrier>")."""
+        text = " " + " ".join(clause[i + 1:]) + " "
+        return any(text.startswith(f" {preposition}{p}") for p in (*self.phrases, f" {QUOTED} ")
+                   for preposition in _TYING)
 
     def labels(self, clause: list[str], i: int) -> bool:
         """Whether the labelling participle at ``i`` names a state the world holds ("is marked as cancelled")."""

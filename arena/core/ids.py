@@ -321,7 +321,7 @@ def ids_in(text: str, pattern: str | None, known: RecordIds | None = None, *,
 
 _GLUED = re.compile(r"([a-z]{1,4})(\d+)")
 _HEX = re.compile(r"0x([0-9a-f]+)")
-_ARITHMETIC = re.compile(r"(?<![\w.,])(\d+)\s*([-+*x×])\s*(\d+)(?![\w.,])")
+_ARITHMETIC = re.compile(r"(?<![\w.,-])(\d+) ([-+*x×]) (\d+)(?![\w.,-])")
 _MONEY = re.compile(r"[$€£¥%]|usd|eur|gbp|chf|cad|aud|jpy|percent|days?|hours?|minutes?|units?|pcs|items?")
 _CLAUSE_END = re.compile(r"[.;:!?](?=\s|$)|\n")
 _NUMBER_SIGNS = frozenset({"#", "no", "nr", "number", "id"})

@@ -188,6 +188,8 @@ class ReplyEvidence:
         values: Every value the episode's tool calls returned, with its key.
         prompt: The request: values it states are the requester's, never a dump or a hedge.
         quotes: What the system wrote besides outputs (see ``system_quotes``): a reply quoting it asserts nothing.
+        nested: The ids of the records each record read holds inside it (its sub-tasks, lines, blockers), by the
+            holder's id, all written compact (see ``nested_ids``).
     """
 
     own_ids: frozenset[str] = frozenset()
@@ -197,6 +199,7 @@ class ReplyEvidence:
     values: tuple[tuple[str, Any], ...] = ()
     prompt: str = ""
     quotes: tuple[str, ...] = ()
+    nested: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 @lru_cache(maxsize=1 << 16)
@@ -273,6 +276,7 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
             return False, f"reply claims a change the task must not make: {claims[0][:80]!r}"
     if assertion.id_pattern is not None:
         allowed = {compact(i) for i in assertion.allowed_ids} | evidence.own_ids
+        allowed |= {i for holder, inside in evidence.nested if holder in allowed for i in inside}
         named = ids_in(reply, assertion.id_pattern, evidence.known_ids, text_views=reply_views)
         foreign = sorted(shown for key, shown in named.items() if key not in allowed)
         if evidence.known_ids is not None:
@@ -284,6 +288,12 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
             return False, f"reply leaks records the request is not about: {shown}"
         return _answers_not_dumps(text, assertion, allowed, evidence, folded)
     return True, ""
+
+
+MIN_DIALLED = 7
+"""Digits a fact of digits alone (a phone number) needs before its grouping stops mattering."""
+
+_DIALLED = re.compile(r"\+?\(?\d[\d().\- ]*\d")
 
 
 class _Written:
@@ -299,11 +309,15 @@ class _Written:
     def states(self, fact: str) -> bool:
         """Whether the reply writes ``fact`` as another form of the same date, amount or record id.
 
-        "May 3, 2025" states ``2025-05-03``, "$1,234.50" ``1234.50`` and "order #10939" ``ORD-10939`` (an id's
-        number alone, where ``arena.core.ids.numbered_ids`` reads it as naming a record).
+        "May 3, 2025" states ``2025-05-03``, "$1,234.50" ``1234.50``, "order #10939" ``ORD-10939`` (an id's
+        number alone, where ``arena.core.ids.numbered_ids`` reads it as naming a record) and "+1 611 562 8702"
+        ``+16115628702`` (a number to dial, grouped another way: the same digits in one run).
         """
         if not any(c.isdigit() for c in fact):
             return False
+        if _DIALLED.fullmatch(fact.strip()) and sum(c.isdigit() for c in fact) >= MIN_DIALLED:
+            digits = re.sub(r"\D", "", fact)
+            return any(re.sub(r"\D", "", m.group(0)) == digits for m in _DIALLED.finditer(self.folded))
         if self.known is not None and skeleton(compact(fact)) in self.known.skeletons:
             if self._numbered is None:
                 self._numbered = {compact(h) for _, holders in numbered_ids(self.folded, self.known) for h in holders}
@@ -589,6 +603,37 @@ def read_outputs(trace: list[TraceStep]) -> tuple[tuple[dict[str, Any], ...], tu
     return tuple(records.values()), tuple(values)
 
 
+def nested_ids(trace: list[TraceStep]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The ids of the records a read returned about another record, by that record: inside it, or listed for it.
+
+    A record a read returns holds the records inside it (its blockers, its lines), and a read called with a record's
+    id (``list_subtasks(issue_id=...)``) lists that record's own. A reply may name them beside a record the request
+    is about: its reader sees them with it ("SRCH-259 was Done, so I left it alone").
+    """
+    out: dict[str, set[str]] = {}
+
+    def inner(value: Any) -> set[str]:
+        found: set[str] = set()
+        for item in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+            if isinstance(item, dict) and isinstance(item.get("id"), str):
+                found.add(compact(item["id"]))
+            if isinstance(item, (dict, list)):
+                found |= inner(item)
+        return found
+
+    for step in trace:
+        if not step.ok or step.write:
+            continue
+        output = step.output
+        holders = [s for s in _strings(step.arguments) if len(s) <= 40]
+        if isinstance(output, dict) and isinstance(output.get("id"), str):
+            holders.append(output["id"])
+        inside = inner(output) if isinstance(output, dict) else inner({"": output})
+        for holder in holders:
+            out.setdefault(compact(holder), set()).update(inside - {compact(holder)})
+    return tuple((holder, frozenset(inside)) for holder, inside in out.items() if inside)
+
+
 def system_quotes(trace: list[TraceStep]) -> tuple[str, ...]:
     """The messages of the episode's refused and failed calls, without the text the agent gave them.
 
@@ -762,7 +807,7 @@ def _judge(
             ok, detail = check_response(reply, assertion, ReplyEvidence(
                 own_ids=episode_ids(trace, assertion.id_pattern, known_ids) if assertion.id_pattern else frozenset(),
                 known_ids=known_ids, records=records, seen=texts_seen(read), values=read, prompt=task.prompt,
-                quotes=system_quotes(trace)))
+                quotes=system_quotes(trace), nested=nested_ids(trace)))
         elif isinstance(assertion, DomainAssertion):
             ok, detail = (domain_check(assertion) if domain_check is not None
                           else (False, f"no gym check runs {assertion.check!r}"))

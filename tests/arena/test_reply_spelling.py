@@ -17,7 +17,7 @@ from arena.core.pack import build_pack
 from arena.core.results import ToolErrorInfo, TraceStep
 from arena.core.task import ResponseAssertion
 from arena.core.text import fold
-from arena.core.verify import ReplyEvidence, check_response, system_quotes
+from arena.core.verify import ReplyEvidence, check_response, nested_ids, system_quotes
 
 
 def _world() -> sqlite3.Connection:
@@ -88,6 +88,24 @@ def test_a_reply_offering_another_value_of_the_asked_field_hedges(world_rule, he
 def test_a_reply_that_denies_other_values_or_offers_no_value_answers(world_rule, answer):
     assertion, evidence = world_rule
     assert check_response(answer, assertion, evidence) == (True, "")
+
+
+def test_a_reply_may_name_the_records_a_read_gave_about_the_requests_record(world_rule):
+    """Records inside one the request is about, or listed by a read called with its id, come with it; others not."""
+    assertion, _ = world_rule
+    trace = [TraceStep(index=0, tool="list_lines", arguments={"order_id": "ORD-10234"}, ok=True, clock="t",
+                       output=[{"id": "LN-10234-1", "status": "done"}]),
+             TraceStep(index=1, tool="get_order", arguments={"order_id": "ORD-10230"}, ok=True, clock="t",
+                       output={"id": "ORD-10230", "lines": [{"id": "LN-10230-1"}]})]
+    evidence = ReplyEvidence(known_ids=world_record_ids(_world()), nested=nested_ids(trace))
+    assert check_response("ORD-10234 shipped; LN-10234-1 was done already.", assertion, evidence)[0]
+    assert not check_response("ORD-10234 shipped; LN-10230-1 was done already.", assertion, evidence)[0]
+
+
+def test_a_number_to_dial_is_stated_however_it_is_grouped():
+    assertion = ResponseAssertion(description="phone", must_include=[["+16115628702"]])
+    assert check_response("Call +1 (611) 562-8702.", assertion)[0]
+    assert not check_response("Call +1 611 562 8703.", assertion)[0]
 
 
 def test_formats_follow_each_worlds_own_ids():
@@ -200,6 +218,17 @@ def test_a_past_event_the_world_does_not_show_is_a_claim(reply):
 @pytest.mark.parametrize("reply", NEW_CLAIMS)
 def test_a_claim_is_read_by_what_it_asserts_not_by_nearby_words(reply):
     assert change_claims(reply, ["cancel"], WORLD), reply
+
+
+def test_world_values_dates_and_plain_english_explain_a_reply_however_they_are_written():
+    """A completion word tied to a longer value of the world, a date written with a weekday and commas, and an
+    English clause whose words look Italian ("certificate") describe the world."""
+    world = world_facts([("carrier", "Northwind Couriers"), ("created_on", "04.06.2018"), ("status", "pending")])
+    for reply in ("Total 579.00 USD, handled by Northwind Couriers.", "Created Monday, June 4, 2018; city: Atlanta.",
+                  "The vendor stays pending until a valid certificate arrives."):
+        assert change_claims(reply, [], world) == [], reply
+    for reply in ("Handled by our support desk.", "Created Tuesday, June 5, 2018.", "La richiesta è stata approvata."):
+        assert change_claims(reply, [], world), reply
 
 
 def test_a_label_the_world_holds_is_a_state_and_one_it_does_not_hold_a_claim():
