@@ -315,7 +315,8 @@ class _Written:
         """
         if not any(c.isdigit() for c in fact):
             return False
-        if _DIALLED.fullmatch(fact.strip()) and sum(c.isdigit() for c in fact) >= MIN_DIALLED:
+        if _DIALLED.fullmatch(fact.strip()) and sum(c.isdigit() for c in fact) >= MIN_DIALLED \
+                and parse_date(fact) is None and parse_amount(fact) is None:
             digits = re.sub(r"\D", "", fact)
             return any(re.sub(r"\D", "", m.group(0)) == digits for m in _DIALLED.finditer(self.folded))
         if self.known is not None and skeleton(compact(fact)) in self.known.skeletons:
@@ -561,9 +562,11 @@ def _hedged_values(folded: str, facts: list[set[str]], evidence: ReplyEvidence,
                 if counts(phrase) and alternative(phrase) and any(f" {phrase} " in s for s in sentences):
                     return sorted(alternatives)[0], phrase
     for values in fields:
-        stated = [p for p in values if alternative(p) and any(f" {p} " in s for s in sentences)]
+        stated = [p for p in values if len(p) >= 2 and any(f" {p} " in s for s in sentences)]
         for first in stated:
             for second in stated:
+                if not (alternative(first) or alternative(second)):
+                    continue
                 pair = re.compile(f" {re.escape(first)}(?: [a-z]+){{0,2}}{_ALTERNATIVE.pattern}(?:[a-z]+ ){{0,2}}"
                                   f"{re.escape(second)} ")
                 if first != second and any(pair.search(s) for s in sentences):

@@ -106,6 +106,8 @@ def test_a_number_to_dial_is_stated_however_it_is_grouped():
     assertion = ResponseAssertion(description="phone", must_include=[["+16115628702"]])
     assert check_response("Call +1 (611) 562-8702.", assertion)[0]
     assert not check_response("Call +1 611 562 8703.", assertion)[0]
+    dated = ResponseAssertion(description="date", must_include=[["2025-05-03"]])  # digits and dashes, no phone
+    assert check_response("It closed on May 3, 2025.", dated)[0]
 
 
 def test_formats_follow_each_worlds_own_ids():
