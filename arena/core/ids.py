@@ -44,7 +44,7 @@ MIN_NUMBER_DIGITS = 3
 MAX_VOCABULARY = 16
 """Most distinct values a text column may take to count as a field's vocabulary (statuses, stages, tiers)."""
 
-GENERIC_NOUNS = frozenset({"number", "no", "nr", "id", "ref", "record", "deal"})
+GENERIC_NOUNS = frozenset({"ref", "record", "deal"})
 """Words that say a number after them names a record, in every world (besides its tables' and ids' own words)."""
 
 
@@ -321,10 +321,10 @@ def ids_in(text: str, pattern: str | None, known: RecordIds | None = None, *,
 
 _GLUED = re.compile(r"([a-z]{1,4})(\d+)")
 _HEX = re.compile(r"0x([0-9a-f]+)")
-_ARITHMETIC = re.compile(r"(?<![\w.,-])(\d+) ([-+*x×]) (\d+)(?![\w.,-])")
+_ARITHMETIC = re.compile(r"(?<![\w.,-])(\d+) ([-+*x×]) (\d+)(?![\w-]|[.,]\d)")
 _MONEY = re.compile(r"[$€£¥%]|usd|eur|gbp|chf|cad|aud|jpy|percent|days?|hours?|minutes?|units?|pcs|items?")
 _CLAUSE_END = re.compile(r"[.;:!?](?=\s|$)|\n")
-_NUMBER_SIGNS = frozenset({"#", "no", "nr", "number", "id"})
+_NUMBER_SIGN = re.compile(r"(?:#|\b(?:no|nr)\.|\b(?:number|id|nr)\b:?)\s*$")
 
 
 def numbered_ids(folded: str, known: RecordIds) -> list[tuple[str, tuple[str, ...]]]:
@@ -396,10 +396,11 @@ def numbered_ids(folded: str, known: RecordIds) -> list[tuple[str, tuple[str, ..
 
 
 def _after_noun(folded: str, start: int, known: RecordIds) -> bool:
-    """Whether the words before ``start`` say a record's number follows: a record noun, then maybe ``#``/``no``."""
-    before = re.findall(r"[a-z]+|#", folded[max(0, start - 40):start])
-    while before and before[-1] in _NUMBER_SIGNS:
-        before.pop()
-        if not before:
-            return True
+    """Whether the words before ``start`` say a record's number follows.
+
+    They do with a sign (``#``, ``no.``, ``number``, ``id``) or a noun that names a kind of record (``order``).
+    """
+    if _NUMBER_SIGN.search(folded[max(0, start - 12):start]):
+        return True
+    before = re.findall(r"[a-z]+", folded[max(0, start - 40):start])
     return bool(before) and before[-1] in known.nouns

@@ -276,8 +276,10 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
             return False, f"reply claims a change the task must not make: {claims[0][:80]!r}"
     if assertion.id_pattern is not None:
         allowed = {compact(i) for i in assertion.allowed_ids} | evidence.own_ids
-        allowed |= {i for holder, inside in evidence.nested if holder in allowed for i in inside}
         named = ids_in(reply, assertion.id_pattern, evidence.known_ids, text_views=reply_views)
+        # Some of the records a read gave about the request's record come with it; all of them paste the listing.
+        allowed |= {i for holder, inside in evidence.nested if holder in allowed
+                    and len(inside & named.keys()) < RECORD_DUMP[1] * len(inside) for i in inside}
         foreign = sorted(shown for key, shown in named.items() if key not in allowed)
         if evidence.known_ids is not None:
             numbered = numbered_ids(folded, evidence.known_ids)
@@ -537,15 +539,17 @@ def _hedged_values(folded: str, facts: list[set[str]], evidence: ReplyEvidence,
     field (a fact is a field's value when it begins one of the value's words: ``quantit`` for
     ``QUANTITY_MISMATCH``), or when it writes two values of one field as alternatives, a few words apart ("Done or
     To Do"). Values the reply must state (for the first), the prompt states, the system's own messages state or the
-    episode read under a field that is no such column (the allowed next statuses) are no alternative. Returns
-    ``(fact or field value, value)``.
+    episode read under a field that is no such column (the allowed next statuses; ``vendor_city`` is ``city``) are
+    no alternative. Returns ``(fact or field value, value)``.
     """
     sentences = _hedge_sentences(folded)
     if not sentences or evidence.known_ids is None:
         return None
     vocabulary = evidence.known_ids.vocabulary
     quoted = " ".join(_phrase(q) for q in evidence.quotes)
-    offered = {_phrase(str(v)).strip() for k, v in evidence.values if isinstance(v, str) and k not in vocabulary}
+    columns = tuple(f"_{column}" for column in vocabulary)
+    offered = {_phrase(str(v)).strip() for k, v in evidence.values
+               if isinstance(v, str) and k not in vocabulary and not k.endswith(columns)}
 
     def alternative(phrase: str) -> bool:
         return len(phrase) >= 2 and phrase not in offered and f" {phrase} " not in quoted and f" {phrase} " not in \
