@@ -277,9 +277,7 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
     if assertion.id_pattern is not None:
         allowed = {compact(i) for i in assertion.allowed_ids} | evidence.own_ids
         named = ids_in(reply, assertion.id_pattern, evidence.known_ids, text_views=reply_views)
-        # Some of the records a read gave about the request's record come with it; all of them paste the listing.
-        allowed |= {i for holder, inside in evidence.nested if holder in allowed
-                    and len(inside & named.keys()) < RECORD_DUMP[1] * len(inside) for i in inside}
+        allowed |= {i for holder, inside in evidence.nested if holder in allowed for i in inside}
         foreign = sorted(shown for key, shown in named.items() if key not in allowed)
         if evidence.known_ids is not None:
             numbered = numbered_ids(folded, evidence.known_ids)
@@ -611,33 +609,21 @@ def read_outputs(trace: list[TraceStep]) -> tuple[tuple[dict[str, Any], ...], tu
 
 
 def nested_ids(trace: list[TraceStep]) -> tuple[tuple[str, frozenset[str]], ...]:
-    """The ids of the records a read returned about another record, by that record: inside it, or listed for it.
+    """The records a read listed for another record (``list_subtasks(issue_id=...)``), by that record's id.
 
-    A record a read returns holds the records inside it (its blockers, its lines), and a read called with a record's
-    id (``list_subtasks(issue_id=...)``) lists that record's own. A reply may name them beside a record the request
-    is about: its reader sees them with it ("SRCH-259 was Done, so I left it alone").
+    A reply may name them beside a record the request is about: its reader sees them listed with it ("SRCH-259 was
+    Done, so I left it alone"). Records inside a record's own output (a version's issues) are not listed for it:
+    they stay foreign, so pasting a record with everything inside it still names records the request is not about.
     """
     out: dict[str, set[str]] = {}
-
-    def inner(value: Any) -> set[str]:
-        found: set[str] = set()
-        for item in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
-            if isinstance(item, dict) and isinstance(item.get("id"), str):
-                found.add(compact(item["id"]))
-            if isinstance(item, (dict, list)):
-                found |= inner(item)
-        return found
-
     for step in trace:
-        if not step.ok or step.write:
+        if not step.ok or step.write or not isinstance(step.output, list):
             continue
-        output = step.output
-        holders = [s for s in _strings(step.arguments) if len(s) <= 40]
-        if isinstance(output, dict) and isinstance(output.get("id"), str):
-            holders.append(output["id"])
-        inside = inner(output) if isinstance(output, dict) else inner({"": output})
-        for holder in holders:
-            out.setdefault(compact(holder), set()).update(inside - {compact(holder)})
+        listed = {compact(item["id"]) for item in step.output if isinstance(item, dict) and isinstance(item.get("id"),
+                                                                                                        str)}
+        for holder in _strings(step.arguments):
+            if len(holder) <= 40:
+                out.setdefault(compact(holder), set()).update(listed - {compact(holder)})
     return tuple((holder, frozenset(inside)) for holder, inside in out.items() if inside)
 
 

@@ -91,17 +91,17 @@ def test_a_reply_that_denies_other_values_or_offers_no_value_answers(world_rule,
 
 
 def test_a_reply_may_name_the_records_a_read_gave_about_the_requests_record(world_rule):
-    """Some records inside one the request is about, or listed by a read called with its id, come with it; all of
-    them paste the listing, and others are foreign."""
+    """Records a read listed for a record the request is about come with it; those inside another record's output
+    (read with another id) are foreign."""
     assertion, _ = world_rule
     trace = [TraceStep(index=0, tool="list_lines", arguments={"order_id": "ORD-10234"}, ok=True, clock="t",
                        output=[{"id": "LN-10234-1", "status": "done"}, {"id": "LN-10235-1", "status": "open"}]),
-             TraceStep(index=1, tool="get_order", arguments={"order_id": "ORD-10230"}, ok=True, clock="t",
-                       output={"id": "ORD-10230", "lines": [{"id": "LN-10230-1"}]})]
+             TraceStep(index=1, tool="get_order", arguments={"order_id": "ORD-10234"}, ok=True, clock="t",
+                       output={"id": "ORD-10234", "lines": [{"id": "LN-10230-1"}]})]
     evidence = ReplyEvidence(known_ids=world_record_ids(_world()), nested=nested_ids(trace))
     assert check_response("ORD-10234 shipped; LN-10234-1 was done already.", assertion, evidence)[0]
     assert not check_response("ORD-10234 shipped; LN-10230-1 was done already.", assertion, evidence)[0]
-    assert not check_response("ORD-10234 shipped; LN-10234-1 done, LN-10235-1 open.", assertion, evidence)[0]
+    assert check_response("ORD-10234 shipped; LN-10234-1 done, LN-10235-1 open.", assertion, evidence)[0]
 
 
 def test_a_number_to_dial_is_stated_however_it_is_grouped():
