@@ -286,7 +286,9 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
         if foreign:
             shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
             return False, f"reply leaks records the request is not about: {shown}"
-        return _answers_not_dumps(text, assertion, allowed, evidence, folded)
+        # A slash between two codes in capitals pairs them ("the EUR/USD rate"); elsewhere it offers an alternative.
+        offered = fold(_CODE_PAIR.sub(r"\1 \2", reply)) if "/" in reply else folded
+        return _answers_not_dumps(text, assertion, allowed, evidence, offered)
     return True, ""
 
 
@@ -523,6 +525,8 @@ def _hedge_sentences(folded: str) -> list[str]:
             out.append(said)
     return out
 
+
+_CODE_PAIR = re.compile(r"\b([A-Z]{2,4})/([A-Z]{2,4})\b")
 
 _ALTERNATIVE = re.compile(r" (?:or|or maybe|or perhaps|or possibly|maybe|possibly|perhaps) ")
 

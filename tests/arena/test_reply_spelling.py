@@ -22,12 +22,12 @@ from arena.core.verify import ReplyEvidence, check_response, nested_ids, system_
 
 def _world() -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE orders (id TEXT PRIMARY KEY, total REAL, status TEXT)")
+    conn.execute("CREATE TABLE orders (id TEXT PRIMARY KEY, total REAL, status TEXT, currency TEXT)")
     conn.execute("CREATE TABLE lines (id TEXT PRIMARY KEY, order_id TEXT)")
     conn.execute("CREATE TABLE tiers (id TEXT PRIMARY KEY)")
     statuses = ["processing", "shipped", "delivered", "on_hold", "shipped"]
-    conn.executemany("INSERT INTO orders VALUES (?, ?, ?)", [(f"ORD-{i}", 10.0, statuses[i % 5])
-                                                             for i in range(10230, 10240)])
+    rows = [(f"ORD-{i}", 10.0, statuses[i % 5], ("EUR", "USD")[i % 2]) for i in range(10230, 10240)]
+    conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?)", rows)
     conn.executemany("INSERT INTO lines VALUES (?, ?)", [(f"LN-{i}-1", f"ORD-{i}") for i in range(10230, 10240)])
     conn.execute("INSERT INTO tiers VALUES ('gold')")
     return conn
@@ -84,7 +84,8 @@ def test_a_reply_offering_another_value_of_the_asked_field_hedges(world_rule, he
 
 @pytest.mark.parametrize("answer", ["ORD-10234 shipped; it is not on hold or delivered yet.",
                                     "ORD-10234 shipped. If it is late, reply here or call us.",
-                                    "ORD-10234 shipped or rather left the warehouse."])
+                                    "ORD-10234 shipped or rather left the warehouse.",
+                                    "ORD-10234 shipped, 10.00 EUR (12.00 USD at the EUR/USD rate)."])
 def test_a_reply_that_denies_other_values_or_offers_no_value_answers(world_rule, answer):
     assertion, evidence = world_rule
     assert check_response(answer, assertion, evidence) == (True, "")
