@@ -323,6 +323,8 @@ _GLUED = re.compile(r"([a-z]{1,4})(\d+)")
 _HEX = re.compile(r"0x([0-9a-f]+)")
 _ARITHMETIC = re.compile(r"(?<![\w.,-])(\d+) ([-+*x×]) (\d+)(?![\w-]|[.,]\d)")
 _MONEY = re.compile(r"[$€£¥%]|usd|eur|gbp|chf|cad|aud|jpy|percent|days?|hours?|minutes?|units?|pcs|items?")
+_NUMBER_WORD = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|"
+                          r"forty|fifty|sixty|seventy|eighty|ninety)\b")
 _CLAUSE_END = re.compile(r"[.;:!?](?=\s|$)|\n")
 _NUMBER_SIGN = re.compile(r"(?:#|\b(?:no|nr)\.|\b(?:number|id|nr)\b:?)\s*$")
 
@@ -341,7 +343,6 @@ def numbered_ids(folded: str, known: RecordIds) -> list[tuple[str, tuple[str, ..
     if not known.numbers:
         return []
     found: list[tuple[str, tuple[str, ...]]] = []
-    dated = [(s, e) for _, s, e in dates_in(folded)]
     runs = tokens(folded)
     # Where the text names an id in the world's own spelling, with its number's digit count: a bare number of that
     # length in the same clause is read as one more of the list.
@@ -373,15 +374,19 @@ def numbered_ids(folded: str, known: RecordIds) -> list[tuple[str, tuple[str, ..
                     candidates.append((start, runs[j][2], "".join(t for t, _, _ in runs[index:j + 1]), hashed))
                 continue
             candidates.append((start, end, token, hashed))
-    for value, start, end in number_words_in(folded):
-        candidates.append((start, end, str(value), False))
+    if _NUMBER_WORD.search(folded):
+        candidates.extend((start, end, str(value), False) for value, start, end in number_words_in(folded))
     for match in _ARITHMETIC.finditer(folded):
         a, sign, b = int(match.group(1)), match.group(2), int(match.group(3))
         result = a + b if sign == "+" else a - b if sign == "-" else a * b
         candidates.append((match.start(), match.end(), str(result), False))
+    candidates = [c for c in candidates if c[2] in known.numbers]
+    if not candidates:
+        return found
+    dated = [(s, e) for _, s, e in dates_in(folded)]
     for start, end, number, plain in candidates:
-        holders = known.numbers.get(number)
-        if not holders or any(s <= start < e for s, e in dated):
+        holders = known.numbers[number]
+        if any(s <= start < e for s, e in dated):
             continue
         before = folded[max(0, start - 12):start]
         after = folded[end:end + 10]
