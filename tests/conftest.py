@@ -28,6 +28,21 @@ def pg_server() -> Iterator[PgServer]:
     yield from pg_server_fixture()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep the tests of a module that share a module-scoped fixture on one xdist worker (built once, not per worker).
+
+    Runs before pytest-xdist turns each test's ``xdist_group`` into its node id's ``@group`` suffix; a test already in
+    a group keeps it.
+    """
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or item.get_closest_marker("xdist_group") is not None:
+            continue
+        if any(d.scope in {"module", "package", "class"} for defs in info.name2fixturedefs.values() for d in defs):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Fail a grouped test whose ``xdist_group`` the distributed run ignores.
 
