@@ -1,6 +1,7 @@
 """A control arm runs beside the targeted one: same budget, same starting model, same held-out suite."""
 
 import json
+import os
 
 import pytest
 from conftest import SMALL
@@ -21,9 +22,18 @@ ARMS = {**SMALL, "wave_budget": 120}
 """A wave (20 tasks x k 6) smaller than the pool, so both arms spend the whole budget."""
 
 
-@pytest.fixture()
-def paired(prefect_harness, gymloop_home):
-    return campaign(CampaignParams(campaign="arms", rounds=1, control="uniform", overrides=ARMS)), load_settings(**ARMS)
+@pytest.fixture(scope="module")
+def paired(prefect_harness, tmp_path_factory):
+    """One campaign with a uniform control arm for the whole module (its own home and working folder)."""
+    root = tmp_path_factory.mktemp("arms")
+    with pytest.MonkeyPatch.context() as mp:
+        for key in list(os.environ):
+            if key.startswith("GYMLOOP_"):
+                mp.delenv(key)
+        mp.setenv("GYMLOOP_HOME", str(root / "home"))
+        mp.chdir(root)
+        outcome = campaign(CampaignParams(campaign="arms", rounds=1, control="uniform", overrides=ARMS))
+        yield outcome, load_settings(**ARMS)
 
 
 def _keys(registry: Registry, round_id: int, stage: str) -> list[tuple[str, str, int, int]]:
