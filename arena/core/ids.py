@@ -323,8 +323,8 @@ _GLUED = re.compile(r"([a-z]{1,4})(\d+)")
 _HEX = re.compile(r"0x([0-9a-f]+)")
 _ARITHMETIC = re.compile(r"(?<![\w.,-])(\d+) ([-+*x×]) (\d+)(?![\w-]|[.,]\d)")
 _MONEY = re.compile(r"[$€£¥%]|usd|eur|gbp|chf|cad|aud|jpy|percent|days?|hours?|minutes?|units?|pcs|items?")
-_NUMBER_WORD = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|"
-                          r"forty|fifty|sixty|seventy|eighty|ninety)\b")
+_NUMBER_WORD = re.compile(r"\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|"
+                          r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b")
 _CLAUSE_END = re.compile(r"[.;:!?](?=\s|$)|\n")
 _NUMBER_SIGN = re.compile(r"(?:#|\b(?:no|nr)\.|\b(?:number|id|nr)\b:?)\s*$")
 

@@ -149,13 +149,16 @@ _UNITS = {word: i for i, word in enumerate((
 _TENS = {word: 10 * (i + 2) for i, word in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _SCALES = {"thousand": 1_000, "million": 1_000_000}
 _NUMBER_WORD = re.compile(r"[a-z]+")
+_DIGIT = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+_DIGIT_WORDS = re.compile(rf"\b{_DIGIT}(?:[ -]+{_DIGIT}){{2,}}\b")
 
 
 def number_words_in(text: str) -> list[tuple[int, int, int]]:
     """Every whole number written in English words inside a folded ``text``, with where it starts and ends.
 
     "thirty thousand four hundred thirty-six" is 30436 and "one hundred and five" 105; words are joined by spaces,
-    dashes or "and" (a scale word alone, "hundred", starts no number).
+    dashes or "and" (a scale word alone, "hundred", starts no number). Three digit words or more in a row are read
+    digit by digit ("one zero two nine nine" is 10299).
     """
     out: list[tuple[int, int, int]] = []
     total = current = 0
@@ -190,4 +193,8 @@ def number_words_in(text: str) -> list[tuple[int, int, int]]:
         end = reach = match.end()
     if start >= 0:
         out.append((total + current, start, end))
-    return out
+    for match in _DIGIT_WORDS.finditer(text):  # "one zero two nine nine": a number read digit by digit
+        digits = "".join(str(_UNITS.get(w, 0)) for w in re.findall(r"[a-z]+", match.group(0)))
+        out = [n for n in out if not match.start() <= n[1] < match.end()]
+        out.append((int(digits), match.start(), match.end()))
+    return sorted(out, key=lambda n: n[1])

@@ -54,6 +54,7 @@ FOREIGN_SPELLINGS = [
     # words, hex, a sum, or beside the request's own id
     "order 10235", "#10235", "O10235", "order \u0661\u0660\u0662\u0663\u0665", "ORD-\u0967\u0966\u0968\u0969\u096b",
     "order ten thousand two hundred thirty-five", "0x27fb", "order 10230 + 5", "order 1 0 2 3 5",
+    "order one zero two three five",
 ]
 
 
