@@ -18,7 +18,7 @@ from arena.core.metrics import compute_metrics, paired_lift
 from curriculum import grain_label
 from diagnosis import Weakness, WeaknessReport
 from flows.models import ArmComparison, WeaknessChange
-from flows.outcomes import finished_rounds, outcomes, stage_model
+from flows.outcomes import finished_rounds, model_outcomes, stage_model
 from flows.packs import load_pack
 from flows.registry_access import open_registry
 from flows.report import round_report
@@ -82,6 +82,9 @@ def compare_round(settings: GymloopSettings, registry: Registry, campaign: str, 
                   index: int) -> ArmComparison:
     """Targeting lift after round ``index``: targeted minus control on the same held-out tasks.
 
+    Each arm is measured by its model after the round: its last promoted model by then (``flows.promotion``; the
+    round's own model unless the round was not promoted).
+
     Raises:
         ValueError: One arm has not finished the round.
     """
@@ -91,7 +94,7 @@ def compare_round(settings: GymloopSettings, registry: Registry, campaign: str, 
         if found is None:
             raise ValueError(f"campaign {campaign!r} ({arm} arm) has not finished round {index}")
         rounds[arm] = found
-        after[arm] = outcomes(registry, found.id, EVAL_AFTER, stage_model(registry, found.id, EVAL_AFTER))
+        after[arm] = model_outcomes(registry, campaign, arm, index)
     lift = paired_lift(after[control], after[TARGETED_ARM], seed=settings.curriculum.seed)
     return ArmComparison(
         round_index=index, control=control,

@@ -60,6 +60,24 @@ def campaign_outcomes(registry: Registry, campaign: str,
     return before, outcomes(registry, promoted.id, EVAL_AFTER, stage_model(registry, promoted.id, EVAL_AFTER))
 
 
+def model_outcomes(registry: Registry, campaign: str, arm: str, index: int) -> list[Outcome]:
+    """Held-out outcomes of an arm's model after its round ``index``: its last promoted model by then.
+
+    That is the re-evaluation of the last round up to ``index`` whose model was promoted (``flows.promotion``),
+    else the arm's starting model's evaluation (what every round up to ``index`` is measured against).
+
+    Raises:
+        ValueError: The arm has not finished round ``index``.
+    """
+    rounds = [r for r in finished_rounds(registry, campaign, arm) if r.index <= index]
+    if not rounds or rounds[-1].index != index:
+        raise ValueError(f"campaign {campaign!r} ({arm} arm) has not finished round {index}")
+    promoted = last_promoted(rounds)
+    if promoted is None:
+        return outcomes(registry, rounds[0].id, EVAL_BEFORE, rounds[0].model_in_id)
+    return outcomes(registry, promoted.id, EVAL_AFTER, stage_model(registry, promoted.id, EVAL_AFTER))
+
+
 def campaign_lift(registry: Registry, campaign: str, seed: int = 0,
                   arm: str = TARGETED_ARM) -> tuple[float, float, float, float, float]:
     """Held-out pass rate of an arm's starting model and its last promoted one; their paired lift with its interval.
