@@ -37,18 +37,16 @@ _KEY = re.compile(r"[^A-Za-z0-9_\-. /]")
 SHORT_NAMES = {"heldout_pass_rate_before": "before", "heldout_pass_rate_after": "after"}
 """A round's held-out pass rates under the short names MLflow shows (a narrow column keeps its header whole)."""
 
-HEADLINE = ("round", "before", "after", "lift", "lift_low", "lift_high", "pass_to_fail", "fail_to_pass", "tgt_lift",
-            "tgt_low", "tgt_high", "best_round")
+HEADLINE = ("round", "before", "after", "lift", "lift_low", "lift_high", "tgt_lift", "tgt_low", "tgt_high",
+            "best_round")
 """The metrics of the campaign's runs view, in column order. A round's row: its index, held-out pass rate before and
-after it, its lift with the 95% interval, the held-out tasks it flipped pass->fail and fail->pass, and (targeted
-arm) the targeting lift against the control after it with its paired interval. An arm's row, the campaign so far:
-the pass rate before its first round and after its last, the campaign's lift and interval with its flips, the
-targeting lift after the last round both arms finished, and the best round. Further measures add a name here (a
-column of about 80 pixels) or a second saved view."""
+after it, its lift with the 95% interval, and (targeted arm) the targeting lift against the control after it with
+its paired interval. An arm's row, the campaign so far: the pass rate before its first round and after its last,
+the campaign's lift and interval, the targeting lift after the last round both arms finished, and the best round.
+Further measures add a name here (a column of about 80 pixels) or a second saved view."""
 
-COLUMN_WIDTHS = {"round": 72, "before": 76, "after": 76, "lift": 76, "lift_low": 84, "lift_high": 88,
-                 "pass_to_fail": 100, "fail_to_pass": 100, "tgt_lift": 80, "tgt_low": 80, "tgt_high": 84,
-                 "best_round": 100}
+COLUMN_WIDTHS = {"round": 72, "before": 76, "after": 76, "lift": 76, "lift_low": 84, "lift_high": 88, "tgt_lift": 80,
+                 "tgt_low": 80, "tgt_high": 84, "best_round": 100}
 """Pixels per column of the runs view: each header whole, every column of a 1600-pixel window in view."""
 
 RUN_NAME_WIDTH = 340
