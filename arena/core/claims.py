@@ -591,6 +591,26 @@ class WorldFacts:
         return bool(state) and state[0] in self.words
 
 
+@lru_cache(maxsize=1 << 16)
+def _value_facts(key: str, value: str | None) -> tuple[tuple[str, ...], str, date | None, str]:
+    """What one read value makes true: its key's words and its own, its phrase, its date and its longer text.
+
+    See ``world_facts``; cached, since a world's values recur in every episode that reads them.
+    """
+    words = [p for p in key.casefold().split("_") if p and p not in _GENERIC_PAST]
+    phrase, day, text = "", None, ""
+    if value is not None:
+        if len(value) >= 12 and " " in value:
+            text = fold(value)
+        if len(value) <= 60:
+            folded = _WORD.findall(fold(value))
+            words.extend(folded)
+            if len(value) >= 4 and any(c.isalpha() for c in value) and len(folded) <= 6:
+                phrase = " " + " ".join(folded) + " "
+            day = parse_date(value[:10]) if value[:1].isdigit() else None
+    return tuple(words), phrase, day, text
+
+
 def world_facts(values: Iterable[tuple[str, object]], quotes: Iterable[str] = ()) -> WorldFacts:
     """The ``WorldFacts`` of what an episode read: ``(key, value)`` pairs of its tool calls' outputs.
 
@@ -607,17 +627,14 @@ def world_facts(values: Iterable[tuple[str, object]], quotes: Iterable[str] = ()
     for key, value in values:
         if value is None or value is False or value == "" or value == 0 or isinstance(value, (list, dict)):
             continue
-        if isinstance(value, str) and len(value) >= 12 and " " in value:
-            texts.add(fold(value))
-        found.update(p for p in key.casefold().split("_") if p and p not in _GENERIC_PAST)
-        if isinstance(value, str) and len(value) <= 60:
-            folded = _WORD.findall(fold(value))
-            found.update(folded)
-            if len(value) >= 4 and any(c.isalpha() for c in value) and len(folded) <= 6:
-                phrases.add(" " + " ".join(folded) + " ")
-            day = parse_date(value[:10]) if value[:1].isdigit() else None
-            if day is not None:
-                days.add(day)
+        words, phrase, day, text = _value_facts(key, value if isinstance(value, str) else None)
+        found.update(words)
+        if phrase:
+            phrases.add(phrase)
+        if day is not None:
+            days.add(day)
+        if text:
+            texts.add(text)
     texts.update(fold(q) for q in quotes if len(q) >= 12 and " " in q)
     found |= {w for word in found for w in _ALSO_WRITTEN.get(word, ())}
     return WorldFacts(frozenset(found), frozenset(phrases), frozenset(days), frozenset(texts))
