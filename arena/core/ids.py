@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.core import patterns
-from arena.core.text import MAX_GAP, compact, fold, skeleton, tokens, views
+from arena.core.text import MAX_GAP, compact, fold, skeleton, tokens, views, words
 from arena.core.values import dates_in, number_words_in
 
 ID_SHAPE = re.compile(r"^(?=[^\s]*[A-Za-z])(?=[^\s]*\d)[A-Za-z0-9]+(?:[-_./:][A-Za-z0-9]+)*$")
@@ -91,6 +91,7 @@ class RecordIds:
         numbers: Each number of ``MIN_NUMBER_DIGITS`` digits or more in an id, mapped to the ids holding it.
         nouns: Words that name a kind of record before its number (``order``, ``opportunity``, ``po``).
         vocabulary: Every value each field can take, by column name, one set per table (see ``world_vocabulary``).
+        vocabulary_phrases: Each set of ``vocabulary`` as folded words (``arena.core.text.words``), made once.
     """
 
     skeletons: dict[str, str] = field(default_factory=dict)
@@ -100,6 +101,7 @@ class RecordIds:
     numbers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     nouns: frozenset[str] = GENERIC_NOUNS
     vocabulary: dict[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
+    vocabulary_phrases: tuple[frozenset[str], ...] = ()
 
 
 def world_ids(conn: sqlite3.Connection) -> dict[str, list[str]]:
@@ -142,7 +144,10 @@ def world_record_ids(conn: sqlite3.Connection) -> RecordIds:
     """``record_ids`` of a world's ids (see ``world_ids``), with its tables' nouns and vocabulary."""
     by_table = world_ids(conn)
     found = record_ids((i for ids in by_table.values() for i in ids), by_table)
-    return replace(found, vocabulary=world_vocabulary(conn))
+    vocabulary = world_vocabulary(conn)
+    phrases = tuple(frozenset(words(fold(v)).strip() for v in values)
+                    for sets in vocabulary.values() for values in sets)
+    return replace(found, vocabulary=vocabulary, vocabulary_phrases=phrases)
 
 
 def world_vocabulary(conn: sqlite3.Connection) -> dict[str, tuple[frozenset[str], ...]]:

@@ -504,6 +504,7 @@ NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "nothing", "t"})
 """Words (as ``words`` writes them: ``isn't`` is ``isn t``) before a value that deny it rather than offer it."""
 
 _SENTENCE = re.compile(r"[^.;:!?\n]+(?:[.;:!?](?!\s|$)[^.;:!?\n]*)*")
+_HEDGE_GATE = re.compile(r"/|\b(?:" + "|".join(sorted(HEDGE_WORDS)) + r")\b")
 _SPELLED_OUT = re.compile(r"(?<![a-z])[a-z](?:[-. ][a-z])+(?![a-z])")
 
 
@@ -513,7 +514,7 @@ def _hedge_sentences(folded: str) -> list[str]:
     Spelled-out words are joined first ("S-I-L-V-E-R" reads "silver"); a sentence is cut at its first negation, since
     what follows one is denied, not offered ("processing, not shipped or delivered yet").
     """
-    if "/" not in folded and not HEDGE_WORDS.intersection(re.findall(r"[a-z]+", folded)):
+    if not _HEDGE_GATE.search(folded):
         return []
     joined = _SPELLED_OUT.sub(lambda m: re.sub(r"[-. ]", "", m.group(0)), folded.replace("/", " or "))
     out = []
@@ -557,7 +558,7 @@ def _hedged_values(folded: str, facts: list[set[str]], evidence: ReplyEvidence,
         return len(phrase) >= 2 and phrase not in offered and f" {phrase} " not in quoted and f" {phrase} " not in \
             _phrase(evidence.prompt)
 
-    fields = [{_phrase(v).strip() for v in values} for sets in vocabulary.values() for values in sets]
+    fields = evidence.known_ids.vocabulary_phrases
     for alternatives in facts:
         starts = [re.compile(f"(?:^| ){re.escape(a)}") for a in alternatives if a]
         for values in fields:
