@@ -7,12 +7,11 @@ import os
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey, run_episodes
-from curriculum import Wave
 from flows import model_spec
 from flows.campaign_config import round_settings
 from flows.focus import in_focus
@@ -23,6 +22,9 @@ from flows.registered_models import make_agent
 from flows.registry_access import open_registry
 from flows.settings import CONFIG_ENV, GymloopSettings, load_settings
 from registry import Registry
+
+if TYPE_CHECKING:
+    from curriculum import Wave
 
 EVAL_BEFORE, TRAIN, EVAL_AFTER = "eval_before", "train", "eval_after"
 """Stages of a round's episodes in the registry."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from arena.core.episode import EpisodeRecord
-from curriculum import Wave
 from trainers.models import ModelRef
+
+if TYPE_CHECKING:
+    from curriculum import Wave
 
 
 @runtime_checkable

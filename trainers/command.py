@@ -18,16 +18,18 @@ import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
-from curriculum import Wave
 from trainers.base import register_trainer
 from trainers.export import export_dataset
 from trainers.models import ModelRef, TrainerError
+
+if TYPE_CHECKING:
+    from curriculum import Wave
 
 LOG_FILE = "train.log"
 

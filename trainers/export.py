@@ -18,16 +18,18 @@ import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.agents import transcript
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
-from curriculum import Wave
 from trainers.base import register_trainer
 from trainers.models import ModelRef, TrainerError
+
+if TYPE_CHECKING:
+    from curriculum import Wave
 
 SFT_FILE = "sft.jsonl"
 DPO_FILE = "dpo.jsonl"

@@ -19,16 +19,18 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena.agents.reference import PolicyParams, grain_key
 from arena.core.episode import EpisodeRecord
-from curriculum import Wave
 from trainers.base import register_trainer
 from trainers.credit import Blame, named_decisions
 from trainers.models import ModelRef, TrainerError
+
+if TYPE_CHECKING:
+    from curriculum import Wave
 
 
 class GRPOConfig(BaseModel):

@@ -29,7 +29,7 @@ import shutil
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,7 +38,6 @@ from arena.agents.transformers_agent import CheckpointError, check_tool_template
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
 from arena.core.results import Verdict
-from curriculum import Wave
 from trainers.base import register_trainer
 from trainers.models import ModelRef, TrainerError
 from trainers.trl_data import (
@@ -50,6 +49,9 @@ from trainers.trl_data import (
     successful_episodes,
     wave_rows,
 )
+
+if TYPE_CHECKING:
+    from curriculum import Wave
 
 STAGING_PREFIX = ".staging-"
 """Folders under the output folder that a training step is still writing (never a model)."""

@@ -10,7 +10,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from itertools import groupby, islice
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from arena.adapters.trl_env import episode_prompt
 from arena.agents import transcript
@@ -20,8 +20,10 @@ from arena.agents.reference import PolicyParams, ReferencePolicy
 from arena.core.episode import EpisodeRecord
 from arena.core.pack import Pack
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
-from curriculum import Wave
 from trainers.models import TrainerError
+
+if TYPE_CHECKING:
+    from curriculum import Wave
 
 Message = dict[str, Any]
 

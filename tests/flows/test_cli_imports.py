@@ -24,7 +24,8 @@ def test_help_lists_every_command() -> None:
 
 
 def test_commands_that_read_the_registry_load_no_round_library(tmp_path) -> None:
-    reading = ("sklearn", "matplotlib", "mlflow", "prefect", "litellm", "mcp", "torch", "factory_client")
+    reading = ("sklearn", "matplotlib", "mlflow", "prefect", "litellm", "mcp", "torch", "factory_client",
+               "curriculum", "diagnosis", "networkx", "scipy")
     code = ("import sys\nfrom flows.cli import app\ntry:\n    app(['campaigns', '--json'])\nexcept SystemExit:\n"
             f"    pass\nprint(','.join(m for m in {reading!r} if m in sys.modules), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
