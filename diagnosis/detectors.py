@@ -738,16 +738,18 @@ class NoErrorRecoveryDetector:
         A reply claiming success over a fault it never retried hides the failure: that claim is the mistake
         (``claimed_unverified_success``) and the fault is set aside as secondary; so does a reply putting the stop
         down to the agent's own limit ("I ran out of steps"): the agent, not the fault, ended the work
-        (``gave_up_early``).
+        (``gave_up_early``). Such a stop leaves a fault unjudged when nothing but reads came after it: the limit
+        ended the work at the fault or while the record was read again to recover, before a retry could come; a
+        write after the fault passed the retry by, and stays set aside.
         """
         trace = episode.trace
-        evidence = [
-            Evidence(step=s.index, tool=s.tool, note=f"{s.error.fault or s.error.kind} never retried")
-            for s in trace
-            if s.error is not None and s.error.kind == "fault" and s.error.retryable
-            and not later_call(trace, s.index, s.tool)
-        ]
+        faults = [s for s in trace if s.error is not None and s.error.kind == "fault" and s.error.retryable
+                  and not later_call(trace, s.index, s.tool)]
         reading = read_reply(episode.reply)
+        if reading.stops_at_own_limit:
+            faults = [s for s in faults if any(later.write for later in trace[s.index + 1:])]
+        evidence = [Evidence(step=s.index, tool=s.tool, note=f"{s.error.fault or s.error.kind} never retried")
+                    for s in faults if s.error is not None]
         if reading.claims_success or reading.stops_at_own_limit:
             return _aside(self.name, evidence)
         return _tag(self.name, evidence)

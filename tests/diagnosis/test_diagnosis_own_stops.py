@@ -24,7 +24,15 @@ TIMED_OUT = err("issue_refund", {"order_id": "ORD-1", "amount": 5}, "fault", "ti
 
 def test_a_stop_at_the_agents_own_limit_is_giving_up_even_after_a_fault() -> None:
     stopped = episode([ORDER, CHECKED, TIMED_OUT], reply=OWN_LIMIT)
-    assert ordered(stopped, CHAIN) == ("gave_up_early", "no_error_recovery")
+    assert ordered(stopped, CHAIN) == ("gave_up_early",)  # the limit came before any retry could
+    conflict = err("issue_refund", {"order_id": "ORD-1", "amount": 5}, "fault", "changed", "data_conflict",
+                   retryable=True)
+    reread = episode([ORDER, CHECKED, conflict, ORDER], reply=OWN_LIMIT)
+    assert ordered(reread, CHAIN) == ("gave_up_early",)  # stopped while recovering: the record read again
+    passed_by = episode([ORDER, CHECKED, TIMED_OUT, ok("update_ticket", {"ticket_id": "TCK-1"}, write=True)],
+                        reply=OWN_LIMIT)
+    shown = ordered(passed_by, CHAIN)
+    assert shown[0] == "gave_up_early" and "no_error_recovery" in shown  # a write came instead of a retry
     blamed = episode([ORDER, CHECKED, TIMED_OUT], reply="The system timed out while I was issuing the refund. "
                                                         "Please try again later.")
     assert ordered(blamed, CHAIN) == ("no_error_recovery",)  # the fault, not the agent, ended the work
