@@ -10,6 +10,7 @@ from arena.core import patterns
 from arena.core.episode import EpisodeRecord
 from arena.core.results import TraceStep
 from arena.core.task import ResponseAssertion, Task
+from arena.core.values import parse_amount
 from arena.core.weakness import WeaknessKind
 from diagnosis._leaks import compact, internal_values, is_internal_text, says, verdict_leaks
 from diagnosis._program import done_calls, mistaken_ids, required_order, stands_in, step_ids
@@ -67,8 +68,17 @@ def _is_record(output: Any, key: str) -> bool:
     return own is not None and str(own) == key
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _amount(value: Any) -> float | None:
+    """The number a field holds, as a number or as text that is one whole amount (``"12,500.00"``), else ``None``.
+
+    A record may hold an amount as text and a write return it as a number: the same field, read either way.
+    """
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        parsed = parse_amount(value)
+        return None if parsed is None else float(parsed)
+    return None
 
 
 def _aside(kind: str, evidence: list[Evidence]) -> list[Tag]:
@@ -425,10 +435,12 @@ class StaleStateDetector:
                     new = after.get(field)
                     if field == "id" or old == new:
                         continue
-                    if _is_number(old) and _is_number(new) and states_number(episode.reply, field, old, new, before):
-                        out.append(Evidence(step=reads[key].index, tool=reads[key].tool, argument=field,
-                                            note=f"reply states {field}={old!r} as read before {step.tool} changed "
-                                                 f"it to {new!r}"))
+                    old_amount, new_amount = _amount(old), _amount(new)
+                    if old_amount is not None and new_amount is not None:
+                        if states_number(episode.reply, field, old_amount, new_amount, before):
+                            out.append(Evidence(step=reads[key].index, tool=reads[key].tool, argument=field,
+                                                note=f"reply states {field}={old!r} as read before {step.tool} "
+                                                     f"changed it to {new!r}"))
                     elif (isinstance(old, str) and isinstance(new, str)
                             and states_field(episode.reply, field, old, before) and not mentions(episode.reply, new)):
                         out.append(Evidence(step=reads[key].index, tool=reads[key].tool, argument=field,
