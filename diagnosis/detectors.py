@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from arena.core import patterns
@@ -15,6 +16,7 @@ from arena.core.weakness import WeaknessKind
 from diagnosis._leaks import compact, internal_values, is_internal_text, says, verdict_leaks
 from diagnosis._program import done_calls, mistaken_ids, required_order, stands_in, step_ids
 from diagnosis._reference import (
+    Ids,
     Reference,
     attempted,
     id_prefix,
@@ -79,6 +81,24 @@ def _amount(value: Any) -> float | None:
         parsed = parse_amount(value)
         return None if parsed is None else float(parsed)
     return None
+
+
+def _exchanged(trace: list[TraceStep], ref: Reference, step: TraceStep, got: set[str],
+               wanted: set[str]) -> Iterator[bool]:
+    """For each other call: whether it passes ``wanted`` under an argument where the program passes ``got``.
+
+    ``step`` passed ``got`` where the program passes ``wanted``; a call the other way round, made on no record the
+    program makes that tool's calls on, swapped the two.
+    """
+    for other in trace:
+        if other.index == step.index or not attempted(other) or any(
+                tool == other.tool and on_record(other, ids) for tool, ids in ref.program):
+            continue
+        for tool, ids in ref.program:
+            if tool != other.tool:
+                continue
+            yield any(got & want and wanted & set(id_values(name, other.arguments.get(name)))
+                      for name, want in ids.items())
 
 
 def _aside(kind: str, evidence: list[Evidence]) -> list[Tag]:
@@ -305,8 +325,10 @@ class MissedPolicyDependencyDetector:
             if (info.operation == "get" and before not in ctx.prerequisites.get(then, [])
                     and (info.entity in searched or bool(unfetched))):
                 continue  # a read the task orders but the policy does not require, left out after a search
-            if self._kept_to_misread(trace[:first.index], before, ref, ctx):
+            if self._kept_to_misread(trace[:first.index], before, before_ids, ref, ctx):
                 continue  # taken in order on the record the agent read for the task's: the wrong id's doing
+            if self._taken_on_another_role(trace[:first.index], before, before_ids, ref):
+                continue  # taken in order, on a record the task has in another role: the wrong id's doing
             late = any(s.tool == before and on_record(s, before_ids) for s in trace[first.index + 1:])
             out.append(Evidence(step=first.index, tool=first.tool, argument=before,
                                 note=f"{first.tool} {'ran' if first.ok else 'was refused'} before {before}"
@@ -314,22 +336,48 @@ class MissedPolicyDependencyDetector:
         return out
 
     @staticmethod
-    def _kept_to_misread(trace: list[TraceStep], before: str, ref: Reference, ctx: DiagnosisContext) -> bool:
+    def _kept_to_misread(trace: list[TraceStep], before: str, before_ids: Ids, ref: Reference,
+                         ctx: DiagnosisContext) -> bool:
         """Whether ``before`` was made in ``trace`` on a record the agent read in place of the task's and kept to.
 
-        The first call that names a record of its kind (in its arguments or in what a call returned) read the
-        misread record: the agent took it from the request, not from the data, and took the task's steps in order
-        on it. A check on another record than the one the data led to (a neighbour's) checks nothing of it.
+        The record is one the task never concerns, or one it has elsewhere (a sibling the task also works on) passed
+        where the program passes another. The first call that names a record of its kind (in its arguments or in
+        what a call returned) read the misread record: the agent took it from the request, not from the data, and
+        took the task's steps in order on it. A check on another record than the one the data led to (a
+        neighbour's) checks nothing of it.
         """
         mistaken = mistaken_ids(trace, ref)
         for step in trace:
-            misread = step_ids(step) & mistaken if step.tool == before and attempted(step) else set()
+            if step.tool != before or not attempted(step):
+                continue
+            misplaced = {v for name, want in before_ids.items() for v in id_values(name, step.arguments.get(name))
+                         if want and v not in want and not is_created_id(v)}
+            misread = step_ids(step) & (mistaken | misplaced)
             kinds = {id_prefix(v) for v in misread}
             first = next((s for s in trace if any(id_prefix(v) in kinds for v in
                                                   step_ids(s) | (set(output_ids(s.output)) if s.ok else set()))),
                          None)
             if first is not None and ctx.tool(first.tool).operation == "get" and step_ids(first) & misread:
                 return True
+        return False
+
+    @staticmethod
+    def _taken_on_another_role(trace: list[TraceStep], before: str, before_ids: Ids, ref: Reference) -> bool:
+        """Whether ``before`` was made in ``trace`` with ids swapped with another call's.
+
+        It names a record the task's program passes to another call, and that call names the record this one
+        wants (the admins' group where the developers' belongs, and the other way round): the step was taken, in
+        order, on the wrong one of two records the agent mixed up. A record no other call was given in exchange
+        (a neighbour's) checks nothing of this one: still a miss.
+        """
+        for step in trace:
+            if step.tool != before or not attempted(step):
+                continue
+            for name, want in before_ids.items():
+                fixed = {v for v in want if not is_created_id(v)}
+                got = {v for v in id_values(name, step.arguments.get(name)) if not is_created_id(v)} - fixed
+                if fixed and got and any(_exchanged(trace, ref, step, got, fixed)):
+                    return True
         return False
 
     @staticmethod

@@ -6,8 +6,11 @@ small task programs; none is an outsider agent's trace.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.diagnosis.test_diagnosis_blind_classes import tagged
 from tests.diagnosis.test_diagnosis_detectors import episode, ok
+from tests.diagnosis.test_diagnosis_evidence import task_ctx
 from tests.diagnosis.test_diagnosis_last_misses import ADDRESS
 
 
@@ -19,3 +22,34 @@ def test_an_amount_read_as_text_and_written_back_as_a_number_is_stale_when_the_r
     assert "stale_state" in tagged(stale, ADDRESS)
     fresh = episode([read, changed], reply="Updated TCK-1. amount: $51,000.00", failed={"response": "x"})
     assert "stale_state" not in tagged(fresh, ADDRESS)
+
+
+SIBLINGS = task_ctx([("get_order", {"order_id": "ORD-1"}), ("check_refund_eligibility", {"order_id": "ORD-1"}),
+                     ("issue_refund", {"order_id": "ORD-1", "amount": 5}), ("get_order", {"order_id": "ORD-2"})],
+                    goal=["issue_refund"])
+REFUNDED = ok("issue_refund", {"order_id": "ORD-1", "amount": 5}, {"id": "RF-1"}, write=True)
+
+
+def _order(order_id: str) -> dict[str, Any]:
+    return ok("get_order", {"order_id": order_id}, {"id": order_id, "status": "delivered"})
+
+
+def _check(order_id: str) -> dict[str, Any]:
+    return ok("check_refund_eligibility", {"order_id": order_id}, {"eligible": True})
+
+
+def test_a_check_taken_in_order_on_a_sibling_the_agent_read_for_the_tasks_record_is_the_wrong_ids() -> None:
+    misread = episode([_order("ORD-2"), _check("ORD-2"), REFUNDED], reply="Refunded ORD-1.", failed={"trace": "x"})
+    assert "missed_policy_dependency" not in tagged(misread, SIBLINGS)
+    neighbour = episode([_order("ORD-1"), _check("ORD-2"), REFUNDED], reply="Refunded ORD-1.", failed={"trace": "x"})
+    assert "missed_policy_dependency" in tagged(neighbour, SIBLINGS)  # the data led to ORD-1; it checked another
+
+
+def test_a_check_taken_in_order_with_ids_swapped_with_another_calls_is_the_wrong_ids() -> None:
+    swapped_program = task_ctx([("get_order", {"order_id": "ORD-2"}), ("check_refund_eligibility",
+                                                                      {"order_id": "ORD-1"}),
+                                ("issue_refund", {"order_id": "ORD-1", "amount": 5})], goal=["issue_refund"])
+    swapped = episode([_order("ORD-1"), _check("ORD-2"), REFUNDED], reply="Refunded ORD-1.", failed={"trace": "x"})
+    assert "missed_policy_dependency" not in tagged(swapped, swapped_program)
+    elsewhere = episode([_order("ORD-2"), _check("ORD-3"), REFUNDED], reply="Refunded ORD-1.", failed={"trace": "x"})
+    assert "missed_policy_dependency" in tagged(elsewhere, swapped_program)  # no call got ORD-1 in exchange
