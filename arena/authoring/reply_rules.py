@@ -20,12 +20,11 @@ outputs) are found in every re-spelling and encoding by ``arena.core.verify.chec
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
 from arena.core.claims import tool_verbs
-from arena.core.ids import RecordIds, id_formats, ids_in, record_ids, world_ids
+from arena.core.ids import RecordIds, ids_in, stored_world_ids
 from arena.core.task import ResponseAssertion, SideEffectAssertion, Task
 from arena.core.toolkit import Tool
 from arena.core.verify import check_response
@@ -118,14 +117,9 @@ def guard_replies(tasks: list[Task], *, world: bytes | None = None, tools: Mappi
     known = None
     derived = None
     if world is not None:
-        conn = sqlite3.connect(":memory:")
-        try:
-            conn.deserialize(world)
-            by_table = world_ids(conn)
-        finally:
-            conn.close()
-        known = record_ids((i for ids in by_table.values() for i in ids), by_table)
-        derived = id_formats(by_table)
+        stored = stored_world_ids(world)
+        known = stored.known
+        derived = stored.formats if id_pattern is None else None
     pattern = id_pattern or derived or DEFAULT_ID_PATTERN
     return [guard_reply(t, id_pattern=pattern, known=known, tools=tools) for t in tasks]
 

@@ -18,7 +18,7 @@ from arena.core.conversation import Conversation, EndReason, Role, Turn, agent_m
 from arena.core.domain import Domain, FaultSpec
 from arena.core.domain_check import CheckInput
 from arena.core.domains import get_domain
-from arena.core.ids import RecordIds, world_record_ids
+from arena.core.ids import RecordIds, stored_world_ids
 from arena.core.pack import Pack
 from arena.core.results import ToolErrorInfo, ToolResult, TraceStep, Verdict
 from arena.core.task import DomainAssertion, Task
@@ -182,6 +182,7 @@ class StartingWorld:
             restored whole.
         undoable: Whether an episode's changes can be put back row by row (no AUTOINCREMENT counters, whose
             values the change log does not hold).
+        source: The pack's own serialized world (before the change log), under which its record ids are kept.
     """
 
     template: bytes
@@ -189,16 +190,15 @@ class StartingWorld:
     columns: dict[str, list[str]]
     schema_version: int
     undoable: bool
+    source: bytes
 
     @cached_property
     def record_ids(self) -> RecordIds:
-        """The starting world's record ids, which the reply rules find however they are spelled."""
-        conn = sqlite3.connect(":memory:")
-        try:
-            conn.deserialize(self.template)
-            return world_record_ids(conn)
-        finally:
-            conn.close()
+        """The starting world's record ids, which the reply rules find however they are spelled.
+
+        They are found once per world, whatever number of gyms play it (see ``arena.core.ids.stored_world_ids``).
+        """
+        return stored_world_ids(self.source).known
 
 
 def _starting_world(pack: Pack) -> StartingWorld:
@@ -209,7 +209,7 @@ def _starting_world(pack: Pack) -> StartingWorld:
         columns = {t: [r[1] for r in loader.execute(f'PRAGMA table_info("{t}")')] for t in keys}
         version = loader.execute("PRAGMA schema_version").fetchone()[0]
         counters = loader.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone()
-        return StartingWorld(loader.serialize(), keys, columns, version, counters is None)
+        return StartingWorld(loader.serialize(), keys, columns, version, counters is None, pack.state_db)
     finally:
         loader.close()
 

@@ -7,6 +7,9 @@ each letter part as the literals the table uses (a class of letters only when th
 digits are long), each digit part as the digit counts it uses. ``ids_in`` finds ids in a text through every
 view of it (``arena.core.text.views``): a run of tokens that spells a known id, or one whose letters and digits
 have an id's format, whatever separates them.
+
+A world's ids are found once (``stored_world_ids``, by the serialized world) and shared by the pack's guarded tasks
+and every gym that plays it; each table's index is kept too, for worlds of the same gym at other seeds.
 """
 
 from __future__ import annotations
@@ -16,16 +19,20 @@ import codecs
 import re
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
 from arena.core import patterns
-from arena.core.text import MAX_GAP, compact, fold, skeleton, tokens, views, words
+from arena.core.text import MAX_GAP, compact, compact_all, fold, skeleton, tokens, views, words
 from arena.core.values import dates_in, number_words_in
 
 ID_SHAPE = re.compile(r"^(?=[^\s]*[A-Za-z])(?=[^\s]*\d)[A-Za-z0-9]+(?:[-_./:][A-Za-z0-9]+)*$")
 """What a record id looks like: letters and digits (at least one of each), parts joined by ``-_./:``."""
+
+_ID_LINES = re.compile(ID_SHAPE.pattern, re.MULTILINE)
+"""``ID_SHAPE`` over many values at once, one a line."""
 
 _PARTS = re.compile(r"[A-Za-z]+|\d+")
 
@@ -56,26 +63,35 @@ class Targets:
         plain: Values by skeleton (``skeleton(compact(value))``).
         backwards: Values by the skeleton of the value written backwards.
         rot13: Values by the skeleton of the value in ROT13.
-        prefixes: Every prefix of every key above: a run of tokens is extended only while it is one.
+        keys: Every key above, sorted: a run of tokens is extended only while it begins one (``begins``).
     """
 
     plain: dict[str, str] = field(default_factory=dict)
     backwards: dict[str, str] = field(default_factory=dict)
     rot13: dict[str, str] = field(default_factory=dict)
-    prefixes: frozenset[str] = frozenset()
+    keys: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, values: Iterable[str]) -> Targets:
         """The targets for ``values`` (each as the text shows it)."""
+        shown = list(values)
+        compacts = compact_all(shown)
+        skeletons = skeleton("\n".join(compacts)).split("\n") if shown else []
+        rotated = skeleton(codecs.encode("\n".join(compacts), "rot13")).split("\n") if shown else []
         plain: dict[str, str] = {}
-        for value in values:
-            key = compact(value)
-            if key:
-                plain.setdefault(skeleton(key), value)
+        rot13: dict[str, str] = {}
+        for key, turned, value in zip(skeletons, rotated, shown, strict=True):
+            if key and key not in plain:
+                plain[key] = value
+                rot13[turned] = value
         backwards = {key[::-1]: value for key, value in plain.items()}
-        rot13 = {skeleton(codecs.encode(compact(value), "rot13")): value for value in plain.values()}
-        keys = [*plain, *backwards, *rot13]
-        return cls(plain, backwards, rot13, frozenset(k[:i] for k in keys for i in range(1, len(k) + 1)))
+        return cls(plain, backwards, rot13, tuple(sorted({*plain, *backwards, *rot13})))
+
+    def begins(self, shape: str) -> bool:
+        """Whether ``shape`` begins a key (a binary search: no set of every prefix is built)."""
+        keys = self.keys
+        at = bisect.bisect_left(keys, shape)
+        return at < len(keys) and keys[at].startswith(shape)
 
 
 @dataclass(frozen=True)
@@ -84,9 +100,6 @@ class RecordIds:
 
     Attributes:
         skeletons: Each id's skeleton, mapped to the id as the world writes it.
-        longest: Characters of the longest id written compact.
-        starts: Skeletons of the ids' leading letter parts and of their prefixes: a run of tokens can spell an id
-            only from a token that is one of these or begins with one (a cheap filter for the hidden views).
         targets: The ids as ``Targets`` (plain, backwards, ROT13).
         numbers: Each number of ``MIN_NUMBER_DIGITS`` digits or more in an id, mapped to the ids holding it.
         nouns: Words that name a kind of record before its number (``order``, ``opportunity``, ``po``).
@@ -95,8 +108,6 @@ class RecordIds:
     """
 
     skeletons: dict[str, str] = field(default_factory=dict)
-    longest: int = 0
-    starts: frozenset[str] = frozenset()
     targets: Targets = field(default_factory=Targets)
     numbers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     nouns: frozenset[str] = GENERIC_NOUNS
@@ -113,18 +124,27 @@ def world_ids(conn: sqlite3.Connection) -> dict[str, list[str]]:
         keys = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")') if r[5]]
         if len(keys) != 1:
             continue
-        values = [v for (v,) in conn.execute(f'SELECT "{keys[0]}" FROM "{table}"')
-                  if isinstance(v, str) and ID_SHAPE.match(v)]
+        texts = [v for (v,) in conn.execute(f'SELECT "{keys[0]}" FROM "{table}"') if isinstance(v, str)]
+        lines = "\n".join(texts)
+        values = (_ID_LINES.findall(lines) if lines.count("\n") == len(texts) - 1
+                  else [v for v in texts if ID_SHAPE.match(v)])
         if values:
             found[table] = values
     return found
 
 
-def record_ids(ids: Iterable[str], tables: Iterable[str] = ()) -> RecordIds:
-    """Index ``ids`` by skeleton and by number; ``tables`` (their tables' names) give the nouns that name them."""
-    skeletons = {skeleton(compact(i)): i for i in ids}
-    heads = {skeleton(m.group(0).casefold()) for i in skeletons.values() if (m := _PARTS.match(i))}
-    starts = frozenset(head[:k] for head in heads for k in range(1, len(head) + 1))
+@dataclass(frozen=True)
+class _Index:
+    """Ids indexed as ``RecordIds`` holds them (one table's, or any list's)."""
+
+    skeletons: dict[str, str]
+    targets: Targets
+    numbers: dict[str, tuple[str, ...]]
+    letters: frozenset[str]
+
+
+def _index(ids: list[str]) -> _Index:
+    skeletons = dict(zip(skeleton("\n".join(compact_all(ids))).split("\n"), ids, strict=True)) if ids else {}
     numbers: dict[str, list[str]] = defaultdict(list)
     letters: set[str] = set()
     for value in skeletons.values():
@@ -134,20 +154,99 @@ def record_ids(ids: Iterable[str], tables: Iterable[str] = ()) -> RecordIds:
                     numbers[part].append(value)
             else:
                 letters.add(part)
-    nouns = {_singular(word) for table in tables for word in re.findall(r"[a-z]+", table.casefold())}
-    return RecordIds(skeletons=skeletons, longest=max((len(s) for s in skeletons), default=0), starts=starts,
-                     targets=Targets.of(skeletons.values()), numbers={k: tuple(v) for k, v in numbers.items()},
-                     nouns=frozenset(GENERIC_NOUNS | letters | nouns))
+    return _Index(skeletons, Targets.of(skeletons.values()), {k: tuple(v) for k, v in numbers.items()},
+                  frozenset(letters))
+
+
+@lru_cache(maxsize=256)
+def _table_index(ids: tuple[str, ...]) -> _Index:
+    """One table's ids indexed, kept: worlds of one gym built at other seeds share most tables' ids."""
+    return _index(list(ids))
+
+
+def _merged(parts: list[_Index]) -> _Index:
+    """The indexes of several tables as one (an id in two tables is one id)."""
+    if len(parts) == 1:
+        return parts[0]
+    skeletons: dict[str, str] = {}
+    plain: dict[str, str] = {}
+    backwards: dict[str, str] = {}
+    rot13: dict[str, str] = {}
+    numbers: dict[str, tuple[str, ...]] = {}
+    for part in parts:
+        skeletons.update(part.skeletons)
+        plain.update(part.targets.plain)
+        backwards.update(part.targets.backwards)
+        rot13.update(part.targets.rot13)
+        shared = {k: numbers[k] for k in numbers.keys() & part.numbers.keys()}
+        numbers.update(part.numbers)
+        for key, held in shared.items():
+            numbers[key] = tuple(dict.fromkeys(held + part.numbers[key]))
+    keys = tuple(sorted(k for part in parts for k in part.targets.keys))  # sorted runs: a merge, not a sort
+    return _Index(skeletons, Targets(plain, backwards, rot13, keys), numbers,
+                  frozenset().union(*(part.letters for part in parts)))
+
+
+def _nouns(tables: Iterable[str]) -> set[str]:
+    return {_singular(word) for table in tables for word in re.findall(r"[a-z]+", table.casefold())}
 
 
 def world_record_ids(conn: sqlite3.Connection) -> RecordIds:
-    """``record_ids`` of a world's ids (see ``world_ids``), with its tables' nouns and vocabulary."""
-    by_table = world_ids(conn)
-    found = record_ids((i for ids in by_table.values() for i in ids), by_table)
+    """A world's record ids (``world_ids``) by skeleton and by number, with its tables' nouns and vocabulary."""
+    return _world_record_ids(conn, world_ids(conn))
+
+
+def _world_record_ids(conn: sqlite3.Connection, by_table: dict[str, list[str]]) -> RecordIds:
+    """``world_record_ids`` of the ids ``world_ids`` found in ``conn`` (``by_table``).
+
+    Each table's ids are indexed once and kept (``_table_index``): another world of the same gym whose table holds
+    the same ids (most tables, at another seed) reuses its index.
+    """
+    merged = _merged([_table_index(tuple(ids)) for ids in by_table.values()]) if by_table else _index([])
     vocabulary = world_vocabulary(conn)
     phrases = tuple(frozenset(words(fold(v)).strip() for v in values)
                     for sets in vocabulary.values() for values in sets)
-    return replace(found, vocabulary=vocabulary, vocabulary_phrases=phrases)
+    return RecordIds(skeletons=merged.skeletons, targets=merged.targets, numbers=merged.numbers,
+                     nouns=frozenset(GENERIC_NOUNS | merged.letters | _nouns(by_table)), vocabulary=vocabulary,
+                     vocabulary_phrases=phrases)
+
+
+@dataclass(frozen=True)
+class WorldIds:
+    """What the reply rules know of one serialized world's ids, found once per world (see ``stored_world_ids``).
+
+    Attributes:
+        tables: The world's ids by table (``world_ids``).
+        known: The world's record ids (``world_record_ids``).
+    """
+
+    tables: dict[str, list[str]]
+    known: RecordIds
+
+    @cached_property
+    def formats(self) -> str | None:
+        """The world's id formats (``id_formats``), written on first need."""
+        return id_formats(self.tables)
+
+
+WORLDS_KEPT = 8
+"""Serialized worlds whose ids are kept (a pack's tasks are guarded and its episodes judged on the same world)."""
+
+
+@lru_cache(maxsize=WORLDS_KEPT)
+def stored_world_ids(world: bytes) -> WorldIds:
+    """The ids of a serialized world (a pack's ``state_db``), found once and shared.
+
+    The pack's tasks are guarded with them when it is built and every gym of the pack judges replies with them, so a
+    pack's world is read once however many gyms play it.
+    """
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.deserialize(world)
+        by_table = world_ids(conn)
+        return WorldIds(by_table, _world_record_ids(conn, by_table))
+    finally:
+        conn.close()
 
 
 def world_vocabulary(conn: sqlite3.Connection) -> dict[str, tuple[frozenset[str], ...]]:
@@ -261,16 +360,16 @@ def spelled_in(text: str, targets: Targets, pattern: str | None = None, *, numbe
                     found.setdefault(key, match.group(0).upper())
         runs = tokens(view, number_points=number_points)
         keyed = (targets.plain, targets.backwards, targets.rot13) if hidden and kind == "plain" else (targets.plain,)
-        for key, shown in _runs_in(runs, keyed, targets.prefixes, regex).items():
+        for key, shown in _runs_in(runs, keyed, targets.begins, regex).items():
             found.setdefault(key, shown)
     return found
 
 
-def _runs_in(found: list[tuple[str, int, int]], keyed: tuple[dict[str, str], ...], prefixes: frozenset[str],
+def _runs_in(found: list[tuple[str, int, int]], keyed: tuple[dict[str, str], ...], begins: Callable[[str], bool],
              regex: Any) -> dict[str, str]:
     """The targets (by skeleton) and the format's matches among the runs of consecutive tokens.
 
-    A run is extended while its skeleton is a prefix of a target's; the format is matched once over the tokens
+    A run is extended while its skeleton begins a target's (``begins``); the format is matched once over the tokens
     written compact (runs more than ``MAX_GAP`` characters apart kept apart), a match counting only when it starts
     and ends where tokens do.
     """
@@ -279,7 +378,7 @@ def _runs_in(found: list[tuple[str, int, int]], keyed: tuple[dict[str, str], ...
     count = len(found)
     for i in range(count):
         shape = shapes[i]
-        if shape not in prefixes:
+        if not begins(shape):
             continue
         end = found[i][2]
         j = i
@@ -292,7 +391,7 @@ def _runs_in(found: list[tuple[str, int, int]], keyed: tuple[dict[str, str], ...
                 break
             _, start, token_end = found[j]
             shape += shapes[j]
-            if start - end > MAX_GAP or shape not in prefixes:
+            if start - end > MAX_GAP or not begins(shape):
                 break
             end = token_end
     if regex is not None and found:

@@ -138,6 +138,17 @@ def compact(value: str) -> str:
     return "".join(m.group(0) for m in _TOKEN.finditer(fold(value))).replace(",", "").replace(".", "")
 
 
+_NOT_ASCII_ALNUM = re.compile(r"[^a-z0-9\n]+")
+
+
+def compact_all(values: list[str]) -> list[str]:
+    """``compact`` of each value, in one pass over them all when they are ASCII on one line each (ids, codes)."""
+    joined = "\n".join(values)
+    if values and joined.isascii() and joined.count("\n") == len(values) - 1:
+        return _NOT_ASCII_ALNUM.sub("", joined.lower()).split("\n")
+    return [compact(v) for v in values]
+
+
 def skeleton(compacted: str) -> str:
     """A compacted value with look-alike digits read as letters (``0rd1o234`` and ``ord10234`` share one)."""
     return compacted.translate(_LEET)
