@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from datetime import date
 from typing import Any
 
 from arena.core import patterns
@@ -52,6 +53,10 @@ from diagnosis.detector import register_detector
 from diagnosis.models import Evidence, Tag
 
 _MAX_EVIDENCE = 5
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+"""A date as the tools write it."""
+
+
 def _tag(kind: WeaknessKind, evidence: list[Evidence]) -> list[Tag]:
     return [Tag(kind=kind, evidence=evidence[:_MAX_EVIDENCE])] if evidence else []
 
@@ -99,6 +104,17 @@ def _exchanged(trace: list[TraceStep], ref: Reference, step: TraceStep, got: set
                 continue
             yield any(got & want and wanted & set(id_values(name, other.arguments.get(name)))
                       for name, want in ids.items())
+
+
+def _is_iso_date(value: str) -> bool:
+    """Whether ``value`` is a real calendar date written ``YYYY-MM-DD``, the way the tools write dates."""
+    if _ISO_DATE.fullmatch(value) is None:
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _aside(kind: str, evidence: list[Evidence]) -> list[Tag]:
@@ -400,8 +416,9 @@ class BrittleParametersDetector:
     def detect(self, episode: EpisodeRecord, ctx: DiagnosisContext) -> list[Tag]:
         """Tag validation errors the agent did not recover from.
 
-        Names passed as ids belong to ``wrong_id``; a number, a flag or an empty text refused is refused for what
-        it says (an amount out of range, nothing to say, often from the wrong record), not for how it is written.
+        Names passed as ids belong to ``wrong_id``; a number, a flag, an empty text or a calendar date written the
+        way the tools write dates (``2025-09-02``) refused is refused for what it says (an amount out of range,
+        nothing to say, a day in the future, often from the wrong record), not for how it is written.
         """
         trace = episode.trace
         evidence: list[Evidence] = []
@@ -413,7 +430,7 @@ class BrittleParametersDetector:
             arg = error_argument(step)
             value = step.arguments.get(arg) if arg is not None else None
             if arg is not None and (value is None or _is_id_argument(arg) or isinstance(value, int | float)
-                                    or (isinstance(value, str) and not value.strip())):
+                                    or (isinstance(value, str) and (not value.strip() or _is_iso_date(value)))):
                 continue
             evidence.append(Evidence(step=step.index, tool=step.tool, argument=arg,
                                      note=f"refused {value!r}: {step.error.message[:120]}"))

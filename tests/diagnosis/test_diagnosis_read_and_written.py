@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.diagnosis.test_diagnosis_blind_classes import tagged
-from tests.diagnosis.test_diagnosis_detectors import episode, ok
+from tests.diagnosis.test_diagnosis_detectors import episode, err, ok
 from tests.diagnosis.test_diagnosis_evidence import task_ctx
 from tests.diagnosis.test_diagnosis_last_misses import ADDRESS
 
@@ -53,3 +53,13 @@ def test_a_check_taken_in_order_with_ids_swapped_with_another_calls_is_the_wrong
     assert "missed_policy_dependency" not in tagged(swapped, swapped_program)
     elsewhere = episode([_order("ORD-2"), _check("ORD-3"), REFUNDED], reply="Refunded ORD-1.", failed={"trace": "x"})
     assert "missed_policy_dependency" in tagged(elsewhere, swapped_program)  # no call got ORD-1 in exchange
+
+
+def test_a_date_written_as_the_tools_write_dates_and_refused_is_refused_for_the_day_it_names() -> None:
+    def logged(day: str) -> dict[str, Any]:
+        return err("add_comment", {"ticket_id": "TCK-1", "happened_on": day}, "validation",
+                   f"happened_on {day} is in the future" if day[0] == "2" else f"happened_on {day} is not a date")
+    future = episode([logged("2025-09-02"), logged("2025-09-02")], reply="Could not log it.")
+    assert "brittle_parameters" not in tagged(future)
+    legacy = episode([logged("09/02/2025"), logged("09/02/2025")], reply="Could not log it.")
+    assert "brittle_parameters" in tagged(legacy)
