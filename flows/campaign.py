@@ -5,7 +5,8 @@ beside it from the same starting model with the same settings (``arm`` aside), s
 runs the next round of every arm still going, as sibling ``curriculum-round`` flow runs; after it, the
 targeting lift against each control is compared on every round both arms finished. Every stop rule (target
 pass rate, episode budget, round limit, plateau, token budget, cost budget) is read for each arm over all its
-finished rounds, those before a resume included; an arm stops on its own, and the campaign when every arm has.
+finished rounds, those before a resume included, as the campaign's model stood after each (a round not promoted
+moved nothing: no lift, the last promoted pass rate); an arm stops on its own, and the campaign when every arm has.
 
 ``next_round`` (what ``gymloop round`` and the served deployment run) runs one round of every arm, no stop rule.
 """
@@ -25,7 +26,7 @@ from flows.campaign_config import campaign_settings
 from flows.context import next_index
 from flows.interrupt import flow_run_tracked, hold_if_stopping
 from flows.lease import campaign_lease
-from flows.models import Arm, CampaignOutcome, CampaignParams, RoundParams, RoundSummary
+from flows.models import Arm, CampaignOutcome, CampaignParams, Promotion, RoundParams, RoundSummary
 from flows.outcomes import finished_rounds
 from flows.registry_access import open_registry
 from flows.rollouts import TRAIN
@@ -85,10 +86,24 @@ def campaign_arms(registry: Registry, params: CampaignParams, settings: GymloopS
     return sorted(names, key=lambda n: n != TARGETED_ARM)
 
 
-def _result(summary: dict[str, Any]) -> RoundResult:
-    train = summary.get("episodes", {}).get(TRAIN, {})
-    return RoundResult(round_index=int(summary.get("round_index", 0)), pass_rate=float(summary.get("after", 0.0)),
-                       lift=float(summary.get("lift", 0.0)), episodes=int(train.get("planned", 0)))
+def round_results(summaries: list[dict[str, Any]]) -> list[RoundResult]:
+    """What the stop rules read of an arm's finished rounds: the campaign's model after each round.
+
+    A round whose model was not promoted (``flows.promotion``) left the campaign's model where it was: it counts with
+    no lift and the last promoted model's pass rate (the starting model's before any promotion), and its training
+    episodes count as spent.
+    """
+    results: list[RoundResult] = []
+    current: float | None = None
+    for summary in summaries:
+        train = summary.get("episodes", {}).get(TRAIN, {})
+        promoted = Promotion.model_validate(summary.get("promotion") or {}).promoted
+        if current is None or promoted:
+            current = float(summary.get("after" if promoted else "before", 0.0))
+        results.append(RoundResult(round_index=int(summary.get("round_index", 0)), pass_rate=current,
+                                   lift=float(summary.get("lift", 0.0)) if promoted else 0.0,
+                                   episodes=int(train.get("planned", 0))))
+    return results
 
 
 def stop_reason(settings: GymloopSettings, summaries: list[dict[str, Any]], max_rounds: int) -> str | None:
@@ -96,7 +111,7 @@ def stop_reason(settings: GymloopSettings, summaries: list[dict[str, Any]], max_
     rules = StopRules(plateau_rounds=settings.stop.plateau_rounds, plateau_lift=settings.stop.plateau_lift,
                       target_pass_rate=settings.stop.target_pass_rate, max_episodes=settings.stop.episode_budget,
                       max_rounds=max_rounds)
-    decision = should_stop([_result(s) for s in summaries], rules)
+    decision = should_stop(round_results(summaries), rules)
     return decision.reason if decision.stop else budget_stop(settings, summaries)
 
 

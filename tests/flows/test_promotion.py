@@ -28,3 +28,23 @@ def test_a_bound_out_of_range_is_refused_naming_the_setting():
 
     with pytest.raises(SettingsError, match="promote_max_regressions"):
         load_settings(promote_max_regressions=-1)
+
+
+def _summary(index, before, after, promoted):
+    return {"round_index": index, "before": before, "after": after, "lift": after - before,
+            "episodes": {"train": {"planned": 24}}, "promotion": {"promoted": promoted, "reason": "r"}}
+
+
+def test_the_stop_rules_read_the_campaigns_model_so_a_refused_round_moves_nothing():
+    from flows.campaign import stop_reason
+
+    # round 1 lifted the pass rate past the target but was refused: the campaign's model is still round 0's
+    rounds = [_summary(0, 0.50, 0.60, True), _summary(1, 0.60, 0.90, False)]
+    assert stop_reason(load_settings(target_pass_rate=0.8, plateau_lift=0), rounds, 10) is None
+    plateau = stop_reason(load_settings(plateau_rounds=1, plateau_lift=0.05), rounds, 10)
+    assert plateau == "lift below 0.05 for 1 rounds (+0.000)"
+    assert stop_reason(load_settings(plateau_rounds=2, plateau_lift=0.05), rounds, 10) is None
+    refused_first = [_summary(0, 0.50, 0.90, False), _summary(1, 0.50, 0.70, True)]
+    assert stop_reason(load_settings(target_pass_rate=0.8, plateau_lift=0), refused_first[:1], 10) is None
+    assert stop_reason(load_settings(target_pass_rate=0.7, plateau_lift=0), refused_first, 10) == (
+        "held-out pass rate 0.700 reached the target 0.700")
