@@ -49,9 +49,11 @@ def _summaries(registry: Registry, campaign: str, arm: str = "targeted") -> list
 
 
 def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> None:
-    """List the campaigns, each arm on its row: rounds finished, held-out pass rate first -> last, latest model.
+    """List the campaigns, each arm on its row: rounds finished, held-out pass rate first -> now, the arm's model.
 
-    With transfer suites, each suite's lift over the arm's rounds, with its paired interval, stands beside.
+    The arm's model is its last promoted round's (``flows.promotion``; the model it started from while no round was
+    promoted), and the pass rate ends at that model's. With transfer suites, each suite's lift over the arm's rounds,
+    with its paired interval, stands beside.
     """
     # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.transfer import campaign_results
@@ -64,12 +66,16 @@ def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> N
             rounds = registry.rounds(info.id, arm=arm.name)
             summaries = _summaries(registry, info.name, arm.name)
             first, last = (summaries[0], summaries[-1]) if summaries else (None, None)
+            kept = next((s for s in reversed(summaries) if s.promotion.promoted), None)
             rows.append({
                 "campaign": info.name, "arm": arm.name,
                 "rounds_finished": sum(1 for r in rounds if r.status == "finished"),
                 "rounds": len(rounds), "last_round": last.round_index if last else None,
-                "before": first.before if first else None, "after": last.after if last else None,
-                "model_out": last.model_out if last else None, "created_at": str(info.created_at)[:19],
+                "promoted_round": kept.round_index if kept else None,
+                "before": first.before if first else None,
+                "after": kept.after if kept else first.before if first else None,
+                "model_out": kept.model_out if kept else first.model_in if first else None,
+                "created_at": str(info.created_at)[:19],
                 "transfer": [r.model_dump(mode="json") for r in
                              campaign_results(registry, summaries, settings.curriculum.seed)],
             })
@@ -79,7 +85,7 @@ def campaigns_command(home: HomeOption = None, as_json: JsonOption = False) -> N
     if not rows:
         print_line(console, f"no campaign in {registry.display_url}")
         return
-    columns = ["campaign", "arm", "rounds", "held-out pass rate", "change", "latest model", "created (UTC)"]
+    columns = ["campaign", "arm", "rounds", "held-out pass rate", "change", "promoted model", "created (UTC)"]
     cells = [[r["campaign"], r["arm"], f"{r['rounds_finished']}/{r['rounds']}",
               "" if r["before"] is None else f"{r['before']:.3f} -> {r['after']:.3f}",
               "" if r["before"] is None else f"{r['after'] - r['before']:+.3f}", r["model_out"] or "",

@@ -341,6 +341,10 @@ def test_a_round_outside_the_promotion_bounds_is_kept_not_promoted_and_the_next_
     info = registry.round(refused["round_id"])
     assert info.details["promotion"] == refused["promotion"] and info.model_out_id is not None
     assert data["campaign_lift"]["after"] == pytest.approx(summaries[1].after), "the campaign's model is round 1's"
+    rows = json.loads(CliRunner().invoke(app, ["campaigns", "--json"]).stdout)
+    listed = next(r for r in rows if r["campaign"] == "c2")
+    assert (listed["last_round"], listed["promoted_round"]) == (2, 1)
+    assert (listed["model_out"], listed["after"]) == (summaries[1].model_out, pytest.approx(summaries[1].after))
     client = MlflowClient(settings.resolved_mlflow_uri())
     kept = {v.tags["gymloop_round"]: v for v in client.search_model_versions("name = 'gymloop-c2'")}
     assert kept["2"].tags["gymloop_promotion"].startswith("not promoted: lift lower bound")
