@@ -49,9 +49,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.core.pack import Pack, build_pack
 from bench.neural_campaigns import ARMS, CampaignResult, CampaignSpec
 from bench.neural_data import CAMPAIGN_WORLD, copy_drill, expert_conversations, id_prefixes, renamed, template_of
 from bench.neural_model import ModelSize, build_checkpoint, parameter_count, render_for_tokenizer, train_tokenizer
+from bench.neural_repro import HASH_SEED, pin, pinned_env
 from bench.neural_train import ADAM_BETAS, WEIGHT_DECAY, Stage, copy_accuracy, epoch_steps, train_stage
 
 DOMAIN = "tracker"
@@ -63,6 +65,9 @@ ROUND_OPTIMIZER = {"bf16": False, "adam_beta2": ADAM_BETAS[1], "weight_decay": W
 """``SFTConfig`` arguments that give the rounds the base's optimizer (``--round-optimizer base``)."""
 TIME_TARGET_S = 90 * 60
 BASE_FLOOR = 0.25
+EPISODE_LIMIT_S = 4 * 3600
+"""Wall-clock limit of a campaign's episode (``model_timeout_s`` x 4): far above what a loaded machine takes, so
+load never cuts an episode short and changes a figure."""
 
 
 class LoadMeter:
@@ -107,6 +112,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     data.add_argument("--worlds", type=int, default=100, help="world seeds 1..W the expert plays")
     data.add_argument("--copy-twins", type=int, default=1, help="renamed twins of each conversation")
     data.add_argument("--max-tokens", type=int, default=2048, help="longer conversations are left out")
+    data.add_argument("--tasks-per-template", type=int, default=18,
+                      help="tasks of each template in the campaigns' world (the gym_knobs setting; the base's worlds "
+                           "keep the gym's 5): more held-out tasks of the trained templates")
     model = parser.add_argument_group("model")
     model.add_argument("--vocab", type=int, default=1200, help="BPE vocabulary (number tokens come on top)")
     model.add_argument("--numbers", type=int, default=2000,
@@ -168,6 +176,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="sft: a teacher's verified play of each wave task no rollout solved ([trl] "
                              "demonstrations); reference: the careful reference policy, the base's teacher")
     rounds.add_argument("--trl", default="{}", help="further [trl] settings as JSON (e.g. use_vllm, extra)")
+    rounds.add_argument("--retention-per-flip", type=int, default=2,
+                        help="training tasks of a template the targeted arm replays first per held-out task of it "
+                             "lost (pass->fail) in the round before (the retention_per_flip setting; 0: none)")
     rounds.add_argument("--judged-arm", choices=ARMS, default="targeted",
                         help="the arm whose lift after the last round must have an interval above zero (the exit "
                              "code); the other arm and the targeting lift are reported")
@@ -186,8 +197,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 AT_LEAST = {
     1: ("worlds", "max_tokens", "vocab", "hidden", "layers", "heads", "ffn", "copy_batch_tokens", "batch_tokens",
         "seeds", "rounds", "wave_budget", "train_k", "tasks_per_variant", "round_steps", "round_batch",
-        "max_new_tokens", "max_turns", "workers", "threads"),
-    0: ("copy_twins", "numbers", "copy_steps", "first_seed", "variants", "gate_band_min", "per_task"),
+        "max_new_tokens", "max_turns", "workers", "threads", "tasks_per_template"),
+    0: ("copy_twins", "numbers", "copy_steps", "first_seed", "variants", "gate_band_min", "per_task",
+        "retention_per_flip"),
 }
 """The integer flags' least values (by ``argparse`` destination)."""
 POSITIVE = ("copy_lr", "lr", "round_lr", "round_epochs", "temperature")
@@ -230,8 +242,19 @@ def args_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def declare(args: argparse.Namespace, templates: list[str]) -> None:
+def campaign_knobs(args: argparse.Namespace) -> dict[str, int]:
+    """Knobs of the campaigns' pack (the ``gym_knobs`` setting of the gym)."""
+    return {"tasks_per_template": args.tasks_per_template}
+
+
+def trained_heldout(pack: Pack, templates: list[str]) -> list[str]:
+    """The pack's held-out tasks of the trained templates."""
+    return [t.id for t in pack.tasks if t.split == "heldout" and template_of(t.id) in set(templates)]
+
+
+def declare(args: argparse.Namespace, templates: list[str], campaign_pack: Pack) -> None:
     """Print the grid before anything runs."""
+    heldout = trained_heldout(campaign_pack, templates)
     print("grid (declared before running):")
     if args.base:
         print(f"  base checkpoint: {args.base} (given)")
@@ -247,7 +270,9 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
               f"then {args.pretrain_epochs} epochs of the gym's conversations with the loss on every token, then "
               f"{args.epochs} epochs with the loss on the assistant's tokens only (lr {args.lr}, {args.batch_tokens} "
               "tokens per batch)")
-    print(f"  templates: {', '.join(templates)}")
+    print(f"  templates: {', '.join(templates)}; campaigns' world {CAMPAIGN_WORLD} with {args.tasks_per_template} "
+          f"tasks per template: {len(heldout)} held-out tasks of the trained templates, "
+          f"{len(campaign_pack.tasks) - len(heldout)} other tasks")
     print(f"  campaigns: {args.seeds} seeds ({args.first_seed}-{args.first_seed + args.seeds - 1}) x (targeted, "
           f"uniform) x {args.rounds} rounds; trl {args.method}, "
           f"{args.round_steps} steps at most at lr {args.round_lr}, batch {args.round_batch} ("
@@ -255,7 +280,8 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
           + f", {args.per_task or 'every'} success(es) per task"
           + (", mastered tasks left out" if args.skip_mastered else "")
           + f"), {args.round_optimizer} optimizer, demonstrations {args.demonstrations}, further [trl] settings "
-          f"{args.trl}; wave budget "
+          f"{args.trl}; retention {args.retention_per_flip} task(s) per held-out task lost (targeted arm); wave "
+          "budget "
           f"{args.wave_budget}, k {args.train_k}; {args.variants} variant(s) x {args.tasks_per_variant} tasks, "
           f"gate band {args.gate_band_min}-4 of 5; "
           f"training rollouts sampled at temperature {args.temperature}, top-p {args.top_p}; held-out greedy; "
@@ -263,17 +289,18 @@ def declare(args: argparse.Namespace, templates: list[str]) -> None:
              else "every task of the gym"))
     print(f"  verdict: the {args.judged_arm} arm's held-out lift over the base after round {args.rounds - 1}, its "
           "95% t-interval over seeds above zero")
-    print(f"  run: {args.workers} campaign(s) at a time, {args.threads} torch thread(s) per process")
+    print(f"  verdict beside it: the {args.judged_arm} arm's held-out pass->fail flips, summed over rounds and "
+          "seeds, at most the other arm's; the targeting lift is reported whatever its sign")
+    print(f"  run: {args.workers} campaign(s) at a time, {args.threads} torch thread(s) per process, pinned "
+          f"(bench.neural_repro); episodes limited to {EPISODE_LIMIT_S // 3600} h of wall time")
 
 
 def build_base(args: argparse.Namespace, templates: list[str], folder: Path, meter: LoadMeter) -> dict[str, Any]:
     """Steps 1-3: data, tokenizer and model, base training (copy drills, then the gym). Return what was measured."""
-    import torch
     from transformers import AutoModelForCausalLM
 
     from trainers.trl import conversation_example, training_template
 
-    torch.set_num_threads(args.threads)
     mark, started = len(meter.samples), time.perf_counter()
     conversations = expert_conversations(DOMAIN, templates, range(1, args.worlds + 1))
     rng = random.Random(0)
@@ -344,6 +371,8 @@ def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, ou
         "local_max_new_tokens": args.max_new_tokens, "local_max_steps": args.max_turns,
         "local_train_sampling": {"temperature": args.temperature, "top_p": args.top_p},
         "workers": 1, "max_concurrency": 1, "plateau_rounds": args.rounds + 1,
+        "model_timeout_s": EPISODE_LIMIT_S / 4, "gym_knobs": {DOMAIN: campaign_knobs(args)},
+        "retention_per_flip": args.retention_per_flip,
         "tasks": [f"{t}-*" for t in templates] if args.focus == "trained" else [],
         "trl": {"method": args.method, "max_steps": args.round_steps, "learning_rate": args.round_lr,
                 "per_device_train_batch_size": args.round_batch,
@@ -353,7 +382,7 @@ def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, ou
                 **further, "extra": {**({"max_length": None} if args.method == "sft" else {}),
                                      **(ROUND_OPTIMIZER if args.round_optimizer == "base" else {}), **further_extra}},
     }
-    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
+    env = {**os.environ, **pinned_env(args.threads)}
     pending = list(range(args.first_seed, args.first_seed + args.seeds))
     running: list[tuple[int, subprocess.Popen[bytes], Path]] = []
     results: list[CampaignResult] = []
@@ -362,6 +391,7 @@ def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, ou
             seed = pending.pop(0)
             home = out / f"home-s{seed}"
             spec = CampaignSpec(home=str(home), base=str(base), seed=seed, rounds=args.rounds, templates=templates,
+                                threads=args.threads,
                                 overrides={**overrides, "trl": {**overrides["trl"], "seed": seed}})
             home.mkdir(parents=True, exist_ok=True)
             (home / "spec.json").write_text(spec.model_dump_json(indent=1))
@@ -386,19 +416,15 @@ def run_campaigns(args: argparse.Namespace, templates: list[str], base: Path, ou
 
 def evaluate_base(base: Path, args: argparse.Namespace) -> tuple[dict[str, bool], float]:
     """The base checkpoint on the held-out suite (world 0, greedy), as a campaign's first evaluation plays it."""
-    import torch
-
     from arena.agents.transformers_agent import TransformersAgent, TransformersConfig
-    from arena.core.pack import build_pack
     from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
 
-    torch.set_num_threads(args.threads)
-    pack = build_pack(DOMAIN, seed=CAMPAIGN_WORLD)
+    pack = build_pack(DOMAIN, seed=CAMPAIGN_WORLD, knobs=campaign_knobs(args))
     keys = [EpisodeKey(pack.id, t.id, 0, 0) for t in pack.tasks if t.split == "heldout"]
     agent = TransformersAgent(TransformersConfig(checkpoint=str(base), max_new_tokens=args.max_new_tokens,
                                                  max_steps=args.max_turns))
     started = time.perf_counter()
-    records = run_episodes(agent, [pack], keys, RolloutConfig(episode_timeout_s=600))
+    records = run_episodes(agent, [pack], keys, RolloutConfig(episode_timeout_s=EPISODE_LIMIT_S))
     return {r.task_id: r.passed for r in records}, time.perf_counter() - started
 
 
@@ -460,6 +486,7 @@ def report(results: list[CampaignResult], templates: list[str], rounds: int) -> 
     figures["targeting_lift"] = targeting
     print(f"  targeting lift (targeted - uniform after round {rounds - 1}): {targeting[0]:+.3f} "
           f"[{targeting[1]:+.3f}, {targeting[2]:+.3f}] (per seed: {', '.join(f'{g:+.3f}' for g in gaps)})")
+    figures.update(report_flips(results, rounds))
     tokens = sum(r.tokens for c in results for r in c.rounds)
     passed = sum(r.train_passed for c in results for r in c.rounds)
     rollouts = sum(r.train_episodes for c in results for r in c.rounds)
@@ -480,11 +507,50 @@ def report(results: list[CampaignResult], templates: list[str], rounds: int) -> 
     return figures
 
 
+def report_flips(results: list[CampaignResult], rounds: int) -> dict[str, Any]:
+    """Print each round's held-out flips per arm (summed over seeds) and each arm's flips from the base to the end.
+
+    Returns each arm's pass->fail flips summed over rounds and seeds (``pass_to_fail_<arm>``) and the same from the
+    base checkpoint to the last round (``lost_from_base_<arm>``).
+    """
+    print("\nheld-out flips of each round, summed over seeds (pass->fail / fail->pass; arena.core.flips):")
+    print("| round | " + " | ".join(ARMS) + " |")
+    print("| ---: |" + " --- |" * len(ARMS))
+    for index in range(rounds):
+        cells = []
+        for arm in ARMS:
+            rows = [r for c in results for r in c.rounds if r.arm == arm and r.round_index == index]
+            cells.append(f"{sum(r.pass_to_fail for r in rows)} / {sum(r.fail_to_pass for r in rows)}")
+        print(f"| {index} | " + " | ".join(cells) + " |")
+    figures: dict[str, Any] = {}
+    for arm in ARMS:
+        rows = [r for c in results for r in c.rounds if r.arm == arm]
+        lost, gained = sum(r.pass_to_fail for r in rows), sum(r.fail_to_pass for r in rows)
+        from_base = []
+        for c in results:
+            final = max((r for r in c.rounds if r.arm == arm), key=lambda r: r.round_index).heldout
+            paired = set(final) & set(c.base_heldout)
+            from_base.append((sum(c.base_heldout[k] and not final[k] for k in paired),
+                              sum(final[k] and not c.base_heldout[k] for k in paired)))
+        figures[f"pass_to_fail_{arm}"] = lost
+        figures[f"lost_from_base_{arm}"] = sum(lost for lost, _ in from_base)
+        print(f"  {arm}: {lost} pass->fail, {gained} fail->pass over all rounds and seeds; from the base to the last "
+              f"round {sum(x for x, _ in from_base)} lost, {sum(y for _, y in from_base)} gained (per seed "
+              + ", ".join(f"-{x}/+{y}" for x, y in from_base) + ")")
+    return figures
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the bench; exit 1 when a target is missed."""
     args = parse_args(argv)
     templates = [t for t in args.templates.split(",") if t]
-    declare(args, templates)
+    pin(args.threads)
+    try:
+        campaign_pack = build_pack(DOMAIN, seed=CAMPAIGN_WORLD, knobs=campaign_knobs(args))
+    except ValueError as exc:
+        print(f"--tasks-per-template {args.tasks_per_template}: {exc}", file=sys.stderr)
+        return 2
+    declare(args, templates, campaign_pack)
     meter = LoadMeter()
     started = time.perf_counter()
     out = args.out or Path(tempfile.mkdtemp(prefix="gymloop-neural-"))
@@ -509,10 +575,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nwall time {total / 60:.1f} min (target < {TIME_TARGET_S // 60} min on 2 idle cores) -> "
           f"{'PASS' if total < TIME_TARGET_S else 'FAIL'}; {meter.since(0)} over the run")
     (out / "figures.json").write_text(json.dumps({**figures, "wall_s": total}, indent=1))
+    other = next(arm for arm in ARMS if arm != args.judged_arm)
+    flips_met = figures[f"pass_to_fail_{args.judged_arm}"] <= figures[f"pass_to_fail_{other}"]
+    print(f"{args.judged_arm} arm's held-out pass->fail flips over all rounds and seeds "
+          f"{figures[f'pass_to_fail_{args.judged_arm}']}, {other}'s {figures[f'pass_to_fail_{other}']} (at most) -> "
+          f"{'PASS' if flips_met else 'FAIL'}")
     missed = (total >= TIME_TARGET_S or figures["base_trained"] < BASE_FLOOR
-              or not figures[f"lift_{args.judged_arm}"][1] > 0)
+              or not figures[f"lift_{args.judged_arm}"][1] > 0 or not flips_met)
     return 1 if missed else 0
 
 
 if __name__ == "__main__":
+    if os.environ.get("PYTHONHASHSEED") != HASH_SEED:  # the hash seed is read only when a process starts
+        os.execve(sys.executable, [sys.executable, "-m", "bench.bench_neural", *sys.argv[1:]],
+                  {**os.environ, "PYTHONHASHSEED": HASH_SEED})
     sys.exit(main())

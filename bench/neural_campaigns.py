@@ -20,7 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.core.flips import Flips
 from bench.neural_data import template_of
+from bench.neural_repro import pin
 from flows.registry_access import open_registry
 from trainers.trl import MANIFEST_FILE
 
@@ -36,6 +38,7 @@ class CampaignSpec(BaseModel):
         seed: The campaign seed (waves, variants, sampling, the trainer's data order).
         rounds: Rounds of each arm.
         templates: The templates the base checkpoint was trained on (a subset of the suite is reported on them).
+        threads: Torch threads of the campaign's process (``bench.neural_repro.pin``).
         overrides: Further gymloop settings of both arms.
     """
 
@@ -46,6 +49,7 @@ class CampaignSpec(BaseModel):
     seed: int
     rounds: int = Field(ge=1)
     templates: list[str]
+    threads: int = Field(default=1, ge=1)
     overrides: dict[str, Any] = Field(default_factory=dict)
 
     @property
@@ -65,6 +69,10 @@ class ArmRound(BaseModel):
         before_trained: The same on the held-out tasks of the trained templates.
         after_trained: After the round, on those tasks.
         heldout: Held-out episodes, and those of trained templates: ``{task_id: passed}`` after the round.
+        pass_to_fail: Held-out tasks the round lost (passed by the model it started from, failed after;
+            ``arena.core.flips``, the round's own figure).
+        fail_to_pass: Held-out tasks the round gained.
+        lost: The lost tasks' names.
         train_episodes: Training rollouts of the round.
         train_passed: Of those, how many passed (the SFT data when the method is ``sft``).
         demonstrations: Demonstrations of unsolved wave tasks the trainer added (``[trl] demonstrations``).
@@ -84,6 +92,9 @@ class ArmRound(BaseModel):
     before_trained: float
     after_trained: float
     heldout: dict[str, bool]
+    pass_to_fail: int = 0
+    fail_to_pass: int = 0
+    lost: list[str] = Field(default_factory=list)
     train_episodes: int
     train_passed: int
     demonstrations: int = 0
@@ -164,9 +175,11 @@ def run(spec: CampaignSpec) -> CampaignResult:
             if info.index == 0 and not base:
                 base = before
             trained = _training_stats(registry, info)
+            flips = summary.flips or Flips()
             rounds.append(ArmRound(
                 arm=arm, round_index=info.index, before=_rate(before), after=_rate(after),
                 before_trained=_rate(before, templates), after_trained=_rate(after, templates), heldout=after,
+                pass_to_fail=flips.pass_to_fail, fail_to_pass=flips.fail_to_pass, lost=flips.lost,
                 train_episodes=len(train), train_passed=sum(s.passed for s in train),
                 demonstrations=int(trained.get("demonstrations", 0)), sft_steps=int(trained.get("sft_steps", 0)),
                 variants=summary.variants,
@@ -178,6 +191,7 @@ def run(spec: CampaignSpec) -> CampaignResult:
 def main() -> None:
     """Run the campaign a spec file describes and write its result."""
     spec = CampaignSpec.model_validate_json(Path(sys.argv[1]).read_text())
+    pin(spec.threads)
     result = run(spec)
     Path(sys.argv[2]).write_text(json.dumps(result.model_dump(mode="json"), indent=1))
 

@@ -144,7 +144,7 @@ def eval_command(
         raise typer.BadParameter(str(exc), param_hint="--params") from None
     k = settings.evaluation.eval_k
     llm = isinstance(agent, LiteLLMAgent)
-    packs = [build_pack(d, seed=0) for d in domains]
+    packs = [build_pack(d, seed=0, knobs=settings.gyms.gym_knobs.get(d)) for d in domains]
     try:
         check_focus(packs, settings.gyms.tasks, heldout=split != "train")
     except ValueError as exc:

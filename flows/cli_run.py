@@ -148,11 +148,11 @@ def _check_focus(settings: GymloopSettings) -> None:
     """Stop before any round runs when a task pattern chooses nothing in the campaign's gyms."""
     # Loaded when the command runs, not at gymloop's start-up (tests/flows/test_cli_imports.py).
     from flows.focus import check_focus
-    from flows.packs import built_pack
+    from flows.packs import gym_pack
 
     if settings.gyms.tasks:
         try:
-            check_focus([built_pack(d, 0) for d in settings.gyms.domains], settings.gyms.tasks)
+            check_focus([gym_pack(settings, d) for d in settings.gyms.domains], settings.gyms.tasks)
         except ValueError as exc:
             raise CliError(str(exc), prefix="bad setting") from None
 

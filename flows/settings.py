@@ -46,7 +46,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, TomlConfigSetting
 from pydantic_settings import SettingsError as SourceError
 
 from arena.agents.transformers_agent import Sampling
-from arena.core.domains import BUILTIN_DOMAINS, OPTIONAL_DOMAINS, GymLoadError, available_domains
+from arena.core.domains import BUILTIN_DOMAINS, OPTIONAL_DOMAINS, GymLoadError, available_domains, get_domain
 from arena.core.http_auth import token_conflict
 from arena.core.model_id import ModelIdError, endpoint_of, parse_model_id
 from arena.core.redact import MASK, install_log_redaction, mask_url, redact_text, register_secrets, url_secrets
@@ -180,6 +180,10 @@ class GymSettings(_Section):
             on, and that ``gymloop eval`` plays: a task of any pack, variants included, is in when its id matches
             one of them (empty: every task). A team whose model knows some of a gym's workflows focuses its rounds
             on them; each pattern must match a task of the campaign's gyms.
+        gym_knobs: Knobs of each gym's base pack, by gym (``{"tracker": {"tasks_per_template": 18}}``; a gym not
+            named keeps its defaults): more tasks of each template give a larger held-out suite and training pool in
+            the same world. Names are checked here, values when the pack is built (``gymloop gyms show GYM``
+            lists a gym's knobs).
         tau2_checkout: A τ²-bench checkout to read the τ²-bench gyms' data from instead of the ``tau2`` extra's
             packages (read from gymloop.toml or ``GYMLOOP_TAU2_CHECKOUT`` by the gyms themselves); this machine's.
     """
@@ -187,6 +191,7 @@ class GymSettings(_Section):
     gym_modules: list[str] = Field(default_factory=list)
     domains: list[str] = Field(default_factory=lambda: list(BUILTIN_DOMAINS))
     tasks: list[str] = Field(default_factory=list)
+    gym_knobs: dict[str, dict[str, Any]] = Field(default_factory=dict)
     tau2_checkout: str | None = None
 
     @field_validator("domains")
@@ -196,6 +201,22 @@ class GymSettings(_Section):
         unknown = [d for d in value if d not in installed]
         if unknown or not value:
             raise ValueError(f"unknown domain(s) {unknown or value}; installed gyms: {', '.join(installed)}")
+        return value
+
+    @field_validator("gym_knobs")
+    @classmethod
+    def _knobs_of_campaign_gyms(cls, value: dict[str, dict[str, Any]],
+                                info: ValidationInfo) -> dict[str, dict[str, Any]]:
+        domains = info.data.get("domains") or []
+        for gym, knobs in value.items():
+            if gym not in domains:
+                raise ValueError(f"gym_knobs names gym {gym!r}, which is not one of the campaign's domains "
+                                 f"({', '.join(domains)})")
+            known = get_domain(gym).knobs
+            unknown = sorted(set(knobs) - set(known))
+            if unknown:
+                raise ValueError(f"unknown {gym} knob(s) {unknown} in gym_knobs; known knobs: "
+                                 f"{', '.join(sorted(known))}")
         return value
 
     @field_validator("tasks")
