@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from arena.agents.reference import PolicyParams
 from arena.core.domains import get_domain
@@ -102,6 +103,8 @@ def generate_variants(settings: GymloopSettings, report: WeaknessReport, base: S
                                 model.ref.label if local else "reference")
     if not requests:
         return []
-    options = {"baseline": make_agent(model, settings, sampled=True)} if local else {}
+    options: dict[str, Any] = {"baseline": make_agent(model, settings, sampled=True)} if local else {}
+    if not settings.gate.factory_url:  # the embedded factory derives from the campaign's packs (gym_knobs too)
+        options["base_packs"] = {p.id: p for p in base}
     client = make_factory_client(settings.gate.factory_url, token=settings.gate.factory_token, **options)
     return [client.request(request, timeout=600.0) for request in requests]
