@@ -130,7 +130,8 @@ def venv(starter: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     source.mkdir()
     (source / "acme").mkdir()
     for file in (starter / "acme").iterdir():
-        (source / "acme" / file.name).write_bytes(file.read_bytes())
+        if file.is_file():  # not the bytecode cache of the earlier tests' imports
+            (source / "acme" / file.name).write_bytes(file.read_bytes())
     (source / "brokengym.py").write_text('raise RuntimeError("licence file missing")\n', encoding="utf-8")
     (source / "notagym.py").write_text("DOMAIN = 42\n", encoding="utf-8")
     (source / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
