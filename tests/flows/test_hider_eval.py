@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import zlib
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import pytest
 
 from arena.agents.hider import MODEL_FORMS, GoldPlayer
 from arena.agents.scripted_server import ScriptedModelServer
-from arena.core.pack import build_pack
+from arena.core.pack import Pack, build_pack
 from arena.core.task import Task
 
 DOMAIN = "helpdesk"
@@ -28,8 +29,13 @@ def _can(task: Task) -> bool:
     return zlib.crc32(task.id.encode()) % 3 != 0
 
 
+@cache
+def _pack() -> Pack:
+    return build_pack(DOMAIN, seed=0)  # the gym's seed-0 pack, the one `gymloop eval` plays
+
+
 def _eval(tmp_path: Path, form: str | None, client: str, *extra: str) -> tuple[int, dict[str, Any], str]:
-    player = GoldPlayer(build_pack(DOMAIN, seed=0), _can, form)
+    player = GoldPlayer(_pack(), _can, form)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GYMLOOP_", "OPENAI_"))}
     # One retry of a server error (model_retries) keeps the infrastructure case to seconds.
     env.update({"GYMLOOP_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": "sk-scripted", "COLUMNS": "200",
