@@ -19,7 +19,7 @@ import codecs
 import re
 import sqlite3
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
@@ -63,7 +63,8 @@ class Targets:
         plain: Values by skeleton (``skeleton(compact(value))``).
         backwards: Values by the skeleton of the value written backwards.
         rot13: Values by the skeleton of the value in ROT13.
-        keys: Every key above, sorted: a run of tokens is extended only while it begins one (``begins``).
+        keys: Every key above, sorted: a run of tokens is extended only while it begins one (found by a binary search,
+            so no set of every prefix is built).
     """
 
     plain: dict[str, str] = field(default_factory=dict)
@@ -87,13 +88,6 @@ class Targets:
         backwards = {key[::-1]: value for key, value in plain.items()}
         return cls(plain, backwards, rot13, tuple(sorted({*plain, *backwards, *rot13})))
 
-    def begins(self, shape: str) -> bool:
-        """Whether ``shape`` begins a key (a binary search: no set of every prefix is built)."""
-        keys = self.keys
-        at = bisect.bisect_left(keys, shape)
-        return at < len(keys) and keys[at].startswith(shape)
-
-
 @dataclass(frozen=True)
 class RecordIds:
     """The record ids of one world.
@@ -105,6 +99,8 @@ class RecordIds:
         nouns: Words that name a kind of record before its number (``order``, ``opportunity``, ``po``).
         vocabulary: Every value each field can take, by column name, one set per table (see ``world_vocabulary``).
         vocabulary_phrases: Each set of ``vocabulary`` as folded words (``arena.core.text.words``), made once.
+        plain_ids: The ids found in texts of gymloop's own (``ids_in`` with ``hidden=False``), by text and pattern:
+            a pack's writes and refusals return the same texts episode after episode (see ``plain_ids_in``).
     """
 
     skeletons: dict[str, str] = field(default_factory=dict)
@@ -113,6 +109,7 @@ class RecordIds:
     nouns: frozenset[str] = GENERIC_NOUNS
     vocabulary: dict[str, tuple[frozenset[str], ...]] = field(default_factory=dict)
     vocabulary_phrases: tuple[frozenset[str], ...] = ()
+    plain_ids: dict[tuple[str, str | None], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
 
 def world_ids(conn: sqlite3.Connection) -> dict[str, list[str]]:
@@ -360,25 +357,28 @@ def spelled_in(text: str, targets: Targets, pattern: str | None = None, *, numbe
                     found.setdefault(key, match.group(0).upper())
         runs = tokens(view, number_points=number_points)
         keyed = (targets.plain, targets.backwards, targets.rot13) if hidden and kind == "plain" else (targets.plain,)
-        for key, shown in _runs_in(runs, keyed, targets.begins, regex).items():
+        for key, shown in _runs_in(runs, keyed, targets.keys, regex).items():
             found.setdefault(key, shown)
     return found
 
 
-def _runs_in(found: list[tuple[str, int, int]], keyed: tuple[dict[str, str], ...], begins: Callable[[str], bool],
+def _runs_in(found: list[tuple[str, int, int]], keyed: tuple[dict[str, str], ...], keys: tuple[str, ...],
              regex: Any) -> dict[str, str]:
     """The targets (by skeleton) and the format's matches among the runs of consecutive tokens.
 
-    A run is extended while its skeleton begins a target's (``begins``); the format is matched once over the tokens
-    written compact (runs more than ``MAX_GAP`` characters apart kept apart), a match counting only when it starts
-    and ends where tokens do.
+    A run is extended while its skeleton begins a target's (one of the sorted ``keys``); the format is matched once
+    over the tokens written compact (runs more than ``MAX_GAP`` characters apart kept apart), a match counting only
+    when it starts and ends where tokens do.
     """
     hits: dict[str, str] = {}
-    shapes = [skeleton(token) for token, _, _ in found]
+    shapes = skeleton("\n".join(token for token, _, _ in found)).split("\n")
     count = len(found)
+    size = len(keys)
+    search = bisect.bisect_left
     for i in range(count):
         shape = shapes[i]
-        if not begins(shape):
+        at = search(keys, shape)
+        if at == size or not keys[at].startswith(shape):
             continue
         end = found[i][2]
         j = i
@@ -391,7 +391,10 @@ def _runs_in(found: list[tuple[str, int, int]], keyed: tuple[dict[str, str], ...
                 break
             _, start, token_end = found[j]
             shape += shapes[j]
-            if start - end > MAX_GAP or not begins(shape):
+            if start - end > MAX_GAP:
+                break
+            at = search(keys, shape, at)
+            if at == size or not keys[at].startswith(shape):
                 break
             end = token_end
     if regex is not None and found:
@@ -421,6 +424,21 @@ def ids_in(text: str, pattern: str | None, known: RecordIds | None = None, *,
     ``hidden`` searches the text's reversed, ROT13 and decoded views too (see ``spelled_in``).
     """
     return spelled_in(text, known.targets if known else Targets(), pattern, hidden=hidden, text_views=text_views)
+
+
+PLAIN_IDS_KEPT = 4096
+"""Texts whose ids ``plain_ids_in`` keeps per world; past it the kept ones are dropped and kept anew."""
+
+
+def plain_ids_in(text: str, pattern: str | None, known: RecordIds) -> frozenset[str]:
+    """The ids (compact) a text of gymloop's own names, as ``ids_in(..., hidden=False)``; kept per world."""
+    key = (text, pattern)
+    found = known.plain_ids.get(key)
+    if found is None:
+        if len(known.plain_ids) >= PLAIN_IDS_KEPT:
+            known.plain_ids.clear()
+        found = known.plain_ids[key] = frozenset(ids_in(text, pattern, known, hidden=False))
+    return found
 
 
 _GLUED = re.compile(r"([a-z]{1,4})(\d+)")

@@ -44,7 +44,7 @@ _SPACES = {"\n": "\n", "\r": "\n", "\u2028": "\n", "\u2029": "\n"}
 _ASCII_SPACES = str.maketrans("\t\r\x0b\x0c", "  \n ")
 """ASCII space characters other than the space and the line feed, as ``fold`` writes them."""
 
-_TOKEN = re.compile(r"(?:[^\W_]|(?<=\d)[.,](?=\d))+")
+_TOKEN = re.compile(r"[^\W_]+(?:(?<=\d)[.,](?=\d)[^\W_]+)*")
 """A token of folded text: letters and digits, with the points and commas inside a number kept (``12,500.00``)."""
 
 _LEET = str.maketrans("0123456789", "olzeasgtbq")
@@ -129,7 +129,7 @@ def fold(text: str) -> str:
 
 def words(folded: str) -> str:
     """A folded text as words between single spaces (and one at each end), numbers kept whole: for phrase search."""
-    return " " + " ".join(m.group(0) for m in _TOKEN.finditer(folded)) + " "
+    return " " + " ".join(_TOKEN.findall(folded)) + " "
 
 
 @lru_cache(maxsize=1 << 16)
@@ -162,9 +162,10 @@ def tokens(folded: str, *, number_points: bool = True) -> list[tuple[str, int, i
         number_points: Keep the points and commas inside numbers (so ``pay 12,500`` never reads as ``pay12500``);
             ``False`` drops them too.
     """
-    if number_points:
-        return [(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(folded)]
-    return [(m.group(0).replace(",", "").replace(".", ""), m.start(), m.end()) for m in _TOKEN.finditer(folded)]
+    found = [(m.group(), *m.span()) for m in _TOKEN.finditer(folded)]
+    if number_points or ("," not in folded and "." not in folded):
+        return found
+    return [(token.replace(",", "").replace(".", ""), start, end) for token, start, end in found]
 
 
 def spans(folded: str, max_chars: int, *, number_points: bool = True) -> Iterator[str]:

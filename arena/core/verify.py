@@ -15,7 +15,7 @@ from typing import Any
 
 from arena.core import patterns
 from arena.core.claims import change_claims, world_facts
-from arena.core.ids import RecordIds, Targets, ids_in, numbered_ids, spelled_in
+from arena.core.ids import RecordIds, Targets, ids_in, numbered_ids, plain_ids_in, spelled_in
 from arena.core.results import AssertionResult, RowChange, TraceStep, Verdict
 from arena.core.task import (
     CallPattern,
@@ -679,7 +679,7 @@ def episode_ids(trace: list[TraceStep], pattern: str | None, known: RecordIds | 
             text = step.error.message
         else:
             continue
-        found.update(ids_in(text, pattern, known, hidden=False).keys())
+        found.update(ids_in(text, pattern, None, hidden=False) if known is None else plain_ids_in(text, pattern, known))
     return frozenset(found)
 
 
