@@ -48,6 +48,9 @@ SKIPPED_TABLES = frozenset({"_gymloop_changes", "sqlite_sequence"})
 MIN_NUMBER_DIGITS = 3
 """Digits an id's number needs before the number alone names the record (``WF-1``'s ``1`` names nothing)."""
 
+MAX_STARTS = 1 << 16
+"""Most token skeletons a ``Targets`` remembers the place of (past it, new ones are searched each time)."""
+
 MAX_VOCABULARY = 16
 """Most distinct values a text column may take to count as a field's vocabulary (statuses, stages, tiers)."""
 
@@ -65,12 +68,15 @@ class Targets:
         rot13: Values by the skeleton of the value in ROT13.
         keys: Every key above, sorted: a run of tokens is extended only while it begins one (found by a binary search,
             so no set of every prefix is built).
+        starts: Where each token skeleton met so far would stand in ``keys`` (``len(keys)`` when it begins none),
+            filled as replies are read: the same words recur reply after reply.
     """
 
     plain: dict[str, str] = field(default_factory=dict)
     backwards: dict[str, str] = field(default_factory=dict)
     rot13: dict[str, str] = field(default_factory=dict)
     keys: tuple[str, ...] = ()
+    starts: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, values: Iterable[str]) -> Targets:
@@ -357,34 +363,43 @@ def spelled_in(text: str, targets: Targets, pattern: str | None = None, *, numbe
                     found.setdefault(key, match.group(0).upper())
         runs = tokens(view, number_points=number_points)
         keyed = (targets.plain, targets.backwards, targets.rot13) if hidden and kind == "plain" else (targets.plain,)
-        for key, shown in _runs_in(runs, keyed, targets.keys, regex).items():
+        for key, shown in _runs_in(runs, keyed, targets, regex).items():
             found.setdefault(key, shown)
     return found
 
 
-def _runs_in(found: list[tuple[str, int, int]], keyed: tuple[dict[str, str], ...], keys: tuple[str, ...],
+def _runs_in(found: list[tuple[str, int, int]], keyed: tuple[dict[str, str], ...], targets: Targets,
              regex: Any) -> dict[str, str]:
     """The targets (by skeleton) and the format's matches among the runs of consecutive tokens.
 
-    A run is extended while its skeleton begins a target's (one of the sorted ``keys``); the format is matched once
+    A run starts at a token whose skeleton begins a target's key (as ``Targets.starts`` remembers) and is extended
+    while its skeleton still begins one (``Targets.keys`` searched from there); the format is matched once
     over the tokens written compact (runs more than ``MAX_GAP`` characters apart kept apart), a match counting only
     when it starts and ends where tokens do.
     """
     hits: dict[str, str] = {}
     shapes = skeleton("\n".join(token for token, _, _ in found)).split("\n")
     count = len(found)
+    keys = targets.keys
     size = len(keys)
     search = bisect.bisect_left
+    starts = targets.starts
     for i in range(count):
         shape = shapes[i]
-        at = search(keys, shape)
-        if at == size or not keys[at].startswith(shape):
+        at = starts.get(shape, -1)
+        if at == -1:
+            at = search(keys, shape)
+            if at == size or not keys[at].startswith(shape):
+                at = size
+            if len(starts) < MAX_STARTS:
+                starts[shape] = at
+        if at == size:
             continue
         end = found[i][2]
         j = i
         while True:
-            for targets in keyed:
-                if (hit := targets.get(shape)) is not None:
+            for values in keyed:
+                if (hit := values.get(shape)) is not None:
                     hits.setdefault(compact(hit), hit)
             j += 1
             if j >= count:
