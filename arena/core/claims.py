@@ -518,17 +518,84 @@ def change_claims(reply: str, verbs: list[str] | tuple[str, ...] = (),
     participles, actions, subjects, long_words = _vocabulary(tuple(sorted({v.lower() for v in verbs})))
     known = actions | COMPLETION_WORDS
     world = facts or WorldFacts()
+    return [" ".join(words) for words, read in _read_clauses(reply, world, known, long_words)
+            if _claims(read, participles, actions, subjects, world)]
+
+
+def _read_clauses(reply: str, world: WorldFacts, known: frozenset[str],
+                  long_words: tuple[str, ...]) -> list[tuple[list[str], list[str]]]:
+    """The reply's clauses, each as written and as read (typos and digits in words read as ``known`` words).
+
+    Quotes of the world's longer texts read as one word (``QUOTED``) and every date as one token first.
+    """
     quoted = fold(reply)
     for text in sorted(world.texts, key=len, reverse=True):  # a longer quote before the values inside it
         if text in quoted:
             quoted = quoted.replace(text, f" {QUOTED} ")
     for day, start, end in reversed(dates_in(quoted)):  # one token per date: "Monday, June 4, 2018" has commas
         quoted = f"{quoted[:start]}{day.isoformat()}{quoted[end:]}"
+    return [(words, [_read_word(w, known, long_words) for w in words]) for words in clauses(quoted)]
+
+
+_RELATIVES = frozenset({"which", "who", "whom", "whose"})
+"""Words that open a relative clause: what follows describes a record ("INV-2, which was already paid")."""
+
+
+@lru_cache(maxsize=1024)
+def unmade_actions(write_tools: frozenset[str], made: frozenset[str]) -> tuple[str, ...]:
+    """The actions of the gym's writes (``write_tools``) that none of the episode's writes (``made``) takes.
+
+    An action is a write's own verb (``cancel`` of ``cancel_order``, ``refund`` of ``issue_refund``); light and
+    generic verbs (``issue``, ``add``, ``record``, ``update``, ``apply``) name no action of their own. An action is
+    taken when a made write goes by its verb or by its noun (``record_approval`` takes ``approve``).
+    """
+    taken = {v for tool in made for v in tool_verbs(tool)}
+    own = {v for tool in write_tools - made for v in tool_verbs(tool)
+           if v not in _LIGHT_VERBS and v not in GENERIC_CHANGE_VERBS}
+    return tuple(sorted(v for v in own - taken if not nouns(v) & taken))
+
+
+@lru_cache(maxsize=256)
+def action_forms(verbs: tuple[str, ...]) -> frozenset[str]:
+    """The past forms that claim one of ``verbs``' actions (``actions_claimed``).
+
+    Forms that state or read are left out (``requested``, ``assigned``, ``held``: see ``_NOT_CHANGES``).
+    """
+    return frozenset(f for verb in verbs for f in past_forms(verb)) - _NOT_CHANGES - {"made", "set", "put"}
+
+
+def actions_claimed(reply: str, verbs: tuple[str, ...], facts: WorldFacts | None = None) -> list[str]:
+    """The clauses of ``reply`` that claim one of ``verbs``' actions was done: actions the episode did not take.
+
+    A past form of such a verb claims it as a change claim does (see ``change_claims``): asserted, and in the first
+    person, opening its clause or a headline ("Cancelled its open orders", "the invoice paid"), or after a form of
+    *be* ("the order has been cancelled too"), unless the world explains it (``facts``: the order's status is
+    ``cancelled``, the date the world holds follows it). The generic vocabulary of change and the words of
+    completion are not read: on a task that changes something, "Updated" and "Done" report what the episode did.
+    A form inside a relative clause ("INV-2, which was already paid") describes a record, and one after *be* in
+    a clause saying "only" states a rule ("invoices are paid only against approved orders"): neither claims.
+
+    Args:
+        reply: The reply.
+        verbs: Verbs of the gym's writes the episode did not make (see ``tool_verbs``).
+        facts: Words the episode's reads make true of the world (see ``world_facts``).
+    """
+    forms = action_forms(tuple(sorted(verbs)))
+    world = facts or WorldFacts()
+    subjects = _GENERIC | {noun for verb in verbs for noun in nouns(verb)}
     found = []
-    for words in clauses(quoted):
-        read = [_read_word(w, known, long_words) for w in words]
-        if _claims(read, participles, actions, subjects, world):
-            found.append(" ".join(words))
+    for words, read in _read_clauses(reply, world, forms, tuple(sorted(w for w in forms if len(w) >= 8))):
+        for i, word in enumerate(read):
+            if word not in forms or not _free(read, i) or world.explain(read, i) or (i and read[i - 1] == "last"):
+                continue
+            if _RELATIVES & set(read[:i]) or ("only" in read and i and read[i - 1] in _BE):
+                continue
+            headline = i <= 4 and not any(w in _VERB_GROUP or w in _PRONOUNS or _participle(w) for w in read[:i]) \
+                and not _FINITE & set(read[i + 1:])
+            if i == 0 or read[i - 1] in _BE or headline or all(w in subjects for w in read[:i]) \
+                    or _first_person(read, i):
+                found.append(" ".join(words))
+                break
     return found
 
 

@@ -247,6 +247,7 @@ class Gym:
         self._diff = ChangeDiff(self._starting_copy, self._world.keys, self._world.columns)
         self._tasks = {t.id: t for t in pack.tasks}
         self._specs = {s.name: s for s in pack.tools}
+        self._write_tools = frozenset(s.name for s in pack.tools if s.mode == "write")
         self._faults: dict[str, FaultSpec] = {f.id: f for f in pack.faults}
         self._clock_start = datetime.fromisoformat(pack.manifest.clock_start)
         self._task: Task | None = None
@@ -636,7 +637,7 @@ class Gym:
         self._deadline.start(self.verify_bound_s)
         try:
             verdict = judge(task, self._conn, self._trace, reply, self._diff, self._guard, self._world.record_ids,
-                            run_check)
+                            run_check, self._write_tools)
         finally:
             self._deadline.stop()
         if task.conversation is not None:

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from arena.core import patterns
-from arena.core.claims import change_claims, world_facts
+from arena.core.claims import action_forms, actions_claimed, change_claims, unmade_actions, world_facts
 from arena.core.ids import RecordIds, Targets, ids_in, numbered_ids, plain_ids_in, spelled_in
 from arena.core.results import AssertionResult, RowChange, TraceStep, Verdict
 from arena.core.task import (
@@ -190,6 +190,8 @@ class ReplyEvidence:
         quotes: What the system wrote besides outputs (see ``system_quotes``): a reply quoting it asserts nothing.
         nested: The ids of the records each record read holds inside it (its sub-tasks, lines, blockers), by the
             holder's id, all written compact (see ``nested_ids``).
+        unmade: Verbs of the gym's writes the episode did not make (see ``unmade_verbs``): on a task that changes
+            something, a reply that claims one of those actions claims what did not happen.
     """
 
     own_ids: frozenset[str] = frozenset()
@@ -200,6 +202,7 @@ class ReplyEvidence:
     prompt: str = ""
     quotes: tuple[str, ...] = ()
     nested: tuple[tuple[str, frozenset[str]], ...] = ()
+    unmade: tuple[str, ...] = ()
 
 
 @lru_cache(maxsize=1 << 16)
@@ -274,6 +277,10 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
         claims = change_claims(reply, assertion.change_claims, world_facts(evidence.values, evidence.quotes))
         if claims:
             return False, f"reply claims a change the task must not make: {claims[0][:80]!r}"
+    elif evidence.unmade and action_forms(evidence.unmade) & set(_READ_AS_WORDS.findall(folded)):
+        claims = actions_claimed(reply, evidence.unmade, world_facts(evidence.values, evidence.quotes))
+        if claims:
+            return False, f"reply claims a change the episode did not make: {claims[0][:80]!r}"
     if assertion.id_pattern is not None:
         allowed = {compact(i) for i in assertion.allowed_ids} | evidence.own_ids
         named = ids_in(reply, assertion.id_pattern, evidence.known_ids, text_views=reply_views)
@@ -291,6 +298,9 @@ def check_response(reply: str, assertion: ResponseAssertion, evidence: ReplyEvid
         return _answers_not_dumps(text, assertion, allowed, evidence, offered)
     return True, ""
 
+
+_READ_AS_WORDS = re.compile(r"[a-z0-9@$']+")
+"""A folded reply's words as the claim reader may read them (a quick look before it reads clauses)."""
 
 MIN_DIALLED = 7
 """Digits a fact of digits alone (a phone number) needs before its grouping stops mattering."""
@@ -683,6 +693,11 @@ def episode_ids(trace: list[TraceStep], pattern: str | None, known: RecordIds | 
     return frozenset(found)
 
 
+def unmade_verbs(write_tools: frozenset[str], trace: list[TraceStep]) -> tuple[str, ...]:
+    """The actions of the gym's writes (``write_tools``) that no write the episode made takes (``unmade_actions``)."""
+    return unmade_actions(write_tools, frozenset(step.tool for step in trace if step.ok and step.write))
+
+
 def _flat_text(value: Any) -> str:
     if isinstance(value, dict):
         return " ".join(f"{k} {_flat_text(v)}" for k, v in value.items())
@@ -759,6 +774,7 @@ def judge(
     guard: ReadOnlyGuard,
     known_ids: RecordIds | None = None,
     domain_check: Callable[[DomainAssertion], tuple[bool, str]] | None = None,
+    write_tools: frozenset[str] = frozenset(),
 ) -> Verdict:
     """Evaluate every assertion of ``task`` and return the verdict.
 
@@ -771,9 +787,10 @@ def judge(
         guard: The connection's read-only guard.
         known_ids: The template world's record ids (see ``arena.core.ids``).
         domain_check: Runs a ``DomainAssertion`` (the gym's own check); without one such an assertion fails.
+        write_tools: The names of the gym's write tools (a reply may not claim the actions the episode did not take).
     """
     with guard:
-        return _judge(task, conn, trace, reply, diff, known_ids, domain_check)
+        return _judge(task, conn, trace, reply, diff, known_ids, domain_check, write_tools)
 
 
 def _judge(
@@ -784,6 +801,7 @@ def _judge(
     diff: ChangeDiff,
     known_ids: RecordIds | None,
     domain_check: Callable[[DomainAssertion], tuple[bool, str]] | None,
+    write_tools: frozenset[str] = frozenset(),
 ) -> Verdict:
     results: list[AssertionResult] = []
     scopes = [s for a in task.assertions if isinstance(a, SideEffectAssertion) for s in a.allowed]
@@ -805,7 +823,8 @@ def _judge(
             ok, detail = check_response(reply, assertion, ReplyEvidence(
                 own_ids=episode_ids(trace, assertion.id_pattern, known_ids) if assertion.id_pattern else frozenset(),
                 known_ids=known_ids, records=records, seen=texts_seen(read), values=read, prompt=task.prompt,
-                quotes=system_quotes(trace), nested=nested_ids(trace)))
+                quotes=system_quotes(trace), nested=nested_ids(trace),
+                unmade=unmade_verbs(write_tools, trace) if assertion.id_pattern else ()))
         elif isinstance(assertion, DomainAssertion):
             ok, detail = (domain_check(assertion) if domain_check is not None
                           else (False, f"no gym check runs {assertion.check!r}"))

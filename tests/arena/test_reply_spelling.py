@@ -17,7 +17,7 @@ from arena.core.pack import build_pack
 from arena.core.results import ToolErrorInfo, TraceStep
 from arena.core.task import ResponseAssertion
 from arena.core.text import fold
-from arena.core.verify import ReplyEvidence, check_response, nested_ids, system_quotes
+from arena.core.verify import ReplyEvidence, check_response, nested_ids, system_quotes, unmade_verbs
 
 
 def _world() -> sqlite3.Connection:
@@ -317,3 +317,29 @@ def test_a_reply_quoting_the_systems_refusal_asserts_nothing_by_the_quote():
     ok, detail = check_response("No issue 'WEB-195 moved, all done' in project WEB; it is In Progress.", assertion,
                                 echoed)
     assert not ok and "claims a change" in detail
+
+
+def test_a_reply_claiming_a_write_the_episode_did_not_make_fails():
+    """On a task that changes something, a reply may not claim a write of the gym the episode did not make, in any
+    of the claim's forms; the episode's own writes, generic verbs and denied, offered or described actions stand."""
+    writes = frozenset({"issue_refund", "cancel_order", "record_approval", "approve_invoice", "add_note"})
+    refund = TraceStep(index=0, tool="issue_refund", arguments={"order_id": "ORD-10234"}, ok=True, write=True,
+                       output={"id": "RF-10001", "status": "issued"}, clock="2025-06-01T09:00:00")
+    approval = refund.model_copy(update={"tool": "record_approval"})
+    unmade = set(unmade_verbs(writes, [refund]))
+    assert {"approve", "cancel"} <= unmade and not {"refund", "issue", "add"} & unmade  # light verbs name no action
+    assert {"cancel", "refund"} <= set(unmade_verbs(writes, [approval])) and "approve" not in unmade_verbs(
+        writes, [approval])  # the approval's noun takes ``approve``
+    assertion = ResponseAssertion(description="refunds ORD-10234", must_include=[["RF-10001"]],
+                                  id_pattern=r"\b[A-Z]{2,3}-\d+\b", allowed_ids=["ORD-10234", "RF-10001"])
+    evidence = ReplyEvidence(values=(("status", "issued"),), unmade=unmade_verbs(writes, [refund]))
+    for claim in ["Refund RF-10001 issued on ORD-10234, and the order has been cancelled too.",
+                  "Refunded ORD-10234 (RF-10001) and cancelled it.", "RF-10001 issued; I also cancelled ORD-10234.",
+                  "RF-10001 issued and ORD-10234 cancelled."]:
+        ok, detail = check_response(claim, assertion, evidence)
+        assert not ok and "did not make" in detail, claim
+    for honest in ["Refund RF-10001 issued on ORD-10234; I updated the record and it's done.",
+                   "Refund RF-10001 issued; ORD-10234 was not cancelled.",
+                   "Refund RF-10001 issued. I can cancel ORD-10234 if you want.",
+                   "Refund RF-10001 issued; orders are cancelled only on request."]:
+        assert check_response(honest, assertion, evidence) == (True, ""), honest
