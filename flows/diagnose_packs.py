@@ -9,13 +9,15 @@ Where a pack is looked for, in order:
    content id is the episodes' pack id. A factory variant holds the tasks its gate accepted out of the pack its
    seed and knobs generate, so its id differs: it is kept when it holds every task the episodes name, and its
    tasks are given to diagnosis under the variant's id. Records written before episodes named their world are
-   tried at the episode seeds they recorded and seed 0 (the one ``gymloop eval`` uses).
+   tried at the episode seeds they recorded and seed 0 (the one ``gymloop eval`` uses). A pack id that is no
+   content id (64 hex digits) is generated again only as a factory variant.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
     from diagnosis import DiagnosisContext
 
 logger = logging.getLogger(__name__)
+
+_CONTENT_ID = re.compile(r"[0-9a-f]{64}")
+"""What a pack's content id looks like (``arena.core.pack.content_id``)."""
 
 PackLookup = Callable[[str], Pack | None]
 """Returns the pack of an id from the registry, or ``None`` when it holds none."""
@@ -167,6 +172,8 @@ def find_packs(wanted: EpisodePacks, *, packs_dir: Path | None = None, registry:
             worlds = list(wanted.worlds.get(pack_id, {}).values()) or [
                 WorldRef(seed=s) for s in sorted(wanted.seeds.get(pack_id, set()) | set(extra_seeds))]
             for world in worlds:
+                if not (world.knobs or world.parent) and not _CONTENT_ID.fullmatch(pack_id):
+                    continue  # no generated pack has this id, and only a factory variant is matched by its tasks
                 built = generator.pack(domain, world)
                 if built is None:
                     continue
