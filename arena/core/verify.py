@@ -514,7 +514,14 @@ NEGATIONS = frozenset({"not", "no", "never", "neither", "nor", "nothing", "t"})
 """Words (as ``words`` writes them: ``isn't`` is ``isn t``) before a value that deny it rather than offer it."""
 
 _SENTENCE = re.compile(r"[^.;:!?\n]+(?:[.;:!?](?!\s|$)[^.;:!?\n]*)*")
-_HEDGE_GATE = re.compile(r"/|\b(?:" + "|".join(sorted(HEDGE_WORDS)) + r")\b")
+CORRECTION_WORDS = frozenset({"actually", "wait", "correction"})
+"""Words that take back what a reply said ("Update: it is actually still shipped", "no wait, $5,165.22"): the
+value after one is offered beside the first, as after a hedge word."""
+
+_OFFERING = HEDGE_WORDS | CORRECTION_WORDS
+_NO_WAIT = re.compile(r"\bno\W{0,3}wait\b")
+_CORRECTION_HEAD = re.compile(r"\b(correction|wait)\s*[:,-]\s*")
+_HEDGE_GATE = re.compile(r"/|\b(?:" + "|".join(sorted(_OFFERING)) + r")\b")
 _SPELLED_OUT = re.compile(r"(?<![a-z])[a-z](?:[-. ][a-z])+(?![a-z])")
 
 
@@ -522,17 +529,19 @@ def _hedge_sentences(folded: str) -> list[str]:
     """The sentences of a folded reply that offer an alternative, as words (a ``/`` written ``or``).
 
     Spelled-out words are joined first ("S-I-L-V-E-R" reads "silver"); a sentence is cut at its first negation, since
-    what follows one is denied, not offered ("processing, not shipped or delivered yet").
+    what follows one is denied, not offered ("processing, not shipped or delivered yet"). A correction word keeps
+    what follows its colon or comma in its sentence, and "no wait" is a correction, not a negation.
     """
     if not _HEDGE_GATE.search(folded):
         return []
     joined = _SPELLED_OUT.sub(lambda m: re.sub(r"[-. ]", "", m.group(0)), folded.replace("/", " or "))
+    joined = _CORRECTION_HEAD.sub(r"\1 ", _NO_WAIT.sub("wait", joined))
     out = []
     for match in _SENTENCE.finditer(joined):
         said = words(match.group(0))
         cuts = [at for n in NEGATIONS if (at := said.find(f" {n} ")) >= 0]
         said = said[:min(cuts) + 1] if cuts else said
-        if HEDGE_WORDS.intersection(said.split()):
+        if _OFFERING.intersection(said.split()):
             out.append(said)
     return out
 

@@ -343,3 +343,13 @@ def test_a_reply_claiming_a_write_the_episode_did_not_make_fails():
                    "Refund RF-10001 issued. I can cancel ORD-10234 if you want.",
                    "Refund RF-10001 issued; orders are cancelled only on request."]:
         assert check_response(honest, assertion, evidence) == (True, ""), honest
+
+
+def test_a_reply_that_takes_its_answer_back_fails(world_rule):
+    """A correction ("actually", "no wait", "correction") offers its value beside the answer, as a hedge does."""
+    assertion, evidence = world_rule
+    for reply in ["ORD-10234 is shipped. Update: it is actually still processing.",
+                  "ORD-10234 is shipped; no wait, delivered.", "ORD-10234: shipped. Correction: on hold."]:
+        ok, detail = check_response(reply, assertion, evidence)
+        assert not ok and "hedges" in detail, reply
+    assert check_response("ORD-10234 is actually shipped already.", assertion, evidence) == (True, "")
