@@ -12,7 +12,8 @@ Judged: the concentrated cells with credit ``decision``; met when R <= 0.33 and 
 exits 1 when a judged cell misses or was not run. Every other cell is printed, not judged.
 
 Run: ``python -m bench.bench_curriculum [--cells 0.5:concentrated:gap:decision ...] [--credit decision]
-[--json F]``; pieces: ``python -m bench.bench_curriculum --merge A.json B.json``.
+[--json F]``; pieces: ``python -m bench.bench_curriculum --merge A.json B.json``. The starting pass rate alone, at
+several draws of the agent (seconds, no round): ``--start-draws N``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 
 from arena.agents.reference import CONTEXTS, PolicyParams, ReferencePolicy
 from arena.core.episode import EpisodeRecord
+from arena.core.metrics import compute_metrics
 from arena.core.pack import Pack, build_pack
 from arena.rollout import EpisodeKey, RolloutConfig, run_episodes
 from bench.curriculum_arms import ARMS, ArmResult, Cell, LoopSettings
@@ -218,6 +220,26 @@ def summarize(key: CellKey, runs: dict[str, list[ArmResult]], budget: int) -> di
     return out
 
 
+def start_rates(cells: list[CellKey], seeds: int, draws: int) -> dict[str, list[float]]:
+    """Each cell's seed-mean starting held-out pass rate at the agent's draws 0..draws-1 (no round runs).
+
+    Draw 0 is the bench's own evaluation. Every seed of a cell plays the suite on the same draws, so a change of the
+    packs' content (their ids seed every agent draw) moves every seed at once; the other draws show by how much.
+    """
+    base = [build_pack(d, seed=0) for d in DOMAINS]
+    suite, expert = _suite(base, LoopSettings().eval_seeds)
+    out: dict[str, list[float]] = {}
+    for key in cells:
+        starts = [_start(key, _weak_grains(expert, seed)) for seed in range(seeds)]
+        out[key.label()] = []
+        for draw in range(draws):
+            keys = [EpisodeKey(k.pack_id, k.task_id, k.seed, draw) for k in suite]
+            out[key.label()].append(statistics.fmean(
+                compute_metrics(run_episodes(ReferencePolicy(p), base, keys, RolloutConfig()), rounds=1).pass_rate.value
+                for p in starts))
+    return out
+
+
 def _cells(spec: list[str] | None, credits: list[str] | None) -> list[CellKey]:
     every = every_cell()
     if spec:
@@ -274,7 +296,15 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every cell's figures (and per-seed curves) here")
     parser.add_argument("--merge", nargs="*", type=Path, help="print the table and verdict of these --json pieces")
     parser.add_argument("--write-docs", action="store_true", help="replace the issue-36 figures section of the docs")
+    parser.add_argument("--start-draws", type=int, metavar="N",
+                        help="only print each cell's starting held-out pass rate at N draws of the agent (no round)")
     args = parser.parse_args()
+    if args.start_draws:
+        for label, rates in start_rates(_cells(args.cells, args.credit), args.seeds, args.start_draws).items():
+            print(f"cell {label}: start {rates[0]:.4f} (the bench's draw); draws 0-{len(rates) - 1}: "
+                  f"{' '.join(f'{r:.4f}' for r in rates)}; mean {statistics.fmean(rates):.4f}, "
+                  f"{min(rates):.4f}-{max(rates):.4f}")
+        return
     if args.merge:
         settings, results = merge(args.merge)
         finish(results, settings, args.write_docs)
