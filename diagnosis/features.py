@@ -6,7 +6,13 @@ import math
 from collections import Counter
 
 from arena.core.episode import EpisodeRecord
-from diagnosis._trace import failed_assertion_kinds, reply_claims_success, reply_gives_up, value_shape
+from diagnosis._trace import (
+    failed_assertion_kinds,
+    reply_claims_success,
+    reply_gives_up,
+    reply_states_observed_fact,
+    value_shape,
+)
 from diagnosis.context import DiagnosisContext
 from diagnosis.models import Tag
 from diagnosis.primary import ordered_kinds
@@ -17,7 +23,15 @@ TAG_WEIGHT = 3.0
 SECONDARY_TAG_WEIGHT = 1.0
 """Weight of a secondary kind: a failure clusters with those its primary kind explains."""
 
-ABSTRACT_PREFIXES = ("op:", "opgram:", "error:", "failed:", "changes:", "reply:", "length:", "repeat:")
+ANSWER_WEIGHT = 3.0
+"""Weight of what the reply gives (a value some call returned, or none) in a failure no detector tags.
+
+Without a kind, the reply's answer stands in for one: a reply that states nothing the calls returned and one
+that states another returned value than the one asked for fail the same reply check after the same calls, and
+are different failure modes.
+"""
+
+ABSTRACT_PREFIXES = ("op:", "opgram:", "error:", "failed:", "changes:", "reply:", "answer:", "length:", "repeat:")
 """Features that name no tool: what an unknown failure mode has in common across domains."""
 
 Signature = tuple[tuple[str, float], ...]
@@ -36,6 +50,9 @@ def _length_bucket(n: int) -> str:
 
 def episode_features(episode: EpisodeRecord, tags: list[Tag], ctx: DiagnosisContext) -> Signature:
     """Return the episode's features: tool and operation n-grams, repeated calls, errors, failed assertions, kinds.
+
+    A failure with no tag also gets what its reply answers (``answer:restates_returned``, a value a successful
+    call returned, or ``answer:states_none``), weighted as a kind.
 
     Counts are damped with ``log1p`` so one long loop does not outweigh the rest.
     """
@@ -75,6 +92,9 @@ def episode_features(episode: EpisodeRecord, tags: list[Tag], ctx: DiagnosisCont
     counts["reply:" + ("empty" if not reply.strip() else "gives_up" if reply_gives_up(reply)
                        else "claims_done" if reply_claims_success(reply) else "other")] += 1
     features = {name: math.log1p(n) for name, n in counts.items()}
+    if not tags:
+        features["answer:" + ("restates_returned" if reply_states_observed_fact(episode) else "states_none")] = (
+            ANSWER_WEIGHT)
     for i, kind in enumerate(ordered_kinds(tags)):
         features[f"tag:{kind}"] = TAG_WEIGHT if i == 0 else SECONDARY_TAG_WEIGHT
     return tuple(sorted(features.items()))
