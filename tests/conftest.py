@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 _HOME = tempfile.mkdtemp(prefix="gymloop-tests-")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -20,6 +22,22 @@ os.environ["MLFLOW_TRACKING_URI"] = "sqlite:///" + os.path.join(_HOME, "mlflow.d
 import pytest  # noqa: E402
 
 from tests.pg_server import PgServer, pg_server_fixture  # noqa: E402
+
+_PACKAGES = ("arena", "curriculum", "diagnosis", "factory_client", "flows", "registry", "trainers")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile gymloop's own packages to bytecode once, in the controlling process, before any test runs.
+
+    Where ``PYTHONDONTWRITEBYTECODE`` is set Python never writes bytecode, and each of the tests' ``gymloop``
+    subprocesses would compile these packages from source again (0.2-0.5 s of CPU each); it reads the files it finds
+    either way. An up-to-date package costs only a look at its files' times.
+    """
+    if hasattr(session.config, "workerinput"):
+        return
+    root = Path(__file__).resolve().parent.parent
+    for package in _PACKAGES:
+        compileall.compile_dir(root / package, quiet=1, workers=0)
 
 
 @pytest.fixture(scope="session")
